@@ -3,9 +3,13 @@ module github.com/gpuactor/gpuactor
 go 1.26.8
 
 require (
-	github.com/ebitengine/purego v0.11.3 // indirect
-	github.com/stretchr/testify v1.12.1 // indirect
+	github.com/ebitengine/purego v0.11.3
+	github.com/stretchr/testify v1.12.1
+	go.uber.org/zap v1.28.0
+	golang.org/x/sync v0.24.0
+)
+
+require (
 	go.uber.org/multierr v1.10.0 // indirect
-	go.uber.org/zap v1.28.0 // indirect
-	golang.org/x/sync v0.24.0 // indirect
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
 )

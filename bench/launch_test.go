@@ -1,0 +1,220 @@
+package bench
+
+import (
+	"context"
+	"runtime"
+	"sync"
+	"testing"
+
+	"github.com/gpuactor/gpuactor/actor"
+	"github.com/gpuactor/gpuactor/device"
+	"github.com/gpuactor/gpuactor/internal/backend"
+	"github.com/gpuactor/gpuactor/internal/cudart"
+)
+
+const emptySource = `extern "C" __global__ void empty() {}`
+
+var emptySim = map[string]device.SimKernel{"empty": func(*device.KernelCall) error { return nil }}
+
+var one = device.Config{Grid: device.Dim(1), Block: device.Dim(1)}
+
+func gpuPresent() bool {
+	n, err := device.Count(context.Background(), device.WithBackend(device.BackendCUDA))
+	return err == nil && n > 0
+}
+
+// eachBackend runs fn on the simulator and, when there is one, the GPU.
+func eachBackend(b *testing.B, fn func(b *testing.B, dev *device.Device, k *device.Kernel)) {
+	for _, kind := range []device.BackendKind{device.BackendSim, device.BackendCUDA} {
+		b.Run(string(kind), func(b *testing.B) {
+			if kind == device.BackendCUDA && !gpuPresent() {
+				b.Skip("no GPU")
+			}
+			ctx := context.Background()
+			dev, err := device.Open(ctx, 0, device.WithBackend(kind))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer dev.Close()
+			mod, err := dev.Compile(ctx, device.Source{Name: "empty.cu", Code: emptySource, Sim: emptySim})
+			if err != nil {
+				b.Fatal(err)
+			}
+			k, err := mod.Kernel(ctx, "empty")
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := dev.LaunchSync(ctx, k, one); err != nil { // warm up: module load, first launch
+				b.Fatal(err)
+			}
+			fn(b, dev, k)
+		})
+	}
+}
+
+func reportMicros(b *testing.B, ops int) {
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/1e3/float64(ops), "µs/launch")
+}
+
+// BenchmarkRoundTrip: submit an empty launch and await its completion on the GPU.
+func BenchmarkRoundTrip(b *testing.B) {
+	eachBackend(b, func(b *testing.B, dev *device.Device, k *device.Kernel) {
+		ctx := context.Background()
+		for b.Loop() {
+			if err := dev.LaunchSync(ctx, k, one); err != nil {
+				b.Fatal(err)
+			}
+		}
+		reportMicros(b, b.N)
+	})
+}
+
+// BenchmarkLaunch: empty launches from g goroutines at once, each waiting for its launch to be
+// queued before sending the next (the GPU runs behind); one synchronize at the end.
+func BenchmarkLaunch(b *testing.B) {
+	for _, g := range []int{1, 8, 64} {
+		b.Run(goroutines(g), func(b *testing.B) {
+			eachBackend(b, func(b *testing.B, dev *device.Device, k *device.Kernel) {
+				ctx := context.Background()
+				per := b.N/g + 1
+				b.ResetTimer()
+				var wg sync.WaitGroup
+				for range g {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						for range per {
+							if err := dev.Launch(ctx, k, one); err != nil {
+								b.Error(err)
+								return
+							}
+						}
+					}()
+				}
+				wg.Wait()
+				if err := dev.Synchronize(ctx); err != nil {
+					b.Fatal(err)
+				}
+				reportMicros(b, per*g)
+			})
+		})
+	}
+}
+
+// BenchmarkPipelined: one goroutine keeps up to 64 launches in flight through futures.
+func BenchmarkPipelined(b *testing.B) {
+	eachBackend(b, func(b *testing.B, dev *device.Device, k *device.Kernel) {
+		ctx := context.Background()
+		const window = 64
+		ring := make([]*actor.Future[struct{}], window)
+		i := 0
+		for b.Loop() {
+			if f := ring[i%window]; f != nil {
+				if _, err := f.Await(ctx); err != nil {
+					b.Fatal(err)
+				}
+			}
+			ring[i%window] = dev.LaunchAsync(ctx, k, one)
+			i++
+		}
+		for _, f := range ring {
+			if f != nil {
+				if _, err := f.Await(ctx); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		if err := dev.Synchronize(ctx); err != nil {
+			b.Fatal(err)
+		}
+		reportMicros(b, b.N)
+	})
+}
+
+func goroutines(g int) string {
+	return "goroutines=" + itoa(g)
+}
+
+func itoa(v int) string {
+	if v < 10 {
+		return string(rune('0' + v))
+	}
+	return itoa(v/10) + string(rune('0'+v%10))
+}
+
+// direct opens device 0 through the binding on the calling, locked thread, with no actor.
+func direct(b *testing.B) (backend.Device, backend.Kernel, backend.Stream) {
+	if !gpuPresent() {
+		b.Skip("no GPU")
+	}
+	runtime.LockOSThread()
+	b.Cleanup(runtime.UnlockOSThread)
+	rt, err := cudart.Load()
+	if err != nil {
+		b.Fatal(err)
+	}
+	dev, err := cudart.NewBackend(rt).Open(0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	image, kind := compileEmpty(b, dev)
+	mod, err := dev.LoadModule(backend.ModuleSpec{Image: image, ImageKind: kind})
+	if err != nil {
+		b.Fatal(err)
+	}
+	k, err := dev.ModuleKernel(mod, "empty")
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, err := dev.StreamCreate(backend.StreamNonBlocking, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { dev.StreamDestroy(s); dev.UnloadModule(mod) })
+	if err := dev.Launch(k, device.Dim(1), device.Dim(1), 0, s, nil); err != nil {
+		b.Fatal(err)
+	}
+	if err := dev.StreamSynchronize(s); err != nil {
+		b.Fatal(err)
+	}
+	return dev, k, s
+}
+
+// BenchmarkDirectRoundTrip: cudaLaunchKernel + cudaStreamSynchronize from one locked thread.
+func BenchmarkDirectRoundTrip(b *testing.B) {
+	dev, k, s := direct(b)
+	for b.Loop() {
+		if err := dev.Launch(k, device.Dim(1), device.Dim(1), 0, s, nil); err != nil {
+			b.Fatal(err)
+		}
+		if err := dev.StreamSynchronize(s); err != nil {
+			b.Fatal(err)
+		}
+	}
+	reportMicros(b, b.N)
+}
+
+// BenchmarkDirectLaunch: cudaLaunchKernel in a loop from one locked thread, one synchronize.
+func BenchmarkDirectLaunch(b *testing.B) {
+	dev, k, s := direct(b)
+	for b.Loop() {
+		if err := dev.Launch(k, device.Dim(1), device.Dim(1), 0, s, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := dev.StreamSynchronize(s); err != nil {
+		b.Fatal(err)
+	}
+	reportMicros(b, b.N)
+}
+
+// BenchmarkDirectStreamQuery: the cost of one trivial binding call.
+func BenchmarkDirectStreamQuery(b *testing.B) {
+	dev, _, s := direct(b)
+	for b.Loop() {
+		if err := dev.StreamQuery(s); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N), "ns/call")
+}

@@ -1,0 +1,83 @@
+package device
+
+import (
+	"fmt"
+
+	"go.uber.org/zap"
+
+	"github.com/gpuactor/gpuactor/internal/backend"
+	"github.com/gpuactor/gpuactor/internal/cudart"
+	"github.com/gpuactor/gpuactor/internal/sim"
+)
+
+// Simulator is a simulated machine: devices with memory in host RAM, in-order streams, events
+// and kernels run as Go functions. Devices opened with WithSimulator(s) share it, so memory,
+// events and streams behave across them as on one real machine.
+type Simulator struct{ b *sim.Backend }
+
+// SimOption configures NewSimulator.
+type SimOption func(*simConfig)
+
+type simConfig struct {
+	devices int
+	memory  uint64
+}
+
+// SimDevices sets how many devices the simulator has (default 2).
+func SimDevices(n int) SimOption { return func(c *simConfig) { c.devices = n } }
+
+// SimMemory sets each simulated device's memory capacity in bytes (default 16 GiB; RAM is only
+// used for what is allocated).
+func SimMemory(bytes uint64) SimOption { return func(c *simConfig) { c.memory = bytes } }
+
+// NewSimulator makes a simulated machine.
+func NewSimulator(opts ...SimOption) *Simulator {
+	var c simConfig
+	for _, o := range opts {
+		o(&c)
+	}
+	var so []sim.Option
+	if c.devices > 0 {
+		so = append(so, sim.WithDevices(c.devices))
+	}
+	if c.memory > 0 {
+		so = append(so, sim.WithMemory(c.memory))
+	}
+	return &Simulator{b: sim.New(so...)}
+}
+
+// selectBackend resolves the configured backend kind to a runtime.
+func selectBackend(c *config) (backend.Backend, error) {
+	switch c.backend {
+	case BackendSim:
+		if c.simulator == nil {
+			c.simulator = NewSimulator()
+		}
+		return c.simulator.b, nil
+	case BackendCUDA:
+		rt, err := cudart.Load()
+		if err != nil {
+			return nil, fmt.Errorf("%w: cuda: %w", ErrBackend, err)
+		}
+		return cudart.NewBackend(rt), nil
+	case BackendAuto:
+		rt, err := cudart.Load()
+		if err != nil {
+			c.logger.Info("gpuactor backend: sim (libcudart not loadable)", zap.Error(err))
+			c.backend = BackendSim
+			return selectBackend(c)
+		}
+		b := cudart.NewBackend(rt)
+		n, err := b.DeviceCount()
+		if err != nil || n == 0 {
+			c.logger.Info("gpuactor backend: sim (no usable CUDA device)",
+				zap.String("library", rt.Path()), zap.Int("devices", n), zap.Error(err))
+			c.backend = BackendSim
+			return selectBackend(c)
+		}
+		c.logger.Info("gpuactor backend: cuda", zap.String("library", rt.Path()), zap.Int("devices", n))
+		c.backend = BackendCUDA
+		return b, nil
+	}
+	return nil, fmt.Errorf("%w: unknown backend %q (want cuda, sim or auto)", ErrBackend, c.backend)
+}

@@ -1,0 +1,185 @@
+package device_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpuactor/gpuactor/cudaerr"
+	"github.com/gpuactor/gpuactor/device"
+)
+
+// TestBadInput checks that each mistake gets an error naming it, and that the device keeps
+// working afterwards.
+func TestBadInput(t *testing.T) {
+	backends(t, func(t *testing.T, opts []device.Option) {
+		ctx := testCtx(t)
+		dev := openDev(t, opts)
+		other := openDev(t, opts) // a second actor on the same ordinal: a distinct Device
+		mod := saxpyModule(t, dev)
+		saxpy, err := mod.Kernel(ctx, "saxpy")
+		require.NoError(t, err)
+		buf, err := dev.Malloc(ctx, 400)
+		require.NoError(t, err)
+		foreign, err := other.Malloc(ctx, 400)
+		require.NoError(t, err)
+		freed, err := dev.Malloc(ctx, 400)
+		require.NoError(t, err)
+		require.NoError(t, freed.Free(ctx))
+		one := device.Config{Grid: device.Dim(1), Block: device.Dim(128)}
+		p := dev.Properties()
+
+		cases := []struct {
+			name string
+			run  func() error
+			want error
+			text string
+		}{
+			{"nil source slice", func() error { return device.CopyToDevice[float32](ctx, buf, nil) }, device.ErrInvalidArgument, "nil slice"},
+			{"empty source slice", func() error { return device.CopyToDevice(ctx, buf, []float32{}) }, device.ErrInvalidArgument, "empty"},
+			{"nil destination slice", func() error { return device.CopyFromDevice[float32](ctx, nil, buf) }, device.ErrInvalidArgument, "nil slice"},
+			{"nil buffer", func() error { return device.CopyToDevice(ctx, (*device.Buffer)(nil), []float32{1}) }, device.ErrInvalidArgument, "nil buffer"},
+			{"nil Mem", func() error { return device.CopyToDevice(ctx, nil, []float32{1}) }, device.ErrInvalidArgument, "nil"},
+			{"source larger than buffer", func() error { return device.CopyToDevice(ctx, buf, make([]float32, 101)) }, device.ErrOutOfRange, "404 bytes into a 400-byte"},
+			{"destination larger than buffer", func() error { return device.CopyFromDevice(ctx, make([]float64, 51), buf) }, device.ErrOutOfRange, "408 bytes from a 400-byte"},
+			{"slice past the end", func() error { return device.CopyToDevice(ctx, buf.Slice(390, 16), make([]byte, 16)) }, device.ErrOutOfRange, "runs past the end"},
+			{"slice offset past the end", func() error { return device.Memset(ctx, buf.Slice(401, 1), 0) }, device.ErrOutOfRange, "runs past the end"},
+			{"device copy larger than destination", func() error { return device.Copy(ctx, buf.Slice(0, 8), buf.Slice(8, 16)) }, device.ErrOutOfRange, "16 bytes into a 8-byte"},
+			{"double free", func() error { return freed.Free(ctx) }, device.ErrFreed, "freed twice"},
+			{"use after free: copy in", func() error { return device.CopyToDevice(ctx, freed, []float32{1}) }, device.ErrFreed, "used after Free"},
+			{"use after free: copy out", func() error { return device.CopyFromDevice(ctx, make([]byte, 4), freed) }, device.ErrFreed, "used after Free"},
+			{"use after free: kernel argument", func() error { return dev.Launch(ctx, saxpy, one, int32(1), float32(1), freed, buf) }, device.ErrFreed, "used after Free"},
+			{"buffer of another device: copy", func() error { return device.Copy(ctx, buf, foreign) }, device.ErrWrongDevice, "used on device"},
+			{"buffer of another device: argument", func() error { return dev.Launch(ctx, saxpy, one, int32(1), float32(1), foreign, buf) }, device.ErrWrongDevice, "launched on device"},
+			{"kernel of another device", func() error { return other.Launch(ctx, saxpy, one, int32(1), float32(1), buf, buf) }, device.ErrWrongDevice, "was loaded on device"},
+			{"too few arguments", func() error { return dev.Launch(ctx, saxpy, one, int32(1), float32(1), buf) }, device.ErrKernelArgs, "takes 4 argument(s) (int32, float32, pointer, pointer), got 3"},
+			{"too many arguments", func() error { return dev.Launch(ctx, saxpy, one, int32(1), float32(1), buf, buf, buf) }, device.ErrKernelArgs, "got 5"},
+			{"wrong argument kind", func() error { return dev.Launch(ctx, saxpy, one, int32(1), 2.0, buf, buf) }, device.ErrKernelArgs, "argument 1 is float32, got float64"},
+			{"pointer where a scalar goes", func() error { return dev.Launch(ctx, saxpy, one, buf, float32(1), buf, buf) }, device.ErrKernelArgs, "argument 0 is int32, got pointer"},
+			{"unsupported Go type", func() error { return dev.Launch(ctx, saxpy, one, "n", float32(1), buf, buf) }, device.ErrKernelArgs, "unsupported Go type string"},
+			{"Go int that does not fit", func() error { return dev.Launch(ctx, saxpy, one, 1<<40, float32(1), buf, buf) }, device.ErrKernelArgs, "does not fit"},
+			{"nil kernel", func() error { return dev.Launch(ctx, nil, one) }, device.ErrInvalidArgument, "nil kernel"},
+			{"zero block", func() error {
+				return dev.Launch(ctx, saxpy, device.Config{Grid: device.Dim(1)}, int32(1), float32(1), buf, buf)
+			}, device.ErrLaunchConfig, "no zero extent"},
+			{"block too large", func() error {
+				return dev.Launch(ctx, saxpy, device.Config{Grid: device.Dim(1), Block: device.Dim(uint32(p.MaxThreadsPerBlock) * 2)}, int32(1), float32(1), buf, buf)
+			}, device.ErrLaunchConfig, "exceeds the device's maximum block"},
+			{"too many threads per block", func() error {
+				return dev.Launch(ctx, saxpy, device.Config{Grid: device.Dim(1), Block: device.Dim(64, 64)}, int32(1), float32(1), buf, buf)
+			}, device.ErrLaunchConfig, "4096 threads"},
+			{"grid too large", func() error {
+				return dev.Launch(ctx, saxpy, device.Config{Grid: device.Dim(1, p.MaxGrid.Y+1), Block: device.Dim(32)}, int32(1), float32(1), buf, buf)
+			}, device.ErrLaunchConfig, "exceeds the device's maximum grid"},
+			{"too much shared memory", func() error {
+				return dev.Launch(ctx, saxpy, device.Config{Grid: device.Dim(1), Block: device.Dim(32), SharedMem: 1 << 30}, int32(1), float32(1), buf, buf)
+			}, device.ErrLaunchConfig, "shared memory"},
+			{"unknown kernel", func() error { _, err := mod.Kernel(ctx, "nope"); return err }, device.ErrNoKernel, `"nope"`},
+			{"zero-byte Malloc", func() error { _, err := dev.Malloc(ctx, 0); return err }, device.ErrInvalidArgument, "0 bytes"},
+			{"bad ordinal", func() error { _, err := device.Open(ctx, 99, opts...); return err }, device.ErrInvalidArgument, "ordinal 99"},
+		}
+		for _, c := range cases {
+			t.Run(c.name, func(t *testing.T) {
+				err := c.run()
+				require.Error(t, err)
+				assert.ErrorIs(t, err, c.want)
+				assert.Contains(t, err.Error(), c.text)
+				requireUsable(t, dev)
+			})
+		}
+	})
+}
+
+func TestCompileErrorCarriesLog(t *testing.T) {
+	backends(t, func(t *testing.T, opts []device.Option) {
+		ctx := testCtx(t)
+		dev := openDev(t, opts)
+		_, err := dev.Compile(ctx, device.Source{Name: "broken.cu", Code: "extern \"C\" __global__ void k(int n) { undeclared_thing = n; }\n"})
+		if dev.Backend() == device.BackendSim && err == nil {
+			t.Skip("NVRTC not installed: the simulator cannot check CUDA syntax")
+		}
+		require.Error(t, err)
+		require.ErrorIs(t, err, device.ErrCompile)
+		var ce *device.CompileError
+		require.ErrorAs(t, err, &ce)
+		assert.Contains(t, ce.Log, "undeclared_thing")
+		assert.Contains(t, ce.Log, "broken.cu")
+		_, err = dev.Compile(ctx, device.Source{Name: "empty.cu", Code: "  "})
+		require.ErrorIs(t, err, device.ErrInvalidArgument)
+		requireUsable(t, dev)
+	})
+}
+
+func TestOutOfMemoryLeavesDeviceUsable(t *testing.T) {
+	backends(t, func(t *testing.T, opts []device.Option) {
+		ctx := testCtx(t)
+		dev := openDev(t, opts)
+		_, err := dev.Malloc(ctx, dev.Properties().TotalMemory*2)
+		require.Error(t, err)
+		assert.ErrorIs(t, err, cudaerr.MemoryAllocation)
+		assert.NoError(t, dev.Err(), "out of memory is not sticky")
+		requireUsable(t, dev)
+	})
+}
+
+func TestCancelledCallerLeavesDeviceUsable(t *testing.T) {
+	backends(t, func(t *testing.T, opts []device.Option) {
+		dev := openDev(t, opts)
+		ctx, cancel := context.WithCancel(testCtx(t))
+		cancel()
+		_, err := dev.Malloc(ctx, 64)
+		require.ErrorIs(t, err, context.Canceled)
+		err = device.CopyToDevice(ctx, mustMalloc(t, dev, 64), []byte{1})
+		require.True(t, errors.Is(err, context.Canceled), "got %v", err)
+		requireUsable(t, dev)
+	})
+}
+
+func mustMalloc(t *testing.T, dev *device.Device, n uint64) *device.Buffer {
+	t.Helper()
+	b, err := dev.Malloc(testCtx(t), n)
+	require.NoError(t, err)
+	return b
+}
+
+func TestClosedDevice(t *testing.T) {
+	backends(t, func(t *testing.T, opts []device.Option) {
+		ctx := testCtx(t)
+		dev, err := device.Open(ctx, 0, opts...)
+		require.NoError(t, err)
+		leaked := mustMalloc(t, dev, 1<<20) // Close frees what the caller forgot
+		_ = leaked
+		require.NoError(t, dev.Close())
+		require.NoError(t, dev.Close(), "Close is idempotent")
+		_, err = dev.Malloc(ctx, 64)
+		require.ErrorIs(t, err, device.ErrClosed)
+		assert.True(t, leaked.Freed())
+	})
+}
+
+// TestStickyFaultOnSim: a kernel fault fails the device for good, as on a GPU. Only on the
+// simulator: a real fault would poison the GPU's context for the rest of this process.
+func TestStickyFaultOnSim(t *testing.T) {
+	ctx := testCtx(t)
+	dev := openDev(t, []device.Option{device.WithBackend(device.BackendSim), device.WithKernelCache("")})
+	mod, err := dev.Compile(ctx, device.Source{Name: "oob.cu", Code: `extern "C" __global__ void oob(float* p, int n) { p[n] = 1; }`,
+		Sim: map[string]device.SimKernel{"oob": func(c *device.KernelCall) error {
+			p := device.SimSlice[float32](c, 0, int(c.Int32(1))+1) // one past the end: faults
+			p[len(p)-1] = 1
+			return nil
+		}}})
+	require.NoError(t, err)
+	k, err := mod.Kernel(ctx, "oob")
+	require.NoError(t, err)
+	buf := mustMalloc(t, dev, 16)
+	err = dev.LaunchSync(ctx, k, device.Config{Grid: device.Dim(1), Block: device.Dim(1)}, buf, int32(4))
+	require.Error(t, err)
+	assert.ErrorIs(t, err, cudaerr.IllegalAddress)
+	require.ErrorIs(t, dev.Err(), device.ErrDeviceFailed)
+	_, err = dev.Malloc(ctx, 16)
+	assert.ErrorIs(t, err, device.ErrDeviceFailed)
+	assert.ErrorIs(t, err, cudaerr.IllegalAddress)
+}

@@ -1,0 +1,140 @@
+package device
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+
+	"github.com/gpuactor/gpuactor/internal/backend"
+)
+
+// DevicePtr is an address in a device's memory.
+type DevicePtr = backend.DevicePtr
+
+// Buffer is device memory from Malloc. Free it with Free (or let Device.Close free it).
+type Buffer struct {
+	dev   *Device
+	ptr   DevicePtr
+	size  uint64
+	freed atomic.Bool
+}
+
+// Mem is device memory that copies, memsets and kernels can use: a *Buffer or a Slice of one.
+type Mem interface {
+	region() (b *Buffer, off, n uint64)
+}
+
+// Slice is a byte range of a Buffer. It is checked against the buffer when used, so a slice
+// that runs past the end is reported by the operation that uses it.
+type Slice struct {
+	buf       *Buffer
+	off, size uint64
+}
+
+// Malloc allocates size bytes of device memory.
+func (d *Device) Malloc(ctx context.Context, size uint64) (*Buffer, error) {
+	if size == 0 {
+		return nil, invalid("Malloc of 0 bytes")
+	}
+	return call(ctx, d, func() (*Buffer, error) {
+		p, err := d.dev.Malloc(size)
+		if err != nil {
+			return nil, fmt.Errorf("gpuactor: Malloc(%d bytes) on device %d: %w", size, d.ordinal, err)
+		}
+		b := &Buffer{dev: d, ptr: p, size: size}
+		d.live.buffers[b] = struct{}{}
+		return b, nil
+	}).Await(ctx)
+}
+
+// Free releases the buffer. Freeing twice, or using the buffer afterwards, is an ErrFreed error.
+func (b *Buffer) Free(ctx context.Context) error {
+	if b == nil {
+		return invalid("Free of a nil buffer")
+	}
+	return do(ctx, b.dev, func() error { return b.dev.freeBuffer(b) })
+}
+
+// freeBuffer runs on the actor thread.
+func (d *Device) freeBuffer(b *Buffer) error {
+	if b.freed.Load() {
+		return fmt.Errorf("%w: buffer %#x of %d bytes freed twice", ErrFreed, uint64(b.ptr), b.size)
+	}
+	// The buffer's pending work must not outlive it.
+	if err := d.dev.StreamSynchronize(d.stream); err != nil {
+		return err
+	}
+	b.freed.Store(true)
+	delete(d.live.buffers, b)
+	return d.dev.Free(b.ptr)
+}
+
+// Ptr is the buffer's device address (for kernel arguments built by hand).
+func (b *Buffer) Ptr() DevicePtr { return b.ptr }
+
+// Size is the buffer's length in bytes.
+func (b *Buffer) Size() uint64 { return b.size }
+
+// Device is the device the buffer lives on.
+func (b *Buffer) Device() *Device { return b.dev }
+
+// Freed reports whether Free has run.
+func (b *Buffer) Freed() bool { return b.freed.Load() }
+
+// Slice is the byte range [off, off+n) of the buffer.
+func (b *Buffer) Slice(off, n uint64) Slice { return Slice{buf: b, off: off, size: n} }
+
+func (b *Buffer) region() (*Buffer, uint64, uint64) {
+	if b == nil {
+		return nil, 0, 0
+	}
+	return b, 0, b.size
+}
+
+func (s Slice) region() (*Buffer, uint64, uint64) { return s.buf, s.off, s.size }
+
+// Buffer is the buffer the slice views.
+func (s Slice) Buffer() *Buffer { return s.buf }
+
+// Offset is where the slice starts in its buffer, in bytes.
+func (s Slice) Offset() uint64 { return s.off }
+
+// Size is the slice's length in bytes.
+func (s Slice) Size() uint64 { return s.size }
+
+// span checks m against device d and returns its address and length. On the actor thread it
+// is authoritative (frees happen there too).
+func (d *Device) span(what string, m Mem) (DevicePtr, uint64, error) {
+	if m == nil {
+		return 0, 0, invalid("%s is nil", what)
+	}
+	b, off, n := m.region()
+	if b == nil {
+		return 0, 0, invalid("%s is a nil buffer", what)
+	}
+	if b.dev != d {
+		return 0, 0, fmt.Errorf("%w: %s lives on device %d, used on device %d", ErrWrongDevice, what, b.dev.ordinal, d.ordinal)
+	}
+	if b.freed.Load() {
+		return 0, 0, fmt.Errorf("%w: %s (buffer %#x) used after Free", ErrFreed, what, uint64(b.ptr))
+	}
+	if off > b.size || n > b.size-off {
+		return 0, 0, outOfRange("%s [%d, %d) runs past the end of its %d-byte buffer", what, off, off+n, b.size)
+	}
+	if n == 0 {
+		return 0, 0, invalid("%s is empty", what)
+	}
+	return b.ptr + DevicePtr(off), n, nil
+}
+
+// owner is the device m lives on, or an error for a nil m.
+func owner(what string, m Mem) (*Device, error) {
+	if m == nil {
+		return nil, invalid("%s is nil", what)
+	}
+	b, _, _ := m.region()
+	if b == nil {
+		return nil, invalid("%s is a nil buffer", what)
+	}
+	return b.dev, nil
+}

@@ -1,0 +1,125 @@
+package device
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"go.uber.org/zap"
+
+	"github.com/gpuactor/gpuactor/internal/backend"
+	"github.com/gpuactor/gpuactor/internal/cudart"
+)
+
+// Source is CUDA C++ device code to compile at run time with NVRTC. Kernels are looked up by
+// their extern "C" names. Sim holds the kernels' Go implementations, which the simulator
+// runs in their place; a kernel without one fails clearly there.
+type Source struct {
+	Name string // file name for diagnostics and the cache key, e.g. "saxpy.cu"
+	Code string
+	Sim  map[string]SimKernel
+}
+
+// CompileOption configures Compile.
+type CompileOption func(*compileConfig)
+
+type compileConfig struct{ options []string }
+
+// NVRTCOptions adds NVRTC command-line options, e.g. "-use_fast_math" or "-DN=4".
+func NVRTCOptions(opts ...string) CompileOption {
+	return func(c *compileConfig) { c.options = append(c.options, opts...) }
+}
+
+// Compile compiles src for this device's architecture with NVRTC and loads it. Compiled code
+// is cached on disk, keyed by source, options, architecture and NVRTC version. On the
+// simulator, src is still compiled (to PTX) when NVRTC is installed, so syntax errors show up
+// in tests; the kernels then run as their Go implementations.
+func (d *Device) Compile(ctx context.Context, src Source, opts ...CompileOption) (*Module, error) {
+	if strings.TrimSpace(src.Code) == "" {
+		return nil, invalid("Compile of empty source %q", src.Name)
+	}
+	if src.Name == "" {
+		src.Name = "kernel.cu"
+	}
+	var cc compileConfig
+	for _, o := range opts {
+		o(&cc)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	image, kind, err := d.compileImage(src, cc.options)
+	if err != nil {
+		return nil, err
+	}
+	spec := backend.ModuleSpec{Image: image, ImageKind: kind, SimKernels: src.Sim}
+	return d.load(ctx, src.Name, spec, cudaSignatures(src.Code))
+}
+
+// compileImage runs on the caller's goroutine: NVRTC is thread-safe, and compiling must not
+// hold up the device's actor.
+func (d *Device) compileImage(src Source, options []string) ([]byte, ImageKind, error) {
+	nv, err := cudart.LoadNVRTC()
+	if err != nil {
+		if d.kind == BackendSim {
+			d.log.Debug("NVRTC not found: the simulator runs the Go kernels without compiling the source", zap.Error(err))
+			return nil, 0, nil
+		}
+		return nil, 0, fmt.Errorf("gpuactor: compiling %s: %w", src.Name, err)
+	}
+	major, minor, err := nv.Version()
+	if err != nil {
+		return nil, 0, err
+	}
+	archs, err := nv.SupportedArchs()
+	if err != nil {
+		return nil, 0, err
+	}
+	arch, kind, err := pickArch(d.props.ComputeCapability.Arch(), archs, d.kind == BackendSim)
+	if err != nil {
+		return nil, 0, fmt.Errorf("gpuactor: compiling %s with NVRTC %d.%d: %w", src.Name, major, minor, err)
+	}
+	all := append(slices.Clone(options), "--gpu-architecture="+arch)
+	cache := kernelCache{dir: d.cacheDir}
+	key := cacheKey(src.Name, src.Code, all, arch, fmt.Sprintf("nvrtc %d.%d", major, minor))
+	if image, ok := cache.get(key, kind); ok {
+		return image, kind, nil
+	}
+	res, err := nv.Compile(src.Code, src.Name, all)
+	if err != nil {
+		var ce *cudart.CompileError
+		if errors.As(err, &ce) {
+			return nil, 0, &CompileError{Source: src.Name, Options: all, Log: ce.Log, Err: err}
+		}
+		return nil, 0, fmt.Errorf("gpuactor: compiling %s: %w", src.Name, err)
+	}
+	image := res.Cubin
+	if kind == PTX {
+		image = res.PTX
+	}
+	if err := cache.put(key, kind, image); err != nil {
+		d.log.Warn("kernel cache write failed", zap.String("dir", d.cacheDir), zap.Error(err))
+	}
+	return image, kind, nil
+}
+
+// pickArch chooses real code (sm_XY, a cubin) when NVRTC supports the device's architecture,
+// else the newest virtual architecture below it (compute_XY, PTX the driver compiles). The
+// simulator only needs the source checked, so it always takes PTX.
+func pickArch(want int, supported []int, ptxOnly bool) (string, ImageKind, error) {
+	if !ptxOnly && slices.Contains(supported, want) {
+		return fmt.Sprintf("sm_%d", want), Cubin, nil
+	}
+	best := 0
+	for _, a := range supported {
+		if a <= want && a > best {
+			best = a
+		}
+	}
+	if best == 0 {
+		return "", 0, fmt.Errorf("no supported architecture at or below %d (NVRTC supports %v)", want, supported)
+	}
+	return fmt.Sprintf("compute_%d", best), PTX, nil
+}

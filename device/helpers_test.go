@@ -1,0 +1,105 @@
+package device_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpuactor/gpuactor/device"
+	"github.com/gpuactor/gpuactor/internal/testgpu"
+)
+
+// saxpySource is the kernel most tests launch, with its Go twin for the simulator.
+const saxpySource = `
+extern "C" __global__ void saxpy(int n, float a, const float* __restrict__ x, float* y) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = a * x[i] + y[i];
+}
+
+extern "C" __global__ void fill_u32(unsigned int* out, unsigned int value, long long n) {
+    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = value + (unsigned int)i;
+}
+
+extern "C" __global__ void empty() {}
+`
+
+var saxpySim = map[string]device.SimKernel{
+	"saxpy": func(c *device.KernelCall) error {
+		n := int(c.Int32(0))
+		a := c.Float32(1)
+		x := device.SimSlice[float32](c, 2, n)
+		y := device.SimSlice[float32](c, 3, n)
+		for i := range min(uint64(n), c.Threads()) {
+			y[i] = a*x[i] + y[i]
+		}
+		return nil
+	},
+	"fill_u32": func(c *device.KernelCall) error {
+		n := c.Int64(2)
+		v := c.Uint32(1)
+		out := device.SimSlice[uint32](c, 0, int(min(n, int64(c.Threads()))))
+		for i := range out {
+			out[i] = v + uint32(i)
+		}
+		return nil
+	},
+	"empty": func(*device.KernelCall) error { return nil },
+}
+
+func saxpyModule(t testing.TB, dev *device.Device) *device.Module {
+	t.Helper()
+	ctx := testCtx(t)
+	mod, err := dev.Compile(ctx, device.Source{Name: "saxpy_test.cu", Code: saxpySource, Sim: saxpySim})
+	require.NoError(t, err)
+	return mod
+}
+
+func testCtx(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// gpuAvailable reports whether the cuda backend sees a device.
+func gpuAvailable() bool {
+	n, err := device.Count(context.Background(), device.WithBackend(device.BackendCUDA))
+	return err == nil && n > 0
+}
+
+// backends runs fn once on the simulator and once on the real GPU (skipped without one,
+// failed without one when GPUACTOR_REQUIRE_GPU=1).
+func backends(t *testing.T, fn func(t *testing.T, opts []device.Option)) {
+	t.Run("sim", func(t *testing.T) {
+		fn(t, []device.Option{device.WithBackend(device.BackendSim), device.WithKernelCache(t.TempDir())})
+	})
+	t.Run("cuda", func(t *testing.T) {
+		testgpu.Need(t, gpuAvailable(), "the cuda backend sees no device")
+		fn(t, []device.Option{device.WithBackend(device.BackendCUDA), device.WithKernelCache(t.TempDir())})
+	})
+}
+
+// openDev opens device 0 with opts and closes it when the test ends.
+func openDev(t testing.TB, opts []device.Option) *device.Device {
+	t.Helper()
+	dev, err := device.Open(testCtx(t), 0, opts...)
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, dev.Close()) })
+	return dev
+}
+
+// requireUsable proves the device still works after a mistake: a small round trip.
+func requireUsable(t testing.TB, dev *device.Device) {
+	t.Helper()
+	ctx := testCtx(t)
+	buf, err := dev.Malloc(ctx, 64)
+	require.NoError(t, err)
+	in := []uint32{1, 2, 3, 0xdeadbeef}
+	require.NoError(t, device.CopyToDevice(ctx, buf, in))
+	out := make([]uint32, 4)
+	require.NoError(t, device.CopyFromDevice(ctx, out, buf))
+	require.Equal(t, in, out)
+	require.NoError(t, buf.Free(ctx))
+}

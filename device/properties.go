@@ -1,0 +1,156 @@
+package device
+
+import (
+	"fmt"
+
+	"github.com/gpuactor/gpuactor/internal/backend"
+)
+
+// Dim3 is a grid or block shape.
+type Dim3 = backend.Dim3
+
+// Dim builds a Dim3 from up to three extents; missing ones are 1.
+func Dim(xyz ...uint32) Dim3 {
+	d := Dim3{X: 1, Y: 1, Z: 1}
+	if len(xyz) > 0 {
+		d.X = xyz[0]
+	}
+	if len(xyz) > 1 {
+		d.Y = xyz[1]
+	}
+	if len(xyz) > 2 {
+		d.Z = xyz[2]
+	}
+	return d
+}
+
+// ComputeCapability is a device's SM version, e.g. 9.0 for an H100.
+type ComputeCapability struct{ Major, Minor int }
+
+// String is "9.0".
+func (c ComputeCapability) String() string { return fmt.Sprintf("%d.%d", c.Major, c.Minor) }
+
+// Arch is the NVRTC architecture number, e.g. 90.
+func (c ComputeCapability) Arch() int { return c.Major*10 + c.Minor }
+
+// Properties are a device's fixed properties, read through cudaDeviceGetAttribute (stable
+// across runtime versions, unlike the cudaDeviceProp struct).
+type Properties struct {
+	Ordinal                   int
+	Name                      string
+	Backend                   string
+	RuntimeVersion            int // e.g. 13000
+	DriverVersion             int
+	ComputeCapability         ComputeCapability
+	PCIBusID                  string
+	TotalMemory               uint64 // bytes
+	MultiProcessors           int
+	ClockKHz                  int
+	MemoryClockKHz            int
+	MemoryBusWidth            int // bits
+	L2CacheBytes              int
+	WarpSize                  int
+	MaxThreadsPerBlock        int
+	MaxThreadsPerSM           int
+	MaxBlock                  Dim3
+	MaxGrid                   Dim3
+	SharedMemPerBlock         int // bytes, without opting in
+	SharedMemPerBlockOptin    int // bytes, the most a kernel can opt in to
+	RegistersPerBlock         int
+	ConstantMemory            int
+	AsyncEngines              int
+	ConcurrentKernels         bool
+	UnifiedAddressing         bool
+	ManagedMemory             bool
+	CanMapHostMemory          bool
+	ECCEnabled                bool
+	Integrated                bool
+	MemoryPoolsSupported      bool
+	StreamPrioritiesSupported bool
+	CooperativeLaunch         bool
+}
+
+// MemoryBandwidth is the theoretical peak in bytes per second (DDR: two transfers per clock).
+func (p Properties) MemoryBandwidth() float64 {
+	return 2 * float64(p.MemoryClockKHz) * 1e3 * float64(p.MemoryBusWidth) / 8
+}
+
+func readProperties(be backend.Backend, dev backend.Device) (Properties, error) {
+	p := Properties{Ordinal: dev.Ordinal(), Backend: be.Name()}
+	var err error
+	if p.RuntimeVersion, err = be.RuntimeVersion(); err != nil {
+		return p, err
+	}
+	p.DriverVersion, _ = be.DriverVersion()
+	if p.Name, err = dev.Name(); err != nil {
+		return p, err
+	}
+	if p.PCIBusID, err = dev.PCIBusID(); err != nil {
+		return p, err
+	}
+	if _, p.TotalMemory, err = dev.MemInfo(); err != nil {
+		return p, err
+	}
+	ints := []struct {
+		attr backend.Attr
+		dst  *int
+	}{
+		{backend.AttrComputeCapabilityMajor, &p.ComputeCapability.Major},
+		{backend.AttrComputeCapabilityMinor, &p.ComputeCapability.Minor},
+		{backend.AttrMultiProcessorCount, &p.MultiProcessors},
+		{backend.AttrClockRate, &p.ClockKHz},
+		{backend.AttrMemoryClockRate, &p.MemoryClockKHz},
+		{backend.AttrGlobalMemoryBusWidth, &p.MemoryBusWidth},
+		{backend.AttrL2CacheSize, &p.L2CacheBytes},
+		{backend.AttrWarpSize, &p.WarpSize},
+		{backend.AttrMaxThreadsPerBlock, &p.MaxThreadsPerBlock},
+		{backend.AttrMaxThreadsPerMultiProcessor, &p.MaxThreadsPerSM},
+		{backend.AttrMaxSharedMemoryPerBlock, &p.SharedMemPerBlock},
+		{backend.AttrMaxSharedMemoryPerBlockOptin, &p.SharedMemPerBlockOptin},
+		{backend.AttrMaxRegistersPerBlock, &p.RegistersPerBlock},
+		{backend.AttrTotalConstantMemory, &p.ConstantMemory},
+		{backend.AttrAsyncEngineCount, &p.AsyncEngines},
+	}
+	for _, a := range ints {
+		if *a.dst, err = dev.Attribute(a.attr); err != nil {
+			return p, fmt.Errorf("gpuactor: reading device attribute %d: %w", a.attr, err)
+		}
+	}
+	dims := []struct {
+		attr backend.Attr
+		dst  *uint32
+	}{
+		{backend.AttrMaxBlockDimX, &p.MaxBlock.X}, {backend.AttrMaxBlockDimY, &p.MaxBlock.Y},
+		{backend.AttrMaxBlockDimZ, &p.MaxBlock.Z}, {backend.AttrMaxGridDimX, &p.MaxGrid.X},
+		{backend.AttrMaxGridDimY, &p.MaxGrid.Y}, {backend.AttrMaxGridDimZ, &p.MaxGrid.Z},
+	}
+	for _, a := range dims {
+		v, err := dev.Attribute(a.attr)
+		if err != nil {
+			return p, fmt.Errorf("gpuactor: reading device attribute %d: %w", a.attr, err)
+		}
+		*a.dst = uint32(v)
+	}
+	flags := []struct {
+		attr backend.Attr
+		dst  *bool
+	}{
+		{backend.AttrConcurrentKernels, &p.ConcurrentKernels},
+		{backend.AttrUnifiedAddressing, &p.UnifiedAddressing},
+		{backend.AttrManagedMemory, &p.ManagedMemory},
+		{backend.AttrCanMapHostMemory, &p.CanMapHostMemory},
+		{backend.AttrECCEnabled, &p.ECCEnabled},
+		{backend.AttrIntegrated, &p.Integrated},
+		{backend.AttrMemoryPoolsSupported, &p.MemoryPoolsSupported},
+		{backend.AttrStreamPrioritiesSupported, &p.StreamPrioritiesSupported},
+		{backend.AttrCooperativeLaunch, &p.CooperativeLaunch},
+	}
+	for _, a := range flags {
+		v, err := dev.Attribute(a.attr)
+		if err != nil {
+			return p, fmt.Errorf("gpuactor: reading device attribute %d: %w", a.attr, err)
+		}
+		*a.dst = v != 0
+	}
+	return p, nil
+}
