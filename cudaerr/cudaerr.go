@@ -121,6 +121,9 @@ func IsSticky(err error) bool {
 	return ok && c.Sticky()
 }
 
+// acronyms the enum names spell in mixed case.
+var acronyms = map[string]string{"Ptx": "PTX", "Pc": "PC", "Mps": "MPS", "Cdp": "CDP", "Jit": "JIT", "Nvlink": "NVLink", "Rpc": "RPC"}
+
 // humanize turns "MemoryAllocation" into "memory allocation", keeping acronyms ("ECC", "PTX") whole.
 func humanize(s string) string {
 	var b strings.Builder
@@ -137,6 +140,10 @@ func humanize(s string) string {
 	}
 	words := strings.Fields(b.String())
 	for i, w := range words {
+		if a, ok := acronyms[w]; ok {
+			words[i] = a
+			continue
+		}
 		if len(w) > 1 && strings.ToUpper(w) == w {
 			continue
 		}

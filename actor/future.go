@@ -1,0 +1,196 @@
+package actor
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"sync/atomic"
+	"time"
+)
+
+// ErrNotReady is returned by Future.Value before the future completes.
+var ErrNotReady = errors.New("actor: future not completed")
+
+const (
+	statePending    uint32 = iota
+	stateCompleting        // a completer won the race and is writing the result
+	stateDone              // result published; readers may look at val/err
+)
+
+// waiter wraps the done channel so it can live behind an atomic pointer: the channel is made
+// only when someone parks or asks for Done, which keeps the fast path at one allocation.
+type waiter struct{ c chan struct{} }
+
+// closedWaiter marks a completed future: once installed, nobody can add a channel that would
+// never be closed.
+var closedWaiter = func() *waiter {
+	w := &waiter{c: make(chan struct{})}
+	close(w.c)
+	return w
+}()
+
+// Future is the eventual result of an op. Any number of goroutines may wait on it; the first
+// Complete wins. The zero value is a pending future that parks at once in Await.
+type Future[T any] struct {
+	state atomic.Uint32
+	spin  atomic.Int64 // await-spin window in ns; atomic so SetAwaitSpin cannot race Await
+	ch    atomic.Pointer[waiter]
+	val   T
+	err   error
+	fn    func() (T, error) // the op of a Call; cleared when it starts so its captures can be freed
+}
+
+// NewFuture returns a pending future for results produced later by someone else, e.g. an idle
+// hook that sees the GPU reach an event. Await spins for DefaultAwaitSpin before parking.
+func NewFuture[T any]() *Future[T] {
+	f := &Future[T]{}
+	f.spin.Store(int64(DefaultAwaitSpin))
+	return f
+}
+
+// Completed returns a future that is already done with v and err, so APIs can always hand back
+// a future, even when they fail before reaching the actor.
+func Completed[T any](v T, err error) *Future[T] {
+	f := &Future[T]{val: v, err: err}
+	f.state.Store(stateDone)
+	f.ch.Store(closedWaiter)
+	return f
+}
+
+// SetAwaitSpin changes how long Await spins before parking; 0 parks at once. Meant to be set
+// before waiting, but safe at any time.
+func (f *Future[T]) SetAwaitSpin(d time.Duration) {
+	if d < 0 {
+		d = 0
+	}
+	f.spin.Store(int64(d))
+}
+
+// Complete sets the result. Only the first call has an effect; it reports whether this call
+// was it, so racing completers (e.g. a timeout and the real result) can tell who won. Safe from
+// any goroutine.
+func (f *Future[T]) Complete(v T, err error) bool {
+	if !f.state.CompareAndSwap(statePending, stateCompleting) {
+		return false
+	}
+	f.val, f.err = v, err
+	f.state.Store(stateDone) // publishes val/err to anyone who loads stateDone
+	if w := f.ch.Swap(closedWaiter); w != nil && w != closedWaiter {
+		close(w.c)
+	}
+	return true
+}
+
+// Ready reports whether the future has completed.
+func (f *Future[T]) Ready() bool { return f.state.Load() == stateDone }
+
+// Err returns the op's error once done; nil before completion or on success.
+func (f *Future[T]) Err() error {
+	if f.state.Load() != stateDone {
+		return nil
+	}
+	return f.err
+}
+
+// Value returns the result without blocking: the value and error if done, else the zero value
+// and ErrNotReady.
+func (f *Future[T]) Value() (T, error) {
+	if f.state.Load() != stateDone {
+		var zero T
+		return zero, ErrNotReady
+	}
+	return f.val, f.err
+}
+
+// Done returns a channel closed on completion, for select with other events.
+func (f *Future[T]) Done() <-chan struct{} { return f.waitCh() }
+
+// waitCh returns the channel Complete will close. Whoever installs a channel before Complete's
+// Swap has it closed by that Swap; after the Swap everyone gets the pre-closed channel, so no
+// channel is ever left open on a completed future.
+func (f *Future[T]) waitCh() chan struct{} {
+	if w := f.ch.Load(); w != nil {
+		return w.c
+	}
+	w := &waiter{c: make(chan struct{})}
+	if f.ch.CompareAndSwap(nil, w) {
+		return w.c
+	}
+	return f.ch.Load().c
+}
+
+// Await returns the result, waiting for it if needed. It first spins briefly (yielding the P
+// with runtime.Gosched each round) because the result of a short op usually arrives within
+// microseconds and a park/wake would cost more than the op; then it parks. If ctx ends first
+// it returns ctx.Err() at once; the op is unaffected and still completes the future, and no
+// goroutine is left behind. A nil ctx waits without a deadline.
+func (f *Future[T]) Await(ctx context.Context) (T, error) {
+	if f.state.Load() == stateDone {
+		return f.val, f.err
+	}
+	var cancel <-chan struct{}
+	if ctx != nil {
+		cancel = ctx.Done()
+	}
+	if cancel != nil {
+		select {
+		case <-cancel:
+			return f.cancelled(ctx)
+		default:
+		}
+	}
+	if spin := time.Duration(f.spin.Load()); spin > 0 {
+		start := time.Now()
+		for i := 1; ; i++ {
+			runtime.Gosched()
+			if f.state.Load() == stateDone {
+				return f.val, f.err
+			}
+			if i&7 == 0 {
+				if time.Since(start) >= spin {
+					break
+				}
+				if cancel != nil {
+					select {
+					case <-cancel:
+						return f.cancelled(ctx)
+					default:
+					}
+				}
+			}
+		}
+	}
+	select {
+	case <-f.waitCh():
+		return f.val, f.err
+	case <-cancel:
+		return f.cancelled(ctx)
+	}
+}
+
+// cancelled prefers a result that raced in with the cancellation: the work is done, so
+// reporting it is more useful than the context error.
+func (f *Future[T]) cancelled(ctx context.Context) (T, error) {
+	if f.state.Load() == stateDone {
+		return f.val, f.err
+	}
+	var zero T
+	return zero, ctx.Err()
+}
+
+// run executes the Call's op on the actor thread.
+func (f *Future[T]) run(*Actor) {
+	fn := f.fn
+	f.fn = nil
+	v, err := fn()
+	f.Complete(v, err)
+}
+
+func (f *Future[T]) weight() uint64 { return 1 }
+
+// fail completes a Call whose op panicked, or was dropped because the actor died.
+func (f *Future[T]) fail(_ *Actor, err error) {
+	f.fn = nil
+	var zero T
+	f.Complete(zero, err)
+}

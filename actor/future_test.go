@@ -1,0 +1,100 @@
+package actor
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestFutureCompleteFirstWins(t *testing.T) {
+	f := NewFuture[int]()
+	require.False(t, f.Ready())
+	require.NoError(t, f.Err())
+	_, err := f.Value()
+	require.ErrorIs(t, err, ErrNotReady)
+	done := f.Done() // asked for before completion: must still be closed by Complete
+
+	require.True(t, f.Complete(1, nil))
+	require.False(t, f.Complete(2, errSentinel))
+	<-done
+	<-f.Done()
+	v, err := f.Value()
+	require.NoError(t, err)
+	require.Equal(t, 1, v)
+	v, err = f.Await(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, 1, v)
+}
+
+func TestFutureCompleted(t *testing.T) {
+	f := Completed("x", errSentinel)
+	require.True(t, f.Ready())
+	require.ErrorIs(t, f.Err(), errSentinel)
+	<-f.Done()
+	require.False(t, f.Complete("y", nil))
+	v, err := f.Await(context.Background())
+	require.Equal(t, "x", v)
+	require.ErrorIs(t, err, errSentinel)
+}
+
+func TestFutureRacingCompleters(t *testing.T) {
+	for range 200 {
+		f := NewFuture[int]()
+		f.SetAwaitSpin(0)
+		var wins atomic.Int32
+		var wg sync.WaitGroup
+		results := make(chan int, 4)
+		for w := range 4 {
+			wg.Go(func() {
+				v, _ := f.Await(context.Background())
+				results <- v
+			})
+			wg.Go(func() {
+				if f.Complete(w, nil) {
+					wins.Add(1)
+				}
+			})
+		}
+		wg.Wait()
+		close(results)
+		require.Equal(t, int32(1), wins.Load())
+		first := -1
+		for v := range results {
+			if first < 0 {
+				first = v
+			}
+			require.Equal(t, first, v, "every waiter sees the one winning value")
+		}
+	}
+}
+
+func TestFutureAwaitParksAndWakes(t *testing.T) {
+	f := NewFuture[string]()
+	f.SetAwaitSpin(time.Microsecond) // spin briefly, then park
+	go func() { time.Sleep(5 * time.Millisecond); f.Complete("late", nil) }()
+	v, err := f.Await(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, "late", v)
+
+	var zero Future[int] // the zero value works, parking at once
+	go zero.Complete(4, nil)
+	n, err := zero.Await(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, 4, n)
+}
+
+func TestFutureAwaitDeadline(t *testing.T) {
+	f := NewFuture[int]()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Millisecond)
+	defer cancel()
+	_, err := f.Await(ctx)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	f.Complete(1, nil)
+	v, err := f.Await(ctx) // a done future answers even with an ended context
+	require.NoError(t, err)
+	require.Equal(t, 1, v)
+}

@@ -1,0 +1,104 @@
+package cudart
+
+import (
+	"unsafe"
+
+	"github.com/ebitengine/purego"
+
+	"github.com/gpuactor/gpuactor/cudaerr"
+)
+
+// Driver API functions reached through cudaGetDriverEntryPoint (used to load modules on runtimes
+// without cudaLibraryLoadData, i.e. before 12.8). None takes a struct by value.
+const (
+	drvModuleLoadData = iota
+	drvModuleGetFunction
+	drvModuleUnload
+	drvLaunchKernel
+	drvGetErrorString
+	numDriverSyms
+)
+
+var driverSymNames = [numDriverSyms]string{
+	drvModuleLoadData:    "cuModuleLoadData",
+	drvModuleGetFunction: "cuModuleGetFunction",
+	drvModuleUnload:      "cuModuleUnload",
+	drvLaunchKernel:      "cuLaunchKernel",
+	drvGetErrorString:    "cuGetErrorString",
+}
+
+// cudaDriverEntryPointQueryResult values.
+const (
+	entryPointSuccess             = 0
+	entryPointSymbolNotFound      = 1
+	entryPointVersionNotSufficent = 2
+)
+
+const (
+	codeInvalidValue          = int32(cudaerr.InvalidValue)
+	codeInvalidResourceHandle = int32(cudaerr.InvalidResourceHandle)
+)
+
+// driverEntryPoint resolves a driver function with cudaGetDriverEntryPoint (flags
+// cudaEnableDefault): the 3-argument form on 11.x, the 4-argument form with a status out
+// parameter on 12.x and 13.x.
+func (r *Runtime) driverEntryPoint(name string) (uintptr, error) {
+	var fn uintptr
+	var status int32
+	var err error
+	if r.major >= 12 {
+		err = r.call(fnGetDriverEntryPoint, uintptr(unsafe.Pointer(cstr(name))),
+			uintptr(unsafe.Pointer(&fn)), 0, uintptr(unsafe.Pointer(&status)))
+	} else {
+		err = r.call(fnGetDriverEntryPoint, uintptr(unsafe.Pointer(cstr(name))),
+			uintptr(unsafe.Pointer(&fn)), 0)
+	}
+	if err != nil {
+		return 0, err // e.g. no driver: not cached, the next call asks again
+	}
+	if fn == 0 || status != entryPointSuccess {
+		detail := "cudaGetDriverEntryPoint returned no function"
+		switch status {
+		case entryPointSymbolNotFound:
+			detail = "the driver has no such function"
+		case entryPointVersionNotSufficent:
+			detail = "the driver's function is newer than this runtime"
+		}
+		return 0, &SymbolError{Symbol: name, Library: "the CUDA driver (via " + r.Path() + ")",
+			Version: r.versionHint(), Detail: detail}
+	}
+	return fn, nil
+}
+
+// driverCall invokes a driver function and maps its CUresult. CUDA_ERROR_* values equal the
+// runtime's cudaError values for the codes module loading and launching return (out of memory,
+// invalid image/PTX, not found, launch failures…), so the result is a *cudaerr.Error whose Op is
+// the driver function's name.
+//
+//go:uintptrescapes
+func (r *Runtime) driverCall(id int, args ...uintptr) error {
+	fn, err := r.drv.get(id)
+	if err != nil {
+		return err
+	}
+	ret, _, _ := purego.SyscallN(fn, args...)
+	if int32(ret) == 0 {
+		return nil
+	}
+	return r.driverError(driverSymNames[id], int32(ret))
+}
+
+// driverError builds the error for a CUresult, with cuGetErrorString's text when available.
+func (r *Runtime) driverError(op string, code int32) error {
+	msg := ""
+	if fn, err := r.drv.get(drvGetErrorString); err == nil {
+		var p uintptr
+		if ret, _, _ := purego.SyscallN(fn, uintptr(uint32(code)), uintptr(unsafe.Pointer(&p))); int32(ret) == 0 {
+			msg = gostring(p)
+		}
+	}
+	if msg == "" {
+		msg = cudaerr.Code(code).Message()
+	}
+	return &cudaerr.Error{Op: op, Code: cudaerr.Code(code), Message: msg}
+}

@@ -1,0 +1,98 @@
+package cudart
+
+// Symbol slots of libcudart, resolved on first use. The names are the exported C names; where a
+// signature differs by version the caller picks by Runtime.Major (binding-notes B.2).
+const (
+	fnGetErrorName = iota
+	fnGetErrorString
+	fnRuntimeGetVersion
+	fnDriverGetVersion
+	fnGetDeviceCount
+	fnSetDevice
+	fnGetDevice
+	fnInitDevice // 12.0+
+	fnDeviceGetAttribute
+	fnGetDeviceProperties
+	fnGetDevicePropertiesV2 // 12.x only
+	fnMemGetInfo
+	fnDeviceGetPCIBusId
+	fnDeviceSynchronize
+	fnDeviceGetStreamPriorityRange
+	fnGetLastError
+	fnPeekAtLastError
+	fnMalloc
+	fnFree
+	fnHostAlloc
+	fnFreeHost
+	fnHostRegister
+	fnHostUnregister
+	fnMemcpy
+	fnMemcpyAsync
+	fnMemset
+	fnMemsetAsync
+	fnStreamCreateWithPriority
+	fnStreamDestroy
+	fnStreamSynchronize
+	fnStreamQuery
+	fnStreamWaitEvent
+	fnEventCreateWithFlags
+	fnEventRecord
+	fnEventQuery
+	fnEventSynchronize
+	fnEventElapsedTime
+	fnEventDestroy
+	fnLaunchHostFunc
+	fnLaunchKernel
+	fnLibraryLoadData  // 12.8+
+	fnLibraryGetKernel // 12.8+
+	fnLibraryUnload    // 12.8+
+	fnGetDriverEntryPoint
+	numRuntimeSyms
+)
+
+var runtimeSymNames = [numRuntimeSyms]string{
+	fnGetErrorName:                 "cudaGetErrorName",
+	fnGetErrorString:               "cudaGetErrorString",
+	fnRuntimeGetVersion:            "cudaRuntimeGetVersion",
+	fnDriverGetVersion:             "cudaDriverGetVersion",
+	fnGetDeviceCount:               "cudaGetDeviceCount",
+	fnSetDevice:                    "cudaSetDevice",
+	fnGetDevice:                    "cudaGetDevice",
+	fnInitDevice:                   "cudaInitDevice",
+	fnDeviceGetAttribute:           "cudaDeviceGetAttribute",
+	fnGetDeviceProperties:          "cudaGetDeviceProperties",
+	fnGetDevicePropertiesV2:        "cudaGetDeviceProperties_v2",
+	fnMemGetInfo:                   "cudaMemGetInfo",
+	fnDeviceGetPCIBusId:            "cudaDeviceGetPCIBusId",
+	fnDeviceSynchronize:            "cudaDeviceSynchronize",
+	fnDeviceGetStreamPriorityRange: "cudaDeviceGetStreamPriorityRange",
+	fnGetLastError:                 "cudaGetLastError",
+	fnPeekAtLastError:              "cudaPeekAtLastError",
+	fnMalloc:                       "cudaMalloc",
+	fnFree:                         "cudaFree",
+	fnHostAlloc:                    "cudaHostAlloc",
+	fnFreeHost:                     "cudaFreeHost",
+	fnHostRegister:                 "cudaHostRegister",
+	fnHostUnregister:               "cudaHostUnregister",
+	fnMemcpy:                       "cudaMemcpy",
+	fnMemcpyAsync:                  "cudaMemcpyAsync",
+	fnMemset:                       "cudaMemset",
+	fnMemsetAsync:                  "cudaMemsetAsync",
+	fnStreamCreateWithPriority:     "cudaStreamCreateWithPriority",
+	fnStreamDestroy:                "cudaStreamDestroy",
+	fnStreamSynchronize:            "cudaStreamSynchronize",
+	fnStreamQuery:                  "cudaStreamQuery",
+	fnStreamWaitEvent:              "cudaStreamWaitEvent",
+	fnEventCreateWithFlags:         "cudaEventCreateWithFlags",
+	fnEventRecord:                  "cudaEventRecord",
+	fnEventQuery:                   "cudaEventQuery",
+	fnEventSynchronize:             "cudaEventSynchronize",
+	fnEventElapsedTime:             "cudaEventElapsedTime",
+	fnEventDestroy:                 "cudaEventDestroy",
+	fnLaunchHostFunc:               "cudaLaunchHostFunc",
+	fnLaunchKernel:                 "cudaLaunchKernel",
+	fnLibraryLoadData:              "cudaLibraryLoadData",
+	fnLibraryGetKernel:             "cudaLibraryGetKernel",
+	fnLibraryUnload:                "cudaLibraryUnload",
+	fnGetDriverEntryPoint:          "cudaGetDriverEntryPoint",
+}
