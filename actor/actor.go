@@ -43,8 +43,9 @@ func (e *PanicError) Unwrap() error {
 }
 
 // Stats are cumulative counters, read atomically. Comparing Batches with Ops shows how much
-// batching happens; Parks shows how often the actor paid a full park/wake. Ops and Batches are
-// added once per batch, after it ran, to keep atomics off the per-op path.
+// batching happens; Parks shows how often the actor paid a full park/wake. Ops counts a message
+// before it runs, so a caller that has seen an op's result sees it counted; Batches counts a
+// drain when it ends.
 type Stats struct {
 	Ops     uint64 // functions run: each Post and Call counts one, a PostBatch counts its length
 	Batches uint64 // mailbox drains that ran at least one message
@@ -83,16 +84,21 @@ func (b batchOp) weight() uint64     { return uint64(len(b)) }
 
 // Actor owns one goroutine locked to one OS thread. All methods are safe for concurrent use.
 type Actor struct {
+	// Read-only after New.
 	mb        chan op
-	closed    atomic.Bool
-	inflight  atomic.Int64 // senders between their closed check and the end of their send
 	done      chan struct{}
-	closeErr  error // set before done is closed
 	errClosed error
+	cfg       config
 
-	cfg config
+	// Written by every sender; padded so the actor's counters do not share their cache line.
+	_        [64]byte
+	closed   atomic.Bool
+	inflight atomic.Int64 // senders between their closed check and the end of their send
+	_        [64]byte
 
+	// Written by the actor goroutine.
 	ops, batches, parks, panics atomic.Uint64
+	closeErr                    error // set before done is closed
 }
 
 // New starts the actor goroutine and returns once the init hook has run on it. An invalid
@@ -324,13 +330,19 @@ func (a *Actor) loop() {
 			continue
 		default:
 		}
-		if a.closed.Load() && a.inflight.Load() == 0 && len(a.mb) == 0 && !busy {
+		if a.finished(busy) {
 			return
 		}
 		if o, ok := a.spin(&busy); ok {
 			a.runBatch(o)
 			busy = a.callIdle()
 			continue
+		}
+		// Spinning polled the idle hook, so busy may have just turned false after the close
+		// marker was consumed: check again, or the park below would wait for a message that
+		// never comes.
+		if a.finished(busy) {
+			return
 		}
 		a.parks.Add(1)
 		if !busy {
@@ -350,6 +362,13 @@ func (a *Actor) loop() {
 		}
 		busy = a.callIdle()
 	}
+}
+
+// finished reports whether the actor may exit. Every change that can make it true while the
+// actor is parked (Close, the last in-flight sender leaving) sends a wake marker; a change of
+// busy happens on the actor itself.
+func (a *Actor) finished(busy bool) bool {
+	return !busy && a.closed.Load() && a.inflight.Load() == 0 && len(a.mb) == 0
 }
 
 // spin polls the mailbox for the spin window so that back-to-back traffic never pays a

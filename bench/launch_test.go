@@ -69,8 +69,8 @@ func BenchmarkRoundTrip(b *testing.B) {
 	})
 }
 
-// BenchmarkLaunch: empty launches from g goroutines at once, each waiting for its launch to be
-// queued before sending the next (the GPU runs behind); one synchronize at the end.
+// BenchmarkLaunch: empty launches from g goroutines at once, each blocking in Launch until its
+// launch is queued before sending the next (the GPU runs behind); one synchronize at the end.
 func BenchmarkLaunch(b *testing.B) {
 	for _, g := range []int{1, 8, 64} {
 		b.Run(goroutines(g), func(b *testing.B) {
@@ -101,34 +101,54 @@ func BenchmarkLaunch(b *testing.B) {
 	}
 }
 
-// BenchmarkPipelined: one goroutine keeps up to 64 launches in flight through futures.
+// BenchmarkPipelined: g goroutines at once, each keeping up to 64 launches in flight through
+// LaunchAsync futures and awaiting the oldest before sending another.
 func BenchmarkPipelined(b *testing.B) {
-	eachBackend(b, func(b *testing.B, dev *device.Device, k *device.Kernel) {
-		ctx := context.Background()
-		const window = 64
-		ring := make([]*actor.Future[struct{}], window)
-		i := 0
-		for b.Loop() {
-			if f := ring[i%window]; f != nil {
-				if _, err := f.Await(ctx); err != nil {
+	for _, g := range []int{1, 8, 64} {
+		b.Run(goroutines(g), func(b *testing.B) {
+			eachBackend(b, func(b *testing.B, dev *device.Device, k *device.Kernel) {
+				ctx := context.Background()
+				per := b.N/g + 1
+				b.ResetTimer()
+				var wg sync.WaitGroup
+				for range g {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						if err := pipeline(ctx, dev, k, per); err != nil {
+							b.Error(err)
+						}
+					}()
+				}
+				wg.Wait()
+				if err := dev.Synchronize(ctx); err != nil {
 					b.Fatal(err)
 				}
+				reportMicros(b, per*g)
+			})
+		})
+	}
+}
+
+func pipeline(ctx context.Context, dev *device.Device, k *device.Kernel, n int) error {
+	const window = 64
+	var ring [window]*actor.Future[struct{}]
+	for i := range n {
+		if f := ring[i%window]; f != nil {
+			if _, err := f.Await(ctx); err != nil {
+				return err
 			}
-			ring[i%window] = dev.LaunchAsync(ctx, k, one)
-			i++
 		}
-		for _, f := range ring {
-			if f != nil {
-				if _, err := f.Await(ctx); err != nil {
-					b.Fatal(err)
-				}
+		ring[i%window] = dev.LaunchAsync(ctx, k, one)
+	}
+	for _, f := range ring {
+		if f != nil {
+			if _, err := f.Await(ctx); err != nil {
+				return err
 			}
 		}
-		if err := dev.Synchronize(ctx); err != nil {
-			b.Fatal(err)
-		}
-		reportMicros(b, b.N)
-	})
+	}
+	return nil
 }
 
 func goroutines(g int) string {

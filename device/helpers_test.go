@@ -33,7 +33,7 @@ var saxpySim = map[string]device.SimKernel{
 		x := device.SimSlice[float32](c, 2, n)
 		y := device.SimSlice[float32](c, 3, n)
 		for i := range min(uint64(n), c.Threads()) {
-			y[i] = a*x[i] + y[i]
+			y[i] = float32(a*x[i]) + y[i] // no fused multiply-add, like the GPU built with --fmad=false
 		}
 		return nil
 	},

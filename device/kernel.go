@@ -169,25 +169,37 @@ func (d *Device) launch(ctx context.Context, k *Kernel, cfg Config, wait bool, a
 	if err != nil {
 		return actor.Completed(struct{}{}, err)
 	}
-	return call(ctx, d, func() (struct{}, error) {
-		if k.mod.unloaded.Load() {
-			return struct{}{}, fmt.Errorf("%w: kernel %s: module %s was unloaded", ErrFreed, k.name, k.mod.name)
-		}
-		for _, b := range bufs {
-			if b.freed.Load() {
-				return struct{}{}, fmt.Errorf("%w: kernel %s: argument buffer %#x used after Free", ErrFreed, k.name, uint64(b.ptr))
-			}
-		}
-		if err := d.dev.Launch(k.h, cfg.Grid, cfg.Block, cfg.SharedMem, d.stream, packed); err != nil {
-			return struct{}{}, fmt.Errorf("gpuactor: launching %s: %w", k.name, err)
-		}
-		if wait {
-			if err := d.dev.StreamSynchronize(d.stream); err != nil {
-				return struct{}{}, fmt.Errorf("gpuactor: running %s: %w", k.name, err)
-			}
-		}
-		return struct{}{}, nil
+	// actor.Call directly rather than through call: launches are the hot path, and this saves
+	// the wrapper closure's allocation and indirect call per launch.
+	return actor.Call(ctx, d.act, func() (struct{}, error) {
+		err := d.runLaunch(k, cfg, wait, packed, bufs)
+		d.note(err)
+		return struct{}{}, err
 	})
+}
+
+// runLaunch runs on the actor thread.
+func (d *Device) runLaunch(k *Kernel, cfg Config, wait bool, packed []backend.Arg, bufs []*Buffer) error {
+	if err := d.failure(); err != nil {
+		return err
+	}
+	if k.mod.unloaded.Load() {
+		return fmt.Errorf("%w: kernel %s: module %s was unloaded", ErrFreed, k.name, k.mod.name)
+	}
+	for _, b := range bufs {
+		if b.freed.Load() {
+			return fmt.Errorf("%w: kernel %s: argument buffer %#x used after Free", ErrFreed, k.name, uint64(b.ptr))
+		}
+	}
+	if err := d.dev.Launch(k.h, cfg.Grid, cfg.Block, cfg.SharedMem, d.stream, packed); err != nil {
+		return fmt.Errorf("gpuactor: launching %s: %w", k.name, err)
+	}
+	if wait {
+		if err := d.dev.StreamSynchronize(d.stream); err != nil {
+			return fmt.Errorf("gpuactor: running %s: %w", k.name, err)
+		}
+	}
+	return nil
 }
 
 // prepareLaunch checks the shape and arguments on the caller's goroutine, off the actor thread.
@@ -231,6 +243,9 @@ func (d *Device) checkConfig(k *Kernel, cfg Config) error {
 func (d *Device) packArgs(k *Kernel, args []any) ([]backend.Arg, []*Buffer, error) {
 	if k.params != nil && len(args) != len(k.params) {
 		return nil, nil, fmt.Errorf("%w: kernel %s takes %d argument(s) (%s), got %d", ErrKernelArgs, k.name, len(k.params), paramList(k.params), len(args))
+	}
+	if len(args) == 0 {
+		return nil, nil, nil
 	}
 	packed := make([]backend.Arg, len(args))
 	var bufs []*Buffer

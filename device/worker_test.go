@@ -42,7 +42,7 @@ func saxpyWorker(ctx context.Context, dev *device.Device, k *device.Kernel, w, n
 	for i := range out {
 		want := y[i]
 		for range rounds {
-			want = a*x[i] + want
+			want = float32(a*x[i]) + want
 		}
 		if out[i] != want {
 			return fmt.Errorf("worker %d element %d: got %v want %v", w, i, out[i], want)
