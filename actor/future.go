@@ -17,6 +17,10 @@ const (
 	stateDone              // result published; readers may look at val/err
 )
 
+// tightSpins is how many times Await polls the state before it starts yielding: about one to
+// a few microseconds of polling, the usual wait for a GPU launch to be queued.
+const tightSpins = 4096
+
 // waiter wraps the done channel so it can live behind an atomic pointer: the channel is made
 // only when someone parks or asks for Done, which keeps the fast path at one allocation.
 type waiter struct{ c chan struct{} }
@@ -140,6 +144,14 @@ func (f *Future[T]) Await(ctx context.Context) (T, error) {
 		}
 	}
 	if spin := time.Duration(f.spin.Load()); spin > 0 {
+		// First a tight spin: a short op's result lands within a few microseconds, and both
+		// Gosched and reading the clock cost hundreds of nanoseconds on some hosts (VMs), which
+		// would be added straight to the round trip.
+		for range tightSpins {
+			if f.state.Load() == stateDone {
+				return f.val, f.err
+			}
+		}
 		start := time.Now()
 		for i := 1; ; i++ {
 			runtime.Gosched()

@@ -13,4 +13,5 @@ nvcc -O2 -arch=sm_90 -o /tmp/launch bench/cbaseline/launch.cu && /tmp/launch | t
 (cd bench && ../.gpu/tests/bench.test -test.run '^$' -test.bench . -test.benchtime 1s -test.count 5) > "$out/bench.txt" 2>&1
 (cd internal/cudart && ../../.gpu/tests/internal_cudart.test -test.run '^$' -test.bench . -test.count 3) >> "$out/bench.txt" 2>&1
 /tmp/launch | tee -a "$out/cpp.txt"
-grep -E "cuda|Direct|StreamQuery" "$out/bench.txt" | head -60
+(cd actor && ../.gpu/tests/actor.test -test.run "^$" -test.bench . -test.count 3) >> "$out/bench.txt" 2>&1
+grep -E "cuda|Direct|Host|StreamQuery|^Benchmark(RoundTrip|Pipelined|Naive)-" "$out/bench.txt" | awk "{print \$1, \$3, \$4, \$5, \$6}" | head -90
