@@ -96,6 +96,11 @@ type Actor struct {
 	inflight atomic.Int64 // senders between their closed check and the end of their send
 	_        [64]byte
 
+	// Waiters spinning in Future.Await, against procs (GOMAXPROCS when New ran): see spinFor.
+	spinners atomic.Int32
+	procs    int32
+	_        [64]byte
+
 	// Written by the actor goroutine.
 	ops, batches, parks, panics atomic.Uint64
 	closeErr                    error // set before done is closed
@@ -118,6 +123,7 @@ func New(opts ...Option) (*Actor, error) {
 		done:      make(chan struct{}),
 		cfg:       cfg,
 		errClosed: ErrClosed,
+		procs:     int32(runtime.GOMAXPROCS(0)),
 	}
 	if cfg.name != "" {
 		a.errClosed = fmt.Errorf("actor %q: %w", cfg.name, ErrClosed)
@@ -179,7 +185,7 @@ func Call[T any](ctx context.Context, a *Actor, fn func() (T, error)) *Future[T]
 	if fn == nil {
 		return Completed(zero, ErrNilOp)
 	}
-	f := &Future[T]{fn: fn}
+	f := &Future[T]{fn: fn, owner: a}
 	f.spin.Store(int64(a.cfg.awaitSpin))
 	if err := a.send(ctx, f); err != nil {
 		f.fn = nil

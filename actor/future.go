@@ -42,6 +42,7 @@ type Future[T any] struct {
 	val   T
 	err   error
 	fn    func() (T, error) // the op of a Call; cleared when it starts so its captures can be freed
+	owner *Actor            // the actor of a Call, whose spinning waiters are counted; nil otherwise
 }
 
 // NewFuture returns a pending future for results produced later by someone else, e.g. an idle
@@ -144,32 +145,11 @@ func (f *Future[T]) Await(ctx context.Context) (T, error) {
 		}
 	}
 	if spin := time.Duration(f.spin.Load()); spin > 0 {
-		// First a tight spin: a short op's result lands within a few microseconds, and both
-		// Gosched and reading the clock cost hundreds of nanoseconds on some hosts (VMs), which
-		// would be added straight to the round trip.
-		for range tightSpins {
-			if f.state.Load() == stateDone {
-				return f.val, f.err
-			}
-		}
-		start := time.Now()
-		for i := 1; ; i++ {
-			runtime.Gosched()
-			if f.state.Load() == stateDone {
-				return f.val, f.err
-			}
-			if i&7 == 0 {
-				if time.Since(start) >= spin {
-					break
-				}
-				if cancel != nil {
-					select {
-					case <-cancel:
-						return f.cancelled(ctx)
-					default:
-					}
-				}
-			}
+		switch f.spinFor(spin, cancel) {
+		case spinDone:
+			return f.val, f.err
+		case spinCancelled:
+			return f.cancelled(ctx)
 		}
 	}
 	select {
@@ -177,6 +157,58 @@ func (f *Future[T]) Await(ctx context.Context) (T, error) {
 		return f.val, f.err
 	case <-cancel:
 		return f.cancelled(ctx)
+	}
+}
+
+type spinResult uint8
+
+const (
+	spinTimedOut spinResult = iota
+	spinDone
+	spinCancelled
+)
+
+// spinFor polls for completion for up to d before Await parks.
+//
+// First a tight spin: a short op's result lands within a few microseconds, and both Gosched
+// and reading the clock cost hundreds of nanoseconds on some hosts (VMs). Then it keeps
+// polling; whether it yields between polls depends on how many waiters spin on the same
+// actor: while they and the actor fit in GOMAXPROCS nobody needs the P back, and yielding
+// would only hammer the scheduler's global run-queue lock, which the actor's thread takes too.
+func (f *Future[T]) spinFor(d time.Duration, cancel <-chan struct{}) spinResult {
+	for range tightSpins {
+		if f.state.Load() == stateDone {
+			return spinDone
+		}
+	}
+	yield, every := true, 7
+	if a := f.owner; a != nil {
+		n := a.spinners.Add(1)
+		defer a.spinners.Add(-1)
+		if n+1 < a.procs {
+			yield, every = false, 255
+		}
+	}
+	start := time.Now()
+	for i := 1; ; i++ {
+		if yield || i&4095 == 0 {
+			runtime.Gosched()
+		}
+		if f.state.Load() == stateDone {
+			return spinDone
+		}
+		if i&every == 0 {
+			if time.Since(start) >= d {
+				return spinTimedOut
+			}
+			if cancel != nil {
+				select {
+				case <-cancel:
+					return spinCancelled
+				default:
+				}
+			}
+		}
 	}
 }
 
