@@ -1,22 +1,16 @@
-package bench
+package main
 
 import (
 	"context"
+	"fmt"
 	"runtime"
 	"sync"
 	"testing"
 
-	"github.com/gpuactor/gpuactor/actor"
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/internal/backend"
 	"github.com/gpuactor/gpuactor/internal/cudart"
 )
-
-const emptySource = `extern "C" __global__ void empty() {}`
-
-var emptySim = map[string]device.SimKernel{"empty": func(*device.KernelCall) error { return nil }}
-
-var one = device.Config{Grid: device.Dim(1), Block: device.Dim(1)}
 
 func gpuPresent() bool {
 	n, err := device.Count(context.Background(), device.WithBackend(device.BackendCUDA))
@@ -130,37 +124,7 @@ func BenchmarkPipelined(b *testing.B) {
 	}
 }
 
-func pipeline(ctx context.Context, dev *device.Device, k *device.Kernel, n int) error {
-	const window = 64
-	var ring [window]*actor.Future[struct{}]
-	for i := range n {
-		if f := ring[i%window]; f != nil {
-			if _, err := f.Await(ctx); err != nil {
-				return err
-			}
-		}
-		ring[i%window] = dev.LaunchAsync(ctx, k, one)
-	}
-	for _, f := range ring {
-		if f != nil {
-			if _, err := f.Await(ctx); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-func goroutines(g int) string {
-	return "goroutines=" + itoa(g)
-}
-
-func itoa(v int) string {
-	if v < 10 {
-		return string(rune('0' + v))
-	}
-	return itoa(v/10) + string(rune('0'+v%10))
-}
+func goroutines(g int) string { return fmt.Sprintf("goroutines=%d", g) }
 
 // direct opens device 0 through the binding on the calling, locked thread, with no actor.
 func direct(b *testing.B) (backend.Device, backend.Kernel, backend.Stream) {
@@ -177,12 +141,7 @@ func direct(b *testing.B) (backend.Device, backend.Kernel, backend.Stream) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	image, kind := compileEmpty(b, dev)
-	mod, err := dev.LoadModule(backend.ModuleSpec{Image: image, ImageKind: kind})
-	if err != nil {
-		b.Fatal(err)
-	}
-	k, err := dev.ModuleKernel(mod, "empty")
+	k, unload, err := directEmptyKernel(dev, false)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -190,7 +149,7 @@ func direct(b *testing.B) (backend.Device, backend.Kernel, backend.Stream) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.Cleanup(func() { dev.StreamDestroy(s); dev.UnloadModule(mod) })
+	b.Cleanup(func() { dev.StreamDestroy(s); unload() })
 	if err := dev.Launch(k, device.Dim(1), device.Dim(1), 0, s, nil); err != nil {
 		b.Fatal(err)
 	}

@@ -57,3 +57,11 @@ func invalid(format string, args ...any) error {
 func outOfRange(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrOutOfRange}, args...)...)
 }
+
+func wrongDevice(what string, owner, used *Device) error {
+	return fmt.Errorf("%w: %s lives on device %d, used on device %d", ErrWrongDevice, what, owner.ordinal, used.ordinal)
+}
+
+func freedErr(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrFreed}, args...)...)
+}

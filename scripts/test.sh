@@ -40,3 +40,5 @@ CGO_ENABLED=0 go test -count=1 -timeout 20m ./...
 echo "== examples on the simulator"
 CGO_ENABLED=0 go run ./examples/saxpy -backend sim -goroutines 8 -n 4096 -rounds 2
 CGO_ENABLED=0 go run ./examples/devicequery -backend sim >/dev/null
+echo "== benchmark suite smoke on the simulator"
+CGO_ENABLED=0 go run ./bench -backend sim -repeat 2 -sizes 4K,64K >/dev/null

@@ -1,0 +1,159 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// runExternal runs the C++ baseline and the Python peers for the same scenarios and sizes and
+// adds their results. Their failures are reported, never fatal: the gpuactor rows still stand.
+func runExternal(ctx context.Context, o *options, rep *Report) {
+	refs := map[string]bool{}
+	for _, t := range plan(o) {
+		refs[t.s.refName()] = true
+	}
+	var names []string
+	for n := range refs {
+		names = append(names, n)
+	}
+	args := []string{"--scenarios", strings.Join(names, ","), "--sizes", joinSizes(o.sizes),
+		"--repeat", strconv.Itoa(o.repeat), "--device", strconv.Itoa(o.device)}
+
+	if bin, err := cbaseline(ctx, o, rep.Meta.CC); err != nil {
+		rep.Errors = append(rep.Errors, "C++ baseline: "+err.Error())
+		fmt.Fprintln(os.Stderr, "C++ baseline:", err)
+	} else if bin != "" {
+		fmt.Fprintln(os.Stderr, "running the C++ baseline:", bin)
+		collect(ctx, rep, "cpp", exec.CommandContext(ctx, bin, args...))
+	}
+	if o.peers {
+		if script, ok := peersScript(); ok {
+			fmt.Fprintln(os.Stderr, "running the Python peers:", script)
+			collect(ctx, rep, "peers", exec.CommandContext(ctx, "python3", append([]string{script}, args...)...))
+		}
+	}
+}
+
+// cbaseline returns the C++ baseline binary: -cbaseline, else bench/cbaseline/suite.cu built
+// with nvcc for the device's architecture. "" with no error means there is none to run.
+func cbaseline(ctx context.Context, o *options, cc string) (string, error) {
+	switch o.cbaseline {
+	case "off":
+		return "", nil
+	case "":
+	default:
+		return o.cbaseline, nil
+	}
+	nvcc, err := exec.LookPath("nvcc")
+	if err != nil {
+		if _, statErr := os.Stat("/usr/local/cuda/bin/nvcc"); statErr != nil {
+			fmt.Fprintln(os.Stderr, "no nvcc: the C++ baseline column stays empty (pass -cbaseline PATH to use a prebuilt one)")
+			return "", nil
+		}
+		nvcc = "/usr/local/cuda/bin/nvcc"
+	}
+	src := filepath.Join(repoRoot(), "bench", "cbaseline", "suite.cu")
+	if _, err := os.Stat(src); err != nil {
+		return "", fmt.Errorf("C++ baseline source not found: %w", err)
+	}
+	out := filepath.Join(os.TempDir(), "gpuactor-cbaseline")
+	arch := "sm_" + strings.ReplaceAll(cc, ".", "")
+	cmd := exec.CommandContext(ctx, nvcc, "-O2", "-std=c++17", "-arch="+arch, "-o", out, src)
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("nvcc: %v\n%s", err, msg)
+	}
+	return out, nil
+}
+
+// peersScript finds bench/peers/peers.py when python3 is there.
+func peersScript() (string, bool) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		return "", false
+	}
+	script := filepath.Join(repoRoot(), "bench", "peers", "peers.py")
+	_, err := os.Stat(script)
+	return script, err == nil
+}
+
+// repoRoot is the module root: the working directory or one of its parents holding go.mod and
+// bench/ (go run ./bench and the packed binary both run from there).
+func repoRoot() string {
+	dir, _ := os.Getwd()
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "bench", "cbaseline")); err == nil {
+			return d
+		}
+		if filepath.Dir(d) == d {
+			return dir
+		}
+	}
+}
+
+// collect runs cmd and parses its JSON lines into rep.
+func collect(ctx context.Context, rep *Report, what string, cmd *exec.Cmd) {
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if !strings.HasPrefix(line, "{") {
+			continue
+		}
+		var m struct {
+			Kind    string `json:"kind"`
+			Impl    string `json:"impl"`
+			Message string `json:"message"`
+			Result
+		}
+		if json.Unmarshal([]byte(line), &m) != nil {
+			continue
+		}
+		switch m.Kind {
+		case "result":
+			m.Result.Impl = m.Impl
+			rep.Results = append(rep.Results, m.Result)
+			if !m.Checked {
+				rep.Errors = append(rep.Errors, fmt.Sprintf("%s %s %s: result check failed", m.Impl, m.Scenario, sizeLabel(m.Size)))
+			}
+		case "error":
+			msg := fmt.Sprintf("%s: %s", m.Impl, m.Message)
+			if what == "cpp" {
+				rep.Errors = append(rep.Errors, msg)
+			}
+			fmt.Fprintln(os.Stderr, "  "+msg)
+		}
+	}
+	if err != nil && ctx.Err() == nil {
+		msg := fmt.Sprintf("%s exited: %v: %s", what, err, lastLines(stderr.String(), 5))
+		if what == "cpp" {
+			rep.Errors = append(rep.Errors, msg)
+		}
+		fmt.Fprintln(os.Stderr, msg)
+	}
+}
+
+func joinSizes(sizes []int64) string {
+	s := make([]string, len(sizes))
+	for i, v := range sizes {
+		s[i] = strconv.FormatInt(v, 10)
+	}
+	return strings.Join(s, ",")
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}

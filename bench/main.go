@@ -1,0 +1,138 @@
+// Command bench is gpuactor's benchmark suite: named scenarios run through gpuactor on every
+// backend present and, on a GPU host, side by side with the project's own C++ baseline
+// (bench/cbaseline, built with nvcc in the same run) and, where Python has them, CuPy and
+// cuda.core (bench/peers). It prints one table per backend with the ratio to C++, and can
+// save JSON and plots under bench/results/<gpu>-<date>/.
+//
+//	go run ./bench                          # every backend present, all scenarios
+//	go run ./bench -backend sim -repeat 3   # the simulator only (CI's smoke run)
+//	go run ./bench -scenarios launch_enqueue,h2d_pinned -sizes 4096,1048576 -json out.json
+//	go run ./bench -save                    # also write bench/results/<gpu>-<date>/
+//
+// The testing.B benchmarks beside it (go test -bench . ./bench/) measure the actor's costs
+// against the binding called directly.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+type options struct {
+	backend   string
+	scenarios map[string]bool
+	sizes     []int64
+	repeat    int
+	jsonPath  string
+	save      bool
+	outDir    string
+	cbaseline string
+	peers     bool
+	device    int
+}
+
+func main() {
+	o, err := parseFlags(os.Args[1:])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(2)
+	}
+	if err := run(context.Background(), o); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func parseFlags(args []string) (*options, error) {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	o := &options{}
+	var scen, sizes string
+	fs.StringVar(&o.backend, "backend", "all", "all (every backend present), cuda or sim")
+	fs.StringVar(&scen, "scenarios", "", "comma-separated scenario names (default: all): "+strings.Join(scenarioNames(), ","))
+	fs.StringVar(&sizes, "sizes", "4096,65536,1048576,16777216,268435456", "bytes, for the bandwidth scenarios (K, M, G suffixes allowed)")
+	fs.IntVar(&o.repeat, "repeat", 21, "timed repeats per figure (the median is reported)")
+	fs.StringVar(&o.jsonPath, "json", "", "write every result as JSON to this file")
+	fs.BoolVar(&o.save, "save", false, "write JSON and plots under -out")
+	fs.StringVar(&o.outDir, "out", "", "results directory for -save (default bench/results/<gpu>-<date>)")
+	fs.StringVar(&o.cbaseline, "cbaseline", "", "prebuilt C++ baseline binary (default: build bench/cbaseline/suite.cu with nvcc when present; 'off' to skip)")
+	fs.BoolVar(&o.peers, "peers", true, "run bench/peers/peers.py when python3 can import cupy or cuda.core")
+	fs.IntVar(&o.device, "device", 0, "device ordinal")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if o.repeat < 1 {
+		return nil, fmt.Errorf("-repeat must be at least 1, got %d", o.repeat)
+	}
+	switch o.backend {
+	case "all", "cuda", "sim":
+	default:
+		return nil, fmt.Errorf("-backend must be all, cuda or sim, got %q", o.backend)
+	}
+	var err error
+	if o.sizes, err = parseSizes(sizes); err != nil {
+		return nil, err
+	}
+	if scen != "" {
+		o.scenarios = map[string]bool{}
+		known := map[string]bool{}
+		for _, n := range scenarioNames() {
+			known[n] = true
+		}
+		for _, n := range strings.Split(scen, ",") {
+			n = strings.TrimSpace(n)
+			if !known[n] {
+				return nil, fmt.Errorf("unknown scenario %q (have %s)", n, strings.Join(scenarioNames(), ", "))
+			}
+			o.scenarios[n] = true
+		}
+	}
+	return o, nil
+}
+
+func parseSizes(s string) ([]int64, error) {
+	var out []int64
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(strings.ToUpper(f))
+		mult := int64(1)
+		switch {
+		case strings.HasSuffix(f, "K"):
+			mult, f = 1<<10, strings.TrimSuffix(f, "K")
+		case strings.HasSuffix(f, "M"):
+			mult, f = 1<<20, strings.TrimSuffix(f, "M")
+		case strings.HasSuffix(f, "G"):
+			mult, f = 1<<30, strings.TrimSuffix(f, "G")
+		}
+		v, err := strconv.ParseInt(f, 10, 64)
+		if err != nil || v <= 0 {
+			return nil, fmt.Errorf("bad size %q in -sizes", f)
+		}
+		out = append(out, v*mult)
+	}
+	return out, nil
+}
+
+func scenarioNames() []string {
+	var names []string
+	for _, s := range scenarios() {
+		names = append(names, s.name)
+	}
+	return names
+}
+
+func (o *options) wants(name string) bool { return o.scenarios == nil || o.scenarios[name] }
+
+// progress prints a one-line status to stderr, overwritten in place on a terminal.
+type progress struct {
+	done, total int
+	start       time.Time
+}
+
+func (p *progress) step(what string) {
+	p.done++
+	fmt.Fprintf(os.Stderr, "[%d/%d %4.0fs] %s\n", p.done, p.total, time.Since(p.start).Seconds(), what)
+}

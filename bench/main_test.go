@@ -1,0 +1,65 @@
+package main
+
+import (
+	"bytes"
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestParseFlags(t *testing.T) {
+	o, err := parseFlags([]string{"-backend", "sim", "-sizes", "4K,2M,1G,100", "-repeat", "3", "-scenarios", "d2d,launch_enqueue"})
+	require.NoError(t, err)
+	assert.Equal(t, []int64{4096, 2 << 20, 1 << 30, 100}, o.sizes)
+	assert.True(t, o.wants("d2d"))
+	assert.False(t, o.wants("h2d_pinned"))
+	for _, bad := range [][]string{
+		{"-backend", "opencl"}, {"-repeat", "0"}, {"-sizes", "4X"}, {"-sizes", "-5"}, {"-scenarios", "warp_drive"},
+	} {
+		_, err := parseFlags(bad)
+		assert.Error(t, err, "%v", bad)
+	}
+}
+
+func TestStatistics(t *testing.T) {
+	assert.Equal(t, 3.0, median([]float64{5, 1, 3}))
+	xs := make([]float64, 100)
+	for i := range xs {
+		xs[i] = float64(100 - i)
+	}
+	assert.Equal(t, 99.0, percentile(xs, 99))
+	assert.Equal(t, 50.0, percentile(xs, 50))
+	assert.True(t, math.IsNaN(median(nil)))
+	assert.Equal(t, 1000, clampIters(4096))
+	assert.Equal(t, 4, clampIters(1<<30))
+	b := make([]byte, 1000)
+	fillPattern(b, 3)
+	assert.NotContains(t, b, byte(0))
+	assert.NoError(t, checkBytes(b, b))
+	c := append([]byte(nil), b...)
+	c[517]++
+	assert.ErrorContains(t, checkBytes(c, b), "byte 517")
+}
+
+func TestTableMatchesBaselineRows(t *testing.T) {
+	p99 := 12.0
+	cppP99 := 10.0
+	rep := &Report{Meta: Meta{Backends: []string{"cuda"}, GPU: "Test GPU"}, Results: []Result{
+		{Impl: "gpuactor", Backend: "cuda", Scenario: "launch_pipelined_8", Unit: "us/launch", Value: 3, Checked: true},
+		{Impl: "gpuactor", Backend: "cuda", Scenario: "launch_roundtrip", Unit: "us", Value: 9, P99: &p99, Checked: true},
+		{Impl: "gpuactor", Backend: "cuda", Scenario: "h2d_pinned", Size: 4096, Unit: "GB/s", Value: 5, Checked: true},
+		{Impl: "cpp", Scenario: "launch_enqueue", Unit: "us/launch", Value: 4, Checked: true},
+		{Impl: "cpp", Scenario: "launch_roundtrip", Unit: "us", Value: 8, P99: &cppP99, Checked: true},
+		{Impl: "cpp", Scenario: "h2d_pinned", Size: 4096, Unit: "GB/s", Value: 10, Checked: true},
+		{Impl: "cpp", Scenario: "h2d_pinned", Size: 65536, Unit: "GB/s", Value: 20, Checked: true},
+	}}
+	var out bytes.Buffer
+	printTables(&out, rep)
+	s := out.String()
+	assert.Contains(t, s, "0.75×", "pipelined rows compare with the C++ single-thread launch")
+	assert.Contains(t, s, "1.12×", "round trip p50 9 ÷ 8")
+	assert.Contains(t, s, "1.20×", "round trip p99 12 ÷ 10")
+	assert.Contains(t, s, "0.50×", "bandwidth matched by size")
+}

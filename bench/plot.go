@@ -1,0 +1,107 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+)
+
+// plots draws bandwidth against transfer size and µs per launch against goroutines, for
+// gpuactor on the GPU (the simulator when there is none) and the C++ baseline.
+func plots(dir string, rep *Report) error {
+	backend := "sim"
+	if contains(rep.Meta.Backends, "cuda") {
+		backend = "cuda"
+	}
+	title := rep.Meta.GPU
+	if title == "" {
+		title = "simulator"
+	}
+	if err := bandwidthPlot(filepath.Join(dir, "bandwidth.svg"), title, backend, rep); err != nil {
+		return err
+	}
+	return launchPlot(filepath.Join(dir, "launch.svg"), title, backend, rep)
+}
+
+func bandwidthPlot(path, title, backend string, rep *Report) error {
+	p := plot.New()
+	p.Title.Text = "Copy bandwidth, " + title
+	p.X.Label.Text = "transfer size (bytes)"
+	p.Y.Label.Text = "GB/s"
+	p.X.Scale = plot.LogScale{}
+	p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	p.Legend.Top, p.Legend.Left = true, true
+	i := 0
+	for _, sc := range []string{"h2d_pinned", "d2h_pinned", "h2d_pageable", "d2h_pageable"} {
+		for _, impl := range []string{"gpuactor", "cpp"} {
+			var xys plotter.XYs
+			for _, r := range rep.Results {
+				if r.Scenario == sc && r.Impl == impl && r.Checked && (impl != "gpuactor" || r.Backend == backend) && r.Size > 0 {
+					xys = append(xys, plotter.XY{X: float64(r.Size), Y: r.Value})
+				}
+			}
+			if len(xys) == 0 {
+				continue
+			}
+			if err := addLine(p, fmt.Sprintf("%s %s", sc, impl), xys, i/2, impl == "cpp"); err != nil {
+				return err
+			}
+			i++
+		}
+	}
+	return p.Save(9*vg.Inch, 5.5*vg.Inch, path)
+}
+
+func launchPlot(path, title, backend string, rep *Report) error {
+	p := plot.New()
+	p.Title.Text = "Empty-kernel launch cost, " + title
+	p.X.Label.Text = "goroutines launching at once"
+	p.Y.Label.Text = "µs per launch"
+	p.Y.Min = 0
+	var xys plotter.XYs
+	for _, r := range rep.Results {
+		if r.Impl != "gpuactor" || r.Backend != backend || !r.Checked {
+			continue
+		}
+		switch r.Scenario {
+		case "launch_enqueue":
+			xys = append(xys, plotter.XY{X: 1, Y: r.Value})
+		case "launch_pipelined_8":
+			xys = append(xys, plotter.XY{X: 8, Y: r.Value})
+		case "launch_pipelined_64":
+			xys = append(xys, plotter.XY{X: 64, Y: r.Value})
+		}
+	}
+	if len(xys) > 0 {
+		if err := addLine(p, "gpuactor (pipelined LaunchAsync)", xys, 0, false); err != nil {
+			return err
+		}
+	}
+	for _, r := range rep.Results {
+		if r.Impl == "cpp" && r.Scenario == "launch_enqueue" && r.Checked {
+			if err := addLine(p, "C++ single thread", plotter.XYs{{X: 1, Y: r.Value}, {X: 64, Y: r.Value}}, 1, true); err != nil {
+				return err
+			}
+		}
+	}
+	return p.Save(7*vg.Inch, 4.5*vg.Inch, path)
+}
+
+func addLine(p *plot.Plot, name string, xys plotter.XYs, color int, dashed bool) error {
+	l, pts, err := plotter.NewLinePoints(xys)
+	if err != nil {
+		return err
+	}
+	l.Color, pts.Color = plotutil.Color(color), plotutil.Color(color)
+	pts.Shape = plotutil.Shape(color)
+	if dashed {
+		l.Dashes = plotutil.Dashes(1)
+	}
+	p.Add(l, pts)
+	p.Legend.Add(name, l, pts)
+	return nil
+}

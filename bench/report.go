@@ -1,0 +1,175 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"text/tabwriter"
+)
+
+// printTables writes one table per backend: gpuactor's figure and, on the GPU, the C++
+// baseline's, their ratio (gpuactor ÷ C++), and the peers' figures where they ran.
+func printTables(w io.Writer, rep *Report) {
+	for _, b := range rep.Meta.Backends {
+		fmt.Fprintf(w, "\n== gpuactor on %s", b)
+		if b == "cuda" {
+			fmt.Fprintf(w, ": %s (compute %s), driver %s, runtime %s — ratio = gpuactor ÷ C++ (times: lower is better; GB/s: higher is better)", rep.Meta.GPU, rep.Meta.CC, rep.Meta.Driver, rep.Meta.Runtime)
+		}
+		fmt.Fprintln(w)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		if b == "cuda" {
+			fmt.Fprintln(tw, "scenario\tsize\tunit\tC++\tgpuactor\tratio\tcupy\tcuda.core\t")
+		} else {
+			fmt.Fprintln(tw, "scenario\tsize\tunit\tgpuactor\t")
+		}
+		for _, r := range rep.Results {
+			if r.Impl != "gpuactor" || r.Backend != b {
+				continue
+			}
+			for _, row := range expand(r) {
+				if b != "cuda" {
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t\n", row.label, sizeLabel(r.Size), r.Unit, num(row.value, r.Checked))
+					continue
+				}
+				cpp := lookup(rep, "cpp", r, row.p99)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", row.label, sizeLabel(r.Size), r.Unit,
+					numPtr(cpp), num(row.value, r.Checked), ratio(row.value, cpp),
+					numPtr(lookup(rep, "cupy", r, row.p99)), numPtr(lookup(rep, "cuda.core", r, row.p99)))
+			}
+		}
+		tw.Flush()
+	}
+	for _, e := range rep.Errors {
+		fmt.Fprintln(w, "ERROR:", e)
+	}
+}
+
+type row struct {
+	label string
+	value float64
+	p99   bool
+}
+
+// expand turns a result with a p99 into two rows.
+func expand(r Result) []row {
+	if r.P99 == nil {
+		return []row{{r.Scenario, r.Value, false}}
+	}
+	return []row{{r.Scenario + " p50", r.Value, false}, {r.Scenario + " p99", *r.P99, true}}
+}
+
+// lookup finds impl's figure for the scenario gpuactor's result r is compared with.
+func lookup(rep *Report, impl string, r Result, p99 bool) *float64 {
+	ref := r.Scenario
+	for _, s := range scenarios() {
+		if s.name == r.Scenario {
+			ref = s.refName()
+		}
+	}
+	var unsized *Result
+	for i := range rep.Results {
+		c := &rep.Results[i]
+		if c.Impl != impl || c.Scenario != ref || !c.Checked {
+			continue
+		}
+		if c.Size == r.Size {
+			return pick(c, p99)
+		}
+		if c.Size == 0 || r.Size == 0 {
+			unsized = c
+		}
+	}
+	if unsized != nil {
+		return pick(unsized, p99)
+	}
+	return nil
+}
+
+func pick(r *Result, p99 bool) *float64 {
+	if p99 {
+		return r.P99
+	}
+	v := r.Value
+	return &v
+}
+
+func num(v float64, ok bool) string {
+	if !ok {
+		return "FAILED"
+	}
+	switch {
+	case v >= 100:
+		return fmt.Sprintf("%.0f", v)
+	case v >= 10:
+		return fmt.Sprintf("%.1f", v)
+	}
+	return fmt.Sprintf("%.2f", v)
+}
+
+func numPtr(v *float64) string {
+	if v == nil {
+		return "-"
+	}
+	return num(*v, true)
+}
+
+func ratio(v float64, ref *float64) string {
+	if ref == nil || *ref == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f×", v / *ref)
+}
+
+func sizeLabel(n int64) string {
+	switch {
+	case n == 0:
+		return ""
+	case n%(1<<30) == 0:
+		return fmt.Sprintf("%dG", n>>30)
+	case n%(1<<20) == 0:
+		return fmt.Sprintf("%dM", n>>20)
+	case n%(1<<10) == 0:
+		return fmt.Sprintf("%dK", n>>10)
+	}
+	return fmt.Sprintf("%dB", n)
+}
+
+func writeJSON(path string, rep *Report) error {
+	b, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}
+
+// save writes results.json, the plots and the printed table under the results directory.
+func save(o *options, rep *Report) (string, error) {
+	dir := o.outDir
+	if dir == "" {
+		name := rep.Meta.GPU
+		if name == "" {
+			name = "sim"
+		}
+		slug := strings.Trim(regexp.MustCompile(`[^a-z0-9]+`).ReplaceAllString(strings.ToLower(name), "-"), "-")
+		dir = filepath.Join(repoRoot(), "bench", "results", slug+"-"+rep.Meta.Date)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	if err := writeJSON(filepath.Join(dir, "results.json"), rep); err != nil {
+		return "", err
+	}
+	f, err := os.Create(filepath.Join(dir, "table.txt"))
+	if err != nil {
+		return "", err
+	}
+	printTables(f, rep)
+	if err := f.Close(); err != nil {
+		return "", err
+	}
+	return dir, plots(dir, rep)
+}

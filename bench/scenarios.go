@@ -1,0 +1,407 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/gpuactor/gpuactor/actor"
+	"github.com/gpuactor/gpuactor/device"
+	"github.com/gpuactor/gpuactor/internal/backend"
+)
+
+// Result is one measured figure of one implementation; the C++ baseline and the Python peers
+// print the same fields as JSON lines.
+type Result struct {
+	Impl     string   `json:"impl"`              // gpuactor, cpp, cupy, cuda.core
+	Backend  string   `json:"backend,omitempty"` // gpuactor's backend: cuda or sim
+	Scenario string   `json:"scenario"`
+	Size     int64    `json:"size,omitempty"`
+	Unit     string   `json:"unit"`
+	Value    float64  `json:"value"`
+	P99      *float64 `json:"p99,omitempty"`
+	Repeats  int      `json:"repeats"`
+	Checked  bool     `json:"checked"`
+}
+
+// env is what a scenario runs against.
+type env struct {
+	ctx     context.Context
+	dev     *device.Device
+	empty   *device.Kernel
+	binding func() (backend.Device, backend.Stream, func(), error) // direct binding on a locked thread
+}
+
+// scenario is one row kind of the suite.
+type scenario struct {
+	name  string
+	unit  string
+	sized bool   // runs once per -sizes entry
+	size  int64  // fixed size, for unsized rows that still move bytes
+	ref   string // the C++ scenario it is compared with, when not its own name
+	run   func(e *env, size int64, repeat int) (value float64, p99 *float64, err error)
+}
+
+func (s scenario) refName() string {
+	if s.ref != "" {
+		return s.ref
+	}
+	return s.name
+}
+
+var one = device.Config{Grid: device.Dim(1), Block: device.Dim(1)}
+
+const launchesPerRepeat = 20000
+
+func scenarios() []scenario {
+	return []scenario{
+		{name: "launch_enqueue", unit: "us/launch", run: func(e *env, _ int64, r int) (float64, *float64, error) {
+			return launchRate(e, 1, r)
+		}},
+		{name: "launch_pipelined_8", unit: "us/launch", ref: "launch_enqueue", run: func(e *env, _ int64, r int) (float64, *float64, error) {
+			return launchRate(e, 8, r)
+		}},
+		{name: "launch_pipelined_64", unit: "us/launch", ref: "launch_enqueue", run: func(e *env, _ int64, r int) (float64, *float64, error) {
+			return launchRate(e, 64, r)
+		}},
+		{name: "launch_roundtrip", unit: "us", run: launchRoundTrip},
+		{name: "h2d_async_64B", unit: "us/copy", size: 64, run: smallAsyncCopies},
+		{name: "h2d_pinned", unit: "GB/s", sized: true, run: pinnedBandwidth(true)},
+		{name: "d2h_pinned", unit: "GB/s", sized: true, run: pinnedBandwidth(false)},
+		{name: "h2d_pageable", unit: "GB/s", sized: true, run: pageableBandwidth(true)},
+		{name: "d2h_pageable", unit: "GB/s", sized: true, run: pageableBandwidth(false)},
+		{name: "d2d", unit: "GB/s", size: 1 << 30, run: deviceBandwidth},
+		{name: "malloc_free", unit: "us/pair", size: 1 << 20, run: mallocFree},
+		{name: "stream_query", unit: "ns/call", run: bindingCall(func(d backend.Device, s backend.Stream, _ backend.Event) error { return d.StreamQuery(s) })},
+		{name: "event_record", unit: "ns/call", run: bindingCall(func(d backend.Device, s backend.Stream, ev backend.Event) error { return d.EventRecord(ev, s) })},
+	}
+}
+
+// launchRate: g goroutines each keep up to 64 empty launches in flight through LaunchAsync
+// futures; one Synchronize ends each repeat. Per-launch time is batch time / launches.
+func launchRate(e *env, g, repeat int) (float64, *float64, error) {
+	per := launchesPerRepeat / g
+	var samples []float64
+	for r := -1; r < repeat; r++ { // r == -1 is the warm-up
+		start := time.Now()
+		var wg sync.WaitGroup
+		errs := make(chan error, g)
+		for range g {
+			wg.Add(1)
+			go func() { defer wg.Done(); errs <- pipeline(e.ctx, e.dev, e.empty, per) }()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			if err != nil {
+				return 0, nil, err
+			}
+		}
+		if err := e.dev.Synchronize(e.ctx); err != nil {
+			return 0, nil, err
+		}
+		if r >= 0 {
+			samples = append(samples, float64(time.Since(start).Nanoseconds())/1e3/float64(per*g))
+		}
+	}
+	return median(samples), nil, nil
+}
+
+// pipeline launches n empty kernels, keeping up to 64 in flight.
+func pipeline(ctx context.Context, dev *device.Device, k *device.Kernel, n int) error {
+	const window = 64
+	var ring [window]*actor.Future[struct{}]
+	for i := range n {
+		if f := ring[i%window]; f != nil {
+			if _, err := f.Await(ctx); err != nil {
+				return err
+			}
+		}
+		ring[i%window] = dev.LaunchAsync(ctx, k, one)
+	}
+	for _, f := range ring {
+		if f != nil {
+			if _, err := f.Await(ctx); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// launchRoundTrip times each LaunchSync (launch, then wait for the kernel) on its own.
+func launchRoundTrip(e *env, _ int64, repeat int) (float64, *float64, error) {
+	const iters = 2000
+	var all []float64
+	for r := -1; r < repeat; r++ {
+		for range iters {
+			start := time.Now()
+			if err := e.dev.LaunchSync(e.ctx, e.empty, one); err != nil {
+				return 0, nil, err
+			}
+			if r >= 0 {
+				all = append(all, float64(time.Since(start).Nanoseconds())/1e3)
+			}
+		}
+	}
+	p99 := percentile(all, 99)
+	return median(all), &p99, nil
+}
+
+// smallAsyncCopies queues 64-byte pinned-to-device copies, 64 in flight, and checks that the
+// device holds the last one.
+func smallAsyncCopies(e *env, size int64, repeat int) (float64, *float64, error) {
+	host, err := e.dev.MallocHost(e.ctx, uint64(size))
+	if err != nil {
+		return 0, nil, err
+	}
+	defer host.Free(e.ctx)
+	buf, err := e.dev.Malloc(e.ctx, uint64(size))
+	if err != nil {
+		return 0, nil, err
+	}
+	defer buf.Free(e.ctx)
+	fillPattern(host.Bytes(), 11)
+	var samples []float64
+	for r := -1; r < repeat; r++ {
+		start := time.Now()
+		var ring [64]*actor.Future[struct{}]
+		for i := range launchesPerRepeat {
+			if f := ring[i%64]; f != nil {
+				if _, err := f.Await(e.ctx); err != nil {
+					return 0, nil, err
+				}
+			}
+			ring[i%64] = device.CopyToDeviceAsync(e.ctx, buf, host)
+		}
+		if err := e.dev.Synchronize(e.ctx); err != nil {
+			return 0, nil, err
+		}
+		for _, f := range ring {
+			if err := f.Err(); err != nil {
+				return 0, nil, err
+			}
+		}
+		if r >= 0 {
+			samples = append(samples, float64(time.Since(start).Nanoseconds())/1e3/launchesPerRepeat)
+		}
+	}
+	return median(samples), nil, checkDevice(e, buf, host.Bytes())
+}
+
+// pinnedBandwidth: back-to-back async copies between a pinned buffer and the device.
+func pinnedBandwidth(h2d bool) func(*env, int64, int) (float64, *float64, error) {
+	return func(e *env, size int64, repeat int) (float64, *float64, error) {
+		host, err := e.dev.MallocHost(e.ctx, uint64(size))
+		if err != nil {
+			return 0, nil, err
+		}
+		defer host.Free(e.ctx)
+		buf, err := e.dev.Malloc(e.ctx, uint64(size))
+		if err != nil {
+			return 0, nil, err
+		}
+		defer buf.Free(e.ctx)
+		want := make([]byte, size)
+		fillPattern(want, int(size))
+		if h2d {
+			copy(host.Bytes(), want)
+		} else if err := device.CopyToDevice(e.ctx, buf, want); err != nil {
+			return 0, nil, err
+		}
+		iters := clampIters(size)
+		var samples []float64
+		for r := -1; r < repeat; r++ {
+			start := time.Now()
+			var last *actor.Future[struct{}]
+			for range iters {
+				if h2d {
+					last = device.CopyToDeviceAsync(e.ctx, buf, host)
+				} else {
+					last = device.CopyFromDeviceAsync(e.ctx, host, buf)
+				}
+			}
+			if err := e.dev.Synchronize(e.ctx); err != nil {
+				return 0, nil, err
+			}
+			if _, err := last.Await(e.ctx); err != nil {
+				return 0, nil, err
+			}
+			if r >= 0 {
+				samples = append(samples, float64(size)*float64(iters)/time.Since(start).Seconds()/1e9)
+			}
+		}
+		if h2d {
+			return median(samples), nil, checkDevice(e, buf, want)
+		}
+		return median(samples), nil, checkBytes(host.Bytes(), want)
+	}
+}
+
+// pageableBandwidth: synchronous copies between a plain Go slice and the device.
+func pageableBandwidth(h2d bool) func(*env, int64, int) (float64, *float64, error) {
+	return func(e *env, size int64, repeat int) (float64, *float64, error) {
+		buf, err := e.dev.Malloc(e.ctx, uint64(size))
+		if err != nil {
+			return 0, nil, err
+		}
+		defer buf.Free(e.ctx)
+		want := make([]byte, size)
+		fillPattern(want, int(size)+3)
+		host := make([]byte, size)
+		if h2d {
+			copy(host, want)
+		} else if err := device.CopyToDevice(e.ctx, buf, want); err != nil {
+			return 0, nil, err
+		}
+		iters := clampIters(size)
+		var samples []float64
+		for r := -1; r < repeat; r++ {
+			start := time.Now()
+			for range iters {
+				if h2d {
+					err = device.CopyToDevice(e.ctx, buf, host)
+				} else {
+					err = device.CopyFromDevice(e.ctx, host, buf)
+				}
+				if err != nil {
+					return 0, nil, err
+				}
+			}
+			if r >= 0 {
+				samples = append(samples, float64(size)*float64(iters)/time.Since(start).Seconds()/1e9)
+			}
+		}
+		if h2d {
+			return median(samples), nil, checkDevice(e, buf, want)
+		}
+		return median(samples), nil, checkBytes(host, want)
+	}
+}
+
+// deviceBandwidth: device-to-device copies, counting bytes read plus bytes written.
+func deviceBandwidth(e *env, size int64, repeat int) (float64, *float64, error) {
+	a, err := e.dev.Malloc(e.ctx, uint64(size))
+	if err != nil {
+		return 0, nil, err
+	}
+	defer a.Free(e.ctx)
+	b, err := e.dev.Malloc(e.ctx, uint64(size))
+	if err != nil {
+		return 0, nil, err
+	}
+	defer b.Free(e.ctx)
+	want := make([]byte, size)
+	fillPattern(want, 5)
+	if err := device.CopyToDevice(e.ctx, a, want); err != nil {
+		return 0, nil, err
+	}
+	const iters = 10
+	var samples []float64
+	for r := -1; r < repeat; r++ {
+		start := time.Now()
+		for range iters {
+			device.CopyAsync(e.ctx, b, a)
+		}
+		if err := e.dev.Synchronize(e.ctx); err != nil {
+			return 0, nil, err
+		}
+		if r >= 0 {
+			samples = append(samples, 2*float64(size)*iters/time.Since(start).Seconds()/1e9)
+		}
+	}
+	return median(samples), nil, checkDevice(e, b, want)
+}
+
+// mallocFree: Malloc and Free of size bytes, as pairs.
+func mallocFree(e *env, size int64, repeat int) (float64, *float64, error) {
+	const pairs = 200
+	var samples []float64
+	for r := -1; r < repeat; r++ {
+		start := time.Now()
+		for range pairs {
+			b, err := e.dev.Malloc(e.ctx, uint64(size))
+			if err != nil {
+				return 0, nil, err
+			}
+			if err := b.Free(e.ctx); err != nil {
+				return 0, nil, err
+			}
+		}
+		if r >= 0 {
+			samples = append(samples, float64(time.Since(start).Nanoseconds())/1e3/pairs)
+		}
+	}
+	return median(samples), nil, nil
+}
+
+// bindingCall times a trivial runtime call made straight through the binding on a locked
+// thread: the binding's own per-call cost, without the actor.
+func bindingCall(call func(backend.Device, backend.Stream, backend.Event) error) func(*env, int64, int) (float64, *float64, error) {
+	return func(e *env, _ int64, repeat int) (float64, *float64, error) {
+		var (
+			value float64
+			err   error
+			done  = make(chan struct{})
+		)
+		go func() { // its own goroutine, so LockOSThread never leaks into the caller's
+			defer close(done)
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			var d backend.Device
+			var s backend.Stream
+			var cleanup func()
+			d, s, cleanup, err = e.binding()
+			if err != nil {
+				return
+			}
+			defer cleanup()
+			var ev backend.Event
+			if ev, err = d.EventCreate(backend.EventDisableTiming); err != nil {
+				return
+			}
+			defer d.EventDestroy(ev)
+			const calls = 100000
+			var samples []float64
+			for r := -1; r < repeat; r++ {
+				start := time.Now()
+				for range calls {
+					if err = call(d, s, ev); err != nil {
+						return
+					}
+				}
+				if err = d.StreamSynchronize(s); err != nil {
+					return
+				}
+				if r >= 0 {
+					samples = append(samples, float64(time.Since(start).Nanoseconds())/calls)
+				}
+			}
+			value = median(samples)
+		}()
+		<-done
+		return value, nil, err
+	}
+}
+
+func checkDevice(e *env, buf *device.Buffer, want []byte) error {
+	got := make([]byte, len(want))
+	if err := device.CopyFromDevice(e.ctx, got, buf); err != nil {
+		return err
+	}
+	return checkBytes(got, want)
+}
+
+func checkBytes(got, want []byte) error {
+	if !bytes.Equal(got, want) {
+		for i := range want {
+			if got[i] != want[i] {
+				return fmt.Errorf("check failed: byte %d is %#x, want %#x", i, got[i], want[i])
+			}
+		}
+	}
+	return nil
+}
