@@ -192,7 +192,8 @@ func smallAsyncCopies(e *env, size int64, repeat int) (float64, *float64, error)
 	return median(samples), nil, checkDevice(e, buf, host.Bytes())
 }
 
-// pinnedBandwidth: back-to-back async copies between a pinned buffer and the device.
+// pinnedBandwidth: back-to-back async copies between a pinned buffer and the device, one
+// Synchronize per batch.
 func pinnedBandwidth(h2d bool) func(*env, int64, int) (float64, *float64, error) {
 	return func(e *env, size int64, repeat int) (float64, *float64, error) {
 		host, err := e.dev.MallocHost(e.ctx, uint64(size))
@@ -200,24 +201,9 @@ func pinnedBandwidth(h2d bool) func(*env, int64, int) (float64, *float64, error)
 			return 0, nil, err
 		}
 		defer host.Free(e.ctx)
-		buf, err := e.dev.Malloc(e.ctx, uint64(size))
-		if err != nil {
-			return 0, nil, err
-		}
-		defer buf.Free(e.ctx)
-		want := make([]byte, size)
-		fillPattern(want, int(size))
-		if h2d {
-			copy(host.Bytes(), want)
-		} else if err := device.CopyToDevice(e.ctx, buf, want); err != nil {
-			return 0, nil, err
-		}
-		iters := clampIters(size)
-		var samples []float64
-		for r := -1; r < repeat; r++ {
-			start := time.Now()
+		return bandwidth(e, size, repeat, h2d, host.Bytes(), func(buf *device.Buffer) error {
 			var last *actor.Future[struct{}]
-			for range iters {
+			for range clampIters(size) {
 				if h2d {
 					last = device.CopyToDeviceAsync(e.ctx, buf, host)
 				} else {
@@ -225,61 +211,64 @@ func pinnedBandwidth(h2d bool) func(*env, int64, int) (float64, *float64, error)
 				}
 			}
 			if err := e.dev.Synchronize(e.ctx); err != nil {
-				return 0, nil, err
+				return err
 			}
-			if _, err := last.Await(e.ctx); err != nil {
-				return 0, nil, err
-			}
-			if r >= 0 {
-				samples = append(samples, float64(size)*float64(iters)/time.Since(start).Seconds()/1e9)
-			}
-		}
-		if h2d {
-			return median(samples), nil, checkDevice(e, buf, want)
-		}
-		return median(samples), nil, checkBytes(host.Bytes(), want)
+			_, err := last.Await(e.ctx)
+			return err
+		})
 	}
 }
 
 // pageableBandwidth: synchronous copies between a plain Go slice and the device.
 func pageableBandwidth(h2d bool) func(*env, int64, int) (float64, *float64, error) {
 	return func(e *env, size int64, repeat int) (float64, *float64, error) {
-		buf, err := e.dev.Malloc(e.ctx, uint64(size))
-		if err != nil {
-			return 0, nil, err
-		}
-		defer buf.Free(e.ctx)
-		want := make([]byte, size)
-		fillPattern(want, int(size)+3)
 		host := make([]byte, size)
-		if h2d {
-			copy(host, want)
-		} else if err := device.CopyToDevice(e.ctx, buf, want); err != nil {
-			return 0, nil, err
-		}
-		iters := clampIters(size)
-		var samples []float64
-		for r := -1; r < repeat; r++ {
-			start := time.Now()
-			for range iters {
+		return bandwidth(e, size, repeat, h2d, host, func(buf *device.Buffer) error {
+			for range clampIters(size) {
+				var err error
 				if h2d {
 					err = device.CopyToDevice(e.ctx, buf, host)
 				} else {
 					err = device.CopyFromDevice(e.ctx, host, buf)
 				}
 				if err != nil {
-					return 0, nil, err
+					return err
 				}
 			}
-			if r >= 0 {
-				samples = append(samples, float64(size)*float64(iters)/time.Since(start).Seconds()/1e9)
-			}
-		}
-		if h2d {
-			return median(samples), nil, checkDevice(e, buf, want)
-		}
-		return median(samples), nil, checkBytes(host, want)
+			return nil
+		})
 	}
+}
+
+// bandwidth times batches of clampIters(size) copies between host and a device buffer, after
+// seeding the source side with a pattern, and checks the destination afterwards.
+func bandwidth(e *env, size int64, repeat int, h2d bool, host []byte, batch func(*device.Buffer) error) (float64, *float64, error) {
+	buf, err := e.dev.Malloc(e.ctx, uint64(size))
+	if err != nil {
+		return 0, nil, err
+	}
+	defer buf.Free(e.ctx)
+	want := make([]byte, size)
+	fillPattern(want, int(size))
+	if h2d {
+		copy(host, want)
+	} else if err := device.CopyToDevice(e.ctx, buf, want); err != nil {
+		return 0, nil, err
+	}
+	var samples []float64
+	for r := -1; r < repeat; r++ {
+		start := time.Now()
+		if err := batch(buf); err != nil {
+			return 0, nil, err
+		}
+		if r >= 0 {
+			samples = append(samples, float64(size)*float64(clampIters(size))/time.Since(start).Seconds()/1e9)
+		}
+	}
+	if h2d {
+		return median(samples), nil, checkDevice(e, buf, want)
+	}
+	return median(samples), nil, checkBytes(host, want)
 }
 
 // deviceBandwidth: device-to-device copies, counting bytes read plus bytes written.

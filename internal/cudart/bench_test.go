@@ -123,3 +123,37 @@ func benchKernel(b testing.TB, rt *Runtime, name string) (backend.Device, backen
 	b.Cleanup(func() { _ = dev.StreamDestroy(s) })
 	return dev, k, s
 }
+
+// BenchmarkLaunchEmptyPaths compares the two kernel paths' enqueue cost on the same cubin: the
+// runtime's cudaLaunchKernel with a cudaKernel_t (LibraryAPI) and the driver's cuLaunchKernel
+// with a CUfunction (DriverAPI). Which is cheaper decides the default path.
+func BenchmarkLaunchEmptyPaths(b *testing.B) {
+	for _, api := range []ModuleAPI{LibraryAPI, DriverAPI} {
+		b.Run(api.String(), func(b *testing.B) {
+			rt := gpuRuntime(b)
+			if api == LibraryAPI && rt.ModuleAPI() != LibraryAPI {
+				b.Skip("runtime has no cudaLibrary API")
+			}
+			image, kind := compileFor(b, rt, false)
+			m, err := rt.LoadModuleWith(api, image, kind)
+			require.NoError(b, err)
+			b.Cleanup(func() { _ = rt.UnloadModule(m) })
+			k, err := rt.ModuleKernel(m, "empty")
+			require.NoError(b, err)
+			s, err := rt.StreamCreateWithPriority(1, 0)
+			require.NoError(b, err)
+			b.Cleanup(func() { _ = rt.StreamDestroy(s) })
+			one := Dim3{X: 1, Y: 1, Z: 1}
+			i := 0
+			for b.Loop() {
+				if err := rt.LaunchKernel(k, one, one, 0, s, nil); err != nil {
+					b.Fatal(err)
+				}
+				if i++; i%1024 == 0 {
+					require.NoError(b, rt.StreamSynchronize(s))
+				}
+			}
+			require.NoError(b, rt.StreamSynchronize(s))
+		})
+	}
+}
