@@ -1,17 +1,21 @@
 #!/bin/bash
-# One GPU-host session for the foundation: tests, examples, C++ baseline and Go benchmarks.
-# Run on the GPU host from the repo root after ../shared/tools/gpu-pack, with .gpu carried.
+# One GPU-host session: the whole test suite, the examples, the benchmark suite side by side
+# with the C++ baseline and the Python peers (results saved under $OUT/results), and the
+# testing.B benchmarks of the actor and the binding. Run from the repo root after
+# ../shared/tools/gpu-pack, with .gpu carried.
 set -uo pipefail
 out=${OUT:-/tmp/gpuactor-out}; mkdir -p "$out"
-nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$out/gpu.txt"
-bash .gpu/run.sh -test.v > "$out/tests.log" 2>&1; echo "tests rc=$?" | tee -a "$out/gpu.txt"
-grep -E "^(--- FAIL|FAIL|ok|PASS|gpu-pack run)" "$out/tests.log" | tail -20
+log="$out/log.txt"
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$log"
+bash .gpu/run.sh -test.v > /dev/null 2>&1; echo "tests rc=$?" | tee -a "$log"   # full log: $out/gpu-tests.log
+grep -E "^(--- FAIL|FAIL|gpu-pack run)" "$out/gpu-tests.log" | tail -20
 export GPUACTOR_BACKEND=cuda
-{ .gpu/bin/devicequery; .gpu/bin/saxpy -goroutines 64 -n 1048576 -rounds 10; } > "$out/examples.txt" 2>&1
-echo "examples rc=$?"; tail -4 "$out/examples.txt"
-nvcc -O2 -arch=sm_90 -o /tmp/launch bench/cbaseline/launch.cu && /tmp/launch | tee "$out/cpp.txt"
-(cd bench && ../.gpu/tests/bench.test -test.run '^$' -test.bench . -test.benchtime 1s -test.count 5) > "$out/bench.txt" 2>&1
-(cd internal/cudart && ../../.gpu/tests/internal_cudart.test -test.run '^$' -test.bench . -test.count 3) >> "$out/bench.txt" 2>&1
-/tmp/launch | tee -a "$out/cpp.txt"
-(cd actor && ../.gpu/tests/actor.test -test.run "^$" -test.bench . -test.count 3) >> "$out/bench.txt" 2>&1
-grep -E "cuda|Direct|Host|StreamQuery|^Benchmark(RoundTrip|Pipelined|Naive)-" "$out/bench.txt" | awk "{print \$1, \$3, \$4, \$5, \$6}" | head -90
+{ .gpu/bin/devicequery; .gpu/bin/saxpy -goroutines 64 -n 1048576 -rounds 10; } >> "$log" 2>&1
+echo "examples rc=$?"; tail -3 "$log"
+.gpu/bin/bench -backend cuda -save -out "$out/results" ${SUITE_ARGS:-} 2>> "$log"
+echo "suite rc=$?"
+{ (cd bench && ../.gpu/tests/bench.test -test.run '^$' -test.bench 'Direct|RoundTrip|MemInfo|Host' -test.count 3)
+  (cd internal/cudart && ../../.gpu/tests/internal_cudart.test -test.run '^$' -test.bench 'LaunchEmptyPaths|StreamQuery' -test.count 3)
+  (cd actor && ../.gpu/tests/actor.test -test.run '^$' -test.bench 'RoundTrip$|Pipelined|Naive' -test.count 3)
+} >> "$log" 2>&1
+grep -E "^Benchmark" "$log" | awk '{print $1, $3, $4, $5, $6}'

@@ -250,7 +250,8 @@ static void h2d_async_64B(const Ctx& c) {
     long long at = first_mismatch(back, want, kChunk);
     if (at >= 0 && ok) ok = false, why = mismatch_msg("device buffer", at, back, want);
   }
-  emit_result("h2d_async_64B", -1, "us/copy", median(per), NAN, c.repeats, ok, why);
+  emit_result("h2d_async_64B", static_cast<long long>(kChunk), "us/copy", median(per), NAN,
+              c.repeats, ok, why);
   CHECK(cudaFree(dst));
   CHECK(cudaFreeHost(src));
 }
