@@ -85,7 +85,7 @@ func (b batchOp) weight() uint64     { return uint64(len(b)) }
 // Actor owns one goroutine locked to one OS thread. All methods are safe for concurrent use.
 type Actor struct {
 	// Read-only after New.
-	mb        chan op
+	mb        *mailbox
 	done      chan struct{}
 	errClosed error
 	cfg       config
@@ -119,7 +119,7 @@ func New(opts ...Option) (*Actor, error) {
 		return nil, cfg.err
 	}
 	a := &Actor{
-		mb:        make(chan op, cfg.mailbox),
+		mb:        newMailbox(cfg.mailbox),
 		done:      make(chan struct{}),
 		cfg:       cfg,
 		errClosed: ErrClosed,
@@ -199,37 +199,17 @@ func Call[T any](ctx context.Context, a *Actor, fn func() (T, error)) *Future[T]
 // channel under them.
 func (a *Actor) send(ctx context.Context, o op) error {
 	a.inflight.Add(1)
+	defer a.release()
 	if a.closed.Load() {
-		a.release()
 		return a.errClosed
 	}
-	var cancel <-chan struct{}
 	if ctx != nil {
-		cancel = ctx.Done()
-	}
-	if cancel != nil {
 		// An already-ended context never enqueues, even with room in the mailbox.
-		select {
-		case <-cancel:
-			a.release()
-			return ctx.Err()
-		default:
+		if err := ctx.Err(); err != nil {
+			return err
 		}
 	}
-	select {
-	case a.mb <- o:
-		a.release()
-		return nil
-	default:
-	}
-	select {
-	case a.mb <- o:
-		a.release()
-		return nil
-	case <-cancel:
-		a.release()
-		return ctx.Err()
-	}
+	return a.mb.push(ctx, o)
 }
 
 // release ends a send. The last sender out after Close wakes the actor, which may be parked
@@ -240,14 +220,8 @@ func (a *Actor) release() {
 	}
 }
 
-// wake puts a nil marker in the mailbox. If the mailbox is full the actor is not parked and
-// will see the state change on its own, so dropping the marker is fine.
-func (a *Actor) wake() {
-	select {
-	case a.mb <- nil:
-	default:
-	}
-}
+// wake rouses a parked actor so it re-checks whether it may exit.
+func (a *Actor) wake() { a.mb.wake() }
 
 // Close stops accepting ops (later sends get ErrClosed), runs every op already accepted,
 // including those of senders blocked on a full mailbox at that moment (each of them either
@@ -329,103 +303,78 @@ func (a *Actor) loop() {
 	var timer *time.Timer
 	busy := false
 	for {
-		select {
-		case o := <-a.mb:
-			a.runBatch(o)
+		if list := a.mb.take(); list != nil {
+			a.runList(list)
 			busy = a.callIdle()
 			continue
-		default:
 		}
 		if a.finished(busy) {
 			return
 		}
-		if o, ok := a.spin(&busy); ok {
-			a.runBatch(o)
-			busy = a.callIdle()
+		if a.spin(&busy) {
 			continue
 		}
-		// Spinning polled the idle hook, so busy may have just turned false after the close
-		// marker was consumed: check again, or the park below would wait for a message that
-		// never comes.
+		// Spinning polled the idle hook, so busy may have just turned false: check again, or
+		// the park below would wait for a wake that never comes.
 		if a.finished(busy) {
 			return
 		}
 		a.parks.Add(1)
-		if !busy {
-			a.runBatch(<-a.mb)
+		ready := func() bool { return !a.mb.empty() || a.finished(busy) }
+		if busy {
+			a.mb.park(ready, a.cfg.idlePoll, &timer)
 		} else {
-			if timer == nil {
-				timer = time.NewTimer(a.cfg.idlePoll)
-			} else {
-				timer.Reset(a.cfg.idlePoll)
-			}
-			select {
-			case o := <-a.mb:
-				timer.Stop()
-				a.runBatch(o)
-			case <-timer.C:
-			}
+			a.mb.park(ready, 0, &timer)
 		}
 		busy = a.callIdle()
 	}
 }
 
 // finished reports whether the actor may exit. Every change that can make it true while the
-// actor is parked (Close, the last in-flight sender leaving) sends a wake marker; a change of
-// busy happens on the actor itself.
+// actor is parked (Close, the last in-flight sender leaving) wakes it; a change of busy happens
+// on the actor itself.
 func (a *Actor) finished(busy bool) bool {
-	return !busy && a.closed.Load() && a.inflight.Load() == 0 && len(a.mb) == 0
+	return !busy && a.closed.Load() && a.inflight.Load() == 0 && a.mb.empty()
 }
 
 // spin polls the mailbox for the spin window so that back-to-back traffic never pays a
-// park/wake. It does not yield: a yielding locked goroutine would have to hand its P to
-// another thread and back, which is the very cost being avoided.
-func (a *Actor) spin(busy *bool) (op, bool) {
+// park/wake, and reports whether a message arrived. It does not yield: a yielding locked
+// goroutine would have to hand its P to another thread and back, which is the very cost
+// being avoided. A poll is one atomic load.
+func (a *Actor) spin(busy *bool) bool {
 	// With one P the senders cannot run while the actor spins (until preemption, ~10ms
 	// later), so spinning would only delay the very messages it waits for.
-	if a.cfg.spin <= 0 || runtime.GOMAXPROCS(0) < 2 {
-		return nil, false
+	if a.cfg.spin <= 0 || a.procs < 2 {
+		return false
 	}
 	start := time.Now()
 	for {
 		for range 64 {
-			select {
-			case o := <-a.mb:
-				return o, true
-			default:
+			if !a.mb.empty() {
+				return true
 			}
 		}
 		if a.cfg.idle != nil {
 			*busy = a.callIdle()
 		}
 		if a.closed.Load() || time.Since(start) >= a.cfg.spin {
-			return nil, false
+			return false
 		}
 	}
 }
 
-// runBatch runs first and then whatever else is already waiting, up to the batch size,
-// without blocking.
-func (a *Actor) runBatch(first op) {
-	ran := false
-	if first != nil {
-		a.start(first)
-		ran = true
-	}
-	for msgs := 1; msgs < a.cfg.batch; msgs++ {
-		select {
-		case o := <-a.mb:
-			if o != nil {
-				a.start(o)
-				ran = true
-			}
-			continue
-		default:
+// runList runs a drained list of messages in order, letting the idle hook poll between
+// every batch of them so that a long drain never starves it.
+func (a *Actor) runList(n *node) {
+	a.batches.Add(1)
+	for i := 1; n != nil; i++ {
+		next := n.next
+		n.next = nil
+		a.start(n.o)
+		n = next
+		if i%a.cfg.batch == 0 && n != nil {
+			a.callIdle()
 		}
-		break
-	}
-	if ran {
-		a.batches.Add(1)
 	}
 }
 
@@ -490,21 +439,16 @@ func (a *Actor) goexitErr() error {
 func (a *Actor) abort() {
 	a.closed.Store(true)
 	err := a.goexitErr()
+	var timer *time.Timer
 	for {
-		select {
-		case o := <-a.mb:
-			if o != nil {
-				o.fail(a, err)
-			}
-			continue
-		default:
+		for n := a.mb.take(); n != nil; n = n.next {
+			n.o.fail(a, err)
 		}
-		if a.inflight.Load() == 0 && len(a.mb) == 0 {
+		if a.inflight.Load() == 0 && a.mb.empty() {
 			break
 		}
-		if o := <-a.mb; o != nil { // the last sender out sends a wake marker
-			o.fail(a, err)
-		}
+		// The last sender out wakes the actor.
+		a.mb.park(func() bool { return !a.mb.empty() || a.inflight.Load() == 0 }, 0, &timer)
 	}
 	a.runShutdown()
 	if a.closeErr == nil {

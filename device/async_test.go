@@ -36,11 +36,10 @@ func TestAsyncCopies(t *testing.T) {
 		// Many small queued copies keep device order: the last one wins.
 		for i := range 100 {
 			src.Bytes()[0] = byte(i)
-			require.NoError(t, dev.Synchronize(ctx)) // the host side may change only once the device is done
 			_, err := device.CopyToDeviceAsync(ctx, a.Slice(0, 64), src).Await(ctx)
 			require.NoError(t, err)
+			require.NoError(t, dev.Synchronize(ctx)) // only then may the host side change again
 		}
-		require.NoError(t, dev.Synchronize(ctx))
 		got := make([]byte, 1)
 		require.NoError(t, device.CopyFromDevice(ctx, got, a))
 		assert.Equal(t, byte(99), got[0])
