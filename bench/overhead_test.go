@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"runtime"
 	"testing"
 	"time"
@@ -48,4 +49,47 @@ func BenchmarkHostGosched(b *testing.B) {
 	for b.Loop() {
 		runtime.Gosched()
 	}
+}
+
+// BenchmarkDirectMallocFree: cudaMalloc + cudaFree of 1 MiB straight through the binding, and
+// with the stream synchronize that Buffer.Free does first: together with the suite's
+// malloc_free row they show where an allocation's time goes.
+func BenchmarkDirectMallocFree(b *testing.B) {
+	for _, withSync := range []bool{false, true} {
+		b.Run(fmt.Sprintf("sync=%v", withSync), func(b *testing.B) {
+			dev, _, s := direct(b)
+			for b.Loop() {
+				p, err := dev.Malloc(1 << 20)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if withSync {
+					if err := dev.StreamSynchronize(s); err != nil {
+						b.Fatal(err)
+					}
+				}
+				if err := dev.Free(p); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/1e3/float64(b.N), "µs/pair")
+		})
+	}
+}
+
+// BenchmarkMallocFree: the same pair through the device actor.
+func BenchmarkMallocFree(b *testing.B) {
+	eachBackend(b, func(b *testing.B, dev *device.Device, _ *device.Kernel) {
+		ctx := context.Background()
+		for b.Loop() {
+			buf, err := dev.Malloc(ctx, 1<<20)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := buf.Free(ctx); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/1e3/float64(b.N), "µs/pair")
+	})
 }
