@@ -2,6 +2,7 @@ package cudart
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -128,8 +129,12 @@ func benchKernel(b testing.TB, rt *Runtime, name string) (backend.Device, backen
 // runtime's cudaLaunchKernel with a cudaKernel_t (LibraryAPI) and the driver's cuLaunchKernel
 // with a CUfunction (DriverAPI). Which is cheaper decides the default path.
 func BenchmarkLaunchEmptyPaths(b *testing.B) {
-	for _, api := range []ModuleAPI{LibraryAPI, DriverAPI} {
-		b.Run(api.String(), func(b *testing.B) {
+	for _, path := range []string{"library/cudaLaunchKernel", "library/cuLaunchKernel", "driver/cuLaunchKernel"} {
+		api := LibraryAPI
+		if strings.HasPrefix(path, "driver") {
+			api = DriverAPI
+		}
+		b.Run(path, func(b *testing.B) {
 			rt := gpuRuntime(b)
 			if api == LibraryAPI && rt.ModuleAPI() != LibraryAPI {
 				b.Skip("runtime has no cudaLibrary API")
@@ -140,6 +145,9 @@ func BenchmarkLaunchEmptyPaths(b *testing.B) {
 			b.Cleanup(func() { _ = rt.UnloadModule(m) })
 			k, err := rt.ModuleKernel(m, "empty")
 			require.NoError(b, err)
+			if path == "library/cudaLaunchKernel" {
+				k.Func = 0
+			}
 			s, err := rt.StreamCreateWithPriority(1, 0)
 			require.NoError(b, err)
 			b.Cleanup(func() { _ = rt.StreamDestroy(s) })

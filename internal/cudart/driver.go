@@ -16,6 +16,7 @@ const (
 	drvModuleUnload
 	drvLaunchKernel
 	drvGetErrorString
+	drvKernelGetFunction
 	numDriverSyms
 )
 
@@ -25,6 +26,7 @@ var driverSymNames = [numDriverSyms]string{
 	drvModuleUnload:      "cuModuleUnload",
 	drvLaunchKernel:      "cuLaunchKernel",
 	drvGetErrorString:    "cuGetErrorString",
+	drvKernelGetFunction: "cuKernelGetFunction",
 }
 
 // cudaDriverEntryPointQueryResult values.

@@ -322,7 +322,13 @@ func TestGPUSaxpy(t *testing.T) {
 				t.Logf("missing kernel: %v", err)
 				_ = rt.GetLastError()
 
+				assert.NotZero(t, k.Func, "the kernel's CUfunction, launched through the driver")
 				saxpyRun(t, rt, k, s, 1<<20+3)
+				if api == LibraryAPI {
+					runtimePath := k
+					runtimePath.Func = 0 // through cudaLaunchKernel with the cudaKernel_t
+					saxpyRun(t, rt, runtimePath, s, 1<<20+3)
+				}
 				require.NoError(t, rt.UnloadModule(mod))
 			})
 		}

@@ -45,11 +45,13 @@ func (a *KernelArgs) Pointers() []unsafe.Pointer {
 }
 
 // LaunchKernel enqueues k on s with grid × block threads, sharedMem bytes of dynamic shared
-// memory and the parameter array args (see KernelArgs), through the path k came from:
+// memory and the parameter array args (see KernelArgs):
 //
-//   - LibraryAPI: cudaLaunchKernel(k, grid, block, args, sharedMem, s), each dim3 passed by value
-//     as two integer registers: x|y<<32 and z (System V classification of a 12-byte struct);
-//   - DriverAPI: cuLaunchKernel(k, gx, gy, gz, bx, by, bz, sharedMem, s, args, nil), 11 scalars.
+//   - with k.Func set (every DriverAPI kernel, and LibraryAPI kernels whose CUfunction the
+//     driver gave): cuLaunchKernel(k.Func, gx, gy, gz, bx, by, bz, sharedMem, s, args, nil),
+//     11 scalars — the cheaper path from Go;
+//   - else LibraryAPI: cudaLaunchKernel(k, grid, block, args, sharedMem, s), each dim3 passed by
+//     value as two integer registers: x|y<<32 and z (System V classification of a 12-byte struct).
 //
 // The runtime copies the parameters during the call; args is kept alive until it returns.
 //
@@ -72,19 +74,19 @@ func (r *Runtime) LaunchKernel(k Kernel, grid, block Dim3, sharedMem uint32, s S
 //go:uintptrescapes
 func (r *Runtime) launch(f *callFrame, k Kernel, grid, block Dim3, sharedMem uint32, s Stream, argv uintptr) error {
 	var err error
-	switch k.API {
-	case LibraryAPI:
+	switch {
+	case k.Func != 0:
+		f[0] = k.Func
+		f[1], f[2], f[3] = uintptr(grid.X), uintptr(grid.Y), uintptr(grid.Z)
+		f[4], f[5], f[6] = uintptr(block.X), uintptr(block.Y), uintptr(block.Z)
+		f[7], f[8], f[9], f[10] = uintptr(sharedMem), uintptr(s), argv, 0
+		err = r.invokeDriver(drvLaunchKernel, f, 11)
+	case k.API == LibraryAPI:
 		f[0] = k.Handle
 		f[1], f[2] = uintptr(grid.X)|uintptr(grid.Y)<<32, uintptr(grid.Z) // dim3 by value: 2 words
 		f[3], f[4] = uintptr(block.X)|uintptr(block.Y)<<32, uintptr(block.Z)
 		f[5], f[6], f[7] = argv, uintptr(sharedMem), uintptr(s) // R9, then the stack
 		err = r.invokeErr(fnLaunchKernel, f, 8)
-	case DriverAPI:
-		f[0] = k.Handle
-		f[1], f[2], f[3] = uintptr(grid.X), uintptr(grid.Y), uintptr(grid.Z)
-		f[4], f[5], f[6] = uintptr(block.X), uintptr(block.Y), uintptr(block.Z)
-		f[7], f[8], f[9], f[10] = uintptr(sharedMem), uintptr(s), argv, 0
-		err = r.invokeDriver(drvLaunchKernel, f, 11)
 	default:
 		return r.newError("cudaLaunchKernel", codeInvalidResourceHandle)
 	}

@@ -41,9 +41,13 @@ type Module struct {
 }
 
 // Kernel is a launchable function: a cudaKernel_t or a CUfunction, tagged with its API.
+// Func is the CUfunction to launch with cuLaunchKernel: the kernel itself for DriverAPI, and
+// for LibraryAPI the kernel's function in the context current at lookup (cuKernelGetFunction)
+// when the driver has it, else 0 and the kernel launches with cudaLaunchKernel.
 type Kernel struct {
 	Handle uintptr
 	API    ModuleAPI
+	Func   uintptr
 }
 
 // ModuleAPI is the path LoadModule takes: LibraryAPI when the runtime exports
@@ -108,7 +112,20 @@ func (r *Runtime) ModuleKernel(m Module, name string) (Kernel, error) {
 	if err != nil {
 		return Kernel{}, err
 	}
-	return Kernel{Handle: k, API: m.API}, nil
+	kern := Kernel{Handle: k, API: m.API}
+	switch m.API {
+	case DriverAPI:
+		kern.Func = k
+	case LibraryAPI:
+		// Launching the context's CUfunction through the driver costs about 0.3 µs less per
+		// launch from Go than cudaLaunchKernel with the cudaKernel_t (H100, CUDA 13.0; the two
+		// cost the same from C++). Without cuKernelGetFunction the runtime path still works.
+		var f uintptr
+		if r.driverCall(drvKernelGetFunction, uintptr(unsafe.Pointer(&f)), k) == nil {
+			kern.Func = f
+		}
+	}
+	return kern, nil
 }
 
 // UnloadModule unloads m (cudaLibraryUnload or cuModuleUnload); its kernels become invalid.
