@@ -15,7 +15,8 @@ import (
 
 // runExternal runs the C++ baseline and the Python peers for the same scenarios and sizes and
 // adds their results. Their failures are reported, never fatal: the gpuactor rows still stand.
-func runExternal(ctx context.Context, o *options, rep *Report) {
+// pass 1 runs before gpuactor's scenarios, pass 2 after; the peers run once, in pass 2.
+func runExternal(ctx context.Context, o *options, rep *Report, pass int) {
 	refs := map[string]bool{}
 	for _, t := range plan(o) {
 		refs[t.s.refName()] = true
@@ -31,13 +32,13 @@ func runExternal(ctx context.Context, o *options, rep *Report) {
 		rep.Errors = append(rep.Errors, "C++ baseline: "+err.Error())
 		fmt.Fprintln(os.Stderr, "C++ baseline:", err)
 	} else if bin != "" {
-		fmt.Fprintln(os.Stderr, "running the C++ baseline:", bin)
-		collect(ctx, rep, "cpp", exec.CommandContext(ctx, bin, args...))
+		fmt.Fprintf(os.Stderr, "running the C++ baseline (pass %d): %s\n", pass, bin)
+		collect(ctx, rep, "cpp", pass, exec.CommandContext(ctx, bin, args...))
 	}
-	if o.peers {
+	if o.peers && pass == 2 {
 		if script, ok := peersScript(); ok {
 			fmt.Fprintln(os.Stderr, "running the Python peers:", script)
-			collect(ctx, rep, "peers", exec.CommandContext(ctx, "python3", append([]string{script}, args...)...))
+			collect(ctx, rep, "peers", 0, exec.CommandContext(ctx, "python3", append([]string{script}, args...)...))
 		}
 	}
 }
@@ -51,6 +52,9 @@ func cbaseline(ctx context.Context, o *options, cc string) (string, error) {
 	case "":
 	default:
 		return o.cbaseline, nil
+	}
+	if o.built != "" {
+		return o.built, nil
 	}
 	nvcc, err := exec.LookPath("nvcc")
 	if err != nil {
@@ -70,6 +74,7 @@ func cbaseline(ctx context.Context, o *options, cc string) (string, error) {
 	if msg, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("nvcc: %v\n%s", err, msg)
 	}
+	o.built = out
 	return out, nil
 }
 
@@ -98,7 +103,7 @@ func repoRoot() string {
 }
 
 // collect runs cmd and parses its JSON lines into rep.
-func collect(ctx context.Context, rep *Report, what string, cmd *exec.Cmd) {
+func collect(ctx context.Context, rep *Report, what string, pass int, cmd *exec.Cmd) {
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -120,7 +125,7 @@ func collect(ctx context.Context, rep *Report, what string, cmd *exec.Cmd) {
 		}
 		switch m.Kind {
 		case "result":
-			m.Result.Impl = m.Impl
+			m.Result.Impl, m.Result.Pass = m.Impl, pass
 			rep.Results = append(rep.Results, m.Result)
 			if !m.Checked {
 				rep.Errors = append(rep.Errors, fmt.Sprintf("%s %s %s: result check failed", m.Impl, m.Scenario, sizeLabel(m.Size)))

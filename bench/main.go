@@ -32,6 +32,7 @@ type options struct {
 	save      bool
 	outDir    string
 	cbaseline string
+	built     string // the C++ baseline built by this run
 	peers     bool
 	device    int
 }

@@ -40,8 +40,15 @@ func bandwidthPlot(path, title, backend string, rep *Report) error {
 		for _, impl := range []string{"gpuactor", "cpp"} {
 			var xys plotter.XYs
 			for _, r := range rep.Results {
-				if r.Scenario == sc && r.Impl == impl && r.Checked && (impl != "gpuactor" || r.Backend == backend) && r.Size > 0 {
-					xys = append(xys, plotter.XY{X: float64(r.Size), Y: r.Value})
+				if r.Scenario != sc || r.Impl != "gpuactor" || r.Backend != backend || !r.Checked || r.Size == 0 {
+					continue
+				}
+				y := &r.Value
+				if impl == "cpp" {
+					y = lookup(rep, "cpp", r, false) // the mean of the baseline's passes
+				}
+				if y != nil {
+					xys = append(xys, plotter.XY{X: float64(r.Size), Y: *y})
 				}
 			}
 			if len(xys) == 0 {
@@ -81,11 +88,9 @@ func launchPlot(path, title, backend string, rep *Report) error {
 			return err
 		}
 	}
-	for _, r := range rep.Results {
-		if r.Impl == "cpp" && r.Scenario == "launch_enqueue" && r.Checked {
-			if err := addLine(p, "C++ single thread", plotter.XYs{{X: 1, Y: r.Value}, {X: 64, Y: r.Value}}, 1, true); err != nil {
-				return err
-			}
+	if c := lookup(rep, "cpp", Result{Scenario: "launch_enqueue"}, false); c != nil {
+		if err := addLine(p, "C++ single thread", plotter.XYs{{X: 1, Y: *c}, {X: 64, Y: *c}}, 1, true); err != nil {
+			return err
 		}
 	}
 	return p.Save(7*vg.Inch, 4.5*vg.Inch, path)

@@ -17,12 +17,12 @@ func printTables(w io.Writer, rep *Report) {
 	for _, b := range rep.Meta.Backends {
 		fmt.Fprintf(w, "\n== gpuactor on %s", b)
 		if b == "cuda" {
-			fmt.Fprintf(w, ": %s (compute %s), driver %s, runtime %s — ratio = gpuactor ÷ C++ (times: lower is better; GB/s: higher is better)", rep.Meta.GPU, rep.Meta.CC, rep.Meta.Driver, rep.Meta.Runtime)
+			fmt.Fprintf(w, ": %s (compute %s), driver %s, runtime %s — ratio = gpuactor ÷ C++ (times: lower is better; GB/s: higher is better); C++ is the mean of a run before and one after gpuactor's, and C++ drift is how far those two differ", rep.Meta.GPU, rep.Meta.CC, rep.Meta.Driver, rep.Meta.Runtime)
 		}
 		fmt.Fprintln(w)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		if b == "cuda" {
-			fmt.Fprintln(tw, "scenario\tsize\tunit\tC++\tgpuactor\tratio\tcupy\tcuda.core\t")
+			fmt.Fprintln(tw, "scenario\tsize\tunit\tC++\tC++ drift\tgpuactor\tratio\tcupy\tcuda.core\t")
 		} else {
 			fmt.Fprintln(tw, "scenario\tsize\tunit\tgpuactor\t")
 		}
@@ -35,9 +35,9 @@ func printTables(w io.Writer, rep *Report) {
 					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t\n", row.label, sizeLabel(r.Size), r.Unit, num(row.value, r.Checked))
 					continue
 				}
-				cpp := lookup(rep, "cpp", r, row.p99)
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", row.label, sizeLabel(r.Size), r.Unit,
-					numPtr(cpp), num(row.value, r.Checked), ratio(row.value, cpp),
+				cpp, drift := lookupSpread(rep, "cpp", r, row.p99)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", row.label, sizeLabel(r.Size), r.Unit,
+					numPtr(cpp), driftLabel(cpp, drift), num(row.value, r.Checked), ratio(row.value, cpp),
 					numPtr(lookup(rep, "cupy", r, row.p99)), numPtr(lookup(rep, "cuda.core", r, row.p99)))
 			}
 		}
@@ -62,31 +62,55 @@ func expand(r Result) []row {
 	return []row{{r.Scenario + " p50", r.Value, false}, {r.Scenario + " p99", *r.P99, true}}
 }
 
-// lookup finds impl's figure for the scenario gpuactor's result r is compared with.
+// lookup finds impl's figure for the scenario gpuactor's result r is compared with: the mean
+// over impl's passes (the C++ baseline runs before and after gpuactor), and the spread between
+// them (largest ÷ smallest − 1), the run's drift.
 func lookup(rep *Report, impl string, r Result, p99 bool) *float64 {
+	v, _ := lookupSpread(rep, impl, r, p99)
+	return v
+}
+
+func lookupSpread(rep *Report, impl string, r Result, p99 bool) (*float64, float64) {
 	ref := r.Scenario
 	for _, s := range scenarios() {
 		if s.name == r.Scenario {
 			ref = s.refName()
 		}
 	}
-	var unsized *Result
+	var same, loose []float64
 	for i := range rep.Results {
 		c := &rep.Results[i]
 		if c.Impl != impl || c.Scenario != ref || !c.Checked {
 			continue
 		}
-		if c.Size == r.Size {
-			return pick(c, p99)
+		v := pick(c, p99)
+		if v == nil {
+			continue
 		}
-		if c.Size == 0 || r.Size == 0 {
-			unsized = c
+		switch {
+		case c.Size == r.Size:
+			same = append(same, *v)
+		case c.Size == 0 || r.Size == 0:
+			loose = append(loose, *v)
 		}
 	}
-	if unsized != nil {
-		return pick(unsized, p99)
+	if len(same) == 0 {
+		same = loose
 	}
-	return nil
+	if len(same) == 0 {
+		return nil, 0
+	}
+	sum, lo, hi := 0.0, same[0], same[0]
+	for _, v := range same {
+		sum += v
+		lo, hi = min(lo, v), max(hi, v)
+	}
+	mean := sum / float64(len(same))
+	spread := 0.0
+	if lo > 0 {
+		spread = hi/lo - 1
+	}
+	return &mean, spread
 }
 
 func pick(r *Result, p99 bool) *float64 {
@@ -115,6 +139,13 @@ func numPtr(v *float64) string {
 		return "-"
 	}
 	return num(*v, true)
+}
+
+func driftLabel(ref *float64, spread float64) string {
+	if ref == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%.0f%%", spread*100)
 }
 
 func ratio(v float64, ref *float64) string {

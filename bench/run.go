@@ -42,13 +42,20 @@ func run(ctx context.Context, o *options) error {
 	if err != nil {
 		return err
 	}
+	gpu := contains(kindNames(kinds), "cuda")
+	if gpu {
+		if err := probeMeta(ctx, o, rep); err != nil {
+			return err
+		}
+		runExternal(ctx, o, rep, 1)
+	}
 	for _, kind := range kinds {
 		if err := runBackend(ctx, o, kind, rep); err != nil {
 			return err
 		}
 	}
-	if contains(rep.Meta.Backends, "cuda") {
-		runExternal(ctx, o, rep)
+	if gpu {
+		runExternal(ctx, o, rep, 2)
 	}
 	printTables(os.Stdout, rep)
 	if o.jsonPath != "" {
@@ -96,11 +103,6 @@ func runBackend(ctx context.Context, o *options, kind device.BackendKind, rep *R
 	}
 	defer dev.Close()
 	rep.Meta.Backends = append(rep.Meta.Backends, string(kind))
-	p := dev.Properties()
-	if kind == device.BackendCUDA {
-		rep.Meta.GPU, rep.Meta.CC = p.Name, p.ComputeCapability.String()
-		rep.Meta.Driver, rep.Meta.Runtime = version(p.DriverVersion), version(p.RuntimeVersion)
-	}
 	mod, err := dev.Compile(ctx, device.Source{Name: "empty.cu", Code: emptySource, Sim: emptySim})
 	if err != nil {
 		return err
@@ -127,6 +129,28 @@ func runBackend(ctx context.Context, o *options, kind device.BackendKind, rep *R
 		rep.Results = append(rep.Results, r)
 	}
 	return nil
+}
+
+// probeMeta records the GPU's name and versions, which the C++ build needs before any
+// gpuactor scenario has run.
+func probeMeta(ctx context.Context, o *options, rep *Report) error {
+	dev, err := device.Open(ctx, o.device, device.WithBackend(device.BackendCUDA))
+	if err != nil {
+		return err
+	}
+	defer dev.Close()
+	p := dev.Properties()
+	rep.Meta.GPU, rep.Meta.CC = p.Name, p.ComputeCapability.String()
+	rep.Meta.Driver, rep.Meta.Runtime = version(p.DriverVersion), version(p.RuntimeVersion)
+	return nil
+}
+
+func kindNames(kinds []device.BackendKind) []string {
+	out := make([]string, len(kinds))
+	for i, k := range kinds {
+		out[i] = string(k)
+	}
+	return out
 }
 
 type task struct {

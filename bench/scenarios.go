@@ -25,6 +25,9 @@ type Result struct {
 	P99      *float64 `json:"p99,omitempty"`
 	Repeats  int      `json:"repeats"`
 	Checked  bool     `json:"checked"`
+	// Pass numbers the C++ baseline's runs: it runs before and after gpuactor, so that the
+	// drift of a shared GPU host over the run shows as the spread between the two.
+	Pass int `json:"pass,omitempty"`
 }
 
 // env is what a scenario runs against.
