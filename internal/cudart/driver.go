@@ -79,15 +79,10 @@ func (r *Runtime) driverEntryPoint(name string) (uintptr, error) {
 //
 //go:uintptrescapes
 func (r *Runtime) driverCall(id int, args ...uintptr) error {
-	fn, err := r.drv.get(id)
-	if err != nil {
-		return err
-	}
-	ret, _, _ := purego.SyscallN(fn, args...)
-	if int32(ret) == 0 {
-		return nil
-	}
-	return r.driverError(driverSymNames[id], int32(ret))
+	f := getFrame()
+	defer putFrame(f)
+	copy(f.w[:], args)
+	return r.invokeDriver(id, f, len(args))
 }
 
 // driverError builds the error for a CUresult, with cuGetErrorString's text when available.

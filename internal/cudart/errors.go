@@ -25,12 +25,10 @@ func (r *Runtime) call(id int, args ...uintptr) error {
 //
 //go:uintptrescapes
 func (r *Runtime) rawCall(id int, args ...uintptr) (int32, error) {
-	fn, err := r.syms.get(id)
-	if err != nil {
-		return 0, err
-	}
-	ret, _, _ := purego.SyscallN(fn, args...)
-	return int32(ret), nil // cudaError_t is a C int: the upper half of RAX is undefined
+	f := getFrame()
+	defer putFrame(f)
+	copy(f.w[:], args)
+	return r.invoke(id, f, len(args)) // cudaError_t is a C int: invoke truncates RAX to it
 }
 
 // newError builds the error for a failed call op.

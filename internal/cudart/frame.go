@@ -2,20 +2,22 @@ package cudart
 
 import (
 	"sync"
-
-	"github.com/ebitengine/purego"
 )
 
-// callFrame holds the argument words of one call. purego.SyscallN copies its variadic arguments
-// out of a slice that, being marked uintptrescapes, the compiler allocates on the heap for each
-// call written as SyscallN(fn, a, b, c); passing an existing heap slice instead
-// (SyscallN(fn, f[:n]...)) allocates nothing. The hot calls (queries, records, async copies and
-// launches) therefore fill a frame: the device adapter owns one per device thread, direct
-// Runtime callers borrow one from a pool.
+// callFrame is one call for ffiCall: the function, its argument words and its result. The hot
+// calls (queries, records, async copies and launches) fill a frame instead of calling
+// purego.SyscallN, which allocates a variadic slice per call written as SyscallN(fn, a, b, c)
+// and copies its arguments several times (see ffi_amd64.go): the device adapter owns one frame
+// per device thread, direct Runtime callers borrow one from a pool. Words past a call's own
+// arguments may hold stale values; the callee never reads them.
 //
 // A frame holds plain words, so it does not keep Go memory alive or in place: the functions
 // that put Go pointers in one are uintptrescapes and take them as converted arguments.
-type callFrame [12]uintptr // cuLaunchKernel, the longest, takes 11
+type callFrame struct {
+	fn  uintptr
+	w   [12]uintptr // the argument words; cuLaunchKernel, the longest, takes 11
+	ret uintptr
+}
 
 var framePool = sync.Pool{New: func() any { return new(callFrame) }}
 
@@ -29,8 +31,8 @@ func (r *Runtime) invoke(id int, f *callFrame, n int) (int32, error) {
 	if err != nil {
 		return 0, err
 	}
-	ret, _, _ := purego.SyscallN(fn, f[:n]...)
-	return int32(ret), nil
+	f.fn = fn
+	return int32(ffiCall(f)), nil
 }
 
 // invokeErr is invoke with the cudaError_t mapped to an error.
@@ -48,7 +50,8 @@ func (r *Runtime) invokeDriver(id int, f *callFrame, n int) error {
 	if err != nil {
 		return err
 	}
-	ret, _, _ := purego.SyscallN(fn, f[:n]...)
+	f.fn = fn
+	ret := ffiCall(f)
 	if int32(ret) == 0 {
 		return nil
 	}
@@ -58,7 +61,7 @@ func (r *Runtime) invokeDriver(id int, f *callFrame, n int) error {
 // The hot calls, on a caller-provided frame.
 
 func (r *Runtime) streamQuery(f *callFrame, s Stream) error {
-	f[0] = uintptr(s)
+	f.w[0] = uintptr(s)
 	code, err := r.invoke(fnStreamQuery, f, 1)
 	switch {
 	case code == 0:
@@ -70,7 +73,7 @@ func (r *Runtime) streamQuery(f *callFrame, s Stream) error {
 }
 
 func (r *Runtime) eventQuery(f *callFrame, e Event) error {
-	f[0] = uintptr(e)
+	f.w[0] = uintptr(e)
 	code, err := r.invoke(fnEventQuery, f, 1)
 	switch {
 	case code == 0:
@@ -82,32 +85,32 @@ func (r *Runtime) eventQuery(f *callFrame, e Event) error {
 }
 
 func (r *Runtime) eventRecord(f *callFrame, e Event, s Stream) error {
-	f[0], f[1] = uintptr(e), uintptr(s)
+	f.w[0], f.w[1] = uintptr(e), uintptr(s)
 	return r.invokeErr(fnEventRecord, f, 2)
 }
 
 func (r *Runtime) streamWaitEvent(f *callFrame, s Stream, e Event) error {
-	f[0], f[1], f[2] = uintptr(s), uintptr(e), 0
+	f.w[0], f.w[1], f.w[2] = uintptr(s), uintptr(e), 0
 	return r.invokeErr(fnStreamWaitEvent, f, 3)
 }
 
 func (r *Runtime) memsetAsync(f *callFrame, p DevicePtr, value byte, n uint64, s Stream) error {
-	f[0], f[1], f[2], f[3] = uintptr(p), uintptr(value), uintptr(n), uintptr(s)
+	f.w[0], f.w[1], f.w[2], f.w[3] = uintptr(p), uintptr(value), uintptr(n), uintptr(s)
 	return r.invokeErr(fnMemsetAsync, f, 4)
 }
 
 //go:uintptrescapes
 func (r *Runtime) memcpyAsync(f *callFrame, dst, src uintptr, n uint64, kind MemcpyKind, s Stream) error {
-	f[0], f[1], f[2], f[3], f[4] = dst, src, uintptr(n), uintptr(kind), uintptr(s)
+	f.w[0], f.w[1], f.w[2], f.w[3], f.w[4] = dst, src, uintptr(n), uintptr(kind), uintptr(s)
 	return r.invokeErr(fnMemcpyAsync, f, 5)
 }
 
 func (r *Runtime) streamSynchronize(f *callFrame, s Stream) error {
-	f[0] = uintptr(s)
+	f.w[0] = uintptr(s)
 	return r.invokeErr(fnStreamSynchronize, f, 1)
 }
 
 func (r *Runtime) eventSynchronize(f *callFrame, e Event) error {
-	f[0] = uintptr(e)
+	f.w[0] = uintptr(e)
 	return r.invokeErr(fnEventSynchronize, f, 1)
 }

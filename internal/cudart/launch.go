@@ -76,16 +76,16 @@ func (r *Runtime) launch(f *callFrame, k Kernel, grid, block Dim3, sharedMem uin
 	var err error
 	switch {
 	case k.Func != 0:
-		f[0] = k.Func
-		f[1], f[2], f[3] = uintptr(grid.X), uintptr(grid.Y), uintptr(grid.Z)
-		f[4], f[5], f[6] = uintptr(block.X), uintptr(block.Y), uintptr(block.Z)
-		f[7], f[8], f[9], f[10] = uintptr(sharedMem), uintptr(s), argv, 0
+		f.w[0] = k.Func
+		f.w[1], f.w[2], f.w[3] = uintptr(grid.X), uintptr(grid.Y), uintptr(grid.Z)
+		f.w[4], f.w[5], f.w[6] = uintptr(block.X), uintptr(block.Y), uintptr(block.Z)
+		f.w[7], f.w[8], f.w[9], f.w[10] = uintptr(sharedMem), uintptr(s), argv, 0
 		err = r.invokeDriver(drvLaunchKernel, f, 11)
 	case k.API == LibraryAPI:
-		f[0] = k.Handle
-		f[1], f[2] = uintptr(grid.X)|uintptr(grid.Y)<<32, uintptr(grid.Z) // dim3 by value: 2 words
-		f[3], f[4] = uintptr(block.X)|uintptr(block.Y)<<32, uintptr(block.Z)
-		f[5], f[6], f[7] = argv, uintptr(sharedMem), uintptr(s) // R9, then the stack
+		f.w[0] = k.Handle
+		f.w[1], f.w[2] = uintptr(grid.X)|uintptr(grid.Y)<<32, uintptr(grid.Z) // dim3 by value: 2 words
+		f.w[3], f.w[4] = uintptr(block.X)|uintptr(block.Y)<<32, uintptr(block.Z)
+		f.w[5], f.w[6], f.w[7] = argv, uintptr(sharedMem), uintptr(s) // R9, then the stack
 		err = r.invokeErr(fnLaunchKernel, f, 8)
 	default:
 		return r.newError("cudaLaunchKernel", codeInvalidResourceHandle)
