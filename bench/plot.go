@@ -60,6 +60,7 @@ func bandwidthPlot(path, title, backend string, rep *Report) error {
 			i++
 		}
 	}
+	p.Y.Min, p.Y.Max = 0, p.Y.Max*1.08 // room above the top line
 	return p.Save(9*vg.Inch, 5.5*vg.Inch, path)
 }
 
@@ -69,6 +70,8 @@ func launchPlot(path, title, backend string, rep *Report) error {
 	p.X.Label.Text = "goroutines launching at once"
 	p.Y.Label.Text = "µs per launch"
 	p.Y.Min = 0
+	p.Legend.Left = true // the lines run along the top; the bottom left is empty
+	p.X.Min, p.X.Max = 0, 66
 	var xys plotter.XYs
 	for _, r := range rep.Results {
 		if r.Impl != "gpuactor" || r.Backend != backend || !r.Checked {
