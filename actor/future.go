@@ -223,10 +223,20 @@ func (f *Future[T]) cancelled(ctx context.Context) (T, error) {
 }
 
 // run executes the Call's op on the actor thread.
-func (f *Future[T]) run(*Actor) {
+func (f *Future[T]) run(a *Actor) {
 	fn := f.fn
 	f.fn = nil
+	if a.cfg.guard != nil {
+		if err := a.cfg.guard(); err != nil {
+			var zero T
+			f.Complete(zero, err)
+			return
+		}
+	}
 	v, err := fn()
+	if err != nil && a.cfg.onErr != nil {
+		a.cfg.onErr(err)
+	}
 	f.Complete(v, err)
 }
 

@@ -33,6 +33,8 @@ type config struct {
 	shutdown  func()
 	idle      func() bool
 	onPanic   func(*PanicError)
+	guard     func() error
+	onErr     func(error)
 	err       error // first invalid option; options cannot return errors themselves
 }
 
@@ -159,6 +161,15 @@ func WithIdle(fn func() (busy bool)) Option {
 func WithPanicHandler(fn func(*PanicError)) Option {
 	return func(c *config) { c.onPanic = fn }
 }
+
+// WithGuard makes every Call check guard on the actor thread before running: a non-nil error
+// fails the op with that error instead. A device uses it to refuse work once a sticky fault
+// has failed it, without wrapping every op in a closure of its own.
+func WithGuard(guard func() error) Option { return func(c *config) { c.guard = guard } }
+
+// WithErrorObserver has every error a Call's op returns passed to observe, on the actor thread,
+// before the future completes (a device uses it to notice sticky faults).
+func WithErrorObserver(observe func(error)) Option { return func(c *config) { c.onErr = observe } }
 
 // WithName names the actor in its errors, to tell devices apart.
 func WithName(name string) Option {

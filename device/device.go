@@ -127,6 +127,8 @@ func open(ctx context.Context, be backend.Backend, c *config, ordinal int) (*Dev
 		actor.WithName(fmt.Sprintf("gpuactor/%s/%d", be.Name(), ordinal)),
 		actor.WithInit(d.init),
 		actor.WithShutdown(d.release),
+		actor.WithGuard(d.failure),
+		actor.WithErrorObserver(d.note),
 	}, c.actorOpts...)
 	act, err := actor.New(opts...)
 	if err != nil {
@@ -235,17 +237,10 @@ func (d *Device) note(err error) {
 	}
 }
 
-// call runs fn on the actor thread, refusing it once the device has failed.
+// call runs fn on the actor thread; the actor's guard refuses it once the device has failed,
+// and its error observer notes sticky faults (see open).
 func call[T any](ctx context.Context, d *Device, fn func() (T, error)) *actor.Future[T] {
-	return actor.Call(ctx, d.act, func() (T, error) {
-		if err := d.failure(); err != nil {
-			var zero T
-			return zero, err
-		}
-		v, err := fn()
-		d.note(err)
-		return v, err
-	})
+	return actor.Call(ctx, d.act, fn)
 }
 
 // do runs fn on the actor thread and waits for it.

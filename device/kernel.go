@@ -169,20 +169,13 @@ func (d *Device) launch(ctx context.Context, k *Kernel, cfg Config, wait bool, a
 	if err != nil {
 		return actor.Completed(struct{}{}, err)
 	}
-	// actor.Call directly rather than through call: launches are the hot path, and this saves
-	// the wrapper closure's allocation and indirect call per launch.
-	return actor.Call(ctx, d.act, func() (struct{}, error) {
-		err := d.runLaunch(k, cfg, wait, packed, bufs)
-		d.note(err)
-		return struct{}{}, err
+	return call(ctx, d, func() (struct{}, error) {
+		return struct{}{}, d.runLaunch(k, cfg, wait, packed, bufs)
 	})
 }
 
 // runLaunch runs on the actor thread.
 func (d *Device) runLaunch(k *Kernel, cfg Config, wait bool, packed []backend.Arg, bufs []*Buffer) error {
-	if err := d.failure(); err != nil {
-		return err
-	}
 	if k.mod.unloaded.Load() {
 		return fmt.Errorf("%w: kernel %s: module %s was unloaded", ErrFreed, k.name, k.mod.name)
 	}

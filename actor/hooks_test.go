@@ -1,0 +1,49 @@
+package actor
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestGuardRefusesCalls(t *testing.T) {
+	failed := errors.New("device failed")
+	var broken atomic.Bool
+	var ran atomic.Int32
+	a, err := New(WithGuard(func() error {
+		if broken.Load() {
+			return failed
+		}
+		return nil
+	}))
+	require.NoError(t, err)
+	defer a.Close()
+	ctx := context.Background()
+	op := func() (int, error) { ran.Add(1); return 7, nil }
+
+	v, err := Call(ctx, a, op).Await(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 7, v)
+	broken.Store(true)
+	_, err = Call(ctx, a, op).Await(ctx)
+	assert.ErrorIs(t, err, failed)
+	assert.Equal(t, int32(1), ran.Load(), "a refused op never runs")
+}
+
+func TestErrorObserverSeesOpErrors(t *testing.T) {
+	var seen []error
+	a, err := New(WithErrorObserver(func(err error) { seen = append(seen, err) })) // actor thread only
+	require.NoError(t, err)
+	ctx := context.Background()
+	boom := errors.New("boom")
+	_, err = Call(ctx, a, func() (int, error) { return 0, boom }).Await(ctx)
+	require.ErrorIs(t, err, boom)
+	_, err = Call(ctx, a, func() (int, error) { return 1, nil }).Await(ctx)
+	require.NoError(t, err)
+	require.NoError(t, a.Close()) // Close orders the observer's writes before the read below
+	assert.Equal(t, []error{boom}, seen)
+}
