@@ -185,7 +185,24 @@ func Call[T any](ctx context.Context, a *Actor, fn func() (T, error)) *Future[T]
 	if fn == nil {
 		return Completed(zero, ErrNilOp)
 	}
-	f := &Future[T]{fn: fn, owner: a}
+	return CallInto(ctx, a, &Future[T]{}, fn)
+}
+
+// ErrPending, returned by a Call's op, leaves the op's future pending: the op has arranged for
+// it to be completed later (with Complete), e.g. when the GPU reaches the work it queued. A
+// future completed that way must have been made for CallInto.
+var ErrPending = errors.New("actor: completion pending")
+
+// CallInto is Call with a future the caller made (NewFuture), so that fn can capture it and
+// complete it later by returning ErrPending. Whatever keeps fn from running or finishing (ctx,
+// Close, the guard, a panic) still completes f, so f never hangs. f must be fresh: sent once.
+func CallInto[T any](ctx context.Context, a *Actor, f *Future[T], fn func() (T, error)) *Future[T] {
+	var zero T
+	if fn == nil {
+		f.Complete(zero, ErrNilOp)
+		return f
+	}
+	f.fn, f.owner = fn, a
 	f.spin.Store(int64(a.cfg.awaitSpin))
 	if err := a.send(ctx, f); err != nil {
 		f.fn = nil

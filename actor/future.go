@@ -234,6 +234,9 @@ func (f *Future[T]) run(a *Actor) {
 		}
 	}
 	v, err := fn()
+	if err == ErrPending {
+		return // the op completes f later
+	}
 	if err != nil && a.cfg.onErr != nil {
 		a.cfg.onErr(err)
 	}

@@ -47,3 +47,41 @@ func TestErrorObserverSeesOpErrors(t *testing.T) {
 	require.NoError(t, a.Close()) // Close orders the observer's writes before the read below
 	assert.Equal(t, []error{boom}, seen)
 }
+
+func TestCallIntoPendingCompletesLater(t *testing.T) {
+	a, err := New()
+	require.NoError(t, err)
+	defer a.Close()
+	ctx := context.Background()
+	var later func()
+	f := CallInto(ctx, a, NewFuture[int](), nil)
+	_, err = f.Await(ctx)
+	require.ErrorIs(t, err, ErrNilOp)
+
+	g := NewFuture[int]()
+	CallInto(ctx, a, g, func() (int, error) {
+		later = func() { g.Complete(42, nil) }
+		return 0, ErrPending
+	})
+	require.NoError(t, a.Post(ctx, func() {})) // the op ran: FIFO
+	_, err = Call(ctx, a, func() (int, error) { return 0, nil }).Await(ctx)
+	require.NoError(t, err)
+	assert.False(t, g.Ready(), "ErrPending leaves the future pending")
+	later()
+	v, err := g.Await(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 42, v)
+
+	// A refused or panicking op still completes its future.
+	refused := errors.New("refused")
+	b, err := New(WithGuard(func() error { return refused }))
+	require.NoError(t, err)
+	defer b.Close()
+	h := CallInto(ctx, b, NewFuture[int](), func() (int, error) { return 0, ErrPending })
+	_, err = h.Await(ctx)
+	assert.ErrorIs(t, err, refused)
+	p := CallInto(ctx, a, NewFuture[int](), func() (int, error) { panic("boom") })
+	_, err = p.Await(ctx)
+	var pe *PanicError
+	assert.ErrorAs(t, err, &pe)
+}

@@ -138,3 +138,25 @@ func owner(what string, m Mem) (*Device, error) {
 	}
 	return b.dev, nil
 }
+
+// Range is the byte range [off, off+n) of m (a *Buffer or a Slice), checked when used like
+// any Slice. Ranging a Slice is relative to the Slice's start.
+func Range(m Mem, off, n uint64) Slice {
+	if m == nil {
+		return Slice{}
+	}
+	b, base, size := m.region()
+	if off > size {
+		off = size + 1 // past the end: the operation using it reports the range
+	}
+	return Slice{buf: b, off: base + off, size: n}
+}
+
+// Size is the length in bytes of m (a *Buffer or a Slice); 0 for nil.
+func Size(m Mem) uint64 {
+	if m == nil {
+		return 0
+	}
+	_, _, n := m.region()
+	return n
+}

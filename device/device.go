@@ -29,6 +29,7 @@ type Device struct {
 	// Owned by the actor thread: never touched elsewhere.
 	dev      backend.Device
 	stream   backend.Stream
+	tracker  *Tracker
 	live     liveSet
 	closeMu  sync.Mutex
 	closed   bool
@@ -129,6 +130,7 @@ func open(ctx context.Context, be backend.Backend, c *config, ordinal int) (*Dev
 		actor.WithShutdown(d.release),
 		actor.WithGuard(d.failure),
 		actor.WithErrorObserver(d.note),
+		actor.WithIdle(d.poll),
 	}, c.actorOpts...)
 	act, err := actor.New(opts...)
 	if err != nil {
@@ -143,6 +145,14 @@ func open(ctx context.Context, be backend.Backend, c *config, ordinal int) (*Dev
 	return d, nil
 }
 
+// poll is the actor's idle hook: it runs completions the GPU has reached.
+func (d *Device) poll() bool {
+	if d.tracker == nil {
+		return false
+	}
+	return d.tracker.poll()
+}
+
 // init runs on the actor's locked thread before any op.
 func (d *Device) init() error {
 	dev, err := d.be.Open(d.ordinal)
@@ -150,6 +160,7 @@ func (d *Device) init() error {
 		return err
 	}
 	d.dev = dev
+	d.tracker = newTracker(dev, d.note)
 	props, err := readProperties(d.be, dev)
 	if err != nil {
 		return err
@@ -169,6 +180,7 @@ func (d *Device) release() {
 		return
 	}
 	var errs []error
+	errs = append(errs, d.tracker.close()) // domain packages' streams and resources first
 	if d.failure() == nil {
 		errs = append(errs, d.dev.StreamSynchronize(d.stream))
 	}

@@ -176,6 +176,19 @@ func (d *Device) launch(ctx context.Context, k *Kernel, cfg Config, wait bool, a
 
 // runLaunch runs on the actor thread.
 func (d *Device) runLaunch(k *Kernel, cfg Config, wait bool, packed []backend.Arg, bufs []*Buffer) error {
+	if err := d.enqueueLaunch(k, cfg, packed, bufs, d.stream); err != nil {
+		return err
+	}
+	if wait {
+		if err := d.dev.StreamSynchronize(d.stream); err != nil {
+			return fmt.Errorf("gpuactor: running %s: %w", k.name, err)
+		}
+	}
+	return nil
+}
+
+// enqueueLaunch launches a prepared kernel on stream s; on the actor thread.
+func (d *Device) enqueueLaunch(k *Kernel, cfg Config, packed []backend.Arg, bufs []*Buffer, s backend.Stream) error {
 	if k.mod.unloaded.Load() {
 		return fmt.Errorf("%w: kernel %s: module %s was unloaded", ErrFreed, k.name, k.mod.name)
 	}
@@ -184,13 +197,8 @@ func (d *Device) runLaunch(k *Kernel, cfg Config, wait bool, packed []backend.Ar
 			return fmt.Errorf("%w: kernel %s: argument buffer %#x used after Free", ErrFreed, k.name, uint64(b.ptr))
 		}
 	}
-	if err := d.dev.Launch(k.h, cfg.Grid, cfg.Block, cfg.SharedMem, d.stream, packed); err != nil {
+	if err := d.dev.Launch(k.h, cfg.Grid, cfg.Block, cfg.SharedMem, s, packed); err != nil {
 		return fmt.Errorf("gpuactor: launching %s: %w", k.name, err)
-	}
-	if wait {
-		if err := d.dev.StreamSynchronize(d.stream); err != nil {
-			return fmt.Errorf("gpuactor: running %s: %w", k.name, err)
-		}
 	}
 	return nil
 }

@@ -1,0 +1,65 @@
+package device
+
+import (
+	"context"
+
+	"github.com/gpuactor/gpuactor/actor"
+	"github.com/gpuactor/gpuactor/internal/backend"
+)
+
+// Exec runs op on the device's actor thread, with the device's runtime and its completion
+// Tracker. It is the extension point of gpuactor's domain packages (streams, alloc, graphs),
+// which define their own ops; op's parameter types are internal to the module, so code
+// outside it cannot call Exec. The device's guard applies: a failed device refuses the op.
+func Exec[T any](ctx context.Context, d *Device, op func(rt backend.Device, tr *Tracker) (T, error)) *actor.Future[T] {
+	return call(ctx, d, func() (T, error) { return op(d.dev, d.tracker) })
+}
+
+// Resolve checks m against the device and returns its address and length: for ops of domain
+// packages, on the actor thread (where frees happen too, so the answer is authoritative).
+func (d *Device) Resolve(what string, m Mem) (DevicePtr, uint64, error) { return d.span(what, m) }
+
+// ResolveHost checks that pinned buffer h belongs to the device, is live and holds n bytes, and
+// returns its memory; on the actor thread.
+func (d *Device) ResolveHost(what string, h *HostBuffer, n uint64) ([]byte, error) {
+	if err := d.hostSpan(what, h, n); err != nil {
+		return nil, err
+	}
+	return h.Bytes(), nil
+}
+
+// PrepareLaunch checks a launch's shape and arguments against k and the device, off the actor
+// thread, and returns a LaunchSpec for RunLaunch.
+func (d *Device) PrepareLaunch(k *Kernel, cfg Config, args []any) (LaunchSpec, error) {
+	packed, bufs, err := d.prepareLaunch(k, cfg, args)
+	return LaunchSpec{k: k, cfg: cfg, args: packed, bufs: bufs}, err
+}
+
+// LaunchSpec is a checked launch, ready to enqueue on any stream of its device.
+type LaunchSpec struct {
+	k    *Kernel
+	cfg  Config
+	args []backend.Arg
+	bufs []*Buffer
+}
+
+// Enqueue launches spec on stream s; on the actor thread. Buffers freed since PrepareLaunch
+// and unloaded modules are refused here.
+func (d *Device) Enqueue(spec LaunchSpec, s backend.Stream) error {
+	return d.enqueueLaunch(spec.k, spec.cfg, spec.args, spec.bufs, s)
+}
+
+// ExecTracked is Exec for stream-ordered ops whose result is known only when the GPU reaches
+// them. op enqueues its work and hands done to Tracker.After (or calls it itself); the future
+// completes with done's error, with op's own error, or with whatever kept op from running
+// (a failed or closed device, ctx, a panic).
+func ExecTracked(ctx context.Context, d *Device, op func(rt backend.Device, tr *Tracker, done func(error)) error) *actor.Future[struct{}] {
+	f := actor.NewFuture[struct{}]()
+	done := func(err error) { f.Complete(struct{}{}, err) }
+	return actor.CallInto(ctx, d.act, f, func() (struct{}, error) {
+		if err := op(d.dev, d.tracker, done); err != nil {
+			return struct{}{}, err
+		}
+		return struct{}{}, actor.ErrPending
+	})
+}

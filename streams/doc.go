@@ -1,0 +1,40 @@
+// Package streams gives gpuactor CUDA streams and events. Every stream-ordered operation —
+// kernel launch, copy, memset, host function, event record, wait on an event — returns a
+// future that completes when the GPU reaches that point in the stream, carrying the error
+// that stopped it, if any.
+//
+//	s, err := streams.New(ctx, dev)
+//	defer s.Destroy(ctx)
+//	up := streams.CopyToDevice(ctx, s, buf, xs)    // a Go slice, staged through pinned memory
+//	run := s.Launch(ctx, k, cfg, buf, int32(n))
+//	down := streams.CopyFromDevice(ctx, s, ys, buf)
+//	_, err = down.Await(ctx)                        // ys holds the result
+//
+// # Completion without a callback per operation
+//
+// Futures are completed by the device's actor, not by CUDA host callbacks: after each batch
+// of messages it records one event on every stream that got new work (a watermark) and, between
+// messages, polls the oldest watermarks, completing every future a finished one covers. Many
+// operations share one event under load, so a stream of futures costs little more than the
+// same operations without them (see the bench suite's stream rows).
+//
+// # Default streams
+//
+// gpuactor never queues work on the legacy default stream (stream 0) nor on the per-thread
+// default stream: goroutines move between threads, so "this thread's stream" means nothing to
+// a Go caller. Streams made here are non-blocking by default: they do not wait for, nor hold
+// up, work another library in the process queues on the legacy default stream. Blocking()
+// makes one that does synchronize with the legacy default stream, as cudaStreamDefault does.
+// The device's own synchronous calls (device.CopyToDevice…) use the device's internal stream.
+//
+// # Lifetimes
+//
+// A HostBuffer or device buffer handed to an operation must stay allocated until its future
+// completes; Free waits for the device's queued work, so an early Free is safe but waits. A Go
+// slice handed to CopyToDevice or CopyFromDevice is owned by the operation until its future
+// completes: the caller may reuse or read it then, not before. Destroy waits for the work in
+// flight on the stream to finish, completes its futures, then destroys it; later operations
+// on the stream fail with ErrDestroyed. A cancelled context stops the caller's wait, never the
+// operation: its future still completes and whatever it holds is released then. Closing the
+// device destroys the streams and events it still has.
+package streams

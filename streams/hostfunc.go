@@ -1,0 +1,61 @@
+package streams
+
+import (
+	"context"
+	"fmt"
+	"runtime/debug"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/gpuactor/gpuactor/actor"
+	"github.com/gpuactor/gpuactor/device"
+	"github.com/gpuactor/gpuactor/internal/backend"
+)
+
+// HostFunc queues fn to run when the stream reaches this point; later work on the stream
+// waits until fn returns. fn runs on a goroutine of its own, never on CUDA's callback thread,
+// and its future completes once the GPU has passed it; a panic in fn becomes the future's
+// error (*actor.PanicError).
+//
+// fn may queue more work (on any stream) without waiting for it, but it must not wait on this
+// stream, on work queued after it, or on the device as a whole (Synchronize, a synchronous
+// copy): that work cannot start before fn returns, so the wait would never end.
+func (s *Stream) HostFunc(ctx context.Context, fn func()) *Future {
+	if fn == nil {
+		return actor.Completed(struct{}{}, invalid("HostFunc of a nil function"))
+	}
+	var panicked atomic.Pointer[actor.PanicError]
+	return device.ExecTracked(ctx, s.dev, func(rt backend.Device, tr *device.Tracker, done func(error)) error {
+		if err := s.alive(); err != nil {
+			return err
+		}
+		err := rt.LaunchHostFunc(s.h, func() {
+			// CUDA's thread only hands over to a goroutine and waits: it must not run Go code
+			// that might block on the device, nor call CUDA.
+			finished := make(chan struct{})
+			go func() {
+				defer close(finished)
+				defer func() {
+					if r := recover(); r != nil {
+						panicked.Store(&actor.PanicError{Value: r, Stack: debug.Stack()})
+					}
+				}()
+				fn()
+			}()
+			<-finished
+		})
+		if err != nil {
+			return fmt.Errorf("gpuactor/streams: queueing a host function: %w", err)
+		}
+		tr.After(s.h, func(err error) {
+			if p := panicked.Load(); err == nil && p != nil {
+				err = p
+			}
+			done(err)
+		})
+		return nil
+	})
+}
+
+// hostPtr is the address of a pinned host buffer's bytes.
+func hostPtr(b []byte) unsafe.Pointer { return unsafe.Pointer(unsafe.SliceData(b)) }

@@ -1,0 +1,129 @@
+package streams
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/gpuactor/gpuactor/actor"
+	"github.com/gpuactor/gpuactor/device"
+	"github.com/gpuactor/gpuactor/internal/backend"
+)
+
+// Future is the result of a stream-ordered operation: it completes when the GPU reaches the
+// operation (or with the error that kept it from being queued or run).
+type Future = actor.Future[struct{}]
+
+// enqueue queues op's work on the stream from the actor thread and returns the future the
+// device's tracker completes when the GPU has passed it.
+func (s *Stream) enqueue(ctx context.Context, op func(rt backend.Device) error) *Future {
+	return device.ExecTracked(ctx, s.dev, func(rt backend.Device, tr *device.Tracker, done func(error)) error {
+		if err := s.alive(); err != nil {
+			return err
+		}
+		if err := op(rt); err != nil {
+			return err
+		}
+		tr.After(s.h, done)
+		return nil
+	})
+}
+
+// Launch queues kernel k with shape cfg and args (as device.Device.Launch takes them).
+func (s *Stream) Launch(ctx context.Context, k *device.Kernel, cfg device.Config, args ...any) *Future {
+	spec, err := s.dev.PrepareLaunch(k, cfg, args)
+	if err != nil {
+		return actor.Completed(struct{}{}, err)
+	}
+	return s.enqueue(ctx, func(backend.Device) error { return s.dev.Enqueue(spec, s.h) })
+}
+
+// CopyHostToDevice queues a copy of the first Size(dst) bytes of pinned src into dst.
+func (s *Stream) CopyHostToDevice(ctx context.Context, dst device.Mem, src *device.HostBuffer) *Future {
+	return s.enqueue(ctx, func(rt backend.Device) error {
+		p, n, err := s.dev.Resolve("copy destination", dst)
+		if err != nil {
+			return err
+		}
+		host, err := s.dev.ResolveHost("copy source", src, n)
+		if err != nil {
+			return err
+		}
+		return rt.CopyHtoD(p, hostPtr(host), n, s.h)
+	})
+}
+
+// CopyDeviceToHost queues a copy of all of src into the start of pinned dst.
+func (s *Stream) CopyDeviceToHost(ctx context.Context, dst *device.HostBuffer, src device.Mem) *Future {
+	return s.enqueue(ctx, func(rt backend.Device) error {
+		p, n, err := s.dev.Resolve("copy source", src)
+		if err != nil {
+			return err
+		}
+		host, err := s.dev.ResolveHost("copy destination", dst, n)
+		if err != nil {
+			return err
+		}
+		return rt.CopyDtoH(hostPtr(host), p, n, s.h)
+	})
+}
+
+// Copy queues a copy of all of src into the start of dst, both on the stream's device.
+func (s *Stream) Copy(ctx context.Context, dst, src device.Mem) *Future {
+	return s.enqueue(ctx, func(rt backend.Device) error {
+		dp, dn, err := s.dev.Resolve("copy destination", dst)
+		if err != nil {
+			return err
+		}
+		sp, sn, err := s.dev.Resolve("copy source", src)
+		if err != nil {
+			return err
+		}
+		if sn > dn {
+			return fmt.Errorf("%w: copy of %d bytes into a %d-byte destination", device.ErrOutOfRange, sn, dn)
+		}
+		return rt.CopyDtoD(dp, sp, sn, s.h)
+	})
+}
+
+// Memset queues setting every byte of dst to value.
+func (s *Stream) Memset(ctx context.Context, dst device.Mem, value byte) *Future {
+	return s.enqueue(ctx, func(rt backend.Device) error {
+		p, n, err := s.dev.Resolve("memset destination", dst)
+		if err != nil {
+			return err
+		}
+		return rt.Memset(p, value, n, s.h)
+	})
+}
+
+// Record records e at this point of the stream; the future completes when the GPU reaches it.
+// e must belong to the stream's device.
+func (s *Stream) Record(ctx context.Context, e *Event) *Future {
+	if e == nil {
+		return actor.Completed(struct{}{}, invalid("Record of a nil event"))
+	}
+	if e.dev != s.dev {
+		return actor.Completed(struct{}{}, wrongDevice("event", e.dev, s.dev))
+	}
+	return s.enqueue(ctx, func(rt backend.Device) error {
+		if err := e.alive(); err != nil {
+			return err
+		}
+		return rt.EventRecord(e.h, s.h)
+	})
+}
+
+// Wait makes the work queued on the stream after it wait until e's most recent record has
+// completed on the GPU. e may belong to another device. The future completes when the GPU has
+// passed the wait.
+func (s *Stream) Wait(ctx context.Context, e *Event) *Future {
+	if e == nil {
+		return actor.Completed(struct{}{}, invalid("Wait on a nil event"))
+	}
+	return s.enqueue(ctx, func(rt backend.Device) error {
+		if err := e.alive(); err != nil {
+			return err
+		}
+		return rt.StreamWaitEvent(s.h, e.h)
+	})
+}
