@@ -79,3 +79,25 @@ func TestAsyncCopyBadInput(t *testing.T) {
 		}
 	})
 }
+
+func TestRange(t *testing.T) {
+	ctx := testCtx(t)
+	dev := openDev(t, []device.Option{device.WithBackend(device.BackendSim)})
+	buf := mustMalloc(t, dev, 100)
+	mid := buf.Slice(10, 20)
+	r := device.Range(mid, 5, 10)
+	assert.Equal(t, uint64(15), r.Offset())
+	assert.Equal(t, uint64(10), device.Size(r))
+	require.NoError(t, device.Memset(ctx, r, 7))
+	got := make([]byte, 100)
+	require.NoError(t, device.CopyFromDevice(ctx, got, buf))
+	for i, v := range got {
+		if i >= 15 && i < 25 {
+			require.Equal(t, byte(7), v, "byte %d", i)
+		}
+	}
+	// Past the end of the Slice but inside the buffer is still out of range.
+	require.ErrorIs(t, device.Memset(ctx, device.Range(mid, 15, 10), 1), device.ErrOutOfRange)
+	require.ErrorIs(t, device.Memset(ctx, device.Range(mid, 25, 1), 1), device.ErrOutOfRange)
+	assert.Zero(t, device.Size(nil))
+}

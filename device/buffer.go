@@ -146,8 +146,10 @@ func Range(m Mem, off, n uint64) Slice {
 		return Slice{}
 	}
 	b, base, size := m.region()
-	if off > size {
-		off = size + 1 // past the end: the operation using it reports the range
+	if b != nil && (off > size || n > size-off) {
+		// Past the end of m, though perhaps not of its buffer: make the operation that uses
+		// it report the range.
+		return Slice{buf: b, off: b.size + 1, size: n}
 	}
 	return Slice{buf: b, off: base + off, size: n}
 }
