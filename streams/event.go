@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync/atomic"
 	"time"
 
@@ -29,6 +30,12 @@ type Event struct {
 	h         backend.Event
 	flags     EventFlag
 	destroyed atomic.Bool
+
+	// Records sent (issued) and executed by the device's actor (recorded), and the latest
+	// record's future: a Wait on another device uses them to run after the record it follows.
+	issued   atomic.Uint64
+	recorded atomic.Uint64
+	last     atomic.Pointer[Future]
 }
 
 // NewEvent creates an event on dev.
@@ -110,6 +117,38 @@ func Elapsed(ctx context.Context, start, end *Event) (time.Duration, error) {
 		return rt.EventElapsed(start.h, end.h)
 	}).Await(ctx)
 	return time.Duration(float64(ms) * float64(time.Millisecond)), err
+}
+
+// awaitRecorded waits until the event's device has executed every record issued so far (or
+// the latest one has failed): operations sent to two devices' actors are not ordered, and a
+// Wait that ran before its Record would wait for nothing. It runs on the caller's goroutine,
+// never on an actor, so it cannot hold up the device it waits for.
+func (e *Event) awaitRecorded(ctx context.Context) error {
+	want := e.issued.Load()
+	for i := 0; e.recorded.Load() < want; i++ {
+		if f := e.last.Load(); f != nil && f.Ready() {
+			return nil // the record failed (the Wait then waits on the previous one) or already ran
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if i < 1000 {
+			runtime.Gosched()
+		} else {
+			time.Sleep(10 * time.Microsecond)
+		}
+	}
+	return nil
+}
+
+// noteRecorded runs on the actor thread once record n has been issued to the runtime.
+func (e *Event) noteRecorded(n uint64) {
+	for {
+		cur := e.recorded.Load()
+		if cur >= n || e.recorded.CompareAndSwap(cur, n) {
+			return
+		}
+	}
 }
 
 // Destroy destroys the event. Work already queued that records or waits on it is unaffected.

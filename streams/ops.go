@@ -105,20 +105,31 @@ func (s *Stream) Record(ctx context.Context, e *Event) *Future {
 	if e.dev != s.dev {
 		return actor.Completed(struct{}{}, wrongDevice("event", e.dev, s.dev))
 	}
-	return s.enqueue(ctx, func(rt backend.Device) error {
+	n := e.issued.Add(1)
+	f := s.enqueue(ctx, func(rt backend.Device) error {
+		defer e.noteRecorded(n)
 		if err := e.alive(); err != nil {
 			return err
 		}
 		return rt.EventRecord(e.h, s.h)
 	})
+	e.last.Store(f)
+	return f
 }
 
 // Wait makes the work queued on the stream after it wait until e's most recent record has
-// completed on the GPU. e may belong to another device. The future completes when the GPU has
-// passed the wait.
+// completed on the GPU. e may belong to another device; then Wait first waits, on the calling
+// goroutine, until that device has issued the records sent before it (devices' actors run
+// independently), so Record on one device then Wait on another, from one goroutine, is ordered
+// as written. The future completes when the GPU has passed the wait.
 func (s *Stream) Wait(ctx context.Context, e *Event) *Future {
 	if e == nil {
 		return actor.Completed(struct{}{}, invalid("Wait on a nil event"))
+	}
+	if e.dev != s.dev {
+		if err := e.awaitRecorded(ctx); err != nil {
+			return actor.Completed(struct{}{}, err)
+		}
 	}
 	return s.enqueue(ctx, func(rt backend.Device) error {
 		if err := e.alive(); err != nil {

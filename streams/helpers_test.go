@@ -1,0 +1,119 @@
+package streams_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpuactor/gpuactor/device"
+	"github.com/gpuactor/gpuactor/internal/testgpu"
+	"github.com/gpuactor/gpuactor/streams"
+)
+
+// kernels used by the stream tests, with their Go twins for the simulator.
+const testSource = `
+extern "C" __global__ void add_u32(unsigned int* p, unsigned int v, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) p[i] += v;
+}
+extern "C" __global__ void spin(long long cycles) {
+    long long start = clock64();
+    while (clock64() - start < cycles) {}
+}
+`
+
+var testSim = map[string]device.SimKernel{
+	"add_u32": func(c *device.KernelCall) error {
+		n := int(c.Int32(2))
+		p := device.SimSlice[uint32](c, 0, n)
+		v := c.Uint32(1)
+		for i := range p {
+			p[i] += v
+		}
+		return nil
+	},
+	"spin": func(c *device.KernelCall) error {
+		time.Sleep(time.Duration(c.Int64(0)/1_000_000) * time.Millisecond) // ~1 ms per 1e6 cycles
+		return nil
+	},
+}
+
+type fixture struct {
+	ctx  context.Context
+	dev  *device.Device
+	add  *device.Kernel
+	spin *device.Kernel
+	opts []device.Option
+}
+
+func testCtx(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func gpuAvailable() bool {
+	n, err := device.Count(context.Background(), device.WithBackend(device.BackendCUDA))
+	return err == nil && n > 0
+}
+
+// eachBackend runs fn on the simulator and on the GPU (skipped without one, failed without
+// one when GPUACTOR_REQUIRE_GPU=1).
+func eachBackend(t *testing.T, fn func(t *testing.T, f *fixture)) {
+	run := func(t *testing.T, opts []device.Option) {
+		ctx := testCtx(t)
+		dev, err := device.Open(ctx, 0, opts...)
+		require.NoError(t, err)
+		t.Cleanup(func() { require.NoError(t, dev.Close()) })
+		mod, err := dev.Compile(ctx, device.Source{Name: "streams_test.cu", Code: testSource, Sim: testSim})
+		require.NoError(t, err)
+		add, err := mod.Kernel(ctx, "add_u32")
+		require.NoError(t, err)
+		spin, err := mod.Kernel(ctx, "spin")
+		require.NoError(t, err)
+		fn(t, &fixture{ctx: ctx, dev: dev, add: add, spin: spin, opts: opts})
+	}
+	t.Run("sim", func(t *testing.T) {
+		// One simulated machine for every Open of the test, as one process sees one set of GPUs.
+		run(t, []device.Option{device.WithSimulator(device.NewSimulator()), device.WithKernelCache(t.TempDir())})
+	})
+	t.Run("cuda", func(t *testing.T) {
+		testgpu.Need(t, gpuAvailable(), "the cuda backend sees no device")
+		run(t, []device.Option{device.WithBackend(device.BackendCUDA), device.WithKernelCache(t.TempDir())})
+	})
+}
+
+func (f *fixture) stream(t *testing.T, opts ...streams.Option) *streams.Stream {
+	t.Helper()
+	s, err := streams.New(f.ctx, f.dev, opts...)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Destroy(context.Background()) })
+	return s
+}
+
+func (f *fixture) buffer(t *testing.T, n uint64) *device.Buffer {
+	t.Helper()
+	b, err := f.dev.Malloc(f.ctx, n)
+	require.NoError(t, err)
+	return b
+}
+
+func (f *fixture) pinned(t *testing.T, n uint64) *device.HostBuffer {
+	t.Helper()
+	h, err := f.dev.MallocHost(f.ctx, n)
+	require.NoError(t, err)
+	return h
+}
+
+// spinCycles is about ms milliseconds of GPU clock (≈1.7 GHz on an H100; the simulator sleeps).
+func spinCycles(ms int) int64 { return int64(ms) * 1_700_000 }
+
+func one() device.Config { return device.Config{Grid: device.Dim(1), Block: device.Dim(1)} }
+
+func await(t *testing.T, ctx context.Context, f *streams.Future) {
+	t.Helper()
+	_, err := f.Await(ctx)
+	require.NoError(t, err)
+}

@@ -1,0 +1,345 @@
+package streams_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpuactor/gpuactor/actor"
+	"github.com/gpuactor/gpuactor/device"
+	"github.com/gpuactor/gpuactor/streams"
+)
+
+func TestFuturesCompleteWhenTheGPUGetsThere(t *testing.T) {
+	eachBackend(t, func(t *testing.T, f *fixture) {
+		s := f.stream(t)
+		slow := s.Launch(f.ctx, f.spin, one(), spinCycles(100))
+		buf := f.buffer(t, 4*1024)
+		futs := make([]*streams.Future, 50)
+		for i := range futs {
+			futs[i] = s.Launch(f.ctx, f.add, device.Config{Grid: device.Dim(4), Block: device.Dim(256)}, buf, uint32(1), int32(1024))
+		}
+		assert.False(t, futs[0].Ready(), "queued behind a 100 ms kernel")
+		await(t, f.ctx, futs[len(futs)-1])
+		assert.True(t, slow.Ready(), "everything before the last op completed with it")
+		for i, fu := range futs {
+			require.True(t, fu.Ready(), "future %d", i)
+			require.NoError(t, fu.Err())
+		}
+		got := make([]uint32, 1024)
+		require.NoError(t, device.CopyFromDevice(f.ctx, got, buf))
+		for i, v := range got {
+			require.Equal(t, uint32(50), v, "element %d", i)
+		}
+	})
+}
+
+func TestOneStreamRunsInOrder(t *testing.T) {
+	eachBackend(t, func(t *testing.T, f *fixture) {
+		const n = 4099
+		s := f.stream(t)
+		in, out := f.pinned(t, 4*n), f.pinned(t, 4*n)
+		vals := device.HostSlice[uint32](in)
+		for i := range vals {
+			vals[i] = uint32(i * 3)
+		}
+		buf := f.buffer(t, 4*n)
+		cfg := device.Config{Grid: device.Dim((n + 127) / 128), Block: device.Dim(128)}
+		s.CopyHostToDevice(f.ctx, buf, in)
+		for range 3 {
+			s.Launch(f.ctx, f.add, cfg, buf, uint32(5), int32(n))
+		}
+		await(t, f.ctx, s.CopyDeviceToHost(f.ctx, out, buf))
+		for i, v := range device.HostSlice[uint32](out)[:n] {
+			require.Equal(t, uint32(i*3+15), v, "element %d", i)
+		}
+		// Memset and a device-to-device copy keep the order too.
+		other := f.buffer(t, 4*n)
+		s.Memset(f.ctx, other, 0)
+		s.Copy(f.ctx, device.Range(other, 0, 8), device.Range(buf, 0, 8))
+		await(t, f.ctx, s.CopyDeviceToHost(f.ctx, out, other))
+		got := device.HostSlice[uint32](out)
+		assert.Equal(t, []uint32{15, 18, 0}, got[:3])
+	})
+}
+
+// TestWaitOrdersStreams: s2's add must see s1's memset, which runs after a long kernel; only
+// the event wait orders them.
+func TestWaitOrdersStreams(t *testing.T) {
+	eachBackend(t, func(t *testing.T, f *fixture) {
+		s1, s2 := f.stream(t), f.stream(t)
+		ev, err := streams.NewEvent(f.ctx, f.dev, streams.DisableTiming)
+		require.NoError(t, err)
+		buf := f.buffer(t, 4*256)
+		require.NoError(t, device.Memset(f.ctx, buf, 0))
+		s1.Launch(f.ctx, f.spin, one(), spinCycles(50))
+		s1.Memset(f.ctx, buf, 1) // bytes 0x01: each uint32 becomes 0x01010101
+		s1.Record(f.ctx, ev)
+		s2.Wait(f.ctx, ev)
+		s2.Launch(f.ctx, f.add, device.Config{Grid: device.Dim(1), Block: device.Dim(256)}, buf, uint32(1), int32(256))
+		require.NoError(t, s2.Synchronize(f.ctx))
+		got := make([]uint32, 256)
+		require.NoError(t, device.CopyFromDevice(f.ctx, got, buf))
+		for i, v := range got {
+			require.Equal(t, uint32(0x01010102), v, "element %d", i)
+		}
+	})
+}
+
+// TestWaitAcrossDevices: an event of one device waited on by a stream of another (the second
+// GPU when there is one; else a second Device on the same GPU, which CUDA treats alike).
+func TestWaitAcrossDevices(t *testing.T) {
+	eachBackend(t, func(t *testing.T, f *fixture) {
+		n, err := device.Count(f.ctx, f.opts...)
+		require.NoError(t, err)
+		ordinal := min(1, n-1)
+		opts := f.opts
+		dev2, err := device.Open(f.ctx, ordinal, opts...)
+		require.NoError(t, err)
+		defer dev2.Close()
+		s1, s2 := f.stream(t), mustStream(t, f.ctx, dev2)
+		ev, err := streams.NewEvent(f.ctx, f.dev)
+		require.NoError(t, err)
+		host, err := dev2.MallocHost(f.ctx, 4)
+		require.NoError(t, err)
+		gate := make(chan struct{})
+		var order []string
+		var mu sync.Mutex
+		note := func(s string) { mu.Lock(); order = append(order, s); mu.Unlock() }
+		s1.HostFunc(f.ctx, func() { <-gate; note("device 0 done") })
+		s1.Record(f.ctx, ev)
+		waited := s2.Wait(f.ctx, ev)
+		last := s2.HostFunc(f.ctx, func() { note("device 1 after the wait") })
+		time.Sleep(20 * time.Millisecond)
+		assert.False(t, last.Ready(), "the second device waits for the first")
+		close(gate)
+		await(t, f.ctx, last)
+		require.NoError(t, waited.Err())
+		assert.Equal(t, []string{"device 0 done", "device 1 after the wait"}, order)
+		_ = host
+	})
+}
+
+func mustStream(t *testing.T, ctx context.Context, dev *device.Device) *streams.Stream {
+	t.Helper()
+	s, err := streams.New(ctx, dev)
+	require.NoError(t, err)
+	return s
+}
+
+func TestEventTimingQueryAndSynchronize(t *testing.T) {
+	eachBackend(t, func(t *testing.T, f *fixture) {
+		s := f.stream(t)
+		start, err := streams.NewEvent(f.ctx, f.dev)
+		require.NoError(t, err)
+		end, err := streams.NewEvent(f.ctx, f.dev)
+		require.NoError(t, err)
+		done, err := end.Query(f.ctx)
+		require.NoError(t, err)
+		assert.True(t, done, "a never-recorded event counts as complete")
+		s.Record(f.ctx, start)
+		s.Launch(f.ctx, f.spin, one(), spinCycles(30))
+		s.Record(f.ctx, end)
+		done, err = end.Query(f.ctx)
+		require.NoError(t, err)
+		assert.False(t, done, "recorded behind a 30 ms kernel")
+		require.NoError(t, end.Synchronize(f.ctx))
+		done, err = end.Query(f.ctx)
+		require.NoError(t, err)
+		assert.True(t, done)
+		d, err := streams.Elapsed(f.ctx, start, end)
+		require.NoError(t, err)
+		assert.Greater(t, d, 15*time.Millisecond)
+		assert.Less(t, d, 5*time.Second)
+
+		untimed, err := streams.NewEvent(f.ctx, f.dev, streams.DisableTiming)
+		require.NoError(t, err)
+		_, err = streams.Elapsed(f.ctx, start, untimed)
+		assert.ErrorIs(t, err, device.ErrInvalidArgument)
+		require.NoError(t, untimed.Destroy(f.ctx))
+		assert.ErrorIs(t, untimed.Destroy(f.ctx), streams.ErrDestroyed)
+		_, err = untimed.Query(f.ctx)
+		assert.ErrorIs(t, err, streams.ErrDestroyed)
+	})
+}
+
+func TestHostFunctions(t *testing.T) {
+	eachBackend(t, func(t *testing.T, f *fixture) {
+		s := f.stream(t)
+		var mu sync.Mutex
+		var seen []int
+		var last *streams.Future
+		for i := range 20 {
+			last = s.HostFunc(f.ctx, func() { mu.Lock(); seen = append(seen, i); mu.Unlock() })
+		}
+		await(t, f.ctx, last)
+		mu.Lock()
+		assert.Equal(t, 20, len(seen))
+		for i, v := range seen {
+			assert.Equal(t, i, v, "host functions of one stream run in order")
+		}
+		mu.Unlock()
+
+		_, err := s.HostFunc(f.ctx, func() { panic("callback bug") }).Await(f.ctx)
+		var pe *actor.PanicError
+		require.ErrorAs(t, err, &pe)
+		assert.Equal(t, "callback bug", pe.Value)
+		require.NoError(t, s.Synchronize(f.ctx), "the stream goes on after a panicking callback")
+
+		// From many goroutines on many streams at once.
+		var wg sync.WaitGroup
+		errs := make(chan error, 16)
+		for range 16 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				st, err := streams.New(f.ctx, f.dev)
+				if err != nil {
+					errs <- err
+					return
+				}
+				defer st.Destroy(f.ctx)
+				ran := false
+				_, err = st.HostFunc(f.ctx, func() { ran = true }).Await(f.ctx)
+				if err == nil && !ran {
+					err = errors.New("host function did not run before its future completed")
+				}
+				errs <- err
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			require.NoError(t, err)
+		}
+	})
+}
+
+func TestQuerySynchronizeAndDestroy(t *testing.T) {
+	eachBackend(t, func(t *testing.T, f *fixture) {
+		s, err := streams.New(f.ctx, f.dev)
+		require.NoError(t, err)
+		idle, err := s.Query(f.ctx)
+		require.NoError(t, err)
+		assert.True(t, idle)
+		slow := s.Launch(f.ctx, f.spin, one(), spinCycles(50))
+		idle, err = s.Query(f.ctx)
+		require.NoError(t, err)
+		assert.False(t, idle)
+		// Destroy waits for the work in flight and completes its future.
+		require.NoError(t, s.Destroy(f.ctx))
+		assert.True(t, slow.Ready())
+		assert.NoError(t, slow.Err())
+		assert.ErrorIs(t, s.Destroy(f.ctx), streams.ErrDestroyed)
+		_, err = s.Launch(f.ctx, f.spin, one(), int64(1)).Await(f.ctx)
+		assert.ErrorIs(t, err, streams.ErrDestroyed)
+		_, err = s.Query(f.ctx)
+		assert.ErrorIs(t, err, streams.ErrDestroyed)
+	})
+}
+
+func TestPriorities(t *testing.T) {
+	eachBackend(t, func(t *testing.T, f *fixture) {
+		least, greatest, err := streams.PriorityRange(f.ctx, f.dev)
+		require.NoError(t, err)
+		assert.LessOrEqual(t, greatest, least)
+		hi := f.stream(t, streams.Priority(greatest))
+		assert.Equal(t, greatest, hi.Priority())
+		lo := f.stream(t, streams.Blocking())
+		assert.Equal(t, least, lo.Priority())
+		assert.True(t, lo.IsBlocking())
+		_, err = streams.New(f.ctx, f.dev, streams.Priority(greatest-1))
+		assert.ErrorIs(t, err, device.ErrInvalidArgument)
+		require.NoError(t, hi.Synchronize(f.ctx))
+	})
+}
+
+func TestBadInput(t *testing.T) {
+	eachBackend(t, func(t *testing.T, f *fixture) {
+		other, err := device.Open(f.ctx, 0, f.opts...) // a distinct Device
+		require.NoError(t, err)
+		defer other.Close()
+		s := f.stream(t)
+		foreignBuf, err := other.Malloc(f.ctx, 64)
+		require.NoError(t, err)
+		foreignEv, err := streams.NewEvent(f.ctx, other)
+		require.NoError(t, err)
+		mod, err := other.Compile(f.ctx, device.Source{Name: "streams_test.cu", Code: testSource, Sim: testSim})
+		require.NoError(t, err)
+		foreignK, err := mod.Kernel(f.ctx, "add_u32")
+		require.NoError(t, err)
+		buf := f.buffer(t, 64)
+		freed := f.buffer(t, 64)
+		require.NoError(t, freed.Free(f.ctx))
+		small := f.pinned(t, 8)
+		cases := []struct {
+			name string
+			fut  func() *streams.Future
+			want error
+		}{
+			{"buffer of another device", func() *streams.Future { return s.Memset(f.ctx, foreignBuf, 0) }, device.ErrWrongDevice},
+			{"kernel of another device", func() *streams.Future {
+				return s.Launch(f.ctx, foreignK, one(), buf, uint32(1), int32(1))
+			}, device.ErrWrongDevice},
+			{"event of another device", func() *streams.Future { return s.Record(f.ctx, foreignEv) }, device.ErrWrongDevice},
+			{"nil event", func() *streams.Future { return s.Wait(f.ctx, nil) }, device.ErrInvalidArgument},
+			{"nil host function", func() *streams.Future { return s.HostFunc(f.ctx, nil) }, device.ErrInvalidArgument},
+			{"freed buffer", func() *streams.Future { return s.Memset(f.ctx, freed, 0) }, device.ErrFreed},
+			{"pinned buffer too small", func() *streams.Future { return s.CopyHostToDevice(f.ctx, buf, small) }, device.ErrOutOfRange},
+			{"copy larger than its destination", func() *streams.Future { return s.Copy(f.ctx, device.Range(buf, 0, 8), buf) }, device.ErrOutOfRange},
+			{"wrong kernel arguments", func() *streams.Future { return s.Launch(f.ctx, f.add, one(), buf) }, device.ErrKernelArgs},
+		}
+		for _, c := range cases {
+			t.Run(c.name, func(t *testing.T) {
+				_, err := c.fut().Await(f.ctx)
+				require.ErrorIs(t, err, c.want)
+				require.NoError(t, s.Synchronize(f.ctx), "the stream stays usable")
+			})
+		}
+		_, err = streams.New(f.ctx, nil)
+		assert.ErrorIs(t, err, device.ErrInvalidArgument)
+		_, err = streams.NewEvent(f.ctx, f.dev, streams.Interprocess)
+		assert.ErrorIs(t, err, device.ErrInvalidArgument)
+	})
+}
+
+func TestCancellation(t *testing.T) {
+	eachBackend(t, func(t *testing.T, f *fixture) {
+		s := f.stream(t)
+		cancelled, cancel := context.WithCancel(f.ctx)
+		cancel()
+		_, err := s.Launch(cancelled, f.spin, one(), int64(1)).Await(f.ctx)
+		assert.ErrorIs(t, err, context.Canceled, "never queued")
+
+		waitCtx, stop := context.WithTimeout(f.ctx, 10*time.Millisecond)
+		defer stop()
+		slow := s.Launch(f.ctx, f.spin, one(), spinCycles(100))
+		start := time.Now()
+		_, err = slow.Await(waitCtx)
+		assert.ErrorIs(t, err, context.DeadlineExceeded)
+		assert.Less(t, time.Since(start), 80*time.Millisecond, "the waiter stops at its deadline")
+		_, err = slow.Await(f.ctx)
+		assert.NoError(t, err, "the operation itself still completes")
+	})
+}
+
+func TestDeviceCloseSettlesStreams(t *testing.T) {
+	eachBackend(t, func(t *testing.T, f *fixture) {
+		dev, err := device.Open(f.ctx, 0, f.opts...)
+		require.NoError(t, err)
+		s, err := streams.New(f.ctx, dev)
+		require.NoError(t, err)
+		_, err = streams.NewEvent(f.ctx, dev)
+		require.NoError(t, err)
+		hf := s.HostFunc(f.ctx, func() { time.Sleep(20 * time.Millisecond) })
+		require.NoError(t, dev.Close())
+		assert.True(t, hf.Ready(), "Close completes the futures of the work it waited for")
+		_, err = s.HostFunc(f.ctx, func() {}).Await(f.ctx)
+		assert.ErrorIs(t, err, device.ErrClosed)
+	})
+}
