@@ -1,0 +1,11 @@
+package main
+
+import "testing"
+
+// TestRun runs the sample on the simulator with a small array that is not a whole number
+// of blocks.
+func TestRun(t *testing.T) {
+	if err := run(config{n: 10007, inc: 26, backend: "sim"}); err != nil {
+		t.Fatal(err)
+	}
+}

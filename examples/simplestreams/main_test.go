@@ -1,0 +1,11 @@
+package main
+
+import "testing"
+
+// TestRun runs the sample on the simulator with a small array that does not split evenly.
+func TestRun(t *testing.T) {
+	c := config{n: 10007, nstreams: 4, iterations: 5, reps: 3, factor: 5, backend: "sim"}
+	if err := run(c); err != nil {
+		t.Fatal(err)
+	}
+}
