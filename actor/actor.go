@@ -361,7 +361,7 @@ func (a *Actor) finished(busy bool) bool {
 func (a *Actor) spin(busy *bool) bool {
 	// With one P the senders cannot run while the actor spins (until preemption, ~10ms
 	// later), so spinning would only delay the very messages it waits for.
-	if a.cfg.spin <= 0 || a.procs < 2 {
+	if (a.cfg.spin <= 0 && a.cfg.busySpin <= 0) || a.procs < 2 {
 		return false
 	}
 	start := time.Now()
@@ -374,7 +374,14 @@ func (a *Actor) spin(busy *bool) bool {
 		if a.cfg.idle != nil {
 			*busy = a.callIdle()
 		}
-		if a.closed.Load() || time.Since(start) >= a.cfg.spin {
+		if a.closed.Load() && !*busy {
+			return false
+		}
+		window := a.cfg.spin
+		if *busy {
+			window = max(window, a.cfg.busySpin) // the idle hook is polling work in progress
+		}
+		if time.Since(start) >= window {
 			return false
 		}
 	}

@@ -364,7 +364,7 @@ func TestIdleBusyPolling(t *testing.T) {
 	for _, spin := range []time.Duration{0, DefaultSpin} {
 		t.Run(fmt.Sprint("spin=", spin), func(t *testing.T) {
 			tr := &tracker{}
-			a := newActor(t, WithIdle(tr.idle), WithSpin(spin), WithIdlePoll(200*time.Microsecond))
+			a := newActor(t, WithIdle(tr.idle), WithSpin(spin), WithBusySpin(spin), WithIdlePoll(200*time.Microsecond))
 			ctx := context.Background()
 			const delay = 20 * time.Millisecond
 			f := NewFuture[time.Time]()
@@ -382,12 +382,37 @@ func TestIdleBusyPolling(t *testing.T) {
 			require.Equal(t, polls0.Ops, a.Stats().Ops, "no messages were needed to complete it")
 			require.Greater(t, tr.polls.Load(), int64(10))
 
-			// Not spinning flat out while busy: with a 200µs poll the actor parks between polls.
+			// Without a busy spin the actor parks between polls (a 200µs timer).
 			if spin == 0 {
 				require.Greater(t, a.Stats().Parks, uint64(10))
 			}
 		})
 	}
+}
+
+// TestBusySpinKeepsPolling: while the idle hook reports work in progress, the actor polls
+// without parking for the busy-spin window, so a completion is seen within microseconds, not
+// after a timer that oversleeps.
+func TestBusySpinKeepsPolling(t *testing.T) {
+	if runtime.GOMAXPROCS(0) < 2 {
+		t.Skip("the actor never spins with one P")
+	}
+	tr := &tracker{}
+	a := newActor(t, WithIdle(tr.idle), WithBusySpin(time.Second))
+	ctx := context.Background()
+	f := NewFuture[time.Time]()
+	start := time.Now()
+	_, err := Call(ctx, a, func() (int, error) {
+		tr.pending = append(tr.pending, trackedOp{start.Add(5 * time.Millisecond), f})
+		return 0, nil
+	}).Await(ctx)
+	require.NoError(t, err)
+	parks := a.Stats().Parks
+	at, err := f.Await(ctx)
+	require.NoError(t, err)
+	assert.LessOrEqual(t, a.Stats().Parks, parks+1, "no park while busy; at most one once idle again")
+	assert.Greater(t, tr.polls.Load(), int64(100), "it kept polling")
+	assert.Less(t, at.Sub(start), 50*time.Millisecond)
 }
 
 func TestCloseWaitsForBusyIdle(t *testing.T) {

@@ -36,7 +36,7 @@ func bandwidthPlot(path, title, backend string, rep *Report) error {
 	p.X.Tick.Marker = plot.LogTicks{Prec: -1}
 	p.Legend.Top, p.Legend.Left = true, true
 	i := 0
-	for _, sc := range []string{"h2d_pinned", "d2h_pinned", "h2d_pageable", "d2h_pageable"} {
+	for _, sc := range []string{"h2d_pinned", "d2h_pinned", "h2d_pageable", "d2h_pageable", "h2d_staged", "d2h_staged"} {
 		for _, impl := range []string{"gpuactor", "cpp"} {
 			var xys plotter.XYs
 			for _, r := range rep.Results {
@@ -45,6 +45,9 @@ func bandwidthPlot(path, title, backend string, rep *Report) error {
 				}
 				y := &r.Value
 				if impl == "cpp" {
+					if r.Scenario != sc || sc == "h2d_staged" || sc == "d2h_staged" {
+						continue // staged rows compare with the pinned C++ lines already drawn
+					}
 					y = lookup(rep, "cpp", r, false) // the mean of the baseline's passes
 				}
 				if y != nil {

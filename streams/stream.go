@@ -19,6 +19,7 @@ type Stream struct {
 	blocking  bool
 	priority  int
 	destroyed atomic.Bool
+	staging   atomic.Pointer[stager] // pinned buffers of CopyToDevice/CopyFromDevice (staging.go), made on first use
 }
 
 // Option configures New.
@@ -109,6 +110,7 @@ func (s *Stream) Destroy(ctx context.Context) error {
 func (s *Stream) destroy(rt backend.Device, tr *device.Tracker) error {
 	s.destroyed.Store(true)
 	err := tr.Settle(s.h, nil)
+	err = errors.Join(err, s.staging.Load().release(rt)) // the staging ring's pinned memory
 	return errors.Join(err, rt.StreamDestroy(s.h))
 }
 

@@ -1,0 +1,115 @@
+package main
+
+import (
+	"sync"
+	"time"
+
+	"github.com/gpuactor/gpuactor/streams"
+)
+
+// streamScenarios are the rows of stream operations whose futures complete when the GPU
+// reaches them. Against C++ issuing the same operations with no futures at all, they show what
+// completion tracking costs (the target is ≤ 1.1×).
+func streamScenarios() []scenario {
+	return []scenario{
+		{name: "stream_launch", unit: "us/launch", ref: "launch_enqueue", run: func(e *env, _ int64, r int) (float64, *float64, error) {
+			return streamLaunchRate(e, 1, r)
+		}},
+		{name: "stream_launch_8", unit: "us/launch", ref: "launch_enqueue", run: func(e *env, _ int64, r int) (float64, *float64, error) {
+			return streamLaunchRate(e, 8, r)
+		}},
+		{name: "stream_h2d_async_64B", unit: "us/copy", size: 64, ref: "h2d_async_64B", run: streamSmallCopies},
+	}
+}
+
+// streamLaunchRate: g goroutines, each with a stream of its own, keep up to 64 launches in
+// flight and await the oldest future (completed by the GPU reaching it) before the next.
+func streamLaunchRate(e *env, g, repeat int) (float64, *float64, error) {
+	ss := make([]*streams.Stream, g)
+	for i := range ss {
+		s, err := streams.New(e.ctx, e.dev)
+		if err != nil {
+			return 0, nil, err
+		}
+		defer s.Destroy(e.ctx)
+		ss[i] = s
+	}
+	per := launchesPerRepeat / g
+	var samples []float64
+	for r := -1; r < repeat; r++ {
+		start := time.Now()
+		var wg sync.WaitGroup
+		errs := make(chan error, g)
+		for _, s := range ss {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				errs <- inFlight(e, per, func() *streams.Future { return s.Launch(e.ctx, e.empty, one) })
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			if err != nil {
+				return 0, nil, err
+			}
+		}
+		if r >= 0 {
+			samples = append(samples, float64(time.Since(start).Nanoseconds())/1e3/float64(per*g))
+		}
+	}
+	return median(samples), nil, nil
+}
+
+// streamSmallCopies: 64-byte pinned-to-device copies on a stream, 64 futures in flight.
+func streamSmallCopies(e *env, size int64, repeat int) (float64, *float64, error) {
+	s, err := streams.New(e.ctx, e.dev)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer s.Destroy(e.ctx)
+	host, err := e.dev.MallocHost(e.ctx, uint64(size))
+	if err != nil {
+		return 0, nil, err
+	}
+	defer host.Free(e.ctx)
+	buf, err := e.dev.Malloc(e.ctx, uint64(size))
+	if err != nil {
+		return 0, nil, err
+	}
+	defer buf.Free(e.ctx)
+	fillPattern(host.Bytes(), 13)
+	var samples []float64
+	for r := -1; r < repeat; r++ {
+		start := time.Now()
+		if err := inFlight(e, launchesPerRepeat, func() *streams.Future { return s.CopyHostToDevice(e.ctx, buf, host) }); err != nil {
+			return 0, nil, err
+		}
+		if r >= 0 {
+			samples = append(samples, float64(time.Since(start).Nanoseconds())/1e3/launchesPerRepeat)
+		}
+	}
+	return median(samples), nil, checkDevice(e, buf, host.Bytes())
+}
+
+// inFlight issues n operations keeping up to 64 futures outstanding, and waits for them all.
+func inFlight(e *env, n int, issue func() *streams.Future) error {
+	const window = 64
+	var ring [window]*streams.Future
+	for i := range n {
+		if f := ring[i%window]; f != nil {
+			if _, err := f.Await(e.ctx); err != nil {
+				return err
+			}
+		}
+		ring[i%window] = issue()
+	}
+	for _, f := range ring {
+		if f != nil {
+			if _, err := f.Await(e.ctx); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

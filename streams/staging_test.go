@@ -1,0 +1,542 @@
+package streams
+
+// Internal tests (package streams, unlike the rest of the package's tests): they look at the
+// staging ring itself (its chunking, its memory after Destroy). Their helpers are named
+// staging* so that they cannot clash with other test files.
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpuactor/gpuactor/device"
+	"github.com/gpuactor/gpuactor/internal/testgpu"
+)
+
+func stagingCtx(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// stagingBackends runs fn on the simulator and on the GPU (skipped without one, failed
+// without one when GPUACTOR_REQUIRE_GPU=1), with the options that open a device there.
+func stagingBackends(t *testing.T, fn func(t *testing.T, opts []device.Option)) {
+	t.Run("sim", func(t *testing.T) {
+		fn(t, []device.Option{device.WithSimulator(device.NewSimulator()), device.WithKernelCache(t.TempDir())})
+	})
+	t.Run("cuda", func(t *testing.T) {
+		n, err := device.Count(context.Background(), device.WithBackend(device.BackendCUDA))
+		testgpu.Need(t, err == nil && n > 0, "the cuda backend sees no device")
+		fn(t, []device.Option{device.WithBackend(device.BackendCUDA), device.WithKernelCache(t.TempDir())})
+	})
+}
+
+func stagingOpen(t *testing.T, opts []device.Option) *device.Device {
+	t.Helper()
+	dev, err := device.Open(stagingCtx(t), 0, opts...)
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, dev.Close()) })
+	return dev
+}
+
+func stagingStream(t *testing.T, dev *device.Device) *Stream {
+	t.Helper()
+	s, err := New(stagingCtx(t), dev)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Destroy(context.Background()) })
+	return s
+}
+
+func stagingMalloc(t *testing.T, dev *device.Device, n int) *device.Buffer {
+	t.Helper()
+	b, err := dev.Malloc(stagingCtx(t), uint64(n))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = b.Free(context.Background()) })
+	return b
+}
+
+// stagingPattern is n bytes that depend on their index and seed and are never zero: a
+// 4099-byte block (a prime length, aligned with no chunk) repeated, with each 4 KiB page's
+// first bytes stamped with its index, so that a misplaced page or chunk shows. Built by
+// doubling copies: a byte loop over 64 MiB is slow under -race.
+func stagingPattern(n, seed int) []byte {
+	b := make([]byte, n)
+	for i := range min(n, 4099) {
+		b[i] = byte(i*131+i>>9+seed) | 1
+	}
+	for done := min(n, 4099); done < n; {
+		done += copy(b[done:], b[:min(done, 1<<20)-(min(done, 1<<20)%4099)])
+	}
+	for page := 0; page+4 <= n; page += 4096 {
+		v := uint32(page/4096 + seed)
+		b[page], b[page+1], b[page+2], b[page+3] = byte(v)|1, byte(v>>7)|1, byte(v>>14)|1, byte(v>>21)|1
+	}
+	return b
+}
+
+// stagingEqual compares byte for byte, reporting the first difference (not a 64 MiB diff).
+func stagingEqual(t *testing.T, want, got []byte, msg string) {
+	t.Helper()
+	require.Equal(t, len(want), len(got), msg)
+	if !bytes.Equal(want, got) {
+		for i := range want {
+			if want[i] != got[i] {
+				require.Failf(t, "bytes differ", "%s: byte %d of %d is %#x, want %#x", msg, i, len(want), got[i], want[i])
+			}
+		}
+	}
+}
+
+// stagingAwait waits for f and requires it to succeed.
+func stagingAwait(t *testing.T, f *Future) {
+	t.Helper()
+	_, err := f.Await(stagingCtx(t))
+	require.NoError(t, err)
+}
+
+// stagingNoLeaks fails the test if goroutines started after it outlive it (give or take a few
+// moments for those already finishing).
+func stagingNoLeaks(t *testing.T) {
+	base := runtime.NumGoroutine()
+	t.Cleanup(func() {
+		var n int
+		for range 200 {
+			if n = runtime.NumGoroutine(); n <= base {
+				return
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		buf := make([]byte, 1<<20)
+		t.Errorf("%d goroutines left behind:\n%s", n-base, buf[:runtime.Stack(buf, true)])
+	})
+}
+
+// stagingRoundTrip uploads and downloads n bytes through s and checks them.
+func stagingRoundTrip(t *testing.T, s *Stream, n, seed int) {
+	t.Helper()
+	require.NoError(t, stagingTrip(stagingCtx(t), s, n, seed))
+}
+
+// stagingTrip is stagingRoundTrip for other goroutines than the test's: it returns what went
+// wrong.
+func stagingTrip(ctx context.Context, s *Stream, n, seed int) error {
+	buf, err := s.Device().Malloc(ctx, uint64(n))
+	if err != nil {
+		return err
+	}
+	defer buf.Free(ctx)
+	src := stagingPattern(n, seed)
+	dst := make([]byte, n)
+	CopyToDevice(ctx, s, buf, src)
+	if _, err := CopyFromDevice(ctx, s, dst, buf).Await(ctx); err != nil {
+		return err
+	}
+	if !bytes.Equal(src, dst) {
+		return fmt.Errorf("round trip of %d bytes (seed %d): the bytes differ", n, seed)
+	}
+	return nil
+}
+
+func TestStagingChunks(t *testing.T) {
+	for _, n := range []int{1, 4095, 1 << 20, 1<<20 + 1, 3<<20 + 5, 16 << 20, 64<<20 + 3, 1<<30 + 1} {
+		c := stagingChunk(n, stagingSlotSize)
+		chunks := (n + c - 1) / c
+		assert.LessOrEqual(t, c, stagingSlotSize, "n=%d", n)
+		assert.Positive(t, c, "n=%d", n)
+		if n <= stagingMinChunk {
+			assert.Equal(t, n, c, "n=%d: one chunk", n)
+			continue
+		}
+		assert.LessOrEqual(t, chunks, max(stagingSplit, (n+stagingSlotSize-1)/stagingSlotSize)+1, "n=%d", n)
+		assert.Zero(t, c%4096, "n=%d: chunks end on 4 KiB", n)
+		assert.Greater(t, n-(chunks-1)*c, 0, "n=%d: no empty last chunk", n)
+	}
+	for _, n := range []int{1, 63, 1<<20 - 1, 1 << 20, 1<<20 + 1, 8<<20 + 13} {
+		src := stagingPattern(n, n)
+		dst := make([]byte, n)
+		parallelCopy(dst, src, stagingWorkers)
+		stagingEqual(t, src, dst, fmt.Sprintf("parallelCopy of %d bytes", n))
+	}
+}
+
+func TestStagedRoundTripsByteForByte(t *testing.T) {
+	stagingBackends(t, func(t *testing.T, opts []device.Option) {
+		ctx := stagingCtx(t)
+		dev := stagingOpen(t, opts)
+		s := stagingStream(t, dev)
+		stagingNoLeaks(t)
+		for _, n := range []int{1, 4095, 4097, 1<<20 + 1, 64<<20 + 3} {
+			t.Run(fmt.Sprint(n), func(t *testing.T) {
+				// Into and out of a range that starts at an odd offset of a larger buffer.
+				const off = 37
+				buf := stagingMalloc(t, dev, n+off+11)
+				region := buf.Slice(off, uint64(n))
+				src := stagingPattern(n, 1)
+
+				stagingAwait(t, CopyToDevice(ctx, s, region, src))
+				got := make([]byte, n)
+				require.NoError(t, device.CopyFromDevice(ctx, got, region))
+				stagingEqual(t, src, got, "upload, read back by the device")
+
+				other := stagingPattern(n, 2)
+				require.NoError(t, device.CopyToDevice(ctx, region, other))
+				dst := make([]byte, n)
+				stagingAwait(t, CopyFromDevice(ctx, s, dst, region))
+				stagingEqual(t, other, dst, "download of what the device wrote")
+
+				// Back to back, only the last future awaited: the stream orders them.
+				clear(dst)
+				CopyToDevice(ctx, s, region, src)
+				stagingAwait(t, CopyFromDevice(ctx, s, dst, region))
+				stagingEqual(t, src, dst, "round trip")
+
+				edges := make([]byte, off)
+				require.NoError(t, device.CopyFromDevice(ctx, edges, buf.Slice(0, off)))
+				assert.Equal(t, make([]byte, off), edges, "nothing written before the range")
+			})
+		}
+	})
+}
+
+func stagingTyped[T device.Numeric](t *testing.T, s *Stream, n int, gen func(i int) T) {
+	ctx := stagingCtx(t)
+	src := make([]T, n)
+	for i := range src {
+		src[i] = gen(i)
+	}
+	var zero T
+	buf := stagingMalloc(t, s.Device(), n*int(unsafe.Sizeof(zero)))
+	dst := make([]T, n)
+	CopyToDevice(ctx, s, buf, src)
+	stagingAwait(t, CopyFromDevice(ctx, s, dst, buf))
+	require.Equal(t, src, dst)
+}
+
+func TestStagedTypedRoundTrips(t *testing.T) {
+	stagingBackends(t, func(t *testing.T, opts []device.Option) {
+		s := stagingStream(t, stagingOpen(t, opts))
+		stagingTyped(t, s, (3<<20)/4+5, func(i int) float32 { return float32(i)*0.37 - 1e5 })
+		stagingTyped(t, s, (2<<20)/8+3, func(i int) int64 { return int64(i)*-7919 + 1<<40 })
+		stagingTyped(t, s, (1<<20)/2+1, func(i int) uint16 { return uint16(i * 31) })
+		stagingTyped(t, s, 3, func(i int) float64 { return float64(i) / 3 })
+	})
+}
+
+func TestStagedCopiesOrderWithTheStream(t *testing.T) {
+	stagingBackends(t, func(t *testing.T, opts []device.Option) {
+		ctx := stagingCtx(t)
+		dev := stagingOpen(t, opts)
+		s := stagingStream(t, dev)
+		const n = 20<<20 + 9 // several chunks, more than the ring holds
+		buf := stagingMalloc(t, dev, n)
+		src := stagingPattern(n, 3)
+
+		// Upload, a memset across chunk boundaries, download: only the last is awaited.
+		want := bytes.Clone(src)
+		const lo, hi = 3<<20 + 5, 8<<20 + 12
+		for i := lo; i < hi; i++ {
+			want[i] = 0xab
+		}
+		dst := make([]byte, n)
+		CopyToDevice(ctx, s, buf, src)
+		s.Memset(ctx, device.Range(buf, lo, hi-lo), 0xab)
+		stagingAwait(t, CopyFromDevice(ctx, s, dst, buf))
+		stagingEqual(t, want, dst, "upload, memset, download")
+
+		// A later upload overwrites an earlier one.
+		second := stagingPattern(n, 4)
+		CopyToDevice(ctx, s, buf, src)
+		CopyToDevice(ctx, s, buf, second)
+		stagingAwait(t, CopyFromDevice(ctx, s, dst, buf))
+		stagingEqual(t, second, dst, "the later upload wins")
+
+		// Work queued after a download runs after all of it: the download sees the data from
+		// before the memset, not the memset.
+		down := CopyFromDevice(ctx, s, dst, buf)
+		zeroed := s.Memset(ctx, buf, 0)
+		stagingAwait(t, down)
+		stagingEqual(t, second, dst, "the download read everything before the memset")
+		stagingAwait(t, zeroed)
+		got := make([]byte, n)
+		require.NoError(t, device.CopyFromDevice(ctx, got, buf))
+		stagingEqual(t, make([]byte, n), got, "the memset ran after the download")
+	})
+}
+
+func TestStagedCopiesRunConcurrently(t *testing.T) {
+	stagingBackends(t, func(t *testing.T, opts []device.Option) {
+		dev := stagingOpen(t, opts)
+		a, b := stagingStream(t, dev), stagingStream(t, dev)
+		stagingNoLeaks(t)
+		ctx := stagingCtx(t)
+		var wg sync.WaitGroup
+		errs := make([]error, 4)
+		// Two streams, two goroutines each, and so also copies sharing one stream's ring.
+		for g, s := range []*Stream{a, b, a, b} {
+			wg.Go(func() {
+				for r := range 3 {
+					errs[g] = errors.Join(errs[g], stagingTrip(ctx, s, 9<<20+13*g+r, 10*g+r))
+				}
+			})
+		}
+		wg.Wait()
+		require.NoError(t, errors.Join(errs...))
+	})
+}
+
+// TestStagingSmallRings runs copies of many chunks through rings smaller than the copies, with
+// fewer or more copying goroutines than slots, so that slots are reused within one copy.
+func TestStagingSmallRings(t *testing.T) {
+	defer func(p stagingParams) { stagingTuning = p }(stagingTuning)
+	stagingBackends(t, func(t *testing.T, opts []device.Option) {
+		ctx := stagingCtx(t)
+		dev := stagingOpen(t, opts)
+		for _, p := range []stagingParams{{2, 1 << 20, 4}, {3, 1 << 20, 2}, {5, 2 << 20, 3}} {
+			t.Run(fmt.Sprintf("%d×%dMiB,%d", p.slots, p.slotSize>>20, p.workers), func(t *testing.T) {
+				stagingTuning = p
+				s := stagingStream(t, dev)
+				stagingNoLeaks(t)
+				const n = 13<<20 + 7
+				buf := stagingMalloc(t, dev, n)
+				src := stagingPattern(n, 11)
+				dst := make([]byte, n)
+				CopyToDevice(ctx, s, buf, src)
+				zeroed := s.Memset(ctx, device.Range(buf, 5<<20, 1<<20), 0)
+				down := CopyFromDevice(ctx, s, dst, buf)
+				s.Memset(ctx, buf, 0)
+				stagingAwait(t, down)
+				stagingAwait(t, zeroed)
+				want := bytes.Clone(src)
+				clear(want[5<<20 : 6<<20])
+				stagingEqual(t, want, dst, "upload, memset, download, memset")
+				var wg sync.WaitGroup
+				errs := make([]error, 3)
+				for g := range 3 {
+					wg.Go(func() { errs[g] = stagingTrip(ctx, s, 5<<20+g, g) })
+				}
+				wg.Wait()
+				require.NoError(t, errors.Join(errs...))
+			})
+		}
+	})
+}
+
+func TestStagedBadInput(t *testing.T) {
+	stagingBackends(t, func(t *testing.T, opts []device.Option) {
+		ctx := stagingCtx(t)
+		dev := stagingOpen(t, opts)
+		s := stagingStream(t, dev)
+		buf := stagingMalloc(t, dev, 64)
+		data := make([]byte, 64)
+		check := func(f *Future, target error, what string) {
+			t.Helper()
+			require.True(t, f.Ready(), "%s: refused at once", what)
+			assert.ErrorIs(t, f.Err(), target, what)
+		}
+		check(CopyToDevice(ctx, nil, buf, data), device.ErrInvalidArgument, "nil stream")
+		check(CopyFromDevice(ctx, nil, data, buf), device.ErrInvalidArgument, "nil stream")
+		check(CopyToDevice[byte](ctx, s, buf, nil), device.ErrInvalidArgument, "nil slice")
+		check(CopyFromDevice[byte](ctx, s, nil, buf), device.ErrInvalidArgument, "nil slice")
+		check(CopyToDevice(ctx, s, buf, []float32{}), device.ErrInvalidArgument, "empty slice")
+		check(CopyFromDevice(ctx, s, []int64{}, buf), device.ErrInvalidArgument, "empty slice")
+		check(CopyToDevice(ctx, s, nil, data), device.ErrInvalidArgument, "nil destination")
+		check(CopyFromDevice(ctx, s, data, (*device.Buffer)(nil)), device.ErrInvalidArgument, "nil buffer")
+		check(CopyToDevice(ctx, s, buf, make([]byte, 65)), device.ErrOutOfRange, "slice larger than the buffer")
+		check(CopyFromDevice(ctx, s, make([]uint32, 17), buf), device.ErrOutOfRange, "slice larger than the buffer")
+		check(CopyToDevice(ctx, s, buf.Slice(8, 8), make([]uint64, 2)), device.ErrOutOfRange, "slice larger than the range")
+		check(CopyFromDevice(ctx, s, data, buf.Slice(60, 8)), device.ErrOutOfRange, "range past the buffer")
+
+		other, err := device.Open(ctx, 0, opts...) // another handle: another device to gpuactor
+		require.NoError(t, err)
+		defer other.Close()
+		foreign, err := other.Malloc(ctx, 64)
+		require.NoError(t, err)
+		check(CopyToDevice(ctx, s, foreign, data), device.ErrWrongDevice, "buffer of another device")
+
+		freed, err := dev.Malloc(ctx, 64)
+		require.NoError(t, err)
+		require.NoError(t, freed.Free(ctx))
+		_, err = CopyToDevice(ctx, s, freed, data).Await(ctx)
+		assert.ErrorIs(t, err, device.ErrFreed, "freed buffer")
+		_, err = CopyFromDevice(ctx, s, data, freed).Await(ctx)
+		assert.ErrorIs(t, err, device.ErrFreed, "freed buffer")
+
+		cancelled, cancel := context.WithCancel(ctx)
+		cancel()
+		check(CopyToDevice(cancelled, s, buf, data), context.Canceled, "cancelled context")
+		check(CopyFromDevice(cancelled, s, data, buf), context.Canceled, "cancelled context")
+
+		stagingRoundTrip(t, s, 4097, 5) // the stream still works
+
+		gone, err := New(ctx, dev)
+		require.NoError(t, err)
+		require.NoError(t, gone.Destroy(ctx))
+		check(CopyToDevice(ctx, gone, buf, data), ErrDestroyed, "destroyed stream")
+		check(CopyFromDevice(ctx, gone, data, buf), ErrDestroyed, "destroyed stream")
+	})
+}
+
+// stagingPrefix requires got to be a prefix of want, of a whole number of chunks of size
+// chunk, followed by zeros, and returns the prefix's length.
+func stagingPrefix(t *testing.T, want, got []byte, chunk int) int {
+	t.Helper()
+	k := 0 // whole chunks that match (the pattern has no zeros, so none matches by chance)
+	for k < len(got) && bytes.Equal(got[k:min(k+chunk, len(got))], want[k:min(k+chunk, len(want))]) {
+		k = min(k+chunk, len(got))
+	}
+	stagingEqual(t, want[:k], got[:k], "the prefix")
+	stagingEqual(t, make([]byte, len(got)-k), got[k:], "past the prefix")
+	return k
+}
+
+func TestStagedCancellation(t *testing.T) {
+	stagingBackends(t, func(t *testing.T, opts []device.Option) {
+		ctx := stagingCtx(t)
+		dev := stagingOpen(t, opts)
+		s := stagingStream(t, dev)
+		stagingNoLeaks(t)
+		const n = 64 << 20 // 8 chunks: twice the ring
+		chunk := stagingChunk(n, stagingSlotSize)
+		require.Greater(t, n/chunk, stagingSlots)
+		buf := stagingMalloc(t, dev, n)
+		src := stagingPattern(n, 6)
+
+		for _, up := range []bool{true, false} {
+			t.Run(map[bool]string{true: "upload", false: "download"}[up], func(t *testing.T) {
+				dst := make([]byte, n)
+				if up {
+					require.NoError(t, device.Memset(ctx, buf, 0))
+				} else {
+					require.NoError(t, device.CopyToDevice(ctx, buf, src))
+				}
+				// Hold the stream, so that the copy fills the ring and waits for a slot.
+				gate := make(chan struct{})
+				held := s.HostFunc(ctx, func() { <-gate })
+				cctx, cancel := context.WithCancel(ctx)
+				before := s.stager().queued.Load()
+				returned := make(chan *Future, 1)
+				go func() {
+					if up {
+						returned <- CopyToDevice(cctx, s, buf, src)
+					} else {
+						returned <- CopyFromDevice(cctx, s, dst, buf)
+					}
+				}()
+
+				// Once the copy has filled the ring, it waits for a slot.
+				require.Eventually(t, func() bool { return s.stager().queued.Load() == before+stagingSlots },
+					time.Minute, time.Millisecond)
+				time.Sleep(10 * time.Millisecond)
+				assert.Equal(t, before+stagingSlots, s.stager().queued.Load(), "no more than the ring holds")
+				// A second copy on the stream waits for the ring; its own ctx lets it go.
+				other, cancelOther := context.WithTimeout(ctx, 20*time.Millisecond)
+				defer cancelOther()
+				_, err := CopyToDevice(other, s, buf, []byte{1}).Await(ctx)
+				require.ErrorIs(t, err, context.DeadlineExceeded, "a copy waiting for the ring gives up with its ctx")
+
+				cancel()
+				var f *Future
+				select {
+				case f = <-returned:
+				case <-time.After(10 * time.Second):
+					t.Fatal("the cancelled copy did not return")
+				}
+				assert.False(t, f.Ready(), "the chunks already queued have not run yet")
+				close(gate)
+				stagingAwait(t, held)
+				_, err = f.Await(ctx)
+				require.ErrorIs(t, err, context.Canceled)
+
+				if up {
+					got := make([]byte, n)
+					require.NoError(t, device.CopyFromDevice(ctx, got, buf))
+					k := stagingPrefix(t, src, got, chunk)
+					assert.Equal(t, stagingSlots*chunk, k, "the chunks queued before the cancel reached the device")
+				} else {
+					k := stagingPrefix(t, src, dst, chunk)
+					assert.Equal(t, stagingSlots*chunk, k, "the chunks queued before the cancel landed in dst")
+				}
+				stagingRoundTrip(t, s, 3<<20+1, 7) // the stream and its ring still work
+			})
+		}
+	})
+}
+
+func TestStagingDestroyReleasesTheRing(t *testing.T) {
+	stagingBackends(t, func(t *testing.T, opts []device.Option) {
+		ctx := stagingCtx(t)
+		dev := stagingOpen(t, opts)
+		stagingNoLeaks(t)
+
+		s, err := New(ctx, dev)
+		require.NoError(t, err)
+		require.Nil(t, s.staging.Load(), "no ring before the first staged copy")
+		stagingRoundTrip(t, s, 4097, 8)
+		st := s.staging.Load()
+		require.NotNil(t, st)
+		for _, p := range st.mem {
+			require.NotNil(t, p, "the ring is pinned")
+		}
+
+		// A download still in flight when Destroy runs completes, data and all.
+		const n = 3<<20 + 5 // four chunks: queued at once
+		buf := stagingMalloc(t, dev, n)
+		src := stagingPattern(n, 9)
+		require.NoError(t, device.CopyToDevice(ctx, buf, src))
+		gate := make(chan struct{})
+		s.HostFunc(ctx, func() { <-gate })
+		dst := make([]byte, n)
+		down := CopyFromDevice(ctx, s, dst, buf)
+		require.False(t, down.Ready())
+		time.AfterFunc(20*time.Millisecond, func() { close(gate) })
+		require.NoError(t, s.Destroy(ctx))
+		stagingAwait(t, down)
+		stagingEqual(t, src, dst, "the download in flight at Destroy")
+
+		st.memMu.RLock()
+		closed := st.closed
+		st.memMu.RUnlock()
+		assert.True(t, closed, "Destroy released the ring")
+		_, err = CopyToDevice(ctx, s, buf, src).Await(ctx)
+		assert.ErrorIs(t, err, ErrDestroyed)
+		_, err = CopyFromDevice(ctx, s, dst, buf).Await(ctx)
+		assert.ErrorIs(t, err, ErrDestroyed)
+		assert.ErrorIs(t, st.fill(0, []byte{1}, 1), ErrDestroyed, "nothing touches the freed ring")
+	})
+}
+
+func TestStagedCopiesInFlightWhenTheDeviceCloses(t *testing.T) {
+	stagingBackends(t, func(t *testing.T, opts []device.Option) {
+		ctx := stagingCtx(t)
+		dev, err := device.Open(ctx, 0, opts...)
+		require.NoError(t, err)
+		s, err := New(ctx, dev)
+		require.NoError(t, err)
+		const n = 40<<20 + 1
+		buf, err := dev.Malloc(ctx, n)
+		require.NoError(t, err)
+		src := stagingPattern(n, 10)
+		dst := make([]byte, n)
+		up := CopyToDevice(ctx, s, buf, src)
+		down := CopyFromDevice(ctx, s, dst, buf)
+		require.NoError(t, dev.Close()) // settles the stream, destroys it, frees the ring
+		_, err = up.Await(ctx)
+		require.NoError(t, err)
+		_, err = down.Await(ctx)
+		require.NoError(t, err)
+		stagingEqual(t, src, dst, "the download queued before Close")
+		_, err = CopyToDevice(ctx, s, buf, src).Await(ctx)
+		assert.Error(t, err)
+		assert.True(t, errors.Is(err, ErrDestroyed) || errors.Is(err, device.ErrClosed), "%v", err)
+	})
+}
