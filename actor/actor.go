@@ -318,11 +318,18 @@ func (a *Actor) runShutdown() {
 // and no busy report from the idle hook.
 func (a *Actor) loop() {
 	var timer *time.Timer
+	var lastIdle time.Time
 	busy := false
 	for {
 		if list := a.mb.take(); list != nil {
 			a.runList(list)
-			busy = a.callIdle()
+			// The idle hook runs when the mailbox is empty, and while messages keep coming at
+			// least every idleEvery: often enough to notice finished work, rarely enough that a
+			// costly hook (a GPU query) is not paid once per message.
+			if a.cfg.idle != nil && (a.mb.empty() || time.Since(lastIdle) >= idleEvery) {
+				busy = a.callIdle()
+				lastIdle = time.Now()
+			}
 			continue
 		}
 		if a.finished(busy) {
@@ -346,6 +353,9 @@ func (a *Actor) loop() {
 		busy = a.callIdle()
 	}
 }
+
+// idleEvery bounds how long a stream of messages can hold off the idle hook.
+const idleEvery = 20 * time.Microsecond
 
 // finished reports whether the actor may exit. Every change that can make it true while the
 // actor is parked (Close, the last in-flight sender leaving) wakes it; a change of busy happens

@@ -14,7 +14,7 @@ const (
 	DefaultBatch     = 64
 	DefaultSpin      = 50 * time.Microsecond
 	DefaultAwaitSpin = 100 * time.Microsecond
-	DefaultBusySpin  = 2 * time.Millisecond
+	DefaultBusySpin  = 20 * time.Millisecond
 	DefaultIdlePoll  = 100 * time.Microsecond
 )
 
@@ -102,12 +102,12 @@ func WithSpin(d time.Duration) Option {
 }
 
 // WithBusySpin sets how long the actor keeps polling, without parking, while its idle hook
-// reports work in progress (default 2ms), before it falls back to parking with the idle-poll
-// timer. A device's idle hook polls the GPU: a parked actor would notice finished work only when
-// its timer fires, and timers under a millisecond oversleep to about one, so futures that
-// complete on GPU progress would wait that long. CUDA's own default, when a program has more
-// cores than GPUs, likewise spins while it waits for the GPU. 0 keeps only the WithSpin window;
-// a negative d makes New fail with ErrBadOption.
+// reports work in progress (default 20ms, which covers most kernels and copies), before it
+// falls back to parking with the idle-poll timer. A device's idle hook polls the GPU: a parked
+// actor would notice finished work only when its timer fires, and timers under a millisecond
+// oversleep to about one, so futures that complete on GPU progress would wait that long.
+// CUDA's own default, when a program has more cores than GPUs, likewise spins while it waits
+// for the GPU. 0 keeps only the WithSpin window; a negative d makes New fail with ErrBadOption.
 func WithBusySpin(d time.Duration) Option {
 	return func(c *config) {
 		if d < 0 {

@@ -51,6 +51,9 @@ func (t *Tracker) pollEvents() {
 	t.waits = kept
 }
 
+// maxMarks is how many watermarks a stream may have in flight (see poll).
+const maxMarks = 2
+
 type track struct {
 	open  []func(error) // registered since the last watermark
 	marks []mark        // recorded watermarks, oldest first
@@ -110,7 +113,9 @@ func (t *Tracker) poll() (busy bool) {
 		t.pollEvents()
 	}
 	for s, tr := range t.streams {
-		if len(tr.open) > 0 {
+		// At most maxMarks watermarks in flight: later work waits behind them in open, so that
+		// when the GPU runs ahead one poll completes many operations instead of one each.
+		if len(tr.open) > 0 && len(tr.marks) < maxMarks {
 			if err := t.watermark(s, tr); err != nil {
 				t.finish(tr.open, err)
 				tr.open = nil
