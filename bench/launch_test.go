@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/gpuactor/gpuactor/actor"
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/internal/backend"
 	"github.com/gpuactor/gpuactor/internal/cudart"
@@ -109,7 +110,8 @@ func BenchmarkPipelined(b *testing.B) {
 					wg.Add(1)
 					go func() {
 						defer wg.Done()
-						if err := pipeline(ctx, dev, k, per); err != nil {
+						e := &env{ctx: ctx, dev: dev, empty: k}
+						if err := inFlight(e, per, func() *actor.Future[struct{}] { return dev.LaunchAsync(ctx, k, one) }); err != nil {
 							b.Error(err)
 						}
 					}()

@@ -101,7 +101,10 @@ func launchRate(e *env, g, repeat int) (float64, *float64, error) {
 		errs := make(chan error, g)
 		for range g {
 			wg.Add(1)
-			go func() { defer wg.Done(); errs <- pipeline(e.ctx, e.dev, e.empty, per) }()
+			go func() {
+				defer wg.Done()
+				errs <- inFlight(e, per, func() *actor.Future[struct{}] { return e.dev.LaunchAsync(e.ctx, e.empty, one) })
+			}()
 		}
 		wg.Wait()
 		close(errs)
@@ -118,28 +121,6 @@ func launchRate(e *env, g, repeat int) (float64, *float64, error) {
 		}
 	}
 	return median(samples), nil, nil
-}
-
-// pipeline launches n empty kernels, keeping up to 64 in flight.
-func pipeline(ctx context.Context, dev *device.Device, k *device.Kernel, n int) error {
-	const window = 64
-	var ring [window]*actor.Future[struct{}]
-	for i := range n {
-		if f := ring[i%window]; f != nil {
-			if _, err := f.Await(ctx); err != nil {
-				return err
-			}
-		}
-		ring[i%window] = dev.LaunchAsync(ctx, k, one)
-	}
-	for _, f := range ring {
-		if f != nil {
-			if _, err := f.Await(ctx); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
 }
 
 // launchRoundTrip times each LaunchSync (launch, then wait for the kernel) on its own.
@@ -164,6 +145,14 @@ func launchRoundTrip(e *env, _ int64, repeat int) (float64, *float64, error) {
 // smallAsyncCopies queues 64-byte pinned-to-device copies, 64 in flight, and checks that the
 // device holds the last one.
 func smallAsyncCopies(e *env, size int64, repeat int) (float64, *float64, error) {
+	return smallCopies(e, size, repeat, func(buf *device.Buffer, host *device.HostBuffer) *actor.Future[struct{}] {
+		return device.CopyToDeviceAsync(e.ctx, buf, host)
+	})
+}
+
+// smallCopies times batches of small pinned-to-device copies issued by copyOnce, 64 in flight,
+// with a Synchronize after each batch, and checks the device holds the pattern.
+func smallCopies(e *env, size int64, repeat int, copyOnce func(*device.Buffer, *device.HostBuffer) *actor.Future[struct{}]) (float64, *float64, error) {
 	host, err := e.dev.MallocHost(e.ctx, uint64(size))
 	if err != nil {
 		return 0, nil, err
@@ -178,28 +167,39 @@ func smallAsyncCopies(e *env, size int64, repeat int) (float64, *float64, error)
 	var samples []float64
 	for r := -1; r < repeat; r++ {
 		start := time.Now()
-		var ring [64]*actor.Future[struct{}]
-		for i := range launchesPerRepeat {
-			if f := ring[i%64]; f != nil {
-				if _, err := f.Await(e.ctx); err != nil {
-					return 0, nil, err
-				}
-			}
-			ring[i%64] = device.CopyToDeviceAsync(e.ctx, buf, host)
+		if err := inFlight(e, launchesPerRepeat, func() *actor.Future[struct{}] { return copyOnce(buf, host) }); err != nil {
+			return 0, nil, err
 		}
 		if err := e.dev.Synchronize(e.ctx); err != nil {
 			return 0, nil, err
-		}
-		for _, f := range ring {
-			if err := f.Err(); err != nil {
-				return 0, nil, err
-			}
 		}
 		if r >= 0 {
 			samples = append(samples, float64(time.Since(start).Nanoseconds())/1e3/launchesPerRepeat)
 		}
 	}
 	return median(samples), nil, checkDevice(e, buf, host.Bytes())
+}
+
+// inFlight issues n operations keeping up to 64 futures outstanding, and waits for them all.
+func inFlight(e *env, n int, issue func() *actor.Future[struct{}]) error {
+	const window = 64
+	var ring [window]*actor.Future[struct{}]
+	for i := range n {
+		if f := ring[i%window]; f != nil {
+			if _, err := f.Await(e.ctx); err != nil {
+				return err
+			}
+		}
+		ring[i%window] = issue()
+	}
+	for _, f := range ring {
+		if f != nil {
+			if _, err := f.Await(e.ctx); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // pinnedBandwidth: back-to-back async copies between a pinned buffer and the device, one

@@ -4,6 +4,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/streams"
 )
 
@@ -68,48 +69,7 @@ func streamSmallCopies(e *env, size int64, repeat int) (float64, *float64, error
 		return 0, nil, err
 	}
 	defer s.Destroy(e.ctx)
-	host, err := e.dev.MallocHost(e.ctx, uint64(size))
-	if err != nil {
-		return 0, nil, err
-	}
-	defer host.Free(e.ctx)
-	buf, err := e.dev.Malloc(e.ctx, uint64(size))
-	if err != nil {
-		return 0, nil, err
-	}
-	defer buf.Free(e.ctx)
-	fillPattern(host.Bytes(), 13)
-	var samples []float64
-	for r := -1; r < repeat; r++ {
-		start := time.Now()
-		if err := inFlight(e, launchesPerRepeat, func() *streams.Future { return s.CopyHostToDevice(e.ctx, buf, host) }); err != nil {
-			return 0, nil, err
-		}
-		if r >= 0 {
-			samples = append(samples, float64(time.Since(start).Nanoseconds())/1e3/launchesPerRepeat)
-		}
-	}
-	return median(samples), nil, checkDevice(e, buf, host.Bytes())
-}
-
-// inFlight issues n operations keeping up to 64 futures outstanding, and waits for them all.
-func inFlight(e *env, n int, issue func() *streams.Future) error {
-	const window = 64
-	var ring [window]*streams.Future
-	for i := range n {
-		if f := ring[i%window]; f != nil {
-			if _, err := f.Await(e.ctx); err != nil {
-				return err
-			}
-		}
-		ring[i%window] = issue()
-	}
-	for _, f := range ring {
-		if f != nil {
-			if _, err := f.Await(e.ctx); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+	return smallCopies(e, size, repeat, func(buf *device.Buffer, host *device.HostBuffer) *streams.Future {
+		return s.CopyHostToDevice(e.ctx, buf, host)
+	})
 }
