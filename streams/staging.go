@@ -48,13 +48,14 @@ const (
 	stagingPart        = 256 << 10
 )
 
-// stagingParams is the ring's geometry and wait policy: the constants above, changed only by
-// tests that measure alternatives. A stager takes them when it is made.
+// stagingParams is the ring's geometry: the constants above, or another for tests.
 type stagingParams struct {
 	slots, slotSize, workers int
 }
 
-var stagingTuning = stagingParams{slots: stagingSlots, slotSize: stagingSlotSize, workers: stagingWorkers}
+func defaultStagingParams() stagingParams {
+	return stagingParams{slots: stagingSlots, slotSize: stagingSlotSize, workers: stagingWorkers}
+}
 
 // CopyToDevice queues a copy of all of src, a plain Go slice, into the start of dst (a
 // *device.Buffer or a device.Slice on the stream's device), staged through the stream's
@@ -186,13 +187,16 @@ func (s *Stream) stager() *stager {
 	if st := s.staging.Load(); st != nil {
 		return st
 	}
-	p := stagingTuning
-	st := &stager{s: s, p: p, token: make(chan struct{}, 1), busy: make([]*Future, p.slots),
-		mem: make([]unsafe.Pointer, p.slots), pending: map[*stagedChunk]struct{}{}}
-	if s.staging.CompareAndSwap(nil, st) {
+	if st := newStager(s, defaultStagingParams()); s.staging.CompareAndSwap(nil, st) {
 		return st
 	}
 	return s.staging.Load()
+}
+
+// newStager makes a ring of geometry p for s (tests install rings of other geometries).
+func newStager(s *Stream, p stagingParams) *stager {
+	return &stager{s: s, p: p, token: make(chan struct{}, 1), busy: make([]*Future, p.slots),
+		mem: make([]unsafe.Pointer, p.slots), pending: map[*stagedChunk]struct{}{}}
 }
 
 // allocate pins the ring's memory on first use (or after an allocation failed); under token.

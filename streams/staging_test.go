@@ -297,14 +297,13 @@ func TestStagedCopiesRunConcurrently(t *testing.T) {
 // TestStagingSmallRings runs copies of many chunks through rings smaller than the copies, with
 // fewer or more copying goroutines than slots, so that slots are reused within one copy.
 func TestStagingSmallRings(t *testing.T) {
-	defer func(p stagingParams) { stagingTuning = p }(stagingTuning)
 	stagingBackends(t, func(t *testing.T, opts []device.Option) {
 		ctx := stagingCtx(t)
 		dev := stagingOpen(t, opts)
 		for _, p := range []stagingParams{{2, 1 << 20, 4}, {3, 1 << 20, 2}, {5, 2 << 20, 3}} {
 			t.Run(fmt.Sprintf("%d×%dMiB,%d", p.slots, p.slotSize>>20, p.workers), func(t *testing.T) {
-				stagingTuning = p
 				s := stagingStream(t, dev)
+				s.staging.Store(newStager(s, p))
 				stagingNoLeaks(t)
 				const n = 13<<20 + 7
 				buf := stagingMalloc(t, dev, n)
