@@ -33,12 +33,12 @@ unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go')
 if [[ -n $unformatted ]]; then echo "gofmt would change: $unformatted"; exit 1; fi
 echo "== go vet"
 go vet ./...
-echo "== go test -race (cgo)"
-CGO_ENABLED=1 go test -race -count=1 -timeout 20m ./...
-echo "== go test (CGO_ENABLED=0)"
-CGO_ENABLED=0 go test -count=1 -timeout 20m ./...
 echo "== examples on the simulator"
 CGO_ENABLED=0 go run ./examples/saxpy -backend sim -goroutines 8 -n 4096 -rounds 2
 CGO_ENABLED=0 go run ./examples/devicequery -backend sim >/dev/null
 echo "== benchmark suite smoke on the simulator"
 CGO_ENABLED=0 go run ./bench -backend sim -repeat 2 -sizes 4K,64K >/dev/null
+echo "== go test -race (cgo)"
+CGO_ENABLED=1 go test -race -count=1 -timeout 20m ./...
+echo "== go test (CGO_ENABLED=0)"
+CGO_ENABLED=0 go test -count=1 -timeout 20m ./...
