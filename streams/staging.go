@@ -502,8 +502,8 @@ func (j *stagedJob) fillChunk(k int) {
 	}
 }
 
-// uploadTail waits, in order, for the GPU to finish every chunk queued (nudging the actor
-// meanwhile, see awaitGPU), then completes the copy's future.
+// uploadTail waits, in order, for the GPU to finish every chunk queued, then completes the
+// copy's future.
 func (j *stagedJob) uploadTail() {
 	for k := range j.chunks {
 		c := &j.chunks[k]
@@ -627,8 +627,8 @@ func (j *stagedJob) haltLocked() {
 	}
 }
 
-// copyOutWorker takes chunks in order: it waits for the GPU to finish one (nudging the actor
-// meanwhile), copies it into the slice, queues the chunk that takes its slot next, or frees
+// copyOutWorker takes chunks in order: it waits for the GPU to finish one, copies it into the
+// slice, queues the chunk that takes its slot next, or frees
 // the slot; the last worker out completes the copy's future.
 func (j *stagedJob) copyOutWorker() {
 	st := j.st
