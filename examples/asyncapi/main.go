@@ -17,9 +17,8 @@ import (
 	"os"
 	"time"
 
-	"go.uber.org/zap"
-
 	"github.com/gpuactor/gpuactor/device"
+	"github.com/gpuactor/gpuactor/examples/internal/sample"
 	"github.com/gpuactor/gpuactor/streams"
 )
 
@@ -82,21 +81,12 @@ func run(c config) (err error) {
 		}
 	}
 	ctx := context.Background()
-	opts := []device.Option{}
-	if c.backend != "" {
-		opts = append(opts, device.WithBackend(device.BackendKind(c.backend)))
-	}
-	if c.verbose {
-		logger, _ := zap.NewDevelopment()
-		opts = append(opts, device.WithLogger(logger))
-	}
-	dev, err := device.Open(ctx, c.ordinal, opts...)
+	dev, err := device.Open(ctx, c.ordinal, sample.Options(c.backend, c.verbose)...)
 	if err != nil {
 		return err
 	}
 	defer keep(dev.Close)
-	p := dev.Properties()
-	fmt.Printf("device %d: %s (compute %s, %s backend)\n", c.ordinal, p.Name, p.ComputeCapability, dev.Backend())
+	sample.Describe(dev)
 
 	mod, err := dev.Compile(ctx, device.Source{Name: "asyncapi.cu", Code: source, Sim: simKernels})
 	if err != nil {

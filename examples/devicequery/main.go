@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/gpuactor/gpuactor/device"
+	"github.com/gpuactor/gpuactor/examples/internal/sample"
 )
 
 func main() {
@@ -26,11 +27,7 @@ func main() {
 
 func run(backend string) error {
 	ctx := context.Background()
-	var opts []device.Option
-	if backend != "" {
-		opts = append(opts, device.WithBackend(device.BackendKind(backend)))
-	}
-	devs, err := device.OpenAll(ctx, opts...)
+	devs, err := device.OpenAll(ctx, sample.Options(backend, false)...)
 	if err != nil {
 		return err
 	}

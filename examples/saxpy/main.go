@@ -12,10 +12,10 @@ import (
 	"os"
 	"time"
 
-	"go.uber.org/zap"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/gpuactor/gpuactor/device"
+	"github.com/gpuactor/gpuactor/examples/internal/sample"
 )
 
 const source = `
@@ -60,21 +60,12 @@ func run(n, workers, rounds, ordinal int, backend string, verbose bool) error {
 		return fmt.Errorf("-n, -goroutines and -rounds must be positive")
 	}
 	ctx := context.Background()
-	opts := []device.Option{}
-	if backend != "" {
-		opts = append(opts, device.WithBackend(device.BackendKind(backend)))
-	}
-	if verbose {
-		logger, _ := zap.NewDevelopment()
-		opts = append(opts, device.WithLogger(logger))
-	}
-	dev, err := device.Open(ctx, ordinal, opts...)
+	dev, err := device.Open(ctx, ordinal, sample.Options(backend, verbose)...)
 	if err != nil {
 		return err
 	}
 	defer dev.Close()
-	p := dev.Properties()
-	fmt.Printf("device %d: %s (compute %s, %s backend)\n", ordinal, p.Name, p.ComputeCapability, dev.Backend())
+	sample.Describe(dev)
 
 	// --fmad=false: the GPU would otherwise fuse a*x+y into one FMA with a single rounding,
 	// and the exact element-by-element check against Go (which rounds the product and the

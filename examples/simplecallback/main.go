@@ -20,11 +20,11 @@ import (
 	"fmt"
 	"os"
 
-	"go.uber.org/zap"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/gpuactor/gpuactor/actor"
 	"github.com/gpuactor/gpuactor/device"
+	"github.com/gpuactor/gpuactor/examples/internal/sample"
 	"github.com/gpuactor/gpuactor/streams"
 )
 
@@ -83,15 +83,7 @@ func run(c config) (err error) {
 		return fmt.Errorf("-workers and -n must be positive")
 	}
 	ctx := context.Background()
-	opts := []device.Option{}
-	if c.backend != "" {
-		opts = append(opts, device.WithBackend(device.BackendKind(c.backend)))
-	}
-	if c.verbose {
-		logger, _ := zap.NewDevelopment()
-		opts = append(opts, device.WithLogger(logger))
-	}
-	devs, err := device.OpenAll(ctx, opts...)
+	devs, err := device.OpenAll(ctx, sample.Options(c.backend, c.verbose)...)
 	if err != nil {
 		return err
 	}
@@ -104,8 +96,7 @@ func run(c config) (err error) {
 	}()
 	kernels := make([]*device.Kernel, len(devs))
 	for i, d := range devs {
-		p := d.Properties()
-		fmt.Printf("device %d: %s (compute %s, %s backend)\n", i, p.Name, p.ComputeCapability, d.Backend())
+		sample.Describe(d)
 		// A module belongs to one device: compile for each (the second compile hits the cache).
 		mod, err := d.Compile(ctx, device.Source{Name: "simplecallback.cu", Code: source, Sim: simKernels})
 		if err != nil {

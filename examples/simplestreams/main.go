@@ -20,9 +20,8 @@ import (
 	"os"
 	"time"
 
-	"go.uber.org/zap"
-
 	"github.com/gpuactor/gpuactor/device"
+	"github.com/gpuactor/gpuactor/examples/internal/sample"
 	"github.com/gpuactor/gpuactor/streams"
 )
 
@@ -103,21 +102,12 @@ func run(c config) (err error) {
 		}
 	}
 	ctx := context.Background()
-	opts := []device.Option{}
-	if c.backend != "" {
-		opts = append(opts, device.WithBackend(device.BackendKind(c.backend)))
-	}
-	if c.verbose {
-		logger, _ := zap.NewDevelopment()
-		opts = append(opts, device.WithLogger(logger))
-	}
-	dev, err := device.Open(ctx, c.ordinal, opts...)
+	dev, err := device.Open(ctx, c.ordinal, sample.Options(c.backend, c.verbose)...)
 	if err != nil {
 		return err
 	}
 	defer keep(dev.Close)
-	p := dev.Properties()
-	fmt.Printf("device %d: %s (compute %s, %s backend)\n", c.ordinal, p.Name, p.ComputeCapability, dev.Backend())
+	sample.Describe(dev)
 	fmt.Printf("array of %d ints (%.1f MiB), %d iteration(s) of +%d per kernel, %d pass(es) per variant\n",
 		c.n, float64(4*c.n)/(1<<20), c.iterations, c.factor, c.reps)
 
