@@ -10,7 +10,6 @@ import (
 	"github.com/gpuactor/gpuactor/actor"
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/internal/backend"
-	"github.com/gpuactor/gpuactor/internal/cudart"
 )
 
 func gpuPresent() bool {
@@ -128,42 +127,24 @@ func BenchmarkPipelined(b *testing.B) {
 
 func goroutines(g int) string { return fmt.Sprintf("goroutines=%d", g) }
 
-// direct opens device 0 through the binding on the calling, locked thread, with no actor.
-func direct(b *testing.B) (backend.Device, backend.Kernel, backend.Stream) {
+// directOn opens device 0 through the binding on the calling, locked thread, with no actor.
+func directOn(b *testing.B) (backend.Device, backend.Kernel, backend.Stream) {
 	if !gpuPresent() {
 		b.Skip("no GPU")
 	}
 	runtime.LockOSThread()
 	b.Cleanup(runtime.UnlockOSThread)
-	rt, err := cudart.Load()
+	d, err := openDirect(device.BackendCUDA, 0)
 	if err != nil {
 		b.Fatal(err)
 	}
-	dev, err := cudart.NewBackend(rt).Open(0)
-	if err != nil {
-		b.Fatal(err)
-	}
-	k, unload, err := directEmptyKernel(dev, false)
-	if err != nil {
-		b.Fatal(err)
-	}
-	s, err := dev.StreamCreate(backend.StreamNonBlocking, 0)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { dev.StreamDestroy(s); unload() })
-	if err := dev.Launch(k, device.Dim(1), device.Dim(1), 0, s, nil); err != nil {
-		b.Fatal(err)
-	}
-	if err := dev.StreamSynchronize(s); err != nil {
-		b.Fatal(err)
-	}
-	return dev, k, s
+	b.Cleanup(d.close)
+	return d.dev, d.empty, d.stream
 }
 
 // BenchmarkDirectRoundTrip: cudaLaunchKernel + cudaStreamSynchronize from one locked thread.
 func BenchmarkDirectRoundTrip(b *testing.B) {
-	dev, k, s := direct(b)
+	dev, k, s := directOn(b)
 	for b.Loop() {
 		if err := dev.Launch(k, device.Dim(1), device.Dim(1), 0, s, nil); err != nil {
 			b.Fatal(err)
@@ -177,7 +158,7 @@ func BenchmarkDirectRoundTrip(b *testing.B) {
 
 // BenchmarkDirectLaunch: cudaLaunchKernel in a loop from one locked thread, one synchronize.
 func BenchmarkDirectLaunch(b *testing.B) {
-	dev, k, s := direct(b)
+	dev, k, s := directOn(b)
 	for b.Loop() {
 		if err := dev.Launch(k, device.Dim(1), device.Dim(1), 0, s, nil); err != nil {
 			b.Fatal(err)
@@ -191,7 +172,7 @@ func BenchmarkDirectLaunch(b *testing.B) {
 
 // BenchmarkDirectStreamQuery: the cost of one trivial binding call.
 func BenchmarkDirectStreamQuery(b *testing.B) {
-	dev, _, s := direct(b)
+	dev, _, s := directOn(b)
 	for b.Loop() {
 		if err := dev.StreamQuery(s); err != nil {
 			b.Fatal(err)

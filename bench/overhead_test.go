@@ -26,7 +26,7 @@ func BenchmarkMemInfo(b *testing.B) {
 
 // BenchmarkDirectMemInfo: cudaMemGetInfo straight through the binding on a locked thread.
 func BenchmarkDirectMemInfo(b *testing.B) {
-	dev, _, _ := direct(b)
+	dev, _, _ := directOn(b)
 	for b.Loop() {
 		if _, _, err := dev.MemInfo(); err != nil {
 			b.Fatal(err)
@@ -57,7 +57,7 @@ func BenchmarkHostGosched(b *testing.B) {
 func BenchmarkDirectMallocFree(b *testing.B) {
 	for _, withSync := range []bool{false, true} {
 		b.Run(fmt.Sprintf("sync=%v", withSync), func(b *testing.B) {
-			dev, _, s := direct(b)
+			dev, _, s := directOn(b)
 			for b.Loop() {
 				p, err := dev.Malloc(1 << 20)
 				if err != nil {

@@ -9,9 +9,6 @@ import (
 	"time"
 
 	"github.com/gpuactor/gpuactor/device"
-	"github.com/gpuactor/gpuactor/internal/backend"
-	"github.com/gpuactor/gpuactor/internal/cudart"
-	"github.com/gpuactor/gpuactor/internal/sim"
 )
 
 // Meta describes where and when a run happened.
@@ -111,7 +108,7 @@ func runBackend(ctx context.Context, o *options, kind device.BackendKind, rep *R
 	if err != nil {
 		return err
 	}
-	e := &env{ctx: ctx, dev: dev, empty: k, binding: bindingFor(kind, o.device)}
+	e := &env{ctx: ctx, dev: dev, empty: k, binding: func() (*direct, error) { return openDirect(kind, o.device) }}
 	todo := plan(o)
 	prog := &progress{total: len(todo), start: time.Now()}
 	for _, t := range todo {
@@ -173,48 +170,6 @@ func plan(o *options) []task {
 		}
 	}
 	return out
-}
-
-// bindingFor opens the runtime straight through the backend, with no actor, on the calling
-// (locked) thread: what the binding-overhead scenarios measure.
-func bindingFor(kind device.BackendKind, ordinal int) func() (backend.Device, backend.Stream, func(), error) {
-	return func() (backend.Device, backend.Stream, func(), error) {
-		var be backend.Backend
-		if kind == device.BackendSim {
-			be = sim.New()
-		} else {
-			rt, err := cudart.Load()
-			if err != nil {
-				return nil, 0, nil, err
-			}
-			be = cudart.NewBackend(rt)
-		}
-		d, err := be.Open(ordinal)
-		if err != nil {
-			return nil, 0, nil, err
-		}
-		s, err := d.StreamCreate(backend.StreamNonBlocking, 0)
-		if err != nil {
-			return nil, 0, nil, err
-		}
-		// The stream has run a kernel before, as in the C++ baseline: a never-used stream
-		// answers queries faster than one a program has actually used.
-		k, unload, err := directEmptyKernel(d, kind == device.BackendSim)
-		if err == nil {
-			err = d.Launch(k, device.Dim(1), device.Dim(1), 0, s, nil)
-		}
-		if err == nil {
-			err = d.StreamSynchronize(s)
-		}
-		if err != nil {
-			if unload != nil {
-				unload()
-			}
-			d.StreamDestroy(s)
-			return nil, 0, nil, err
-		}
-		return d, s, func() { unload(); d.StreamDestroy(s) }, nil
-	}
 }
 
 const emptySource = `extern "C" __global__ void empty() {}`

@@ -36,7 +36,7 @@ type env struct {
 	ctx     context.Context
 	dev     *device.Device
 	empty   *device.Kernel
-	binding func() (backend.Device, backend.Stream, func(), error) // direct binding on a locked thread
+	binding func() (*direct, error) // the runtime straight through the binding, on a locked thread
 }
 
 // scenario is one row kind of the suite.
@@ -378,14 +378,12 @@ func bindingCall(call func(backend.Device, backend.Stream, backend.Event) error)
 			defer close(done)
 			runtime.LockOSThread()
 			defer runtime.UnlockOSThread()
-			var d backend.Device
-			var s backend.Stream
-			var cleanup func()
-			d, s, cleanup, err = e.binding()
-			if err != nil {
+			var dd *direct
+			if dd, err = e.binding(); err != nil {
 				return
 			}
-			defer cleanup()
+			defer dd.close()
+			d, s := dd.dev, dd.stream
 			var ev backend.Event
 			if ev, err = d.EventCreate(backend.EventDisableTiming); err != nil {
 				return

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"sync/atomic"
 
 	"go.uber.org/zap"
@@ -31,8 +30,6 @@ type Device struct {
 	stream   backend.Stream
 	tracker  *Tracker
 	live     liveSet
-	closeMu  sync.Mutex
-	closed   bool
 	closeErr error
 }
 
@@ -202,16 +199,10 @@ func (d *Device) release() {
 // Close finishes the work already sent, frees every buffer, host buffer and module still
 // live, and stops the actor. Later calls fail with ErrClosed. Close is idempotent.
 func (d *Device) Close() error {
-	d.closeMu.Lock()
-	defer d.closeMu.Unlock()
-	if d.closed {
-		return nil
-	}
-	d.closed = true
-	if err := d.act.Close(); err != nil {
+	if err := d.act.Close(); err != nil { // idempotent: later calls wait for nothing
 		return err
 	}
-	return d.closeErr
+	return d.closeErr // written by release on the actor, before Close returns
 }
 
 // Ordinal is the device's index in its backend.

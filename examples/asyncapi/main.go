@@ -74,25 +74,19 @@ func run(c config) (err error) {
 	if c.n <= 0 {
 		return fmt.Errorf("-n must be positive")
 	}
-	// keep runs a release at the end of run, keeping its error when run had none.
-	keep := func(release func() error) {
-		if e := release(); err == nil {
-			err = e
-		}
-	}
 	ctx := context.Background()
 	dev, err := device.Open(ctx, c.ordinal, sample.Options(c.backend, c.verbose)...)
 	if err != nil {
 		return err
 	}
-	defer keep(dev.Close)
+	defer sample.Keep(&err, dev.Close)
 	sample.Describe(dev)
 
 	mod, err := dev.Compile(ctx, device.Source{Name: "asyncapi.cu", Code: source, Sim: simKernels})
 	if err != nil {
 		return err
 	}
-	defer keep(func() error { return mod.Unload(ctx) })
+	defer sample.Keep(&err, func() error { return mod.Unload(ctx) })
 	kern, err := mod.Kernel(ctx, "increment_kernel")
 	if err != nil {
 		return err
@@ -103,14 +97,14 @@ func run(c config) (err error) {
 	if err != nil {
 		return err
 	}
-	defer keep(func() error { return host.Free(ctx) })
+	defer sample.Keep(&err, func() error { return host.Free(ctx) })
 	a := device.HostSlice[int32](host)
 	clear(a)
 	dA, err := dev.Malloc(ctx, nbytes)
 	if err != nil {
 		return err
 	}
-	defer keep(func() error { return dA.Free(ctx) })
+	defer sample.Keep(&err, func() error { return dA.Free(ctx) })
 	if err := device.Memset(ctx, dA, 255); err != nil { // as the sample does: the H2D copy must overwrite it
 		return err
 	}
@@ -119,17 +113,17 @@ func run(c config) (err error) {
 	if err != nil {
 		return err
 	}
-	defer keep(func() error { return s.Destroy(ctx) })
+	defer sample.Keep(&err, func() error { return s.Destroy(ctx) })
 	start, err := streams.NewEvent(ctx, dev)
 	if err != nil {
 		return err
 	}
-	defer keep(func() error { return start.Destroy(ctx) })
+	defer sample.Keep(&err, func() error { return start.Destroy(ctx) })
 	stop, err := streams.NewEvent(ctx, dev)
 	if err != nil {
 		return err
 	}
-	defer keep(func() error { return stop.Destroy(ctx) })
+	defer sample.Keep(&err, func() error { return stop.Destroy(ctx) })
 
 	// Queue everything; none of these calls waits for the GPU.
 	cfg := device.Config{Grid: device.Dim(uint32((c.n + threads - 1) / threads)), Block: device.Dim(threads)}

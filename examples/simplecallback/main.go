@@ -144,26 +144,21 @@ func run(c config) (err error) {
 
 // worker runs one workload on a stream of its own and lets a host function check it.
 func worker(ctx context.Context, dev *device.Device, kern *device.Kernel, w, n int, res *result) (err error) {
-	keep := func(release func() error) {
-		if e := release(); err == nil {
-			err = e
-		}
-	}
 	s, err := streams.New(ctx, dev)
 	if err != nil {
 		return err
 	}
-	defer keep(func() error { return s.Destroy(ctx) })
+	defer sample.Keep(&err, func() error { return s.Destroy(ctx) })
 	host, err := dev.MallocHost(ctx, uint64(4*n))
 	if err != nil {
 		return err
 	}
-	defer keep(func() error { return host.Free(ctx) })
+	defer sample.Keep(&err, func() error { return host.Free(ctx) })
 	buf, err := dev.Malloc(ctx, uint64(4*n))
 	if err != nil {
 		return err
 	}
-	defer keep(func() error { return buf.Free(ctx) })
+	defer sample.Keep(&err, func() error { return buf.Free(ctx) })
 
 	data := device.HostSlice[int32](host)
 	for i := range data {

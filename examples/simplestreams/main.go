@@ -95,18 +95,12 @@ func run(c config) (err error) {
 	if int64(c.n)+int64(c.reps+1)*int64(c.factor)*int64(c.iterations) > 1<<31-1 {
 		return fmt.Errorf("the results would overflow an int")
 	}
-	// keep runs a release at the end of run, keeping its error when run had none.
-	keep := func(release func() error) {
-		if e := release(); err == nil {
-			err = e
-		}
-	}
 	ctx := context.Background()
 	dev, err := device.Open(ctx, c.ordinal, sample.Options(c.backend, c.verbose)...)
 	if err != nil {
 		return err
 	}
-	defer keep(dev.Close)
+	defer sample.Keep(&err, dev.Close)
 	sample.Describe(dev)
 	fmt.Printf("array of %d ints (%.1f MiB), %d iteration(s) of +%d per kernel, %d pass(es) per variant\n",
 		c.n, float64(4*c.n)/(1<<20), c.iterations, c.factor, c.reps)
@@ -115,7 +109,7 @@ func run(c config) (err error) {
 	if err != nil {
 		return err
 	}
-	defer keep(func() error { return mod.Unload(ctx) })
+	defer sample.Keep(&err, func() error { return mod.Unload(ctx) })
 	kern, err := mod.Kernel(ctx, "init_array")
 	if err != nil {
 		return err
@@ -127,12 +121,12 @@ func run(c config) (err error) {
 	if err != nil {
 		return err
 	}
-	defer keep(func() error { return dA.Free(ctx) })
+	defer sample.Keep(&err, func() error { return dA.Free(ctx) })
 	dFactor, err := dev.Malloc(ctx, 4)
 	if err != nil {
 		return err
 	}
-	defer keep(func() error { return dFactor.Free(ctx) })
+	defer sample.Keep(&err, func() error { return dFactor.Free(ctx) })
 	if err := device.CopyToDevice(ctx, dFactor, []int32{int32(c.factor)}); err != nil {
 		return err
 	}
@@ -143,14 +137,14 @@ func run(c config) (err error) {
 	if err != nil {
 		return err
 	}
-	defer keep(func() error { return whole.Free(ctx) })
+	defer sample.Keep(&err, func() error { return whole.Free(ctx) })
 	chunks := split(c.n, c.nstreams)
 	parts := make([]*device.HostBuffer, len(chunks))
 	for i, ch := range chunks {
 		if parts[i], err = dev.MallocHost(ctx, uint64(4*ch.len)); err != nil {
 			return err
 		}
-		defer keep(func() error { return parts[i].Free(ctx) })
+		defer sample.Keep(&err, func() error { return parts[i].Free(ctx) })
 	}
 	a := device.HostSlice[int32](whole)
 	for i := range a {
@@ -168,13 +162,13 @@ func run(c config) (err error) {
 		if ss[i], err = streams.New(ctx, dev); err != nil {
 			return err
 		}
-		defer keep(func() error { return ss[i].Destroy(ctx) })
+		defer sample.Keep(&err, func() error { return ss[i].Destroy(ctx) })
 	}
 	// Timing events, and untimed ones (cheaper) that only join the streams back together.
 	var events []*streams.Event
 	defer func() {
 		for _, e := range events {
-			keep(func() error { return e.Destroy(ctx) })
+			sample.Keep(&err, func() error { return e.Destroy(ctx) })
 		}
 	}()
 	newEvent := func(flags ...streams.EventFlag) (*streams.Event, error) {

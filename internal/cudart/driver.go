@@ -1,6 +1,8 @@
 package cudart
 
 import (
+	"fmt"
+
 	"unsafe"
 
 	"github.com/ebitengine/purego"
@@ -81,8 +83,11 @@ func (r *Runtime) driverEntryPoint(name string) (uintptr, error) {
 func (r *Runtime) driverCall(id int, args ...uintptr) error {
 	f := getFrame()
 	defer putFrame(f)
+	if len(args) > len(f.w) {
+		return fmt.Errorf("gpuactor/cudart: %s called with %d argument words, the trampoline takes %d", driverSymNames[id], len(args), len(f.w))
+	}
 	copy(f.w[:], args)
-	return r.invokeDriver(id, f, len(args))
+	return r.invokeDriver(id, f)
 }
 
 // driverError builds the error for a CUresult, with cuGetErrorString's text when available.

@@ -1,6 +1,8 @@
 package cudart
 
 import (
+	"fmt"
+
 	"github.com/ebitengine/purego"
 
 	"github.com/gpuactor/gpuactor/cudaerr"
@@ -27,8 +29,11 @@ func (r *Runtime) call(id int, args ...uintptr) error {
 func (r *Runtime) rawCall(id int, args ...uintptr) (int32, error) {
 	f := getFrame()
 	defer putFrame(f)
+	if len(args) > len(f.w) {
+		return 0, fmt.Errorf("gpuactor/cudart: %s called with %d argument words, the trampoline takes %d", runtimeSymNames[id], len(args), len(f.w))
+	}
 	copy(f.w[:], args)
-	return r.invoke(id, f, len(args)) // cudaError_t is a C int: invoke truncates RAX to it
+	return r.invoke(id, f) // cudaError_t is a C int: invoke truncates RAX to it
 }
 
 // newError builds the error for a failed call op.

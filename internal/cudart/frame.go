@@ -24,9 +24,9 @@ var framePool = sync.Pool{New: func() any { return new(callFrame) }}
 func getFrame() *callFrame  { return framePool.Get().(*callFrame) }
 func putFrame(f *callFrame) { framePool.Put(f) }
 
-// invoke calls libcudart symbol id with the first n words of f and returns its cudaError_t; the
+// invoke calls libcudart symbol id with the argument words of f and returns its cudaError_t; the
 // error is only for a missing symbol.
-func (r *Runtime) invoke(id int, f *callFrame, n int) (int32, error) {
+func (r *Runtime) invoke(id int, f *callFrame) (int32, error) {
 	fn, err := r.syms.get(id)
 	if err != nil {
 		return 0, err
@@ -36,16 +36,16 @@ func (r *Runtime) invoke(id int, f *callFrame, n int) (int32, error) {
 }
 
 // invokeErr is invoke with the cudaError_t mapped to an error.
-func (r *Runtime) invokeErr(id int, f *callFrame, n int) error {
-	code, err := r.invoke(id, f, n)
+func (r *Runtime) invokeErr(id int, f *callFrame) error {
+	code, err := r.invoke(id, f)
 	if code == 0 {
 		return err
 	}
 	return r.newError(runtimeSymNames[id], code)
 }
 
-// invokeDriver calls driver function id with the first n words of f and maps its CUresult.
-func (r *Runtime) invokeDriver(id int, f *callFrame, n int) error {
+// invokeDriver calls driver function id with the argument words of f and maps its CUresult.
+func (r *Runtime) invokeDriver(id int, f *callFrame) error {
 	fn, err := r.drv.get(id)
 	if err != nil {
 		return err
@@ -62,7 +62,7 @@ func (r *Runtime) invokeDriver(id int, f *callFrame, n int) error {
 
 func (r *Runtime) streamQuery(f *callFrame, s Stream) error {
 	f.w[0] = uintptr(s)
-	code, err := r.invoke(fnStreamQuery, f, 1)
+	code, err := r.invoke(fnStreamQuery, f)
 	switch {
 	case code == 0:
 		return err
@@ -74,7 +74,7 @@ func (r *Runtime) streamQuery(f *callFrame, s Stream) error {
 
 func (r *Runtime) eventQuery(f *callFrame, e Event) error {
 	f.w[0] = uintptr(e)
-	code, err := r.invoke(fnEventQuery, f, 1)
+	code, err := r.invoke(fnEventQuery, f)
 	switch {
 	case code == 0:
 		return err
@@ -86,31 +86,31 @@ func (r *Runtime) eventQuery(f *callFrame, e Event) error {
 
 func (r *Runtime) eventRecord(f *callFrame, e Event, s Stream) error {
 	f.w[0], f.w[1] = uintptr(e), uintptr(s)
-	return r.invokeErr(fnEventRecord, f, 2)
+	return r.invokeErr(fnEventRecord, f)
 }
 
 func (r *Runtime) streamWaitEvent(f *callFrame, s Stream, e Event) error {
 	f.w[0], f.w[1], f.w[2] = uintptr(s), uintptr(e), 0
-	return r.invokeErr(fnStreamWaitEvent, f, 3)
+	return r.invokeErr(fnStreamWaitEvent, f)
 }
 
 func (r *Runtime) memsetAsync(f *callFrame, p DevicePtr, value byte, n uint64, s Stream) error {
 	f.w[0], f.w[1], f.w[2], f.w[3] = uintptr(p), uintptr(value), uintptr(n), uintptr(s)
-	return r.invokeErr(fnMemsetAsync, f, 4)
+	return r.invokeErr(fnMemsetAsync, f)
 }
 
 //go:uintptrescapes
 func (r *Runtime) memcpyAsync(f *callFrame, dst, src uintptr, n uint64, kind MemcpyKind, s Stream) error {
 	f.w[0], f.w[1], f.w[2], f.w[3], f.w[4] = dst, src, uintptr(n), uintptr(kind), uintptr(s)
-	return r.invokeErr(fnMemcpyAsync, f, 5)
+	return r.invokeErr(fnMemcpyAsync, f)
 }
 
 func (r *Runtime) streamSynchronize(f *callFrame, s Stream) error {
 	f.w[0] = uintptr(s)
-	return r.invokeErr(fnStreamSynchronize, f, 1)
+	return r.invokeErr(fnStreamSynchronize, f)
 }
 
 func (r *Runtime) eventSynchronize(f *callFrame, e Event) error {
 	f.w[0] = uintptr(e)
-	return r.invokeErr(fnEventSynchronize, f, 1)
+	return r.invokeErr(fnEventSynchronize, f)
 }

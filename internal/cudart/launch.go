@@ -80,13 +80,13 @@ func (r *Runtime) launch(f *callFrame, k Kernel, grid, block Dim3, sharedMem uin
 		f.w[1], f.w[2], f.w[3] = uintptr(grid.X), uintptr(grid.Y), uintptr(grid.Z)
 		f.w[4], f.w[5], f.w[6] = uintptr(block.X), uintptr(block.Y), uintptr(block.Z)
 		f.w[7], f.w[8], f.w[9], f.w[10] = uintptr(sharedMem), uintptr(s), argv, 0
-		err = r.invokeDriver(drvLaunchKernel, f, 11)
+		err = r.invokeDriver(drvLaunchKernel, f)
 	case k.API == LibraryAPI:
 		f.w[0] = k.Handle
 		f.w[1], f.w[2] = uintptr(grid.X)|uintptr(grid.Y)<<32, uintptr(grid.Z) // dim3 by value: 2 words
 		f.w[3], f.w[4] = uintptr(block.X)|uintptr(block.Y)<<32, uintptr(block.Z)
 		f.w[5], f.w[6], f.w[7] = argv, uintptr(sharedMem), uintptr(s) // R9, then the stack
-		err = r.invokeErr(fnLaunchKernel, f, 8)
+		err = r.invokeErr(fnLaunchKernel, f)
 	default:
 		return r.newError("cudaLaunchKernel", codeInvalidResourceHandle)
 	}

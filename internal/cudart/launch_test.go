@@ -127,7 +127,7 @@ func TestFramesDoNotAllocate(t *testing.T) {
 	}
 	rt := mustLoad(t)
 	var f callFrame
-	allocs := testing.AllocsPerRun(100, func() { _, _ = rt.invoke(fnGetLastError, &f, 0) })
+	allocs := testing.AllocsPerRun(100, func() { _, _ = rt.invoke(fnGetLastError, &f) })
 	assert.Zero(t, allocs, "a call on a frame")
 	var a KernelArgs
 	fill := func() {

@@ -414,20 +414,25 @@ func (d *device) EventRecord(h backend.Event, sh backend.Stream) error {
 	return nil
 }
 
+// lastRecord is event h's most recent record: nil (and no error) when it was never recorded.
+func (d *device) lastRecord(op string, h backend.Event) (*record, error) {
+	if err := d.alive(op); err != nil {
+		return nil, err
+	}
+	e, err := d.event(op, h)
+	if err != nil {
+		return nil, err
+	}
+	return e.current(), nil
+}
+
 // EventQuery is nil when e's most recent record has completed (or e was never recorded),
 // cudaerr.NotReady otherwise.
 func (d *device) EventQuery(h backend.Event) error {
 	const op = "cudaEventQuery"
-	if err := d.alive(op); err != nil {
+	rec, err := d.lastRecord(op, h)
+	if rec == nil || err != nil {
 		return err
-	}
-	e, err := d.event(op, h)
-	if err != nil {
-		return err
-	}
-	rec := e.current()
-	if rec == nil {
-		return nil
 	}
 	if err := rec.s.dev.alive(op); err != nil {
 		return err
@@ -441,16 +446,9 @@ func (d *device) EventQuery(h backend.Event) error {
 // EventSynchronize waits for e's most recent record.
 func (d *device) EventSynchronize(h backend.Event) error {
 	const op = "cudaEventSynchronize"
-	if err := d.alive(op); err != nil {
+	rec, err := d.lastRecord(op, h)
+	if rec == nil || err != nil {
 		return err
-	}
-	e, err := d.event(op, h)
-	if err != nil {
-		return err
-	}
-	rec := e.current()
-	if rec == nil {
-		return nil
 	}
 	rec.s.wait(rec.seq)
 	if err := d.alive(op); err != nil {

@@ -1,5 +1,6 @@
 // Package sample holds what gpuactor's example programs share: turning their common -backend
-// and -v flags into device options, and the line that names the device they run on.
+// and -v flags into device options, the line that names the device they run on, and deferred
+// cleanups that keep their errors.
 package sample
 
 import (
@@ -29,4 +30,12 @@ func Options(backend string, verbose bool) []device.Option {
 func Describe(dev *device.Device) {
 	p := dev.Properties()
 	fmt.Printf("device %d: %s (compute %s, %s backend)\n", dev.Ordinal(), p.Name, p.ComputeCapability, dev.Backend())
+}
+
+// Keep runs release and stores its error in *err when *err is nil: for deferred cleanups whose
+// errors a run function should still report (defer sample.Keep(&err, dev.Close)).
+func Keep(err *error, release func() error) {
+	if e := release(); *err == nil {
+		*err = e
+	}
 }
