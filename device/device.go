@@ -157,7 +157,6 @@ func (d *Device) init() error {
 		return err
 	}
 	d.dev = dev
-	d.tracker = newTracker(dev, d.note)
 	props, err := readProperties(d.be, dev)
 	if err != nil {
 		return err
@@ -168,12 +167,13 @@ func (d *Device) init() error {
 		return fmt.Errorf("gpuactor: creating the device stream: %w", err)
 	}
 	d.stream = s
+	d.tracker = newTracker(dev, d.note, s)
 	return nil
 }
 
 // release runs on the actor thread after the last op: it frees what the caller left behind.
 func (d *Device) release() {
-	if d.dev == nil {
+	if d.dev == nil || d.tracker == nil {
 		return
 	}
 	var errs []error

@@ -2,6 +2,7 @@ package device
 
 import (
 	"errors"
+	"time"
 
 	"github.com/gpuactor/gpuactor/cudaerr"
 	"github.com/gpuactor/gpuactor/internal/backend"
@@ -17,8 +18,9 @@ import (
 type Tracker struct {
 	dev     backend.Device
 	streams map[backend.Stream]*track
-	pending int // callbacks not yet run
-	free    []backend.Event
+	pending int    // callbacks not yet run
+	marks   marker // how watermarks are made and checked (marks.go)
+	epoch   time.Time
 	owned   map[any]func() error
 	note    func(error) // the device's sticky-fault check
 	waits   []eventWait // AfterEvent callbacks, in registration order
@@ -51,33 +53,57 @@ func (t *Tracker) pollEvents() {
 	t.waits = kept
 }
 
-// maxMarks is how many watermarks a stream may have in flight (see poll).
-const maxMarks = 2
+// Watermark pacing. An idle stream gets its watermark at once, so a lone operation
+// completes as soon as the GPU reaches it. While a stream already has watermarks in flight,
+// new work waits up to markGap for one of its own (or until the GPU passes the others), so
+// that a stream of short operations shares watermarks instead of paying an enqueue for each.
+// Memory watermarks cannot report a fault, so a stream whose watermarks have not moved for
+// faultCheck is asked for its error.
+const (
+	markGap    = 20 * time.Microsecond
+	faultCheck = time.Millisecond
+)
 
 type track struct {
-	open  []func(error) // registered since the last watermark
-	marks []mark        // recorded watermarks, oldest first
+	open     []func(error) // registered since the last watermark
+	marks    []mark        // recorded watermarks, oldest first
+	urgent   bool          // an operation in open asked for a watermark of its own
+	slot     *markSlot     // memory watermarks: the stream's slot
+	lastMark time.Duration // when the last watermark was recorded (Tracker.now)
+	checked  time.Duration // when the watermarks last moved or the stream was last asked for errors
 }
 
-type mark struct {
-	ev   backend.Event
-	done []func(error)
+func newTracker(dev backend.Device, note func(error), probe backend.Stream) *Tracker {
+	t := &Tracker{dev: dev, streams: map[backend.Stream]*track{}, owned: map[any]func() error{}, note: note, epoch: time.Now()}
+	if m := newMemMarks(dev, probe); m != nil {
+		t.marks = m
+	} else {
+		t.marks = &eventMarks{dev: dev}
+	}
+	return t
 }
 
-func newTracker(dev backend.Device, note func(error)) *Tracker {
-	return &Tracker{dev: dev, streams: map[backend.Stream]*track{}, owned: map[any]func() error{}, note: note}
-}
+// now is the time since the tracker was made (monotonic).
+func (t *Tracker) now() time.Duration { return time.Since(t.epoch) }
 
 // After runs done on the actor thread once the GPU has passed all work enqueued on s so far:
 // with nil, or with the error that stopped the device.
 func (t *Tracker) After(s backend.Stream, done func(error)) {
 	tr := t.streams[s]
 	if tr == nil {
-		tr = &track{}
+		tr = &track{lastMark: -markGap}
 		t.streams[s] = tr
 	}
 	tr.open = append(tr.open, done)
 	t.pending++
+}
+
+// AfterMarked is After for an operation that is worth a watermark of its own even when the
+// stream is busy: one whose completion frees a resource the caller is waiting for (a staging
+// buffer), and whose duration dwarfs a watermark's cost.
+func (t *Tracker) AfterMarked(s backend.Stream, done func(error)) {
+	t.After(s, done)
+	t.streams[s].urgent = true
 }
 
 // Settle waits for s and runs every callback registered on it, with err or, when err is nil,
@@ -89,9 +115,10 @@ func (t *Tracker) Settle(s backend.Stream, err error) error {
 	if tr := t.streams[s]; tr != nil {
 		for _, m := range tr.marks {
 			t.finish(m.done, err)
-			t.release(m.ev)
+			t.marks.done(m)
 		}
 		t.finish(tr.open, err)
+		t.marks.forget(tr)
 		delete(t.streams, s)
 	}
 	return err
@@ -112,50 +139,76 @@ func (t *Tracker) poll() (busy bool) {
 	if len(t.waits) > 0 {
 		t.pollEvents()
 	}
+	now := t.now()
 	for s, tr := range t.streams {
-		// At most maxMarks watermarks in flight: later work waits behind them in open, so that
-		// when the GPU runs ahead one poll completes many operations instead of one each.
-		if len(tr.open) > 0 && len(tr.marks) < maxMarks {
-			if err := t.watermark(s, tr); err != nil {
-				t.finish(tr.open, err)
-				tr.open = nil
-			}
+		if len(tr.open) > 0 && len(tr.marks) < t.marks.limit() &&
+			(len(tr.marks) == 0 || tr.urgent || now-tr.lastMark >= markGap) {
+			t.watermark(s, tr, now)
 		}
-		for len(tr.marks) > 0 {
-			m := tr.marks[0]
-			err := t.dev.EventQuery(m.ev)
-			if errors.Is(err, cudaerr.NotReady) {
-				break
+		moved := t.passed(tr)
+		if len(tr.marks) > 0 && t.marks.cheap() {
+			if moved {
+				tr.checked = now
+			} else if now-tr.checked >= faultCheck {
+				tr.checked = now
+				t.checkFault(s, tr)
 			}
-			t.finish(m.done, err)
-			t.release(m.ev)
-			tr.marks[0] = mark{}
-			tr.marks = tr.marks[1:]
 		}
 		if len(tr.open) == 0 && len(tr.marks) == 0 {
+			t.marks.forget(tr)
 			delete(t.streams, s)
 		}
 	}
 	return t.pending > 0
 }
 
-func (t *Tracker) watermark(s backend.Stream, tr *track) error {
-	var ev backend.Event
-	if n := len(t.free); n > 0 {
-		ev, t.free = t.free[n-1], t.free[:n-1]
-	} else {
-		var err error
-		if ev, err = t.dev.EventCreate(backend.EventDisableTiming); err != nil {
-			return err
+// passed runs the callbacks of the watermarks the GPU has passed, and reports whether any.
+func (t *Tracker) passed(tr *track) bool {
+	moved := false
+	for len(tr.marks) > 0 {
+		m := tr.marks[0]
+		ok, err := t.marks.reached(tr, m)
+		if !ok {
+			break
 		}
+		t.finish(m.done, err)
+		t.marks.done(m)
+		tr.marks[0] = mark{}
+		tr.marks = tr.marks[1:]
+		moved = true
 	}
-	if err := t.dev.EventRecord(ev, s); err != nil {
-		t.release(ev)
-		return err
+	return moved
+}
+
+// checkFault asks a stream whose memory watermarks have stalled whether it failed: a fault
+// stops the GPU before it writes them. An error completes everything the stream has pending.
+func (t *Tracker) checkFault(s backend.Stream, tr *track) {
+	err := t.dev.StreamQuery(s)
+	if err == nil || errors.Is(err, cudaerr.NotReady) {
+		return
 	}
-	tr.marks = append(tr.marks, mark{ev: ev, done: tr.open})
+	for _, m := range tr.marks {
+		t.finish(m.done, err)
+		t.marks.done(m)
+	}
+	tr.marks = nil
+	t.finish(tr.open, err)
 	tr.open = nil
-	return nil
+}
+
+func (t *Tracker) watermark(s backend.Stream, tr *track, now time.Duration) {
+	m, err := t.marks.record(s, tr)
+	if err != nil {
+		t.finish(tr.open, err)
+		tr.open = nil
+		return
+	}
+	if len(tr.marks) == 0 {
+		tr.checked = now
+	}
+	m.done = tr.open
+	tr.marks = append(tr.marks, m)
+	tr.open, tr.urgent, tr.lastMark = nil, false, now
 }
 
 func (t *Tracker) finish(done []func(error), err error) {
@@ -167,8 +220,6 @@ func (t *Tracker) finish(done []func(error), err error) {
 	}
 	t.pending -= len(done)
 }
-
-func (t *Tracker) release(ev backend.Event) { t.free = append(t.free, ev) }
 
 // close settles every stream, runs the owned cleanups and destroys the event pool: when the
 // device closes, on the actor thread.
@@ -186,9 +237,6 @@ func (t *Tracker) close() error {
 		errs = append(errs, cleanup())
 		delete(t.owned, key)
 	}
-	for _, ev := range t.free {
-		errs = append(errs, t.dev.EventDestroy(ev))
-	}
-	t.free = nil
+	errs = append(errs, t.marks.close())
 	return errors.Join(errs...)
 }

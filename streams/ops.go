@@ -16,6 +16,11 @@ type Future = actor.Future[struct{}]
 // enqueue queues op's work on the stream from the actor thread and returns the future the
 // device's tracker completes when the GPU has passed it.
 func (s *Stream) enqueue(ctx context.Context, op func(rt backend.Device) error) *Future {
+	return s.tracked(ctx, false, op)
+}
+
+// tracked is enqueue; marked asks for a watermark of the op's own (Tracker.AfterMarked).
+func (s *Stream) tracked(ctx context.Context, marked bool, op func(rt backend.Device) error) *Future {
 	return device.ExecTracked(ctx, s.dev, func(rt backend.Device, tr *device.Tracker, done func(error)) error {
 		if err := s.alive(); err != nil {
 			return err
@@ -23,7 +28,11 @@ func (s *Stream) enqueue(ctx context.Context, op func(rt backend.Device) error) 
 		if err := op(rt); err != nil {
 			return err
 		}
-		tr.After(s.h, done)
+		if marked {
+			tr.AfterMarked(s.h, done)
+		} else {
+			tr.After(s.h, done)
+		}
 		return nil
 	})
 }

@@ -665,8 +665,9 @@ func (j *stagedJob) copyOutWorker() {
 }
 
 // uploadChunk queues the copy of slot i's first n bytes to [off, off+n) of dst.
+// The chunk gets a watermark of its own: a filler waits for it to reuse the slot.
 func (s *Stream) uploadChunk(ctx context.Context, st *stager, i int, dst device.Mem, off, n int) *Future {
-	return s.enqueue(ctx, func(rt backend.Device) error {
+	return s.tracked(ctx, true, func(rt backend.Device) error {
 		p, size, err := s.dev.Resolve("copy destination", device.Range(dst, uint64(off), uint64(n)))
 		if err != nil {
 			return err
@@ -695,7 +696,7 @@ func (s *Stream) downloadChunk(ctx context.Context, st *stager, i, split int, sr
 		if err := rt.CopyDtoH(st.mem[i], p, size, s.h); err != nil {
 			return err
 		}
-		tr.After(s.h, func(err error) {
+		tr.AfterMarked(s.h, func(err error) {
 			c.gpuDone, c.gpuErr = true, err
 			done(err)
 		})
