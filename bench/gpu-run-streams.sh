@@ -8,6 +8,8 @@ set -uo pipefail
 out=${OUT:-/tmp/gpuactor-out}; mkdir -p "$out"
 log="$out/log.txt"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$log"
+# What noticing GPU progress costs, in C++ (trackcost.cu).
+nvcc -O2 -o /tmp/trackcost bench/cbaseline/trackcost.cu -lcuda && /tmp/trackcost | tee "$out/trackcost.txt" | tee -a "$log"
 bash .gpu/run.sh -test.v > /dev/null 2>&1; echo "tests rc=$?" | tee -a "$log"
 grep -E "^(--- FAIL|FAIL|gpu-pack run)" "$out/gpu-tests.log" | tail -20
 export GPUACTOR_BACKEND=cuda
