@@ -104,6 +104,7 @@ type Actor struct {
 	// Written by the actor goroutine.
 	ops, batches, parks, panics atomic.Uint64
 	closeErr                    error // set before done is closed
+	midList                     bool  // the idle hook runs between messages of a drained list
 }
 
 // New starts the actor goroutine and returns once the init hook has run on it. An invalid
@@ -407,7 +408,9 @@ func (a *Actor) runList(n *node) {
 		a.start(n.o)
 		n = next
 		if i%a.cfg.batch == 0 && n != nil {
+			a.midList = true
 			a.callIdle()
+			a.midList = false
 		}
 	}
 }
@@ -461,7 +464,7 @@ func (a *Actor) callIdle() (busy bool) {
 			busy = false
 		}
 	}()
-	return a.cfg.idle()
+	return a.cfg.idle(a.midList || !a.mb.empty())
 }
 
 func (a *Actor) goexitErr() error {

@@ -3,6 +3,7 @@ package actor
 import (
 	"context"
 	"errors"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -84,4 +85,28 @@ func TestCallIntoPendingCompletesLater(t *testing.T) {
 	_, err = p.Await(ctx)
 	var pe *PanicError
 	assert.ErrorAs(t, err, &pe)
+}
+
+func TestIdleHookKnowsWhenMessagesWait(t *testing.T) {
+	var mu sync.Mutex
+	var seen []bool
+	a := newActor(t, WithBatch(2), WithIdle(func(waiting bool) bool {
+		mu.Lock()
+		seen = append(seen, waiting)
+		mu.Unlock()
+		return false
+	}))
+	ctx := context.Background()
+	fns := make([]func(), 10)
+	for i := range fns {
+		fns[i] = func() {}
+	}
+	require.NoError(t, a.PostBatch(ctx, fns))
+	_, err := Call(ctx, a, func() (int, error) { return 0, nil }).Await(ctx)
+	require.NoError(t, err)
+	mu.Lock()
+	defer mu.Unlock()
+	require.NotEmpty(t, seen)
+	assert.Contains(t, seen, true, "between batches of a drained list, messages are waiting")
+	assert.Contains(t, seen, false, "after the last message, none are")
 }

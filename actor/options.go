@@ -33,7 +33,7 @@ type config struct {
 	name      string
 	init      func() error
 	shutdown  func()
-	idle      func() bool
+	idle      func(waiting bool) bool
 	onPanic   func(*PanicError)
 	guard     func() error
 	onErr     func(error)
@@ -171,8 +171,9 @@ func WithShutdown(fn func()) Option {
 // Returning true means work is outstanding that only polling can finish (e.g. GPU completion),
 // so the actor keeps polling: it spins, then parks for at most the idle-poll interval instead
 // of indefinitely. Close also waits until the hook reports false, so tracked work completes
-// before shutdown.
-func WithIdle(fn func() (busy bool)) Option {
+// before shutdown. waiting tells the hook that messages are waiting to run, so it may keep
+// itself brief.
+func WithIdle(fn func(waiting bool) (busy bool)) Option {
 	return func(c *config) { c.idle = fn }
 }
 

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+	"os"
 	"sync"
 	"time"
 
@@ -13,13 +15,13 @@ import (
 // completion tracking costs (the target is ≤ 1.1×).
 func streamScenarios() []scenario {
 	return []scenario{
-		{name: "stream_launch", unit: "us/launch", ref: "launch_enqueue", run: func(e *env, _ int64, r int) (float64, *float64, error) {
+		{name: "stream_launch", unit: "us/launch", ref: "launch_enqueue", run: traced("stream_launch", func(e *env, _ int64, r int) (float64, *float64, error) {
 			return streamLaunchRate(e, 1, r)
-		}},
-		{name: "stream_launch_8", unit: "us/launch", ref: "launch_enqueue", run: func(e *env, _ int64, r int) (float64, *float64, error) {
+		})},
+		{name: "stream_launch_8", unit: "us/launch", ref: "launch_enqueue", run: traced("stream_launch_8", func(e *env, _ int64, r int) (float64, *float64, error) {
 			return streamLaunchRate(e, 8, r)
-		}},
-		{name: "stream_h2d_async_64B", unit: "us/copy", size: 64, ref: "h2d_async_64B", run: streamSmallCopies},
+		})},
+		{name: "stream_h2d_async_64B", unit: "us/copy", size: 64, ref: "h2d_async_64B", run: traced("stream_h2d_async_64B", streamSmallCopies)},
 	}
 }
 
@@ -72,4 +74,23 @@ func streamSmallCopies(e *env, size int64, repeat int) (float64, *float64, error
 	return smallCopies(e, size, repeat, func(buf *device.Buffer, host *device.HostBuffer) *streams.Future {
 		return s.CopyHostToDevice(e.ctx, buf, host)
 	})
+}
+
+// traced logs, on stderr, what the device's completion tracking did during a row: how many
+// operations shared a watermark, how often it asked the GPU.
+func traced(name string, run func(*env, int64, int) (float64, *float64, error)) func(*env, int64, int) (float64, *float64, error) {
+	return func(e *env, size int64, repeat int) (float64, *float64, error) {
+		before, err := e.dev.TrackerStats(e.ctx)
+		if err != nil {
+			return 0, nil, err
+		}
+		v, p, err := run(e, size, repeat)
+		if after, serr := e.dev.TrackerStats(e.ctx); serr == nil {
+			ops := after.Completed - before.Completed
+			marks := max(after.Watermarks-before.Watermarks, 1)
+			fmt.Fprintf(os.Stderr, "%s %d B: %d ops, %d watermarks (%.1f ops each), %d queries, %d polls\n", name, size,
+				ops, marks, float64(ops)/float64(marks), after.Queries-before.Queries, after.Polls-before.Polls)
+		}
+		return v, p, err
+	}
 }

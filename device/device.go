@@ -143,11 +143,11 @@ func open(ctx context.Context, be backend.Backend, c *config, ordinal int) (*Dev
 }
 
 // poll is the actor's idle hook: it runs completions the GPU has reached.
-func (d *Device) poll() bool {
+func (d *Device) poll(waiting bool) bool {
 	if d.tracker == nil {
 		return false
 	}
-	return d.tracker.poll()
+	return d.tracker.poll(waiting)
 }
 
 // init runs on the actor's locked thread before any op.
@@ -167,7 +167,7 @@ func (d *Device) init() error {
 		return fmt.Errorf("gpuactor: creating the device stream: %w", err)
 	}
 	d.stream = s
-	d.tracker = newTracker(dev, d.note, s)
+	d.tracker = newTracker(dev, d.note)
 	return nil
 }
 

@@ -1,6 +1,7 @@
 package device
 
 import (
+	"context"
 	"errors"
 	"time"
 
@@ -9,21 +10,23 @@ import (
 )
 
 // Tracker completes work when the GPU reaches it, without a host callback per op. Ops register
-// a callback with After. After each batch of messages, the device's actor records one event
-// (a watermark) on every stream that got new callbacks, and between messages it polls each
-// stream's oldest watermark, running every callback a completed one covers. Under load many
-// ops share a watermark; an idle device notices completions within its spin or idle-poll
-// window. It also owns cleanups of domain packages' resources, run when the device closes.
-// Actor thread only: ops reach it through Exec.
+// a callback with After. Between messages, the device's actor records events (watermarks) on
+// the streams that got new callbacks and asks each stream's oldest watermark, running every
+// callback a completed one covers; under load many ops share a watermark (see markGap). It
+// also owns cleanups of domain packages' resources, run when the device closes. Actor thread
+// only: ops reach it through Exec.
 type Tracker struct {
 	dev     backend.Device
 	streams map[backend.Stream]*track
-	pending int    // callbacks not yet run
-	marks   marker // how watermarks are made and checked (marks.go)
+	pending int // callbacks not yet run
+	free    []backend.Event
 	epoch   time.Time
 	owned   map[any]func() error
 	note    func(error) // the device's sticky-fault check
 	waits   []eventWait // AfterEvent callbacks, in registration order
+
+	// Counters for TrackerStats.
+	polls, marksRecorded, queries, completed uint64
 }
 
 type eventWait struct {
@@ -53,34 +56,38 @@ func (t *Tracker) pollEvents() {
 	t.waits = kept
 }
 
-// Watermark pacing. An idle stream gets its watermark at once, so a lone operation
-// completes as soon as the GPU reaches it. While a stream already has watermarks in flight,
-// new work waits up to markGap for one of its own (or until the GPU passes the others), so
-// that a stream of short operations shares watermarks instead of paying an enqueue for each.
-// Memory watermarks cannot report a fault, so a stream whose watermarks have not moved for
-// faultCheck is asked for its error.
+// Watermark pacing: the per-operation cost of futures. Recording an event watermark costs the
+// actor ~0.25 µs and asking one ~0.3 µs (H100, bench/cbaseline/trackcost.cu), against ~3 µs
+// for the launch it tracks. (A memory watermark, cuStreamWriteValue32 into pinned memory, is
+// free to check but costs 1.8 µs to queue: a loss.) So while the actor has messages waiting
+// (hurry), a stream gets a new watermark at most every markGap and its oldest one is asked
+// at most every queryGap: a busy stream's operations share watermarks, and completions are
+// noticed within queryGap, far inside any pipeline's depth. With nothing waiting, the actor
+// would only spin, so watermarks are recorded and asked at once: a lone operation completes
+// as soon as the GPU reaches it. An operation that frees a resource a caller waits for asks
+// for a watermark of its own (AfterMarked).
 const (
-	markGap    = 20 * time.Microsecond
-	faultCheck = time.Millisecond
+	markGap  = 20 * time.Microsecond
+	queryGap = 5 * time.Microsecond
+	// maxMarks is how many watermarks a stream may have in flight; later work waits for one.
+	maxMarks = 16
 )
 
 type track struct {
-	open     []func(error) // registered since the last watermark
-	marks    []mark        // recorded watermarks, oldest first
-	urgent   bool          // an operation in open asked for a watermark of its own
-	slot     *markSlot     // memory watermarks: the stream's slot
-	lastMark time.Duration // when the last watermark was recorded (Tracker.now)
-	checked  time.Duration // when the watermarks last moved or the stream was last asked for errors
+	open      []func(error) // registered since the last watermark
+	marks     []mark        // recorded watermarks, oldest first
+	urgent    bool          // an operation in open asked for a watermark of its own
+	lastMark  time.Duration // when the last watermark was recorded (Tracker.now)
+	lastQuery time.Duration // when the oldest watermark was last asked
 }
 
-func newTracker(dev backend.Device, note func(error), probe backend.Stream) *Tracker {
-	t := &Tracker{dev: dev, streams: map[backend.Stream]*track{}, owned: map[any]func() error{}, note: note, epoch: time.Now()}
-	if m := newMemMarks(dev, probe); m != nil {
-		t.marks = m
-	} else {
-		t.marks = &eventMarks{dev: dev}
-	}
-	return t
+type mark struct {
+	ev   backend.Event
+	done []func(error)
+}
+
+func newTracker(dev backend.Device, note func(error)) *Tracker {
+	return &Tracker{dev: dev, streams: map[backend.Stream]*track{}, owned: map[any]func() error{}, note: note, epoch: time.Now()}
 }
 
 // now is the time since the tracker was made (monotonic).
@@ -91,7 +98,7 @@ func (t *Tracker) now() time.Duration { return time.Since(t.epoch) }
 func (t *Tracker) After(s backend.Stream, done func(error)) {
 	tr := t.streams[s]
 	if tr == nil {
-		tr = &track{lastMark: -markGap}
+		tr = &track{lastMark: -markGap, lastQuery: -queryGap}
 		t.streams[s] = tr
 	}
 	tr.open = append(tr.open, done)
@@ -115,10 +122,9 @@ func (t *Tracker) Settle(s backend.Stream, err error) error {
 	if tr := t.streams[s]; tr != nil {
 		for _, m := range tr.marks {
 			t.finish(m.done, err)
-			t.marks.done(m)
+			t.release(m.ev)
 		}
 		t.finish(tr.open, err)
-		t.marks.forget(tr)
 		delete(t.streams, s)
 	}
 	return err
@@ -131,85 +137,73 @@ func (t *Tracker) Own(key any, cleanup func() error) { t.owned[key] = cleanup }
 func (t *Tracker) Disown(key any) { delete(t.owned, key) }
 
 // poll is the actor's idle hook: record watermarks for new callbacks, run those whose
-// watermark the GPU has passed, and report whether any remain.
-func (t *Tracker) poll() (busy bool) {
+// watermark the GPU has passed, and report whether any remain. hurry says the actor has
+// messages waiting (see markGap).
+func (t *Tracker) poll(hurry bool) (busy bool) {
 	if t.pending == 0 {
 		return false
 	}
+	t.polls++
 	if len(t.waits) > 0 {
 		t.pollEvents()
 	}
 	now := t.now()
 	for s, tr := range t.streams {
-		if len(tr.open) > 0 && len(tr.marks) < t.marks.limit() &&
-			(len(tr.marks) == 0 || tr.urgent || now-tr.lastMark >= markGap) {
+		if len(tr.open) > 0 && len(tr.marks) < maxMarks &&
+			(tr.urgent || now-tr.lastMark >= markGap || (!hurry && len(tr.marks) == 0)) {
 			t.watermark(s, tr, now)
 		}
-		moved := t.passed(tr)
-		if len(tr.marks) > 0 && t.marks.cheap() {
-			if moved {
-				tr.checked = now
-			} else if now-tr.checked >= faultCheck {
-				tr.checked = now
-				t.checkFault(s, tr)
-			}
+		if len(tr.marks) > 0 && (!hurry || now-tr.lastQuery >= queryGap) {
+			tr.lastQuery = now
+			t.passed(tr)
 		}
 		if len(tr.open) == 0 && len(tr.marks) == 0 {
-			t.marks.forget(tr)
 			delete(t.streams, s)
 		}
 	}
 	return t.pending > 0
 }
 
-// passed runs the callbacks of the watermarks the GPU has passed, and reports whether any.
-func (t *Tracker) passed(tr *track) bool {
-	moved := false
+// passed runs the callbacks of the watermarks the GPU has passed.
+func (t *Tracker) passed(tr *track) {
 	for len(tr.marks) > 0 {
 		m := tr.marks[0]
-		ok, err := t.marks.reached(tr, m)
-		if !ok {
-			break
+		t.queries++
+		err := t.dev.EventQuery(m.ev)
+		if errors.Is(err, cudaerr.NotReady) {
+			return
 		}
 		t.finish(m.done, err)
-		t.marks.done(m)
+		t.release(m.ev)
 		tr.marks[0] = mark{}
 		tr.marks = tr.marks[1:]
-		moved = true
 	}
-	return moved
-}
-
-// checkFault asks a stream whose memory watermarks have stalled whether it failed: a fault
-// stops the GPU before it writes them. An error completes everything the stream has pending.
-func (t *Tracker) checkFault(s backend.Stream, tr *track) {
-	err := t.dev.StreamQuery(s)
-	if err == nil || errors.Is(err, cudaerr.NotReady) {
-		return
-	}
-	for _, m := range tr.marks {
-		t.finish(m.done, err)
-		t.marks.done(m)
-	}
-	tr.marks = nil
-	t.finish(tr.open, err)
-	tr.open = nil
 }
 
 func (t *Tracker) watermark(s backend.Stream, tr *track, now time.Duration) {
-	m, err := t.marks.record(s, tr)
-	if err != nil {
+	var ev backend.Event
+	if n := len(t.free); n > 0 {
+		ev, t.free = t.free[n-1], t.free[:n-1]
+	} else {
+		var err error
+		if ev, err = t.dev.EventCreate(backend.EventDisableTiming); err != nil {
+			t.finish(tr.open, err)
+			tr.open = nil
+			return
+		}
+	}
+	if err := t.dev.EventRecord(ev, s); err != nil {
+		t.release(ev)
 		t.finish(tr.open, err)
 		tr.open = nil
 		return
 	}
-	if len(tr.marks) == 0 {
-		tr.checked = now
-	}
-	m.done = tr.open
-	tr.marks = append(tr.marks, m)
+	t.marksRecorded++
+	tr.marks = append(tr.marks, mark{ev: ev, done: tr.open})
 	tr.open, tr.urgent, tr.lastMark = nil, false, now
 }
+
+func (t *Tracker) release(ev backend.Event) { t.free = append(t.free, ev) }
 
 func (t *Tracker) finish(done []func(error), err error) {
 	if err != nil {
@@ -219,6 +213,7 @@ func (t *Tracker) finish(done []func(error), err error) {
 		f(err)
 	}
 	t.pending -= len(done)
+	t.completed += uint64(len(done))
 }
 
 // close settles every stream, runs the owned cleanups and destroys the event pool: when the
@@ -237,6 +232,24 @@ func (t *Tracker) close() error {
 		errs = append(errs, cleanup())
 		delete(t.owned, key)
 	}
-	errs = append(errs, t.marks.close())
+	for _, ev := range t.free {
+		errs = append(errs, t.dev.EventDestroy(ev))
+	}
+	t.free = nil
 	return errors.Join(errs...)
+}
+
+// TrackerStats counts the completion tracking's work since the device opened: how many times
+// it polled, watermarks it recorded and asked about, and callbacks it ran. Completed per
+// watermark says how many operations shared one.
+type TrackerStats struct {
+	Polls, Watermarks, Queries, Completed uint64
+}
+
+// TrackerStats reads the device's completion-tracking counters.
+func (d *Device) TrackerStats(ctx context.Context) (TrackerStats, error) {
+	return call(ctx, d, func() (TrackerStats, error) {
+		t := d.tracker
+		return TrackerStats{Polls: t.polls, Watermarks: t.marksRecorded, Queries: t.queries, Completed: t.completed}, nil
+	}).Await(ctx)
 }

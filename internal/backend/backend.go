@@ -265,12 +265,6 @@ type Device interface {
 	// EventDestroy destroys an event.
 	EventDestroy(e Event) error
 
-	// StreamWriteValue32 writes v to the 4 bytes at addr once s reaches this point, after the
-	// writes of the work before it are visible (cuStreamWriteValue32). addr must lie in memory
-	// from HostAlloc (with HostAllocMapped) or device memory. A backend that cannot do it
-	// returns an error at the first call and always will.
-	StreamWriteValue32(s Stream, addr unsafe.Pointer, v uint32) error
-
 	// LaunchHostFunc runs fn once s reaches this point. fn runs on a thread the backend owns:
 	// it must not call the backend and should return quickly.
 	LaunchHostFunc(s Stream, fn func()) error

@@ -128,14 +128,9 @@ func (d *device) StreamWaitEvent(s Stream, e Event) error {
 }
 func (d *device) EventCreate(flags uint32) (Event, error) { return d.rt.EventCreateWithFlags(flags) }
 func (d *device) EventRecord(e Event, s Stream) error     { return d.rt.eventRecord(&d.frame, e, s) }
-
-func (d *device) StreamWriteValue32(s Stream, addr unsafe.Pointer, v uint32) error {
-	return d.rt.streamWriteValue32(&d.frame, s, uintptr(addr), v)
-}
-
-func (d *device) EventQuery(e Event) error       { return d.rt.eventQuery(&d.frame, e) }
-func (d *device) EventSynchronize(e Event) error { return d.rt.eventSynchronize(&d.frame, e) }
-func (d *device) EventDestroy(e Event) error     { return d.rt.EventDestroy(e) }
+func (d *device) EventQuery(e Event) error                { return d.rt.eventQuery(&d.frame, e) }
+func (d *device) EventSynchronize(e Event) error          { return d.rt.eventSynchronize(&d.frame, e) }
+func (d *device) EventDestroy(e Event) error              { return d.rt.EventDestroy(e) }
 
 func (d *device) EventElapsed(start, end Event) (float32, error) {
 	return d.rt.EventElapsedTime(start, end)

@@ -10,9 +10,8 @@ import (
 	"github.com/gpuactor/gpuactor/cudaerr"
 )
 
-// Driver API functions reached through cudaGetDriverEntryPoint: module loading on runtimes
-// without cudaLibraryLoadData (before 12.8), and stream memory operations, which the runtime
-// API lacks. None takes a struct by value.
+// Driver API functions reached through cudaGetDriverEntryPoint (used to load modules on runtimes
+// without cudaLibraryLoadData, i.e. before 12.8). None takes a struct by value.
 const (
 	drvModuleLoadData = iota
 	drvModuleGetFunction
@@ -20,7 +19,6 @@ const (
 	drvLaunchKernel
 	drvGetErrorString
 	drvKernelGetFunction
-	drvStreamWriteValue32
 	numDriverSyms
 )
 
@@ -31,9 +29,6 @@ var driverSymNames = [numDriverSyms]string{
 	drvLaunchKernel:      "cuLaunchKernel",
 	drvGetErrorString:    "cuGetErrorString",
 	drvKernelGetFunction: "cuKernelGetFunction",
-	// The entry point for the runtime's version: _v2 from 12.0 on, which every device supports;
-	// 11.x's v1 needs the driver's stream memory operations enabled.
-	drvStreamWriteValue32: "cuStreamWriteValue32",
 }
 
 // cudaDriverEntryPointQueryResult values.

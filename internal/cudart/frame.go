@@ -114,9 +114,3 @@ func (r *Runtime) eventSynchronize(f *callFrame, e Event) error {
 	f.w[0] = uintptr(e)
 	return r.invokeErr(fnEventSynchronize, f)
 }
-
-//go:uintptrescapes
-func (r *Runtime) streamWriteValue32(f *callFrame, s Stream, addr uintptr, v uint32) error {
-	f.w[0], f.w[1], f.w[2], f.w[3] = uintptr(s), addr, uintptr(v), 0 // CU_STREAM_WRITE_VALUE_DEFAULT: after prior writes
-	return r.invokeDriver(drvStreamWriteValue32, f)
-}

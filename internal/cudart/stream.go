@@ -40,13 +40,3 @@ func (r *Runtime) StreamWaitEvent(s Stream, e Event) error {
 	putFrame(f)
 	return err
 }
-
-// StreamWriteValue32 writes v to the 4 bytes at addr once s reaches this point, ordered after
-// the memory writes of the work before it (cuStreamWriteValue32 with the default flags). addr
-// is a device address or, with unified addressing, pinned host memory from HostAlloc.
-func (r *Runtime) StreamWriteValue32(s Stream, addr unsafe.Pointer, v uint32) error {
-	f := getFrame()
-	err := r.streamWriteValue32(f, s, uintptr(addr), v)
-	putFrame(f)
-	return err
-}
