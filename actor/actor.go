@@ -103,8 +103,9 @@ type Actor struct {
 
 	// Written by the actor goroutine.
 	ops, batches, parks, panics atomic.Uint64
-	closeErr                    error // set before done is closed
-	midList                     bool  // the idle hook runs between messages of a drained list
+	closeErr                    error     // set before done is closed
+	midList                     bool      // the idle hook runs between messages of a drained list
+	lastIdle                    time.Time // when the idle hook last ran
 }
 
 // New starts the actor goroutine and returns once the init hook has run on it. An invalid
@@ -319,7 +320,6 @@ func (a *Actor) runShutdown() {
 // and no busy report from the idle hook.
 func (a *Actor) loop() {
 	var timer *time.Timer
-	var lastIdle time.Time
 	busy := false
 	for {
 		if list := a.mb.take(); list != nil {
@@ -327,9 +327,8 @@ func (a *Actor) loop() {
 			// The idle hook runs when the mailbox is empty, and while messages keep coming at
 			// least every idleEvery: often enough to notice finished work, rarely enough that a
 			// costly hook (a GPU query) is not paid once per message.
-			if a.cfg.idle != nil && (a.mb.empty() || time.Since(lastIdle) >= idleEvery) {
+			if a.cfg.idle != nil && (a.mb.empty() || time.Since(a.lastIdle) >= idleEvery) {
 				busy = a.callIdle()
-				lastIdle = time.Now()
 			}
 			continue
 		}
@@ -399,7 +398,9 @@ func (a *Actor) spin(busy *bool) bool {
 }
 
 // runList runs a drained list of messages in order, letting the idle hook poll between
-// every batch of them so that a long drain never starves it.
+// every batch of them, and at least every idleEvery, so that a long drain never starves it:
+// a list of 64 kernel launches takes 200 µs, and work tracked by the hook (GPU completions)
+// must not wait for the whole list.
 func (a *Actor) runList(n *node) {
 	a.batches.Add(1)
 	for i := 1; n != nil; i++ {
@@ -407,7 +408,7 @@ func (a *Actor) runList(n *node) {
 		n.next = nil
 		a.start(n.o)
 		n = next
-		if i%a.cfg.batch == 0 && n != nil {
+		if n != nil && a.cfg.idle != nil && (i%a.cfg.batch == 0 || time.Since(a.lastIdle) >= idleEvery) {
 			a.midList = true
 			a.callIdle()
 			a.midList = false
@@ -464,6 +465,7 @@ func (a *Actor) callIdle() (busy bool) {
 			busy = false
 		}
 	}()
+	a.lastIdle = time.Now()
 	return a.cfg.idle(a.midList || !a.mb.empty())
 }
 

@@ -25,6 +25,8 @@ type Tracker struct {
 	note    func(error) // the device's sticky-fault check
 	waits   []eventWait // AfterEvent callbacks, in registration order
 
+	markGap, queryGap time.Duration // the pacing constants below; tests change them
+
 	// Counters for TrackerStats.
 	polls, marksRecorded, queries, completed uint64
 }
@@ -71,6 +73,8 @@ const (
 	queryGap = 5 * time.Microsecond
 	// maxMarks is how many watermarks a stream may have in flight; later work waits for one.
 	maxMarks = 16
+	// longAgo is the last watermark and query of a stream new to the tracker.
+	longAgo = time.Duration(-1 << 62)
 )
 
 type track struct {
@@ -87,7 +91,8 @@ type mark struct {
 }
 
 func newTracker(dev backend.Device, note func(error)) *Tracker {
-	return &Tracker{dev: dev, streams: map[backend.Stream]*track{}, owned: map[any]func() error{}, note: note, epoch: time.Now()}
+	return &Tracker{dev: dev, streams: map[backend.Stream]*track{}, owned: map[any]func() error{}, note: note, epoch: time.Now(),
+		markGap: markGap, queryGap: queryGap}
 }
 
 // now is the time since the tracker was made (monotonic).
@@ -98,7 +103,7 @@ func (t *Tracker) now() time.Duration { return time.Since(t.epoch) }
 func (t *Tracker) After(s backend.Stream, done func(error)) {
 	tr := t.streams[s]
 	if tr == nil {
-		tr = &track{lastMark: -markGap, lastQuery: -queryGap}
+		tr = &track{lastMark: longAgo, lastQuery: longAgo}
 		t.streams[s] = tr
 	}
 	tr.open = append(tr.open, done)
@@ -150,10 +155,10 @@ func (t *Tracker) poll(hurry bool) (busy bool) {
 	now := t.now()
 	for s, tr := range t.streams {
 		if len(tr.open) > 0 && len(tr.marks) < maxMarks &&
-			(tr.urgent || now-tr.lastMark >= markGap || (!hurry && len(tr.marks) == 0)) {
+			(tr.urgent || now-tr.lastMark >= t.markGap || (!hurry && len(tr.marks) == 0)) {
 			t.watermark(s, tr, now)
 		}
-		if len(tr.marks) > 0 && (!hurry || now-tr.lastQuery >= queryGap) {
+		if len(tr.marks) > 0 && (!hurry || now-tr.lastQuery >= t.queryGap) {
 			tr.lastQuery = now
 			t.passed(tr)
 		}

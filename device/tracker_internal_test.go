@@ -79,6 +79,7 @@ func TestTrackerPacesWatermarksWhenBusy(t *testing.T) {
 
 func TestTrackerMarksUrgentOperationsAtOnce(t *testing.T) {
 	tr, dev, s := trackerOn(t)
+	tr.markGap = time.Hour
 	gate := make(chan struct{})
 	require.NoError(t, dev.LaunchHostFunc(s, func() { <-gate }))
 	defer close(gate)

@@ -1,0 +1,44 @@
+package streams
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+)
+
+// BenchmarkHostCopy is the host side of a staged upload without the GPU: w goroutines each
+// copying whole 4 MiB chunks of a 256 MiB slice into a ring of 12 staging-sized buffers. Its
+// GB/s bounds what the staged copies can reach on the machine.
+func BenchmarkHostCopy(b *testing.B) {
+	const size, chunk, slots = 256 << 20, stagingSlotSize, stagingSlots
+	src := make([]byte, size)
+	for i := range src {
+		src[i] = byte(i)
+	}
+	ring := make([][]byte, slots)
+	for i := range ring {
+		ring[i] = make([]byte, chunk)
+	}
+	for _, w := range []int{1, 2, 4, 6, 8} {
+		b.Run(fmt.Sprintf("workers=%d", w), func(b *testing.B) {
+			b.SetBytes(size)
+			for b.Loop() {
+				var next atomic.Int64
+				var wg sync.WaitGroup
+				for range w {
+					wg.Go(func() {
+						for {
+							k := int(next.Add(1) - 1)
+							if k*chunk >= size {
+								return
+							}
+							copy(ring[k%slots], src[k*chunk:(k+1)*chunk])
+						}
+					})
+				}
+				wg.Wait()
+			}
+		})
+	}
+}
