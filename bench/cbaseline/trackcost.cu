@@ -50,6 +50,32 @@ int main() {
   CK(cudaStreamSynchronize(s));
   double launchWrite8 = perCall(n, [&](int i) { empty<<<1, 1, 0, s>>>(); if (i % 8 == 0) cuStreamWriteValue32((CUstream)s, (CUdeviceptr)word, i, 0); });
   CK(cudaStreamSynchronize(s));
+  // Throughput with the GPU's time included (a sync ends each run): plain launches, launches
+  // with an event record every k, and the pattern of gpuactor's stream futures: at most 64
+  // launches in flight, an event every k, the issuing thread waiting (cudaEventQuery spin) for
+  // the event covering the launch 64 back before issuing the next.
+  auto synced = [&](int k) {
+    return perCall(n, [&](int i) {
+      empty<<<1, 1, 0, s>>>();
+      if (k > 0 && i % k == k - 1) cudaEventRecord(ev, s);
+      if (i == n - 1) cudaStreamSynchronize(s);
+    });
+  };
+  std::vector<cudaEvent_t> ring(64);
+  for (auto& e : ring) CK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+  auto windowed = [&](int k) {
+    return perCall(n, [&](int i) {
+      if (i >= 64 && (i - 64) % k == 0) {
+        cudaEvent_t e = ring[((i - 64) / k) % 64];
+        while (cudaEventQuery(e) == cudaErrorNotReady) {}
+      }
+      empty<<<1, 1, 0, s>>>();
+      if (i % k == k - 1 || k == 1) cudaEventRecord(ring[(i / k) % 64], s);
+      if (i == n - 1) cudaStreamSynchronize(s);
+    });
+  };
+  printf("synced_launch %.0f ns\nsynced_launch+record/4 %.0f ns\nsynced_launch+record/1 %.0f ns\n", synced(0), synced(4), synced(1));
+  printf("windowed64_record/1 %.0f ns\nwindowed64_record/4 %.0f ns\nwindowed64_record/16 %.0f ns\n", windowed(1), windowed(4), windowed(16));
   printf("launch %.0f ns\nevent_record %.0f ns\nwrite_value32 %.0f ns\nevent_query_done %.0f ns\nstream_query_idle %.0f ns\n", launch, record, write, query, squery);
   printf("launch+record %.0f ns\nlaunch+record+query %.0f ns\nlaunch+write %.0f ns\nlaunch+write/8 %.0f ns\n", launchRecord, launchRecordQuery, launchWrite, launchWrite8);
   return 0;
