@@ -59,17 +59,20 @@ func (t *Tracker) pollEvents() {
 }
 
 // Watermark pacing: the per-operation cost of futures. Recording an event watermark costs the
-// actor ~0.25 µs and asking one ~0.3 µs (H100, bench/cbaseline/trackcost.cu), against ~3 µs
-// for the launch it tracks. (A memory watermark, cuStreamWriteValue32 into pinned memory, is
-// free to check but costs 1.8 µs to queue: a loss.) So while the actor has messages waiting
-// (hurry), a stream gets a new watermark at most every markGap and its oldest one is asked
-// at most every queryGap: a busy stream's operations share watermarks, and completions are
-// noticed within queryGap, far inside any pipeline's depth. With nothing waiting, the actor
-// would only spin, so watermarks are recorded and asked at once: a lone operation completes
-// as soon as the GPU reaches it. An operation that frees a resource a caller waits for asks
-// for a watermark of its own (AfterMarked).
+// actor ~0.15–0.25 µs and asking one ~0.15–0.3 µs (H100), against ~3.5 µs for the launch it
+// tracks; but waiting on fine-grained events slows the stream itself: C++ issuing empty
+// launches with at most 64 in flight, waiting on an event every k launches, gets 5.4 µs a
+// launch with k = 1, 4.2 with k = 4 and 3.4 with k = 16, against 3.6 with no events at all
+// (bench/cbaseline/trackcost.cu). (A memory watermark, cuStreamWriteValue32 into pinned
+// memory, is free to check but costs 1.8 µs to queue: a loss.) So a stream with watermarks in
+// flight gets a new one only once markOps operations wait for it or markGap has passed, and
+// while the actor has messages waiting (hurry) its oldest watermark is asked at most every
+// queryGap. A stream with no watermark in flight gets one at once when the actor has nothing
+// else to do, so a lone operation completes as soon as the GPU reaches it. An operation that
+// frees a resource a caller waits for asks for a watermark of its own (AfterMarked).
 const (
-	markGap  = 20 * time.Microsecond
+	markOps  = 16
+	markGap  = 200 * time.Microsecond
 	queryGap = 5 * time.Microsecond
 	// maxMarks is how many watermarks a stream may have in flight; later work waits for one.
 	maxMarks = 16
@@ -155,7 +158,7 @@ func (t *Tracker) poll(hurry bool) (busy bool) {
 	now := t.now()
 	for s, tr := range t.streams {
 		if len(tr.open) > 0 && len(tr.marks) < maxMarks &&
-			(tr.urgent || now-tr.lastMark >= t.markGap || (!hurry && len(tr.marks) == 0)) {
+			(tr.urgent || len(tr.open) >= markOps || now-tr.lastMark >= t.markGap || (!hurry && len(tr.marks) == 0)) {
 			t.watermark(s, tr, now)
 		}
 		if len(tr.marks) > 0 && (!hurry || now-tr.lastQuery >= t.queryGap) {
