@@ -52,3 +52,14 @@ func (d *Device) Local(key any, mk func() any) any {
 	}
 	return v
 }
+
+// regionOf is m.region(), with a nil pointer to a type that embeds *Buffer (whose promoted
+// region would dereference nil) reading as a nil buffer instead of a crash.
+func regionOf(m Mem) (b *Buffer, off, n uint64) {
+	defer func() {
+		if recover() != nil {
+			b, off, n = nil, 0, 0
+		}
+	}()
+	return m.region()
+}

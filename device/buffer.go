@@ -118,7 +118,7 @@ func (d *Device) span(what string, m Mem) (DevicePtr, uint64, error) {
 	if m == nil {
 		return 0, 0, invalid("%s is nil", what)
 	}
-	b, off, n := m.region()
+	b, off, n := regionOf(m)
 	if b == nil {
 		return 0, 0, invalid("%s is a nil buffer", what)
 	}
@@ -142,7 +142,7 @@ func owner(what string, m Mem) (*Device, error) {
 	if m == nil {
 		return nil, invalid("%s is nil", what)
 	}
-	b, _, _ := m.region()
+	b, _, _ := regionOf(m)
 	if b == nil {
 		return nil, invalid("%s is a nil buffer", what)
 	}
@@ -155,7 +155,7 @@ func Range(m Mem, off, n uint64) Slice {
 	if m == nil {
 		return Slice{}
 	}
-	b, base, size := m.region()
+	b, base, size := regionOf(m)
 	if b != nil && (off > size || n > size-off) {
 		// Past the end of m, though perhaps not of its buffer: make the operation that uses
 		// it report the range.
@@ -169,6 +169,6 @@ func Size(m Mem) uint64 {
 	if m == nil {
 		return 0
 	}
-	_, _, n := m.region()
+	_, _, n := regionOf(m)
 	return n
 }
