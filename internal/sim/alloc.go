@@ -52,6 +52,7 @@ type block struct {
 	p        *pool
 	addr     uint64
 	size     uint64 // the allocation's size (a reuse may ask for less)
+	charged  uint64 // what it counts in the pool's figures
 	freedOn  *stream
 	freedSeq uint64
 }
@@ -124,7 +125,7 @@ func (a *allocState) settleLocked(p *pool, keep uint64) {
 	for _, b := range p.free {
 		if (p.reserved > keep || p.destroyed) && done(b.freedOn) >= b.freedSeq {
 			a.d.mem.remove(b.addr)
-			p.reserved -= b.size
+			p.reserved -= b.charged
 			continue
 		}
 		kept = append(kept, b)
@@ -197,12 +198,12 @@ func (a *allocState) mallocLocked(op string, p *pool, size uint64, st *stream) (
 				return 0, d.fail(op, cudaerr.MemoryAllocation, "%s", detail)
 			}
 		}
-		b = &block{p: p, addr: al.addr, size: al.charged}
-		p.reserved += b.size
+		b = &block{p: p, addr: al.addr, size: al.size, charged: al.charged}
+		p.reserved += b.charged
 		p.reservedHi = max(p.reservedHi, p.reserved)
 	}
 	b.freedOn, b.freedSeq = nil, 0
-	p.used += b.size
+	p.used += b.charged
 	p.usedHi = max(p.usedHi, p.used)
 	a.blocks[b.addr] = b
 	return backend.DevicePtr(b.addr), nil
@@ -266,7 +267,7 @@ func (d *device) FreeAsync(ptr backend.DevicePtr, s backend.Stream) error {
 	}
 	delete(a.blocks, b.addr)
 	b.freedOn, b.freedSeq = st, d.submit(st, &task{name: "stream-ordered free"})
-	b.p.used -= b.size
+	b.p.used -= b.charged
 	b.p.free = append(b.p.free, b)
 	if b.p.destroyed {
 		a.settleLocked(b.p, 0)
