@@ -113,7 +113,7 @@ func TestBufferBadInput(t *testing.T) {
 		require.ErrorIs(t, err, device.ErrInvalidArgument)
 		_, _, err = alloc.MallocAsync[uint64](ctx, s, math.MaxInt)
 		require.ErrorIs(t, err, device.ErrInvalidArgument) // overflows
-		_, _, err = alloc.MallocAsync[byte](ctx, s, 1<<50)  // a petabyte: the runtime refuses
+		_, _, err = alloc.MallocAsync[byte](ctx, s, 1<<50) // a petabyte: the runtime refuses
 		require.Error(t, err)
 
 		b, _, err := alloc.MallocAsync[uint32](ctx, s, 8)
