@@ -174,7 +174,7 @@ func (a *allocState) mallocLocked(op string, p *pool, size uint64, st *stream) (
 	if size == 0 {
 		return 0, d.fail(op, cudaerr.InvalidValue, "stream-ordered allocation of 0 bytes")
 	}
-	a.settleLocked(p, p.threshold)
+	a.settleAllLocked() // every pool, so destroyed pools' last blocks go back too
 	var b *block
 	if i := a.reusableLocked(p, size, st); i >= 0 {
 		b = p.free[i]
