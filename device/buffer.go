@@ -13,10 +13,12 @@ type DevicePtr = backend.DevicePtr
 
 // Buffer is device memory from Malloc. Free it with Free (or let Device.Close free it).
 type Buffer struct {
-	dev   *Device
-	ptr   DevicePtr
-	size  uint64
-	freed atomic.Bool
+	dev     *Device
+	ptr     DevicePtr
+	size    uint64
+	freed   atomic.Bool
+	kind    MemKind
+	release func(s backend.Stream) error // nil: cudaFree (see Adopt)
 }
 
 // Mem is device memory that copies, memsets and kernels can use: a *Buffer or a Slice of one.
@@ -37,8 +39,12 @@ func (d *Device) Malloc(ctx context.Context, size uint64) (*Buffer, error) {
 		return nil, invalid("Malloc of 0 bytes")
 	}
 	return call(ctx, d, func() (*Buffer, error) {
+		if err := d.Charge(KindDevice, size); err != nil {
+			return nil, err
+		}
 		p, err := d.dev.Malloc(size)
 		if err != nil {
+			d.Uncharge(KindDevice, size)
 			return nil, fmt.Errorf("gpuactor: Malloc(%d bytes) on device %d: %w", size, d.ordinal, err)
 		}
 		b := &Buffer{dev: d, ptr: p, size: size}
@@ -66,6 +72,10 @@ func (d *Device) freeBuffer(b *Buffer) error {
 	}
 	b.freed.Store(true)
 	delete(d.live.buffers, b)
+	d.Uncharge(b.kind, b.size)
+	if b.release != nil {
+		return b.release(d.stream)
+	}
 	return d.dev.Free(b.ptr)
 }
 
@@ -108,7 +118,7 @@ func (d *Device) span(what string, m Mem) (DevicePtr, uint64, error) {
 	if m == nil {
 		return 0, 0, invalid("%s is nil", what)
 	}
-	b, off, n := m.region()
+	b, off, n := regionOf(m)
 	if b == nil {
 		return 0, 0, invalid("%s is a nil buffer", what)
 	}
@@ -132,7 +142,7 @@ func owner(what string, m Mem) (*Device, error) {
 	if m == nil {
 		return nil, invalid("%s is nil", what)
 	}
-	b, _, _ := m.region()
+	b, _, _ := regionOf(m)
 	if b == nil {
 		return nil, invalid("%s is a nil buffer", what)
 	}
@@ -145,7 +155,7 @@ func Range(m Mem, off, n uint64) Slice {
 	if m == nil {
 		return Slice{}
 	}
-	b, base, size := m.region()
+	b, base, size := regionOf(m)
 	if b != nil && (off > size || n > size-off) {
 		// Past the end of m, though perhaps not of its buffer: make the operation that uses
 		// it report the range.
@@ -159,6 +169,6 @@ func Size(m Mem) uint64 {
 	if m == nil {
 		return 0
 	}
-	_, _, n := m.region()
+	_, _, n := regionOf(m)
 	return n
 }

@@ -24,6 +24,8 @@ type Device struct {
 	log      *zap.Logger
 	cacheDir string
 	failed   atomic.Pointer[error]
+	acct     accounting // what gpuactor holds on the device (accounting.go)
+	pinned   atomic.Pointer[PinnedPool]
 
 	// Owned by the actor thread: never touched elsewhere.
 	dev      backend.Device
@@ -31,6 +33,7 @@ type Device struct {
 	tracker  *Tracker
 	live     liveSet
 	closeErr error
+	ext      map[any]any // domain packages' per-device state (Local)
 }
 
 // liveSet tracks what the device must release on Close. Actor thread only.
@@ -115,6 +118,7 @@ func open(ctx context.Context, be backend.Backend, c *config, ordinal int) (*Dev
 		be:       be,
 		log:      c.logger.With(zap.Int("device", ordinal), zap.String("backend", be.Name())),
 		cacheDir: c.kernelCacheDir(),
+		acct:     accounting{limit: c.memLimit},
 		live: liveSet{
 			buffers: map[*Buffer]struct{}{},
 			hosts:   map[*HostBuffer]struct{}{},

@@ -38,8 +38,12 @@ func (d *Device) MallocHost(ctx context.Context, size uint64, flags ...HostFlag)
 		f |= uint32(fl)
 	}
 	return call(ctx, d, func() (*HostBuffer, error) {
+		if err := d.Charge(KindPinned, size); err != nil {
+			return nil, err
+		}
 		p, err := d.dev.HostAlloc(size, f)
 		if err != nil {
+			d.Uncharge(KindPinned, size)
 			return nil, fmt.Errorf("gpuactor: MallocHost(%d bytes): %w", size, err)
 		}
 		h := &HostBuffer{dev: d, p: p, size: size}
@@ -77,6 +81,7 @@ func (d *Device) freeHost(h *HostBuffer) error {
 	}
 	h.freed.Store(true)
 	delete(d.live.hosts, h)
+	d.Uncharge(KindPinned, h.size)
 	return d.dev.HostFree(h.p)
 }
 

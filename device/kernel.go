@@ -286,9 +286,8 @@ func (d *Device) packArg(k *Kernel, i int, a any, want *param) (backend.Arg, *Bu
 		return backend.Arg{Kind: Float64, Bits: math.Float64bits(v)}, nil, nil
 	case DevicePtr:
 		return backend.Arg{Kind: Pointer, Bits: uint64(v)}, nil, nil
-	case *Buffer, Slice:
-		m := v.(Mem)
-		b, off, n := m.region()
+	case Mem: // *Buffer, Slice, or a domain package's type built on *Buffer (alloc.Buffer)
+		b, off, n := regionOf(v)
 		if b == nil {
 			return backend.Arg{}, nil, fmt.Errorf("%w: kernel %s argument %d is a nil buffer", ErrKernelArgs, k.name, i)
 		}

@@ -31,6 +31,7 @@ type config struct {
 	logger    *zap.Logger
 	cacheDir  string // "" = default; "-" = no cache
 	actorOpts []actor.Option
+	memLimit  uint64 // WithMemoryLimit; 0 = none
 }
 
 func newConfig(opts []Option) *config {

@@ -406,6 +406,37 @@ static void malloc_free(const Ctx& c) {
               c.repeats, ok, why);
 }
 
+// cudaMallocAsync + cudaFreeAsync pairs of 1 MiB from the default pool on one stream, queued
+// back to back; the stream is synchronized once per batch.
+static void mallocasync_free(const Ctx& c) {
+  const size_t size = size_t(1) << 20;
+  const int kPairs = 200;
+  cudaError_t first = cudaSuccess;
+  bool null_ptr = false;
+  auto batch = [&](int n) {
+    for (int i = 0; i < n; ++i) {
+      void* p = nullptr;
+      TALLY(cudaMallocAsync(&p, size, c.s), first);
+      if (!p) null_ptr = true;
+      TALLY(cudaFreeAsync(p, c.s), first);
+    }
+  };
+  batch(20);  // warm-up
+  CHECK(cudaStreamSynchronize(c.s));
+  std::vector<double> per;
+  for (int r = 0; r < c.repeats; ++r) {
+    auto t0 = clk::now();
+    batch(kPairs);
+    CHECK(cudaStreamSynchronize(c.s));
+    per.push_back(seconds_since(t0) / kPairs * 1e6);
+  }
+  bool ok = first == cudaSuccess && !null_ptr;
+  std::string why = first != cudaSuccess ? cudaGetErrorString(first)
+                                         : (null_ptr ? "cudaMallocAsync returned a null pointer" : "");
+  emit_result("mallocasync_free", static_cast<long long>(size), "us/pair", median(per), NAN,
+              c.repeats, ok, why);
+}
+
 static void stream_query(const Ctx& c) {
   const int kCalls = 100000;
   // A stream that has run work before: the idle-but-used case a completion poller sees.
@@ -543,6 +574,7 @@ int main(int argc, char** argv) {
       {"d2h_pageable", sized("d2h_pageable", false, false, 5)},
       {"d2d", [&] { d2d(c); }},
       {"malloc_free", [&] { malloc_free(c); }},
+      {"mallocasync_free", [&] { mallocasync_free(c); }},
       {"stream_query", [&] { stream_query(c); }},
       {"event_record", [&] { event_record(c); }},
   };

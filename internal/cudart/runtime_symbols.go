@@ -47,6 +47,27 @@ const (
 	fnLibraryGetKernel // 12.8+
 	fnLibraryUnload    // 12.8+
 	fnGetDriverEntryPoint
+	// Stream-ordered allocation, pools, managed memory, unified addressing (alloc/).
+	fnMallocAsync
+	fnMallocFromPoolAsync
+	fnFreeAsync
+	fnMemPoolCreate
+	fnMemPoolDestroy
+	fnDeviceGetDefaultMemPool
+	fnDeviceGetMemPool
+	fnDeviceSetMemPool
+	fnMemPoolSetAttribute
+	fnMemPoolGetAttribute
+	fnMemPoolTrimTo
+	fnMemPoolSetAccess
+	fnMemPoolGetAccess
+	fnMallocManaged
+	fnMemPrefetchAsync // 13.0: cudaMemLocation form; before: int device
+	fnMemAdvise        // 13.0: cudaMemLocation form; before: int device
+	fnMemRangeGetAttribute
+	fnStreamAttachMemAsync
+	fnPointerGetAttributes
+	fnHostGetDevicePointer
 	numRuntimeSyms
 )
 
@@ -95,4 +116,24 @@ var runtimeSymNames = [numRuntimeSyms]string{
 	fnLibraryGetKernel:             "cudaLibraryGetKernel",
 	fnLibraryUnload:                "cudaLibraryUnload",
 	fnGetDriverEntryPoint:          "cudaGetDriverEntryPoint",
+	fnMallocAsync:                  "cudaMallocAsync",
+	fnMallocFromPoolAsync:          "cudaMallocFromPoolAsync",
+	fnFreeAsync:                    "cudaFreeAsync",
+	fnMemPoolCreate:                "cudaMemPoolCreate",
+	fnMemPoolDestroy:               "cudaMemPoolDestroy",
+	fnDeviceGetDefaultMemPool:      "cudaDeviceGetDefaultMemPool",
+	fnDeviceGetMemPool:             "cudaDeviceGetMemPool",
+	fnDeviceSetMemPool:             "cudaDeviceSetMemPool",
+	fnMemPoolSetAttribute:          "cudaMemPoolSetAttribute",
+	fnMemPoolGetAttribute:          "cudaMemPoolGetAttribute",
+	fnMemPoolTrimTo:                "cudaMemPoolTrimTo",
+	fnMemPoolSetAccess:             "cudaMemPoolSetAccess",
+	fnMemPoolGetAccess:             "cudaMemPoolGetAccess",
+	fnMallocManaged:                "cudaMallocManaged",
+	fnMemPrefetchAsync:             "cudaMemPrefetchAsync",
+	fnMemAdvise:                    "cudaMemAdvise",
+	fnMemRangeGetAttribute:         "cudaMemRangeGetAttribute",
+	fnStreamAttachMemAsync:         "cudaStreamAttachMemAsync",
+	fnPointerGetAttributes:         "cudaPointerGetAttributes",
+	fnHostGetDevicePointer:         "cudaHostGetDevicePointer",
 }

@@ -19,7 +19,8 @@ type device struct {
 	busID   string
 	log     *zap.Logger
 
-	mem deviceMemory
+	mem   deviceMemory
+	alloc *allocState // stream-ordered allocator, pools, managed memory (alloc.go)
 
 	fault atomic.Pointer[fault] // the sticky error, once the device has faulted
 
@@ -54,6 +55,7 @@ func newDevice(b *Backend, ordinal int) *device {
 	}
 	d.pendCond.L = &d.pendMu
 	d.mem.init(ordinal, b.capacity)
+	d.alloc = newAllocState(d)
 	d.null = newStream(d, 0, backend.StreamDefault, leastPriority)
 	d.attrs = map[backend.Attr]int{
 		backend.AttrMaxThreadsPerBlock:           1024,

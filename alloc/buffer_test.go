@@ -1,0 +1,229 @@
+package alloc_test
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpuactor/gpuactor/alloc"
+	"github.com/gpuactor/gpuactor/device"
+	"github.com/gpuactor/gpuactor/streams"
+)
+
+// roundTrip allocates a Buffer[T] on s, copies vals in and out, and frees it.
+func roundTrip[T comparable](t *testing.T, f *fixture, s *streams.Stream, vals []T) {
+	t.Helper()
+	b, fut, err := alloc.MallocAsync[T](f.ctx, s, len(vals))
+	require.NoError(t, err)
+	await(t, f.ctx, fut)
+	require.Equal(t, len(vals), b.Len())
+	require.NoError(t, b.CopyIn(f.ctx, vals))
+	out := make([]T, len(vals))
+	require.NoError(t, b.CopyOut(f.ctx, out))
+	require.Equal(t, vals, out)
+	require.NoError(t, b.Free(f.ctx))
+}
+
+type particle struct {
+	Pos  [3]float32
+	Mass float64
+	ID   uint16
+}
+
+func TestTypedRoundTripEveryType(t *testing.T) {
+	eachBackend(t, func(t *testing.T, f *fixture) {
+		s := f.stream(t)
+		roundTrip(t, f, s, []int8{-128, -1, 0, 1, 127})
+		roundTrip(t, f, s, []int16{math.MinInt16, -2, 0, 3, math.MaxInt16})
+		roundTrip(t, f, s, []int32{math.MinInt32, -3, 0, 4, math.MaxInt32})
+		roundTrip(t, f, s, []int64{math.MinInt64, -4, 0, 5, math.MaxInt64})
+		roundTrip(t, f, s, []int{math.MinInt, -5, 0, 6, math.MaxInt})
+		roundTrip(t, f, s, []uint8{0, 1, 2, 254, 255})
+		roundTrip(t, f, s, []uint16{0, 1, math.MaxUint16})
+		roundTrip(t, f, s, []uint32{0, 1, math.MaxUint32})
+		roundTrip(t, f, s, []uint64{0, 1, math.MaxUint64})
+		roundTrip(t, f, s, []uint{0, 7, math.MaxUint})
+		roundTrip(t, f, s, []uintptr{0, 8, ^uintptr(0)})
+		roundTrip(t, f, s, []float32{-1.5, 0, float32(math.Inf(1)), math.SmallestNonzeroFloat32, math.MaxFloat32})
+		roundTrip(t, f, s, []float64{-2.5, 0, math.Inf(-1), math.SmallestNonzeroFloat64, math.MaxFloat64})
+		roundTrip(t, f, s, []complex64{1 + 2i, -3i})
+		roundTrip(t, f, s, []complex128{4 - 5i, 6})
+		roundTrip(t, f, s, []bool{true, false, true})
+		roundTrip(t, f, s, []particle{{Pos: [3]float32{1, 2, 3}, Mass: 4.5, ID: 6}, {ID: 7}})
+		// A long one, past any staging chunk.
+		big := make([]float64, 3<<20)
+		for i := range big {
+			big[i] = float64(i) * 0.5
+		}
+		roundTrip(t, f, s, big)
+	})
+}
+
+func TestBufferIsDeviceMem(t *testing.T) {
+	eachBackend(t, func(t *testing.T, f *fixture) {
+		s := f.stream(t)
+		const n = 1000
+		b, _, err := alloc.MallocAsync[uint32](f.ctx, s, n)
+		require.NoError(t, err)
+		in := make([]uint32, n)
+		for i := range in {
+			in[i] = uint32(i)
+		}
+		require.NoError(t, b.CopyIn(f.ctx, in))
+		// Kernels and streams' copies take the typed buffer as any device memory.
+		cfg := device.Config{Grid: device.Dim(4), Block: device.Dim(256)}
+		await(t, f.ctx, s.Launch(f.ctx, f.add, cfg, b, uint32(10), int32(n)))
+		c, _, err := alloc.MallocAsync[uint32](f.ctx, s, n)
+		require.NoError(t, err)
+		await(t, f.ctx, s.Copy(f.ctx, c, b))
+		await(t, f.ctx, s.Launch(f.ctx, f.add, cfg, c.Elems(0, n/2), uint32(1), int32(n/2)))
+		out := make([]uint32, n)
+		require.NoError(t, c.CopyOut(f.ctx, out))
+		for i, v := range out {
+			want := uint32(i) + 10
+			if i < n/2 {
+				want++
+			}
+			require.Equal(t, want, v, "element %d", i)
+		}
+		require.NoError(t, b.Free(f.ctx))
+		require.NoError(t, c.Free(f.ctx))
+	})
+}
+
+func TestBufferBadInput(t *testing.T) {
+	eachBackend(t, func(t *testing.T, f *fixture) {
+		s := f.stream(t)
+		ctx := f.ctx
+		_, _, err := alloc.MallocAsync[*int](ctx, s, 4)
+		require.ErrorIs(t, err, alloc.ErrElemType)
+		_, _, err = alloc.MallocAsync[struct{ S string }](ctx, s, 4)
+		require.ErrorIs(t, err, alloc.ErrElemType)
+		_, _, err = alloc.MallocAsync[struct{}](ctx, s, 4)
+		require.ErrorIs(t, err, alloc.ErrElemType)
+		_, _, err = alloc.MallocAsync[float32](ctx, s, 0)
+		require.ErrorIs(t, err, device.ErrInvalidArgument)
+		_, _, err = alloc.MallocAsync[float32](ctx, s, -1)
+		require.ErrorIs(t, err, device.ErrInvalidArgument)
+		_, _, err = alloc.MallocAsync[float32](ctx, nil, 1)
+		require.ErrorIs(t, err, device.ErrInvalidArgument)
+		_, _, err = alloc.MallocAsync[uint64](ctx, s, math.MaxInt)
+		require.ErrorIs(t, err, device.ErrInvalidArgument) // overflows
+		_, _, err = alloc.MallocAsync[byte](ctx, s, 1<<50) // a petabyte: the runtime refuses
+		require.Error(t, err)
+
+		b, _, err := alloc.MallocAsync[uint32](ctx, s, 8)
+		require.NoError(t, err)
+		require.ErrorIs(t, b.CopyIn(ctx, make([]uint32, 9)), device.ErrOutOfRange)
+		require.ErrorIs(t, b.CopyOut(ctx, make([]uint32, 9)), device.ErrOutOfRange)
+		require.ErrorIs(t, b.CopyIn(ctx, nil), device.ErrInvalidArgument)
+		_, err = s.Launch(ctx, f.add, one(), b.Elems(4, 9), uint32(1), int32(1)).Await(ctx)
+		require.ErrorIs(t, err, device.ErrOutOfRange)
+
+		// Freed in stream order: every later use is ErrFreed, at once.
+		fut := b.FreeAsync(ctx, nil)
+		require.ErrorIs(t, b.CopyIn(ctx, []uint32{1}), device.ErrFreed)
+		require.ErrorIs(t, b.CopyOut(ctx, []uint32{1}), device.ErrFreed)
+		_, err = s.Launch(ctx, f.add, one(), b, uint32(1), int32(8)).Await(ctx)
+		require.ErrorIs(t, err, device.ErrFreed)
+		_, err = s.Memset(ctx, b, 0).Await(ctx)
+		require.ErrorIs(t, err, device.ErrFreed)
+		_, err = b.FreeAsync(ctx, nil).Await(ctx)
+		require.ErrorIs(t, err, device.ErrFreed)
+		require.ErrorIs(t, b.Free(ctx), device.ErrFreed)
+		await(t, ctx, fut)
+		require.ErrorIs(t, b.Buffer.Free(ctx), device.ErrFreed)
+
+		var nilBuf *alloc.Buffer[uint32]
+		_, err = s.Launch(ctx, f.add, one(), nilBuf, uint32(1), int32(8)).Await(ctx)
+		require.ErrorIs(t, err, device.ErrKernelArgs)
+		_, err = nilBuf.FreeAsync(ctx, nil).Await(ctx)
+		require.ErrorIs(t, err, device.ErrInvalidArgument)
+
+		requireUsable(t, f, s)
+		require.Zero(t, f.dev.Usage().Async.Count)
+	})
+}
+
+func TestBufferOnAnotherDevice(t *testing.T) {
+	eachBackend(t, func(t *testing.T, f *fixture) {
+		other := f.other(t)
+		s := f.stream(t)
+		so, err := streams.New(f.ctx, other)
+		require.NoError(t, err)
+		defer so.Destroy(context.Background())
+		b, _, err := alloc.MallocAsync[float32](f.ctx, s, 16)
+		require.NoError(t, err)
+		_, err = b.FreeAsync(f.ctx, so).Await(f.ctx)
+		require.ErrorIs(t, err, device.ErrWrongDevice)
+		_, err = so.Memset(f.ctx, b, 0).Await(f.ctx)
+		require.ErrorIs(t, err, device.ErrWrongDevice)
+		c, _, err := alloc.MallocAsync[float32](f.ctx, so, 16)
+		require.NoError(t, err)
+		_, err = so.Copy(f.ctx, c, b).Await(f.ctx)
+		require.ErrorIs(t, err, device.ErrWrongDevice)
+		require.NoError(t, b.Free(f.ctx))
+		require.NoError(t, c.Free(f.ctx))
+	})
+}
+
+// Many goroutines allocate, use and free on several streams at once; the accounting ends at
+// zero and nothing is lost or freed twice.
+func TestConcurrentAllocFree(t *testing.T) {
+	eachBackend(t, func(t *testing.T, f *fixture) {
+		const workers, rounds = 8, 25
+		ss := []*streams.Stream{f.stream(t), f.stream(t), f.stream(t)}
+		var wg sync.WaitGroup
+		errs := make(chan error, workers)
+		for w := range workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				s := ss[w%len(ss)]
+				for r := range rounds {
+					n := 1 + (w*rounds+r)%4096
+					b, _, err := alloc.MallocAsync[uint32](f.ctx, s, n)
+					if err != nil {
+						errs <- err
+						return
+					}
+					in := make([]uint32, n)
+					for i := range in {
+						in[i] = uint32(w<<20 | r<<12 | i)
+					}
+					out := make([]uint32, n)
+					if err := b.CopyIn(f.ctx, in); err != nil {
+						errs <- err
+						return
+					}
+					if err := b.CopyOut(f.ctx, out); err != nil {
+						errs <- err
+						return
+					}
+					for i := range in {
+						if in[i] != out[i] {
+							errs <- fmt.Errorf("worker %d round %d: element %d is %#x, want %#x", w, r, i, out[i], in[i])
+							return
+						}
+					}
+					b.FreeAsync(f.ctx, nil)
+				}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			require.NoError(t, err)
+		}
+		for _, s := range ss {
+			require.NoError(t, s.Synchronize(f.ctx))
+		}
+		u := f.dev.Usage()
+		require.Zero(t, u.Async.Count)
+		require.Zero(t, u.Async.Bytes)
+	})
+}

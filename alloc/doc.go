@@ -1,0 +1,34 @@
+// Package alloc is gpuactor's memory management beyond plain device buffers: stream-ordered
+// allocation from memory pools (cudaMallocAsync / cudaFreeAsync), the pools themselves, typed
+// device buffers, pinned and registered host memory, managed (unified) memory, pointer
+// attributes and per-device accounting.
+//
+// Typed buffers. A Buffer[T] holds Len elements of T — a numeric type or a struct of them,
+// with no pointers — on one device, and follows the order of one stream: MallocAsync queues
+// the allocation on it and FreeAsync (or Free) queues the free, so work queued on the stream in
+// between may use the memory without any synchronization. Buffer[T] embeds the *device.Buffer
+// it is made of, so it is a device.Mem: kernels, streams copies and memsets take it as they
+// take any buffer. A buffer freed, even only queued for freeing, is refused by every later use
+// with device.ErrFreed; a buffer used with another device's stream with device.ErrWrongDevice.
+//
+// Pools. MallocAsync allocates from the device's current pool (its default pool unless
+// SetCurrentPool changed it) or from the pool given with FromPool. A pool keeps freed memory
+// for reuse; its release threshold says how much unused memory it keeps across a
+// synchronization (0 by default: all of it is returned to the device at the next synchronize).
+// Reuse between streams follows the pool's reuse policy (ReuseFollowEventDependencies and
+// friends): by default memory freed on one stream is reused on another that waited on an event
+// recorded after the free.
+//
+// Host memory. MallocPinned allocates page-locked memory (cudaHostAlloc) and GetPinned takes
+// it from the device's reusable PinnedPool. Register page-locks memory Go allocated: see
+// Register for the lifetime rules.
+//
+// Managed memory. MallocManaged allocates memory the host and the device both address, which
+// the driver migrates on demand; Prefetch, Advise, Attach and Attributes drive and observe
+// the migration. A request larger than the device's free memory is refused with
+// ErrOversubscribe: oversubscribed managed memory can stall a GPU for minutes.
+//
+// Accounting. device.Device.Usage reports, per device and per kind, the bytes and
+// allocations gpuactor holds; device.WithMemoryLimit caps device memory (device, pool and
+// managed allocations), refusing a request over it with device.ErrMemoryLimit.
+package alloc

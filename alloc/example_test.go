@@ -1,0 +1,115 @@
+package alloc_test
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/gpuactor/gpuactor/alloc"
+	"github.com/gpuactor/gpuactor/device"
+	"github.com/gpuactor/gpuactor/streams"
+)
+
+// Allocate a typed buffer in stream order, fill it, read it back and free it in stream order.
+// WithBackend(BackendSim) makes the example run the same everywhere.
+func ExampleMallocAsync() {
+	ctx := context.Background()
+	dev, err := device.Open(ctx, 0, device.WithBackend(device.BackendSim))
+	if err != nil {
+		panic(err)
+	}
+	defer dev.Close()
+	s, err := streams.New(ctx, dev)
+	if err != nil {
+		panic(err)
+	}
+	defer s.Destroy(ctx)
+
+	buf, _, err := alloc.MallocAsync[float64](ctx, s, 4) // usable at once by work on s
+	if err != nil {
+		panic(err)
+	}
+	if err := buf.CopyIn(ctx, []float64{1.5, 2.5, 3.5, 4.5}); err != nil {
+		panic(err)
+	}
+	out := make([]float64, 4)
+	if err := buf.CopyOut(ctx, out); err != nil {
+		panic(err)
+	}
+	fmt.Println(out, buf.Len(), buf.ElemSize(), dev.Usage().Async.Bytes)
+	if err := buf.Free(ctx); err != nil {
+		panic(err)
+	}
+	fmt.Println(dev.Usage().Async.Count)
+	// Output:
+	// [1.5 2.5 3.5 4.5] 4 8 32
+	// 0
+}
+
+// A pool of its own, which keeps freed memory for reuse.
+func ExampleNewPool() {
+	ctx := context.Background()
+	dev, err := device.Open(ctx, 0, device.WithBackend(device.BackendSim))
+	if err != nil {
+		panic(err)
+	}
+	defer dev.Close()
+	s, err := streams.New(ctx, dev)
+	if err != nil {
+		panic(err)
+	}
+	defer s.Destroy(ctx)
+
+	pool, err := alloc.NewPool(ctx, dev, alloc.KeepUnused(alloc.KeepAll))
+	if err != nil {
+		panic(err)
+	}
+	defer pool.Destroy(ctx)
+	a, _, err := alloc.MallocAsync[byte](ctx, s, 1<<20, alloc.FromPool(pool))
+	if err != nil {
+		panic(err)
+	}
+	first := a.Ptr()
+	a.FreeAsync(ctx, nil)
+	b, _, err := alloc.MallocAsync[byte](ctx, s, 1<<20, alloc.FromPool(pool)) // same stream: reused
+	if err != nil {
+		panic(err)
+	}
+	attrs, err := pool.Attributes(ctx)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(b.Ptr() == first, attrs.UsedCurrent >= 1<<20)
+	_ = b.Free(ctx)
+	// Output: true true
+}
+
+// Managed memory: written by the host, prefetched to the device, read back on the host.
+func ExampleMallocManaged() {
+	ctx := context.Background()
+	dev, err := device.Open(ctx, 0, device.WithBackend(device.BackendSim))
+	if err != nil {
+		panic(err)
+	}
+	defer dev.Close()
+	s, err := streams.New(ctx, dev)
+	if err != nil {
+		panic(err)
+	}
+	defer s.Destroy(ctx)
+
+	m, err := alloc.MallocManaged[int32](ctx, dev, 3)
+	if err != nil {
+		panic(err)
+	}
+	copy(m.Host(), []int32{7, 8, 9})
+	if _, err := m.Prefetch(ctx, s, alloc.OnDevice(dev)).Await(ctx); err != nil {
+		panic(err)
+	}
+	attrs, err := m.Attributes(ctx)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(m.Host(), attrs.LastPrefetchLocation)
+	_ = m.Free(ctx)
+	// Output: [7 8 9] device 0
+}

@@ -1,0 +1,120 @@
+package alloc_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpuactor/gpuactor/alloc"
+	"github.com/gpuactor/gpuactor/device"
+	"github.com/gpuactor/gpuactor/internal/testgpu"
+	"github.com/gpuactor/gpuactor/streams"
+)
+
+const testSource = `
+extern "C" __global__ void add_u32(unsigned int* p, unsigned int v, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) p[i] += v;
+}
+`
+
+var testSim = map[string]device.SimKernel{
+	"add_u32": func(c *device.KernelCall) error {
+		n := int(c.Int32(2))
+		p := device.SimSlice[uint32](c, 0, n)
+		v := c.Uint32(1)
+		for i := range p {
+			p[i] += v
+		}
+		return nil
+	},
+}
+
+type fixture struct {
+	ctx  context.Context
+	dev  *device.Device
+	add  *device.Kernel
+	opts []device.Option
+	sim  bool
+}
+
+func testCtx(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func gpuAvailable() bool {
+	n, err := device.Count(context.Background(), device.WithBackend(device.BackendCUDA))
+	return err == nil && n > 0
+}
+
+// eachBackend runs fn on the simulator and on the GPU (skipped without one, failed without one
+// when GPUACTOR_REQUIRE_GPU=1). extra options go to every Open.
+func eachBackend(t *testing.T, fn func(t *testing.T, f *fixture), extra ...device.Option) {
+	run := func(t *testing.T, opts []device.Option, sim bool) {
+		opts = append(opts, extra...)
+		ctx := testCtx(t)
+		dev, err := device.Open(ctx, 0, opts...)
+		require.NoError(t, err)
+		t.Cleanup(func() { require.NoError(t, dev.Close()) })
+		mod, err := dev.Compile(ctx, device.Source{Name: "alloc_test.cu", Code: testSource, Sim: testSim})
+		require.NoError(t, err)
+		add, err := mod.Kernel(ctx, "add_u32")
+		require.NoError(t, err)
+		fn(t, &fixture{ctx: ctx, dev: dev, add: add, opts: opts, sim: sim})
+	}
+	t.Run("sim", func(t *testing.T) {
+		run(t, []device.Option{device.WithSimulator(device.NewSimulator()), device.WithKernelCache(t.TempDir())}, true)
+	})
+	t.Run("cuda", func(t *testing.T) {
+		testgpu.Need(t, gpuAvailable(), "the cuda backend sees no device")
+		run(t, []device.Option{device.WithBackend(device.BackendCUDA), device.WithKernelCache(t.TempDir())}, false)
+	})
+}
+
+func (f *fixture) stream(t *testing.T) *streams.Stream {
+	t.Helper()
+	s, err := streams.New(f.ctx, f.dev)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Destroy(context.Background()) })
+	return s
+}
+
+// other opens device 1 of the same machine, skipping when there is none.
+func (f *fixture) other(t *testing.T) *device.Device {
+	t.Helper()
+	n, err := device.Count(f.ctx, f.opts...)
+	require.NoError(t, err)
+	if n < 2 {
+		t.Skip("needs two devices")
+	}
+	d, err := device.Open(f.ctx, 1, f.opts...)
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, d.Close()) })
+	return d
+}
+
+func await(t *testing.T, ctx context.Context, fut *streams.Future) {
+	t.Helper()
+	_, err := fut.Await(ctx)
+	require.NoError(t, err)
+}
+
+// requireUsable proves the device still works: an allocation, a copy each way, a free.
+func requireUsable(t *testing.T, f *fixture, s *streams.Stream) {
+	t.Helper()
+	b, fut, err := alloc.MallocAsync[uint32](f.ctx, s, 4)
+	require.NoError(t, err)
+	await(t, f.ctx, fut)
+	in := []uint32{1, 2, 3, 0xdeadbeef}
+	require.NoError(t, b.CopyIn(f.ctx, in))
+	out := make([]uint32, 4)
+	require.NoError(t, b.CopyOut(f.ctx, out))
+	require.Equal(t, in, out)
+	require.NoError(t, b.Free(f.ctx))
+}
+
+func one() device.Config { return device.Config{Grid: device.Dim(1), Block: device.Dim(256)} }

@@ -1,0 +1,168 @@
+package alloc_test
+
+import (
+	"testing"
+	"unsafe"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpuactor/gpuactor/alloc"
+	"github.com/gpuactor/gpuactor/device"
+)
+
+func TestPinned(t *testing.T) {
+	eachBackend(t, func(t *testing.T, f *fixture) {
+		s := f.stream(t)
+		p, err := alloc.MallocPinned[float32](f.ctx, f.dev, 1024, alloc.Mapped, alloc.Portable)
+		require.NoError(t, err)
+		require.Equal(t, uint64(4096), f.dev.Usage().Pinned.Bytes)
+		xs := p.Slice()
+		require.Len(t, xs, 1024)
+		for i := range xs {
+			xs[i] = float32(i) / 4
+		}
+		b, _, err := alloc.MallocAsync[float32](f.ctx, s, 1024)
+		require.NoError(t, err)
+		await(t, f.ctx, s.CopyHostToDevice(f.ctx, b, p.HostBuffer))
+		out := make([]float32, 1024)
+		require.NoError(t, b.CopyOut(f.ctx, out))
+		require.Equal(t, xs, out)
+
+		dp, err := p.DevicePointer(f.ctx, f.dev)
+		require.NoError(t, err)
+		require.NotZero(t, dp)
+		info, err := alloc.PointerAttributes(f.ctx, f.dev, uintptr(unsafe.Pointer(&xs[0])))
+		require.NoError(t, err)
+		require.Equal(t, alloc.HostMemory, info.Type)
+		require.Equal(t, uintptr(unsafe.Pointer(&xs[0])), info.HostPointer)
+
+		require.NoError(t, b.Free(f.ctx))
+		require.NoError(t, p.Release(f.ctx))
+		require.Nil(t, p.Slice())
+		require.ErrorIs(t, p.Release(f.ctx), device.ErrFreed)
+		require.Zero(t, f.dev.Usage().Pinned.Count)
+	})
+}
+
+func TestPinnedPoolReuse(t *testing.T) {
+	eachBackend(t, func(t *testing.T, f *fixture) {
+		pool := alloc.PinnedPool(f.dev)
+		a, err := alloc.GetPinned[uint64](f.ctx, f.dev, 1000) // 8000 bytes: the 64 KiB class
+		require.NoError(t, err)
+		require.Len(t, a.Slice(), 1000)
+		require.Equal(t, uint64(64<<10), a.Size())
+		first := &a.Bytes()[0]
+		require.NoError(t, a.Release(f.ctx))
+		require.ErrorIs(t, pool.Put(f.ctx, a.HostBuffer), device.ErrFreed, "put back twice")
+		b, err := alloc.GetPinned[byte](f.ctx, f.dev, 60<<10)
+		require.NoError(t, err)
+		require.Same(t, first, &b.Bytes()[0], "the released buffer is reused")
+		st := pool.Stats()
+		require.Equal(t, uint64(1), st.Hits)
+		require.Equal(t, uint64(1), st.Misses)
+		require.NoError(t, b.Release(f.ctx))
+		require.Equal(t, 1, pool.Stats().CachedBuffers)
+		require.NoError(t, pool.SetLimit(f.ctx, 0))
+		require.Zero(t, pool.Stats().CachedBytes)
+		require.Zero(t, f.dev.Usage().Pinned.Count)
+
+		_, err = pool.Get(f.ctx, 0)
+		require.ErrorIs(t, err, device.ErrInvalidArgument)
+		plain, err := f.dev.MallocHost(f.ctx, 1000)
+		require.NoError(t, err)
+		require.ErrorIs(t, pool.Put(f.ctx, plain), device.ErrInvalidArgument)
+		require.NoError(t, plain.Free(f.ctx))
+	})
+}
+
+func TestRegister(t *testing.T) {
+	eachBackend(t, func(t *testing.T, f *fixture) {
+		s := f.stream(t)
+		data := make([]float64, 1<<17) // 1 MiB
+		for i := range data {
+			data[i] = float64(i) + 0.25
+		}
+		r, err := alloc.Register(f.ctx, f.dev, data, alloc.RegisterPortable)
+		require.NoError(t, err)
+		require.Equal(t, uint64(1<<20), f.dev.Usage().Registered.Bytes)
+		require.Equal(t, uint64(1), f.dev.Usage().Registered.Count)
+		info, err := alloc.PointerAttributes(f.ctx, f.dev, uintptr(unsafe.Pointer(&data[0])))
+		require.NoError(t, err)
+		require.Equal(t, alloc.HostMemory, info.Type)
+
+		b, _, err := alloc.MallocAsync[float64](f.ctx, s, len(data))
+		require.NoError(t, err)
+		require.NoError(t, b.CopyIn(f.ctx, r.Slice()))
+		back := make([]float64, len(data))
+		require.NoError(t, b.CopyOut(f.ctx, back))
+		require.Equal(t, data, back)
+		require.NoError(t, b.Free(f.ctx))
+
+		_, err = alloc.Register(f.ctx, f.dev, data[:10])
+		require.Error(t, err, "registering memory already registered")
+		require.Equal(t, uint64(1), f.dev.Usage().Registered.Count)
+
+		require.NoError(t, r.Unregister(f.ctx))
+		require.Nil(t, r.Slice())
+		require.ErrorIs(t, r.Unregister(f.ctx), device.ErrFreed)
+		_, err = r.DevicePointer(f.ctx)
+		require.ErrorIs(t, err, device.ErrFreed)
+		require.Zero(t, f.dev.Usage().Registered.Count)
+		info, err = alloc.PointerAttributes(f.ctx, f.dev, uintptr(unsafe.Pointer(&data[0])))
+		require.NoError(t, err)
+		require.Equal(t, alloc.Unregistered, info.Type)
+
+		_, err = alloc.Register[float64](f.ctx, f.dev, nil)
+		require.ErrorIs(t, err, device.ErrInvalidArgument)
+		requireUsable(t, f, s)
+	})
+}
+
+// Registrations left behind are undone by the device's Close.
+func TestRegisterReleasedByClose(t *testing.T) {
+	eachBackend(t, func(t *testing.T, f *fixture) {
+		d, err := device.Open(f.ctx, 0, f.opts...)
+		require.NoError(t, err)
+		data := make([]byte, 1<<20)
+		r, err := alloc.Register(f.ctx, d, data)
+		require.NoError(t, err)
+		s := f.stream(t)
+		_ = s
+		require.NoError(t, d.Close())
+		require.Nil(t, r.Slice())
+		// The memory can be registered again: the registration is gone.
+		r2, err := alloc.Register(f.ctx, f.dev, data)
+		require.NoError(t, err)
+		require.NoError(t, r2.Unregister(f.ctx))
+	})
+}
+
+func TestPointerAttributes(t *testing.T) {
+	eachBackend(t, func(t *testing.T, f *fixture) {
+		s := f.stream(t)
+		b, _, err := alloc.MallocAsync[int32](f.ctx, s, 100)
+		require.NoError(t, err)
+		info, err := alloc.PointerAttributes(f.ctx, f.dev, uintptr(b.Ptr()))
+		require.NoError(t, err)
+		require.Equal(t, alloc.DeviceMemory, info.Type)
+		require.Equal(t, f.dev.Ordinal(), info.Device)
+		require.Equal(t, uintptr(b.Ptr()), info.DevicePointer)
+		require.Zero(t, info.HostPointer)
+		require.NoError(t, b.Free(f.ctx))
+
+		m, err := alloc.MallocManaged[int32](f.ctx, f.dev, 100)
+		require.NoError(t, err)
+		info, err = alloc.PointerAttributes(f.ctx, f.dev, uintptr(m.Ptr()))
+		require.NoError(t, err)
+		require.Equal(t, alloc.ManagedMemory, info.Type)
+		require.Equal(t, uintptr(m.Ptr()), info.DevicePointer)
+		require.Equal(t, uintptr(unsafe.Pointer(&m.Host()[0])), info.HostPointer)
+		require.NoError(t, m.Free(f.ctx))
+
+		goMem := make([]byte, 64)
+		info, err = alloc.PointerAttributes(f.ctx, f.dev, uintptr(unsafe.Pointer(&goMem[0])))
+		require.NoError(t, err)
+		require.Equal(t, alloc.Unregistered, info.Type)
+		require.Equal(t, "unregistered", info.Type.String())
+	})
+}

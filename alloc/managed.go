@@ -1,0 +1,243 @@
+package alloc
+
+import (
+	"context"
+	"fmt"
+	"unsafe"
+
+	"github.com/gpuactor/gpuactor/actor"
+	"github.com/gpuactor/gpuactor/device"
+	"github.com/gpuactor/gpuactor/internal/backend"
+	"github.com/gpuactor/gpuactor/streams"
+)
+
+// Managed is Len elements of T in managed (unified) memory: kernels use it as device memory
+// (it embeds a *device.Buffer, so it is a device.Mem) and the host reads and writes it through
+// Host. The driver migrates pages to whichever side touches them; Prefetch moves them ahead
+// of time. The host must not touch the memory while the GPU may be using it (wait for the
+// work first).
+type Managed[T any] struct {
+	*device.Buffer
+	n    int
+	host unsafe.Pointer
+}
+
+// ManagedOption configures MallocManaged.
+type ManagedOption func(*managedConfig)
+
+type managedConfig struct{ flags uint32 }
+
+// AttachHost makes the memory initially reachable by the host only (cudaMemAttachHost): a
+// kernel may use it only after Attach to its stream. The default is cudaMemAttachGlobal.
+func AttachHost() ManagedOption { return func(c *managedConfig) { c.flags = backend.AttachHost } }
+
+// MallocManaged allocates n elements of T of managed memory on d. A request larger than the
+// device's free memory is refused with ErrOversubscribe.
+func MallocManaged[T any](ctx context.Context, d *device.Device, n int, opts ...ManagedOption) (*Managed[T], error) {
+	if d == nil {
+		return nil, invalid("MallocManaged on a nil device")
+	}
+	size, err := elemSize[T]()
+	if err != nil {
+		return nil, err
+	}
+	bytes, err := byteCount("MallocManaged", n, size)
+	if err != nil {
+		return nil, err
+	}
+	c := managedConfig{flags: backend.AttachGlobal}
+	for _, o := range opts {
+		o(&c)
+	}
+	return device.Exec(ctx, d, func(rt backend.Device, _ *device.Tracker) (*Managed[T], error) {
+		supported, err := rt.Attribute(backend.AttrManagedMemory)
+		if err != nil {
+			return nil, err
+		}
+		if supported == 0 {
+			return nil, fmt.Errorf("%w: device %d does not support managed memory", device.ErrInvalidArgument, d.Ordinal())
+		}
+		free, _, err := rt.MemInfo()
+		if err != nil {
+			return nil, err
+		}
+		if bytes > free {
+			return nil, fmt.Errorf("%w: %d bytes requested, device %d has %d free", ErrOversubscribe, bytes, d.Ordinal(), free)
+		}
+		if err := d.Charge(device.KindManaged, bytes); err != nil {
+			return nil, err
+		}
+		p, err := rt.MallocManaged(bytes, c.flags)
+		if err != nil {
+			d.Uncharge(device.KindManaged, bytes)
+			return nil, fmt.Errorf("gpuactor/alloc: MallocManaged(%d bytes) on device %d: %w", bytes, d.Ordinal(), err)
+		}
+		host, err := rt.ManagedHost(p, bytes)
+		if err != nil {
+			d.Uncharge(device.KindManaged, bytes)
+			return nil, errorsJoin(err, rt.Free(p))
+		}
+		buf := d.Adopt(p, bytes, device.KindManaged, func(backend.Stream) error {
+			if err := rt.Synchronize(); err != nil { // no stream may still use it
+				return err
+			}
+			return rt.Free(p)
+		})
+		return &Managed[T]{Buffer: buf, n: n, host: host}, nil
+	}).Await(ctx)
+}
+
+// Len is the number of elements.
+func (m *Managed[T]) Len() int { return m.n }
+
+// Host is the memory as seen by the host, or nil once freed. Do not keep it past Free.
+func (m *Managed[T]) Host() []T {
+	if m == nil || m.Buffer == nil || m.Freed() {
+		return nil
+	}
+	return unsafe.Slice((*T)(m.host), m.n)
+}
+
+// Prefetch queues the migration of the whole allocation to loc on s (a stream of the
+// memory's device); the future completes when the GPU reaches it.
+func (m *Managed[T]) Prefetch(ctx context.Context, s *streams.Stream, loc Location) *streams.Future {
+	return m.onStream(ctx, s, func(rt backend.Device, h backend.Stream, p backend.DevicePtr, n uint64) error {
+		l, err := loc.backend()
+		if err != nil {
+			return err
+		}
+		return rt.MemPrefetch(p, n, l, h)
+	})
+}
+
+// Attach queues the attachment of the memory to s (cudaStreamAttachMemAsync): with
+// AttachSingle only s's work may use it, with AttachGlobal any stream's, with AttachToHost
+// only the host.
+func (m *Managed[T]) Attach(ctx context.Context, s *streams.Stream, how Attachment) *streams.Future {
+	return m.onStream(ctx, s, func(rt backend.Device, h backend.Stream, p backend.DevicePtr, n uint64) error {
+		if how != AttachSingle && how != AttachGlobal && how != AttachToHost {
+			return invalid("unknown attachment %d", uint32(how))
+		}
+		return rt.StreamAttachMem(h, p, n, uint32(how))
+	})
+}
+
+// Attachment says which streams may use managed memory.
+type Attachment uint32
+
+// Attachments.
+const (
+	AttachGlobal = Attachment(backend.AttachGlobal) // any stream of any device
+	AttachToHost = Attachment(backend.AttachHost)   // the host only
+	AttachSingle = Attachment(backend.AttachSingle) // only the stream attached to
+)
+
+func (m *Managed[T]) onStream(ctx context.Context, s *streams.Stream, op func(rt backend.Device, h backend.Stream, p backend.DevicePtr, n uint64) error) *streams.Future {
+	if m == nil || m.Buffer == nil {
+		return actor.Completed(struct{}{}, invalid("nil managed buffer"))
+	}
+	if s == nil {
+		return actor.Completed(struct{}{}, invalid("nil stream"))
+	}
+	d := m.Device()
+	if s.Device() != d {
+		return actor.Completed(struct{}{}, wrongDevice("managed buffer", d, s.Device()))
+	}
+	buf := m.Buffer
+	return streams.Enqueue(ctx, s, func(rt backend.Device, _ *device.Tracker, h backend.Stream) error {
+		p, n, err := d.Resolve("managed buffer", buf)
+		if err != nil {
+			return err
+		}
+		return op(rt, h, p, n)
+	})
+}
+
+// Advice is a hint about how managed memory is used.
+type Advice int32
+
+// Advice values (cudaMemoryAdvise).
+const (
+	SetReadMostly          = Advice(backend.AdviseSetReadMostly)
+	UnsetReadMostly        = Advice(backend.AdviseUnsetReadMostly)
+	SetPreferredLocation   = Advice(backend.AdviseSetPreferredLocation)
+	UnsetPreferredLocation = Advice(backend.AdviseUnsetPreferredLocation)
+	SetAccessedBy          = Advice(backend.AdviseSetAccessedBy)
+	UnsetAccessedBy        = Advice(backend.AdviseUnsetAccessedBy)
+)
+
+// Advise gives advice about the whole allocation; loc is the location the advice names
+// (ignored by the read-mostly advice and UnsetPreferredLocation).
+func (m *Managed[T]) Advise(ctx context.Context, advice Advice, loc Location) error {
+	if m == nil || m.Buffer == nil {
+		return invalid("Advise on a nil managed buffer")
+	}
+	if advice < SetReadMostly || advice > UnsetAccessedBy {
+		return invalid("unknown advice %d", int32(advice))
+	}
+	d := m.Device()
+	buf := m.Buffer
+	_, err := device.Exec(ctx, d, func(rt backend.Device, _ *device.Tracker) (struct{}, error) {
+		p, n, err := d.Resolve("managed buffer", buf)
+		if err != nil {
+			return struct{}{}, err
+		}
+		l := backend.Location{Type: backend.LocationDevice, ID: int32(d.Ordinal())}
+		if loc.IsSet() {
+			if l, err = loc.backend(); err != nil {
+				return struct{}{}, err
+			}
+		} else if advice != SetReadMostly && advice != UnsetReadMostly && advice != UnsetPreferredLocation {
+			return struct{}{}, invalid("advice %d needs a location", int32(advice))
+		}
+		return struct{}{}, rt.MemAdvise(p, n, backend.Advice(advice), l)
+	}).Await(ctx)
+	return err
+}
+
+// RangeAttributes is what the driver reports of a managed allocation.
+type RangeAttributes struct {
+	ReadMostly           bool
+	PreferredLocation    Location   // unset when none was advised
+	LastPrefetchLocation Location   // unset before any prefetch
+	AccessedBy           []Location // devices (or the host) advised with SetAccessedBy
+}
+
+// Attributes reads the allocation's range attributes.
+func (m *Managed[T]) Attributes(ctx context.Context) (RangeAttributes, error) {
+	if m == nil || m.Buffer == nil {
+		return RangeAttributes{}, invalid("Attributes of a nil managed buffer")
+	}
+	d := m.Device()
+	buf := m.Buffer
+	return device.Exec(ctx, d, func(rt backend.Device, _ *device.Tracker) (RangeAttributes, error) {
+		var a RangeAttributes
+		p, n, err := d.Resolve("managed buffer", buf)
+		if err != nil {
+			return a, err
+		}
+		var one [1]int32
+		if err := rt.MemRangeAttribute(p, n, backend.RangeReadMostly, one[:]); err != nil {
+			return a, err
+		}
+		a.ReadMostly = one[0] != 0
+		if err := rt.MemRangeAttribute(p, n, backend.RangePreferredLocation, one[:]); err != nil {
+			return a, err
+		}
+		a.PreferredLocation = locationOf(one[0])
+		if err := rt.MemRangeAttribute(p, n, backend.RangeLastPrefetchLocation, one[:]); err != nil {
+			return a, err
+		}
+		a.LastPrefetchLocation = locationOf(one[0])
+		by := make([]int32, 64) // at most one entry per device: 64 is past any machine
+		if err := rt.MemRangeAttribute(p, n, backend.RangeAccessedBy, by); err != nil {
+			return a, err
+		}
+		for _, v := range by {
+			if l := locationOf(v); l.IsSet() {
+				a.AccessedBy = append(a.AccessedBy, l)
+			}
+		}
+		return a, nil
+	}).Await(ctx)
+}

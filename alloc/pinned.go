@@ -1,0 +1,118 @@
+package alloc
+
+import (
+	"context"
+	"unsafe"
+
+	"github.com/gpuactor/gpuactor/device"
+	"github.com/gpuactor/gpuactor/internal/backend"
+)
+
+// Pinned is Len elements of T in page-locked host memory (cudaHostAlloc), which copies move
+// at full link speed and async copies may use. It embeds the *device.HostBuffer it is made
+// of, so streams' copies take it. Its memory is C's, not Go's: do not keep Slice past Release.
+type Pinned[T any] struct {
+	*device.HostBuffer
+	n    int
+	pool *device.PinnedPool // non-nil when it came from GetPinned
+}
+
+// PinnedFlag is a cudaHostAlloc flag.
+type PinnedFlag = device.HostFlag
+
+// Pinned allocation flags.
+const (
+	Portable      = device.HostPortable      // pinned for every device, not only this one
+	Mapped        = device.HostMapped        // addressable by the device (DevicePointer)
+	WriteCombined = device.HostWriteCombined // fast for the device to read, slow for the CPU to read
+)
+
+// MallocPinned allocates n elements of T of pinned host memory for d.
+func MallocPinned[T any](ctx context.Context, d *device.Device, n int, flags ...PinnedFlag) (*Pinned[T], error) {
+	if d == nil {
+		return nil, invalid("MallocPinned on a nil device")
+	}
+	size, err := elemSize[T]()
+	if err != nil {
+		return nil, err
+	}
+	bytes, err := byteCount("MallocPinned", n, size)
+	if err != nil {
+		return nil, err
+	}
+	h, err := d.MallocHost(ctx, bytes, flags...)
+	if err != nil {
+		return nil, err
+	}
+	return &Pinned[T]{HostBuffer: h, n: n}, nil
+}
+
+// GetPinned takes pinned memory for n elements of T from d's reusable PinnedPool (the one
+// streams' staged copies use), allocating only when the pool has none of that size. Hand it
+// back with Release.
+func GetPinned[T any](ctx context.Context, d *device.Device, n int) (*Pinned[T], error) {
+	if d == nil {
+		return nil, invalid("GetPinned on a nil device")
+	}
+	size, err := elemSize[T]()
+	if err != nil {
+		return nil, err
+	}
+	bytes, err := byteCount("GetPinned", n, size)
+	if err != nil {
+		return nil, err
+	}
+	pool := d.PinnedPool()
+	h, err := pool.Get(ctx, bytes)
+	if err != nil {
+		return nil, err
+	}
+	return &Pinned[T]{HostBuffer: h, n: n, pool: pool}, nil
+}
+
+// PinnedPool is d's pool of reusable pinned buffers.
+func PinnedPool(d *device.Device) *device.PinnedPool { return d.PinnedPool() }
+
+// Len is the number of elements.
+func (p *Pinned[T]) Len() int { return p.n }
+
+// Slice is the memory as a []T, or nil once released.
+func (p *Pinned[T]) Slice() []T {
+	b := p.Bytes()
+	if b == nil {
+		return nil
+	}
+	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b))), p.n)
+}
+
+// Release gives the memory back: to the pool it came from (GetPinned) or to the system.
+func (p *Pinned[T]) Release(ctx context.Context) error {
+	if p == nil || p.HostBuffer == nil {
+		return invalid("Release of a nil pinned buffer")
+	}
+	if p.pool != nil {
+		return p.pool.Put(ctx, p.HostBuffer)
+	}
+	return p.Free(ctx)
+}
+
+// DevicePointer is the address kernels use for the memory (allocated with Mapped). Under
+// unified addressing it equals the host address.
+func (p *Pinned[T]) DevicePointer(ctx context.Context, d *device.Device) (device.DevicePtr, error) {
+	if p == nil || p.HostBuffer == nil {
+		return 0, invalid("DevicePointer of a nil pinned buffer")
+	}
+	return devicePointer(ctx, d, p.HostBuffer.Bytes())
+}
+
+func devicePointer(ctx context.Context, d *device.Device, b []byte) (device.DevicePtr, error) {
+	if d == nil {
+		return 0, invalid("DevicePointer on a nil device")
+	}
+	if len(b) == 0 {
+		return 0, device.ErrFreed
+	}
+	return device.Exec(ctx, d, func(rt backend.Device, _ *device.Tracker) (device.DevicePtr, error) {
+		return rt.HostDevicePointer(unsafe.Pointer(unsafe.SliceData(b)))
+	}).Await(ctx)
+}

@@ -1,0 +1,276 @@
+package alloc_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpuactor/gpuactor/alloc"
+	"github.com/gpuactor/gpuactor/cudaerr"
+	"github.com/gpuactor/gpuactor/device"
+	"github.com/gpuactor/gpuactor/streams"
+)
+
+const mib = 1 << 20
+
+func newPool(t *testing.T, f *fixture, opts ...alloc.PoolOption) *alloc.Pool {
+	t.Helper()
+	p, err := alloc.NewPool(f.ctx, f.dev, opts...)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = p.Destroy(context.Background()) })
+	return p
+}
+
+func attrs(t *testing.T, f *fixture, p *alloc.Pool) alloc.PoolAttributes {
+	t.Helper()
+	a, err := p.Attributes(f.ctx)
+	require.NoError(t, err)
+	return a
+}
+
+func TestPoolDefaults(t *testing.T) {
+	eachBackend(t, func(t *testing.T, f *fixture) {
+		def, err := alloc.DefaultPool(f.ctx, f.dev)
+		require.NoError(t, err)
+		require.True(t, def.IsDefault())
+		cur, err := alloc.CurrentPool(f.ctx, f.dev)
+		require.NoError(t, err)
+		require.Same(t, def, cur)
+
+		p := newPool(t, f, alloc.KeepUnused(3*mib))
+		require.False(t, p.IsDefault())
+		a := attrs(t, f, p)
+		require.True(t, a.ReuseFollowEventDependencies)
+		require.True(t, a.ReuseAllowOpportunistic)
+		require.True(t, a.ReuseAllowInternalDependencies)
+		require.Equal(t, uint64(3*mib), a.ReleaseThreshold)
+		require.Zero(t, a.UsedCurrent)
+
+		require.NoError(t, alloc.SetCurrentPool(f.ctx, p))
+		cur, err = alloc.CurrentPool(f.ctx, f.dev)
+		require.NoError(t, err)
+		require.Same(t, p, cur)
+		// MallocAsync without FromPool now draws from p.
+		s := f.stream(t)
+		b, _, err := alloc.MallocAsync[byte](f.ctx, s, mib)
+		require.NoError(t, err)
+		require.GreaterOrEqual(t, attrs(t, f, p).UsedCurrent, uint64(mib))
+		require.NoError(t, b.Free(f.ctx))
+		require.NoError(t, alloc.SetCurrentPool(f.ctx, def))
+
+		require.NoError(t, p.SetReuse(f.ctx, alloc.ReusePolicy{FollowEventDependencies: true}))
+		a = attrs(t, f, p)
+		require.True(t, a.ReuseFollowEventDependencies)
+		require.False(t, a.ReuseAllowOpportunistic)
+		require.False(t, a.ReuseAllowInternalDependencies)
+	})
+}
+
+// Memory freed on one stream is reused by another stream that waited on an event recorded
+// after the free; with every reuse switch off it is not.
+func TestPoolReuseAcrossStreams(t *testing.T) {
+	eachBackend(t, func(t *testing.T, f *fixture) {
+		s1, s2 := f.stream(t), f.stream(t)
+		ev, err := streams.NewEvent(f.ctx, f.dev)
+		require.NoError(t, err)
+		defer ev.Destroy(context.Background())
+
+		p := newPool(t, f, alloc.KeepUnused(alloc.KeepAll))
+		a, _, err := alloc.MallocAsync[float32](f.ctx, s1, 1<<18, alloc.FromPool(p))
+		require.NoError(t, err)
+		ptr := a.Ptr()
+		a.FreeAsync(f.ctx, s1)
+		rec := s1.Record(f.ctx, ev)
+		s2.Wait(f.ctx, ev)
+		await(t, f.ctx, rec)
+		b, fut, err := alloc.MallocAsync[float32](f.ctx, s2, 1<<18, alloc.FromPool(p))
+		require.NoError(t, err)
+		await(t, f.ctx, fut)
+		require.Equal(t, ptr, b.Ptr(), "the block freed on s1 is reused on s2 after the event")
+		require.NoError(t, b.Free(f.ctx))
+
+		q := newPool(t, f, alloc.KeepUnused(alloc.KeepAll))
+		require.NoError(t, q.SetReuse(f.ctx, alloc.ReusePolicy{}))
+		c, _, err := alloc.MallocAsync[float32](f.ctx, s1, 1<<18, alloc.FromPool(q))
+		require.NoError(t, err)
+		ptr = c.Ptr()
+		await(t, f.ctx, c.FreeAsync(f.ctx, s1))
+		d, _, err := alloc.MallocAsync[float32](f.ctx, s2, 1<<18, alloc.FromPool(q))
+		require.NoError(t, err)
+		require.NotEqual(t, ptr, d.Ptr(), "no reuse across streams with every reuse switch off")
+		// The same stream always reuses: stream order makes it safe.
+		e, _, err := alloc.MallocAsync[float32](f.ctx, s1, 1<<18, alloc.FromPool(q))
+		require.NoError(t, err)
+		require.Equal(t, ptr, e.Ptr())
+		require.NoError(t, d.Free(f.ctx))
+		require.NoError(t, e.Free(f.ctx))
+	})
+}
+
+// Below the release threshold a pool keeps freed memory across a synchronization; above it the
+// memory goes back to the device.
+func TestPoolReleaseThreshold(t *testing.T) {
+	eachBackend(t, func(t *testing.T, f *fixture) {
+		s := f.stream(t)
+		for _, tc := range []struct {
+			name      string
+			threshold uint64
+			kept      bool
+		}{{"threshold 0", 0, false}, {"keep all", alloc.KeepAll, true}, {"threshold above", 64 * mib, true}} {
+			t.Run(tc.name, func(t *testing.T) {
+				p := newPool(t, f, alloc.KeepUnused(tc.threshold))
+				b, _, err := alloc.MallocAsync[byte](f.ctx, s, 8*mib, alloc.FromPool(p))
+				require.NoError(t, err)
+				require.GreaterOrEqual(t, attrs(t, f, p).ReservedCurrent, uint64(8*mib))
+				require.NoError(t, b.Free(f.ctx))
+				require.NoError(t, f.dev.Synchronize(f.ctx))
+				a := attrs(t, f, p)
+				require.Zero(t, a.UsedCurrent)
+				require.GreaterOrEqual(t, a.ReservedHigh, uint64(8*mib))
+				if tc.kept {
+					require.GreaterOrEqual(t, a.ReservedCurrent, uint64(8*mib))
+				} else {
+					require.Zero(t, a.ReservedCurrent)
+				}
+			})
+		}
+	})
+}
+
+func TestPoolTrim(t *testing.T) {
+	eachBackend(t, func(t *testing.T, f *fixture) {
+		s := f.stream(t)
+		p := newPool(t, f, alloc.KeepUnused(alloc.KeepAll))
+		var bufs []*alloc.Buffer[byte]
+		for range 4 {
+			b, _, err := alloc.MallocAsync[byte](f.ctx, s, 4*mib, alloc.FromPool(p))
+			require.NoError(t, err)
+			bufs = append(bufs, b)
+		}
+		for _, b := range bufs {
+			b.FreeAsync(f.ctx, nil)
+		}
+		require.NoError(t, f.dev.Synchronize(f.ctx))
+		require.GreaterOrEqual(t, attrs(t, f, p).ReservedCurrent, uint64(16*mib))
+		require.NoError(t, p.TrimTo(f.ctx, 0))
+		require.Zero(t, attrs(t, f, p).ReservedCurrent)
+
+		require.NoError(t, p.ResetHighWatermarks(f.ctx))
+		a := attrs(t, f, p)
+		require.Zero(t, a.ReservedHigh)
+		require.Zero(t, a.UsedHigh)
+	})
+}
+
+// A pool with a maximum size refuses what does not fit, with the runtime's out-of-memory
+// error, and the device goes on working.
+func TestPoolMaxSizeOOM(t *testing.T) {
+	eachBackend(t, func(t *testing.T, f *fixture) {
+		s := f.stream(t)
+		p := newPool(t, f, alloc.MaxSize(64*mib))
+		a, _, err := alloc.MallocAsync[byte](f.ctx, s, 32*mib, alloc.FromPool(p))
+		require.NoError(t, err)
+		_, _, err = alloc.MallocAsync[byte](f.ctx, s, 64*mib, alloc.FromPool(p))
+		require.ErrorIs(t, err, cudaerr.MemoryAllocation)
+		require.Equal(t, uint64(1), f.dev.Usage().Async.Count, "the refused allocation is not counted")
+		require.NoError(t, a.Free(f.ctx))
+		requireUsable(t, f, s)
+	})
+}
+
+// device.WithMemoryLimit caps what gpuactor allocates on the device, of every device kind.
+func TestMemoryLimit(t *testing.T) {
+	eachBackend(t, func(t *testing.T, f *fixture) {
+		s := f.stream(t)
+		u := f.dev.Usage()
+		require.Equal(t, uint64(16*mib), u.Limit)
+		a, _, err := alloc.MallocAsync[byte](f.ctx, s, 10*mib)
+		require.NoError(t, err)
+		_, _, err = alloc.MallocAsync[byte](f.ctx, s, 7*mib)
+		require.ErrorIs(t, err, device.ErrMemoryLimit)
+		_, err = f.dev.Malloc(f.ctx, 7*mib)
+		require.ErrorIs(t, err, device.ErrMemoryLimit)
+		_, err = alloc.MallocManaged[byte](f.ctx, f.dev, 7*mib)
+		require.ErrorIs(t, err, device.ErrMemoryLimit)
+		_, err = alloc.Malloc[byte](f.ctx, s, 7*mib)
+		require.ErrorIs(t, err, device.ErrMemoryLimit)
+		b, err := f.dev.Malloc(f.ctx, 5*mib)
+		require.NoError(t, err)
+		u = f.dev.Usage()
+		require.Equal(t, uint64(15*mib), u.DeviceBytes())
+		require.Equal(t, alloc.Usage(f.dev), u)
+		require.NoError(t, a.Free(f.ctx))
+		require.NoError(t, b.Free(f.ctx))
+		require.Zero(t, f.dev.Usage().DeviceBytes())
+	}, device.WithMemoryLimit(16*mib))
+}
+
+func TestPoolAccess(t *testing.T) {
+	eachBackend(t, func(t *testing.T, f *fixture) {
+		p := newPool(t, f)
+		a, err := p.Access(f.ctx, f.dev)
+		require.NoError(t, err)
+		require.Equal(t, alloc.AccessReadWrite, a)
+		other := f.other(t)
+		a, err = p.Access(f.ctx, other)
+		require.NoError(t, err)
+		require.Equal(t, alloc.AccessNone, a)
+		require.NoError(t, p.SetAccess(f.ctx, other, alloc.AccessReadWrite))
+		a, err = p.Access(f.ctx, other)
+		require.NoError(t, err)
+		require.Equal(t, alloc.AccessReadWrite, a)
+		require.NoError(t, p.SetAccess(f.ctx, other, alloc.AccessNone))
+		a, err = p.Access(f.ctx, other)
+		require.NoError(t, err)
+		require.Equal(t, alloc.AccessNone, a)
+	})
+}
+
+func TestPoolBadInput(t *testing.T) {
+	eachBackend(t, func(t *testing.T, f *fixture) {
+		ctx := f.ctx
+		s := f.stream(t)
+		def, err := alloc.DefaultPool(ctx, f.dev)
+		require.NoError(t, err)
+		require.ErrorIs(t, def.Destroy(ctx), device.ErrInvalidArgument)
+		p := newPool(t, f)
+		require.ErrorIs(t, p.SetAccess(ctx, f.dev, alloc.Access(1)), device.ErrInvalidArgument)
+		require.ErrorIs(t, p.SetAccess(ctx, nil, alloc.AccessReadWrite), device.ErrInvalidArgument)
+		b, _, err := alloc.MallocAsync[byte](ctx, s, mib, alloc.FromPool(p))
+		require.NoError(t, err)
+		require.NoError(t, alloc.SetCurrentPool(ctx, p))
+		require.NoError(t, p.Destroy(ctx))
+		require.True(t, p.Destroyed())
+		cur, err := alloc.CurrentPool(ctx, f.dev)
+		require.NoError(t, err)
+		require.True(t, cur.IsDefault(), "destroying the current pool makes the default pool current")
+		require.ErrorIs(t, p.Destroy(ctx), alloc.ErrPoolDestroyed)
+		require.ErrorIs(t, p.TrimTo(ctx, 0), alloc.ErrPoolDestroyed)
+		_, err = p.Attributes(ctx)
+		require.ErrorIs(t, err, alloc.ErrPoolDestroyed)
+		require.ErrorIs(t, alloc.SetCurrentPool(ctx, p), alloc.ErrPoolDestroyed)
+		_, _, err = alloc.MallocAsync[byte](ctx, s, mib, alloc.FromPool(p))
+		require.ErrorIs(t, err, alloc.ErrPoolDestroyed)
+		// Memory of a destroyed pool stays usable until freed.
+		await(t, ctx, s.Memset(ctx, b, 7))
+		require.NoError(t, b.Free(ctx))
+		var nilPool *alloc.Pool
+		require.ErrorIs(t, nilPool.TrimTo(ctx, 0), device.ErrInvalidArgument)
+		_, err = alloc.NewPool(ctx, nil)
+		require.ErrorIs(t, err, device.ErrInvalidArgument)
+		requireUsable(t, f, s)
+	})
+}
+
+func TestPoolOfAnotherDevice(t *testing.T) {
+	eachBackend(t, func(t *testing.T, f *fixture) {
+		other := f.other(t)
+		s := f.stream(t)
+		q, err := alloc.NewPool(f.ctx, other)
+		require.NoError(t, err)
+		_, _, err = alloc.MallocAsync[byte](f.ctx, s, 64, alloc.FromPool(q))
+		require.ErrorIs(t, err, device.ErrWrongDevice)
+		require.NoError(t, q.Destroy(f.ctx))
+	})
+}

@@ -1,0 +1,132 @@
+package alloc
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/gpuactor/gpuactor/device"
+	"github.com/gpuactor/gpuactor/internal/backend"
+)
+
+// Registered is Go memory page-locked with cudaHostRegister, so that copies from and to it
+// run at pinned speed and async copies may use it.
+//
+// Lifetime rules. The registration keeps the slice referenced (and pinned with
+// runtime.Pinner, should the collector ever move objects), so Go cannot free or move it while
+// registered. The caller must not register memory that overlaps a registered range, must not
+// let the GPU use the memory after Unregister, and should unregister before dropping the
+// slice: Unregister, or the device's Close, ends the registration. Registering a slice keeps
+// its whole backing array alive, not only the elements named.
+type Registered[T any] struct {
+	dev    *device.Device
+	data   []T
+	p      unsafe.Pointer
+	bytes  uint64
+	pinner runtime.Pinner
+	done   atomic.Bool
+}
+
+// RegisterFlag is a cudaHostRegister flag.
+type RegisterFlag uint32
+
+// Registration flags.
+const (
+	RegisterPortable = RegisterFlag(backend.HostRegisterPortable) // pinned for every device
+	RegisterMapped   = RegisterFlag(backend.HostRegisterMapped)   // addressable by the device
+	RegisterReadOnly = RegisterFlag(backend.HostRegisterReadOnly) // the device only reads it
+)
+
+// Register page-locks data for d. Unregister it with Unregister.
+func Register[T any](ctx context.Context, d *device.Device, data []T, flags ...RegisterFlag) (*Registered[T], error) {
+	if d == nil {
+		return nil, invalid("Register on a nil device")
+	}
+	size, err := elemSize[T]()
+	if err != nil {
+		return nil, err
+	}
+	bytes, err := byteCount("Register", len(data), size)
+	if err != nil {
+		return nil, err
+	}
+	var f uint32
+	for _, fl := range flags {
+		f |= uint32(fl)
+	}
+	r := &Registered[T]{dev: d, data: data, p: unsafe.Pointer(unsafe.SliceData(data)), bytes: bytes}
+	r.pinner.Pin(r.p)
+	op := device.Exec(ctx, d, func(rt backend.Device, tr *device.Tracker) (*Registered[T], error) {
+		if err := d.Charge(device.KindRegistered, bytes); err != nil {
+			return nil, err
+		}
+		if err := rt.HostRegister(r.p, bytes, f); err != nil {
+			d.Uncharge(device.KindRegistered, bytes)
+			return nil, fmt.Errorf("gpuactor/alloc: registering %d bytes for device %d: %w", bytes, d.Ordinal(), err)
+		}
+		tr.Own(r, func() error { return r.unregister(rt) })
+		return r, nil
+	})
+	if _, err := op.Await(ctx); err != nil {
+		// The op may still run: learn its outcome before dropping the pin (a Pinner must not
+		// be dropped while pinning); a registration made after all is undone.
+		go func() {
+			if reg, err := op.Await(context.Background()); err == nil {
+				_ = reg.Unregister(context.Background())
+			} else {
+				r.pinner.Unpin()
+			}
+		}()
+		return nil, err
+	}
+	return r, nil
+}
+
+// Slice is the registered memory, or nil once unregistered.
+func (r *Registered[T]) Slice() []T {
+	if r.done.Load() {
+		return nil
+	}
+	return r.data
+}
+
+// Bytes is the registered length in bytes.
+func (r *Registered[T]) Bytes() uint64 { return r.bytes }
+
+// Unregister ends the registration, after the device's work so far has finished (the GPU may
+// still be copying). Unregistering twice is a device.ErrFreed error.
+func (r *Registered[T]) Unregister(ctx context.Context) error {
+	if r == nil {
+		return invalid("Unregister of a nil registration")
+	}
+	_, err := device.Exec(ctx, r.dev, func(rt backend.Device, tr *device.Tracker) (struct{}, error) {
+		if r.done.Load() {
+			return struct{}{}, fmt.Errorf("%w: memory unregistered twice", device.ErrFreed)
+		}
+		tr.Disown(r)
+		return struct{}{}, r.unregister(rt)
+	}).Await(ctx)
+	return err
+}
+
+// unregister runs on the actor thread.
+func (r *Registered[T]) unregister(rt backend.Device) error {
+	r.done.Store(true)
+	err := rt.Synchronize()
+	if uerr := rt.HostUnregister(r.p); err == nil {
+		err = uerr
+	}
+	r.dev.Uncharge(device.KindRegistered, r.bytes)
+	r.pinner.Unpin()
+	return err
+}
+
+// DevicePointer is the address kernels use for the memory (registered with RegisterMapped).
+func (r *Registered[T]) DevicePointer(ctx context.Context) (device.DevicePtr, error) {
+	if r == nil || r.done.Load() {
+		return 0, fmt.Errorf("%w: DevicePointer of unregistered memory", device.ErrFreed)
+	}
+	return devicePointer(ctx, r.dev, unsafe.Slice((*byte)(r.p), r.bytes))
+}

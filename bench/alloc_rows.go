@@ -1,0 +1,103 @@
+package main
+
+import (
+	"sync"
+	"time"
+
+	"github.com/gpuactor/gpuactor/alloc"
+	"github.com/gpuactor/gpuactor/streams"
+)
+
+// allocScenarios are the rows of alloc/: a stream-ordered allocation and its free (against
+// C++ cudaMallocAsync + cudaFreeAsync on one stream) and a typed cudaMalloc + cudaFree pair
+// (against C++ malloc_free). The target is ≤ 1.1× C++.
+func allocScenarios() []scenario {
+	return []scenario{
+		{name: "mallocasync_free_pair", unit: "us/pair", size: 1 << 20, ref: "mallocasync_free", run: func(e *env, size int64, r int) (float64, *float64, error) {
+			return mallocAsyncPairs(e, size, 1, r)
+		}},
+		{name: "mallocasync_free_pair_8", unit: "us/pair", size: 1 << 20, ref: "mallocasync_free", run: func(e *env, size int64, r int) (float64, *float64, error) {
+			return mallocAsyncPairs(e, size, 8, r)
+		}},
+		{name: "malloc_free_pair", unit: "us/pair", size: 1 << 20, ref: "malloc_free", run: typedMallocFree},
+	}
+}
+
+// allocPairs is how many pairs one repeat times, as in the C++ rows.
+const allocPairs = 200
+
+// mallocAsyncPairs: g goroutines, each with a stream of its own, queue MallocAsync + FreeAsync
+// pairs of size bytes from the default pool without waiting for the frees' futures; each
+// repeat ends when every stream has synchronized. Per-pair time is the batch time / pairs.
+func mallocAsyncPairs(e *env, size int64, g, repeat int) (float64, *float64, error) {
+	ss := make([]*streams.Stream, g)
+	for i := range ss {
+		s, err := streams.New(e.ctx, e.dev)
+		if err != nil {
+			return 0, nil, err
+		}
+		defer s.Destroy(e.ctx)
+		ss[i] = s
+	}
+	n := int(size)
+	var samples []float64
+	for r := -1; r < repeat; r++ {
+		start := time.Now()
+		var wg sync.WaitGroup
+		errs := make(chan error, g)
+		for _, s := range ss {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				var last *streams.Future
+				for range allocPairs {
+					b, _, err := alloc.MallocAsync[byte](e.ctx, s, n)
+					if err != nil {
+						errs <- err
+						return
+					}
+					last = b.FreeAsync(e.ctx, s)
+				}
+				_, err := last.Await(e.ctx)
+				errs <- err
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			if err != nil {
+				return 0, nil, err
+			}
+		}
+		if r >= 0 {
+			samples = append(samples, float64(time.Since(start).Nanoseconds())/1e3/float64(allocPairs*g))
+		}
+	}
+	return median(samples), nil, nil
+}
+
+// typedMallocFree: alloc.Malloc + Free (cudaMalloc + cudaFree through a typed buffer) pairs.
+func typedMallocFree(e *env, size int64, repeat int) (float64, *float64, error) {
+	s, err := streams.New(e.ctx, e.dev)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer s.Destroy(e.ctx)
+	var samples []float64
+	for r := -1; r < repeat; r++ {
+		start := time.Now()
+		for range allocPairs {
+			b, err := alloc.Malloc[byte](e.ctx, s, int(size))
+			if err != nil {
+				return 0, nil, err
+			}
+			if err := b.Free(e.ctx); err != nil {
+				return 0, nil, err
+			}
+		}
+		if r >= 0 {
+			samples = append(samples, float64(time.Since(start).Nanoseconds())/1e3/allocPairs)
+		}
+	}
+	return median(samples), nil, nil
+}

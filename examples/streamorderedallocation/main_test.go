@@ -1,0 +1,10 @@
+package main
+
+import "testing"
+
+// TestRun runs the sample on the simulator with a vector that does not fill its last block.
+func TestRun(t *testing.T) {
+	if err := run(config{n: 10007, iterations: 3, backend: "sim"}); err != nil {
+		t.Fatal(err)
+	}
+}
