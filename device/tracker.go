@@ -22,6 +22,7 @@ type Tracker struct {
 	owned   map[any]func() error
 	note    func(error) // the device's sticky-fault check
 	waits   []eventWait // AfterEvent callbacks, in registration order
+	capture captures    // open stream captures (capture.go)
 }
 
 type eventWait struct {
@@ -71,6 +72,10 @@ func newTracker(dev backend.Device, note func(error)) *Tracker {
 // After runs done on the actor thread once the GPU has passed all work enqueued on s so far:
 // with nil, or with the error that stopped the device.
 func (t *Tracker) After(s backend.Stream, done func(error)) {
+	if t.Capturing(s) { // captured, not run: complete now (capture.go)
+		done(nil)
+		return
+	}
 	tr := t.streams[s]
 	if tr == nil {
 		tr = &track{}
@@ -106,7 +111,7 @@ func (t *Tracker) Disown(key any) { delete(t.owned, key) }
 // poll is the actor's idle hook: record watermarks for new callbacks, run those whose
 // watermark the GPU has passed, and report whether any remain.
 func (t *Tracker) poll() (busy bool) {
-	if t.pending == 0 {
+	if t.pending == 0 || t.pollPaused() { // no polling during a strict capture (capture.go)
 		return false
 	}
 	if len(t.waits) > 0 {

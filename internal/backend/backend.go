@@ -200,6 +200,8 @@ type Backend interface {
 // Device is the runtime API scoped to one device. Handles (streams, events, modules) are
 // unique across the whole Backend, so one device may name another device's event.
 type Device interface {
+	GraphDevice
+
 	// Ordinal is the device's index.
 	Ordinal() int
 	// Name is the device's marketing name.

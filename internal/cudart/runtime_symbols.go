@@ -47,6 +47,37 @@ const (
 	fnLibraryGetKernel // 12.8+
 	fnLibraryUnload    // 12.8+
 	fnGetDriverEntryPoint
+	// Graphs and stream capture (graph.go); signatures picked by Major where they changed.
+	fnStreamBeginCapture
+	fnStreamEndCapture
+	fnStreamGetCaptureInfo
+	fnStreamGetCaptureInfoV2
+	fnGraphCreate
+	fnGraphDestroy
+	fnGraphClone
+	fnGraphGetNodes
+	fnGraphGetRootNodes
+	fnGraphGetEdges
+	fnGraphNodeGetType
+	fnGraphAddDependencies
+	fnGraphDebugDotPrint
+	fnGraphAddKernelNode
+	fnGraphAddMemcpyNode1D
+	fnGraphAddMemsetNode
+	fnGraphAddHostNode
+	fnGraphAddChildGraphNode
+	fnGraphAddEmptyNode
+	fnGraphAddEventRecordNode
+	fnGraphAddEventWaitNode
+	fnGraphAddMemAllocNode
+	fnGraphAddMemFreeNode
+	fnGraphInstantiateWithFlags
+	fnGraphExecDestroy
+	fnGraphUpload
+	fnGraphLaunch
+	fnGraphExecKernelNodeSetParams
+	fnGraphNodeSetEnabled
+	fnGraphExecUpdate
 	numRuntimeSyms
 )
 
@@ -95,4 +126,35 @@ var runtimeSymNames = [numRuntimeSyms]string{
 	fnLibraryGetKernel:             "cudaLibraryGetKernel",
 	fnLibraryUnload:                "cudaLibraryUnload",
 	fnGetDriverEntryPoint:          "cudaGetDriverEntryPoint",
+
+	fnStreamBeginCapture:           "cudaStreamBeginCapture",
+	fnStreamEndCapture:             "cudaStreamEndCapture",
+	fnStreamGetCaptureInfo:         "cudaStreamGetCaptureInfo",
+	fnStreamGetCaptureInfoV2:       "cudaStreamGetCaptureInfo_v2",
+	fnGraphCreate:                  "cudaGraphCreate",
+	fnGraphDestroy:                 "cudaGraphDestroy",
+	fnGraphClone:                   "cudaGraphClone",
+	fnGraphGetNodes:                "cudaGraphGetNodes",
+	fnGraphGetRootNodes:            "cudaGraphGetRootNodes",
+	fnGraphGetEdges:                "cudaGraphGetEdges",
+	fnGraphNodeGetType:             "cudaGraphNodeGetType",
+	fnGraphAddDependencies:         "cudaGraphAddDependencies",
+	fnGraphDebugDotPrint:           "cudaGraphDebugDotPrint",
+	fnGraphAddKernelNode:           "cudaGraphAddKernelNode",
+	fnGraphAddMemcpyNode1D:         "cudaGraphAddMemcpyNode1D",
+	fnGraphAddMemsetNode:           "cudaGraphAddMemsetNode",
+	fnGraphAddHostNode:             "cudaGraphAddHostNode",
+	fnGraphAddChildGraphNode:       "cudaGraphAddChildGraphNode",
+	fnGraphAddEmptyNode:            "cudaGraphAddEmptyNode",
+	fnGraphAddEventRecordNode:      "cudaGraphAddEventRecordNode",
+	fnGraphAddEventWaitNode:        "cudaGraphAddEventWaitNode",
+	fnGraphAddMemAllocNode:         "cudaGraphAddMemAllocNode",
+	fnGraphAddMemFreeNode:          "cudaGraphAddMemFreeNode",
+	fnGraphInstantiateWithFlags:    "cudaGraphInstantiateWithFlags",
+	fnGraphExecDestroy:             "cudaGraphExecDestroy",
+	fnGraphUpload:                  "cudaGraphUpload",
+	fnGraphLaunch:                  "cudaGraphLaunch",
+	fnGraphExecKernelNodeSetParams: "cudaGraphExecKernelNodeSetParams",
+	fnGraphNodeSetEnabled:          "cudaGraphNodeSetEnabled",
+	fnGraphExecUpdate:              "cudaGraphExecUpdate",
 }
