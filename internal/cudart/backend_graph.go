@@ -117,7 +117,9 @@ func (d *device) GraphNodeType(n backend.GraphNode) (backend.NodeType, error) {
 func (d *device) GraphAddDependencies(g backend.Graph, from, to []backend.GraphNode) error {
 	return d.rt.GraphAddDependencies(g, from, to)
 }
-func (d *device) GraphDebugDot(g backend.Graph, path string) error { return d.rt.GraphDebugDot(g, path) }
+func (d *device) GraphDebugDot(g backend.Graph, path string) error {
+	return d.rt.GraphDebugDot(g, path)
+}
 
 // kernel resolves a kernel handle handed out by ModuleKernel.
 func (d *device) kernel(op string, k backend.Kernel) (Kernel, error) {
