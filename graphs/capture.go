@@ -110,11 +110,13 @@ func (c *Capturing) end(rt backend.Device, tr *device.Tracker, h backend.Stream,
 // End ends the capture and returns the captured graph. A capture that was invalidated (by a
 // call the mode forbids, or by synchronizing the capturing stream) or that left forked work
 // unjoined fails with ErrCapture and the runtime's error; its graph is discarded. End is
-// never cancelled half-way: ctx only bounds the wait for the device's actor.
+// never cancelled half-way: it runs even when ctx has ended, so the stream is never left
+// capturing.
 func (c *Capturing) End(ctx context.Context) (*Graph, error) {
 	if c.ended.Load() {
 		return nil, invalid("capture ended twice")
 	}
+	ctx = context.WithoutCancel(ctx)
 	return streams.Exec(ctx, c.s, func(rt backend.Device, tr *device.Tracker, h backend.Stream) (*Graph, error) {
 		if c.ended.Load() {
 			return nil, invalid("capture ended twice")
@@ -127,7 +129,7 @@ func (c *Capturing) End(ctx context.Context) (*Graph, error) {
 			return nil, fmt.Errorf("%w: %w", ErrCapture, err)
 		}
 		return adopt(c.s.Device(), rt, tr, g, c.res), nil
-	}).Await(context.WithoutCancel(ctx))
+	}).Await(ctx)
 }
 
 // Abort ends the capture and discards what it captured.
@@ -135,12 +137,13 @@ func (c *Capturing) Abort(ctx context.Context) error {
 	if c.ended.Load() {
 		return nil
 	}
+	ctx = context.WithoutCancel(ctx)
 	_, err := streams.Exec(ctx, c.s, func(rt backend.Device, tr *device.Tracker, h backend.Stream) (struct{}, error) {
 		if c.ended.Load() {
 			return struct{}{}, nil
 		}
 		return struct{}{}, c.end(rt, tr, h, true)
-	}).Await(context.WithoutCancel(ctx))
+	}).Await(ctx)
 	return err
 }
 
