@@ -33,7 +33,7 @@ type Graph struct {
 type resources struct {
 	refs     int
 	pinned   []unsafe.Pointer
-	mu       sync.Mutex   // guards children, which launches read from their callers' goroutines
+	mu       sync.Mutex // guards children, which launches read from their callers' goroutines
 	children []*resources
 	panicked atomic.Pointer[actor.PanicError]
 	hosts    atomic.Bool // the graph has host nodes of gpuactor's: launches check panicked

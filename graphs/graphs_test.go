@@ -322,8 +322,21 @@ func TestMemoryNodes(t *testing.T) {
 		_, err = lx.Launch(f.ctx, s).Await(f.ctx)
 		require.Error(t, err, "the first launch's allocation is still live")
 		require.NoError(t, s.Synchronize(f.ctx))
-		require.NoError(t, lx.Destroy(f.ctx))
-		ax, err := leak.Instantiate(f.ctx, graphs.AutoFreeOnLaunch())
+		freer := f.graph(t) // another graph may free it
+		_, err = freer.AddFree(f.ctx, nil, p2)
+		require.NoError(t, err)
+		fx, err := freer.Instantiate(f.ctx)
+		require.NoError(t, err)
+		f.launch(t, fx, s)
+		f.launch(t, lx, s) // allowed again
+		f.launch(t, fx, s)
+
+		auto := f.graph(t)
+		a3, p3, err := auto.AddAlloc(f.ctx, nil, 4*n)
+		require.NoError(t, err)
+		_, err = auto.AddKernel(f.ctx, graphs.After(a3), f.add, cfg(n), p3, uint32(1), int32(n))
+		require.NoError(t, err)
+		ax, err := auto.Instantiate(f.ctx, graphs.AutoFreeOnLaunch())
 		require.NoError(t, err)
 		for range 3 {
 			f.launch(t, ax, s)

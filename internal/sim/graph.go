@@ -72,6 +72,7 @@ type simAlloc struct {
 	ptr  backend.DevicePtr
 	size uint64
 	refs int
+	live bool // allocated by a launch and not yet freed by one
 }
 
 // sexec is a cudaGraphExec_t: a private copy of the graph, with per-node parameters that
@@ -82,7 +83,6 @@ type sexec struct {
 	byOrig   map[backend.GraphNode]*snode // every node handle the exec answers to
 	disabled map[*snode]bool
 	flags    uint64
-	owed     map[*simAlloc]bool // allocations not freed by the last launch
 }
 
 // capture is a stream capture in progress: the streams taking part and, for each, the nodes

@@ -36,7 +36,7 @@ func (d *device) GraphInstantiate(h backend.Graph, flags uint64) (backend.GraphE
 			}
 		}
 	}
-	x := &sexec{h: backend.GraphExec(d.b.nextHandle()), flags: flags, disabled: map[*snode]bool{}, owed: map[*simAlloc]bool{}}
+	x := &sexec{h: backend.GraphExec(d.b.nextHandle()), flags: flags, disabled: map[*snode]bool{}}
 	x.g = d.cloneLocked(g, false)
 	x.byOrig = make(map[backend.GraphNode]*snode, len(g.nodes))
 	for i, n := range g.nodes {
@@ -114,24 +114,25 @@ func (d *device) GraphLaunch(h backend.GraphExec, sh backend.Stream) error {
 		gs.mu.Unlock()
 		return d.fail(op, cudaerr.StreamCaptureUnsupported, "launching a graph into a stream capture is not simulated")
 	}
-	for a, owed := range x.owed {
-		if owed && x.flags&backend.InstantiateAutoFreeOnLaunch == 0 {
-			gs.mu.Unlock()
-			return d.fail(op, cudaerr.InvalidValue, "the graph's allocation at %#x from its previous launch was never freed (instantiate with AutoFreeOnLaunch to relaunch anyway)", uintptr(a.ptr))
-		}
-	}
-	plan, records := d.planLocked(x.g, x.disabled, s)
-	freed := map[*simAlloc]bool{}
+	// An allocation is live from its alloc node's launch to the launch of a free node for it,
+	// in this graph or another; a graph cannot allocate it again while it is live.
 	for _, n := range x.g.nodes {
-		if n.typ == backend.NodeMemFree && !x.disabled[n] {
-			freed[n.alloc] = true
+		if n.typ == backend.NodeMemAlloc && n.alloc.live && x.flags&backend.InstantiateAutoFreeOnLaunch == 0 {
+			gs.mu.Unlock()
+			return d.fail(op, cudaerr.InvalidValue, "the graph's allocation at %#x from an earlier launch was never freed (free it, or instantiate with AutoFreeOnLaunch)", uintptr(n.alloc.ptr))
 		}
 	}
 	for _, n := range x.g.nodes {
 		if n.typ == backend.NodeMemAlloc {
-			x.owed[n.alloc] = !freed[n.alloc]
+			n.alloc.live = true
 		}
 	}
+	for _, n := range x.g.nodes {
+		if n.typ == backend.NodeMemFree {
+			n.alloc.live = false
+		}
+	}
+	plan, records := d.planLocked(x.g, x.disabled, s)
 	gs.mu.Unlock()
 	seq := d.submit(s, &task{name: fmt.Sprintf("graph %#x", uintptr(h)), run: func() { d.runPlan(plan) }})
 	// Event record nodes complete when the whole launch has: later than on a GPU, never earlier.
