@@ -20,19 +20,29 @@ type captures struct {
 	strict int                                    // open captures in global or thread-local mode
 }
 
-// BeginCapture notes that s began a capture in mode. Call it on the actor thread right after
-// the backend's StreamBeginCapture succeeded.
-func (t *Tracker) BeginCapture(s backend.Stream, mode backend.CaptureMode) {
+// BeginCapture notes that s is about to begin a capture in mode. Call it on the actor thread
+// right before the backend's StreamBeginCapture, and EndCapture if that fails. Callbacks
+// registered on s before the capture get their watermark now, while recording one on s is
+// still an ordinary call: during the capture it would be captured. It reports false, and
+// changes nothing, when s is already noted as capturing.
+func (t *Tracker) BeginCapture(s backend.Stream, mode backend.CaptureMode) bool {
+	if _, ok := t.capture.modes[s]; ok {
+		return false
+	}
+	if tr := t.streams[s]; tr != nil && len(tr.open) > 0 {
+		if err := t.watermark(s, tr); err != nil {
+			t.finish(tr.open, err)
+			tr.open = nil
+		}
+	}
 	if t.capture.modes == nil {
 		t.capture.modes = map[backend.Stream]backend.CaptureMode{}
-	}
-	if _, ok := t.capture.modes[s]; ok {
-		return
 	}
 	t.capture.modes[s] = mode
 	if mode != backend.CaptureRelaxed {
 		t.capture.strict++
 	}
+	return true
 }
 
 // EndCapture notes that the capture s began has ended (successfully or not).

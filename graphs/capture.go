@@ -70,10 +70,13 @@ func BeginCapture(ctx context.Context, s *streams.Stream, opts ...CaptureOption)
 		return nil, invalid("BeginCapture on a nil stream")
 	}
 	f := streams.Exec(ctx, s, func(rt backend.Device, tr *device.Tracker, h backend.Stream) (*Capturing, error) {
+		added := tr.BeginCapture(h, backend.CaptureMode(c.mode))
 		if err := rt.StreamBeginCapture(h, backend.CaptureMode(c.mode)); err != nil {
+			if added {
+				tr.EndCapture(h)
+			}
 			return nil, fmt.Errorf("%w: beginning a capture: %w", ErrCapture, err)
 		}
-		tr.BeginCapture(h, backend.CaptureMode(c.mode))
 		cp := &Capturing{s: s, res: &resources{}}
 		tr.Own(cp, func() error { return cp.end(rt, tr, h, true) })
 		return cp, nil

@@ -200,6 +200,8 @@ func TestCaptureModes(t *testing.T) {
 				a, b := f.buffer(t, n), f.buffer(t, n)
 				// Work on another stream before and during the capture still completes.
 				busy := other.Launch(f.ctx, f.add, cfg(n), b, uint32(1), int32(n))
+				// So does work queued on the capturing stream just before.
+				pre := s.Launch(f.ctx, f.add, cfg(n), a, uint32(100), int32(n))
 				g, err := graphs.Capture(f.ctx, s, func(ctx context.Context) error {
 					_, err := s.Launch(ctx, f.add, cfg(n), a, uint32(2), int32(n)).Await(ctx)
 					return err
@@ -207,10 +209,12 @@ func TestCaptureModes(t *testing.T) {
 				require.NoError(t, err)
 				_, err = busy.Await(f.ctx)
 				require.NoError(t, err)
+				_, err = pre.Await(f.ctx)
+				require.NoError(t, err)
 				x, err := g.Instantiate(f.ctx)
 				require.NoError(t, err)
 				f.launch(t, x, s)
-				assert.Equal(t, filled(n, 2), f.read(t, a))
+				assert.Equal(t, filled(n, 102), f.read(t, a))
 				assert.Equal(t, filled(n, 1), f.read(t, b))
 			})
 		}
