@@ -61,7 +61,7 @@ var one = device.Config{Grid: device.Dim(1), Block: device.Dim(1)}
 const launchesPerRepeat = 20000
 
 func scenarios() []scenario {
-	return append(append(coreScenarios(), streamScenarios()...), allocScenarios()...)
+	return append(append(append(coreScenarios(), streamScenarios()...), allocScenarios()...), graphScenarios()...)
 }
 
 func coreScenarios() []scenario {

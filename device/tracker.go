@@ -24,6 +24,7 @@ type Tracker struct {
 	owned   map[any]func() error
 	note    func(error) // the device's sticky-fault check
 	waits   []eventWait // AfterEvent callbacks, in registration order
+	capture captures    // open stream captures (capture.go)
 
 	markGap, queryGap time.Duration // the pacing constants below; tests change them
 
@@ -104,6 +105,10 @@ func (t *Tracker) now() time.Duration { return time.Since(t.epoch) }
 // After runs done on the actor thread once the GPU has passed all work enqueued on s so far:
 // with nil, or with the error that stopped the device.
 func (t *Tracker) After(s backend.Stream, done func(error)) {
+	if t.Capturing(s) { // captured, not run: complete now (capture.go)
+		done(nil)
+		return
+	}
 	tr := t.streams[s]
 	if tr == nil {
 		tr = &track{lastMark: longAgo, lastQuery: longAgo}
@@ -148,7 +153,7 @@ func (t *Tracker) Disown(key any) { delete(t.owned, key) }
 // watermark the GPU has passed, and report whether any remain. hurry says the actor has
 // messages waiting (see markGap).
 func (t *Tracker) poll(hurry bool) (busy bool) {
-	if t.pending == 0 {
+	if t.pending == 0 || t.pollPaused() { // no polling during a strict capture (capture.go)
 		return false
 	}
 	t.polls++
@@ -157,6 +162,9 @@ func (t *Tracker) poll(hurry bool) (busy bool) {
 	}
 	now := t.now()
 	for s, tr := range t.streams {
+		if len(t.capture.modes) > 0 && t.Capturing(s) {
+			continue // a watermark recorded now would be captured (relaxed captures poll on)
+		}
 		if len(tr.open) > 0 && len(tr.marks) < maxMarks &&
 			(tr.urgent || len(tr.open) >= markOps || now-tr.lastMark >= t.markGap || (!hurry && len(tr.marks) == 0)) {
 			t.watermark(s, tr, now)

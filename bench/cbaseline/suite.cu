@@ -43,6 +43,7 @@
   } while (0)
 
 __global__ void empty() {}
+__global__ void empty_arg(int) {}
 
 using clk = std::chrono::steady_clock;
 
@@ -479,6 +480,112 @@ static void event_record(const Ctx& c) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Graphs: chains of N empty kernel nodes (size = N), as gpuactor's graph rows.
+
+static const int kGraphSizes[] = {1, 10, 100, 1000};
+static const int kGraphLaunches = 100;
+
+static cudaGraph_t empty_chain(int n) {
+  cudaGraph_t g;
+  CHECK(cudaGraphCreate(&g, 0));
+  cudaKernelNodeParams p = {};
+  p.func = reinterpret_cast<void*>(empty);
+  p.gridDim = dim3(1);
+  p.blockDim = dim3(1);
+  cudaGraphNode_t prev = nullptr;
+  for (int i = 0; i < n; ++i) {
+    cudaGraphNode_t node;
+    CHECK(cudaGraphAddKernelNode(&node, g, prev ? &prev : nullptr, prev ? 1 : 0, &p));
+    prev = node;
+  }
+  return g;
+}
+
+static void graph_instantiate(const Ctx& c) {
+  for (int n : kGraphSizes) {
+    cudaGraph_t g = empty_chain(n);
+    std::vector<double> per;
+    for (int r = -1; r < c.repeats; ++r) {
+      cudaGraphExec_t x;
+      auto t0 = clk::now();
+      CHECK(cudaGraphInstantiateWithFlags(&x, g, 0));
+      double dt = seconds_since(t0);
+      CHECK(cudaGraphExecDestroy(x));
+      if (r >= 0) per.push_back(dt * 1e6);
+    }
+    emit_result("graph_instantiate", n, "us", median(per), NAN, c.repeats, true, "");
+    CHECK(cudaGraphDestroy(g));
+  }
+}
+
+// graph_launch: the host cost of cudaGraphLaunch (the calls alone); graph_node: launches run
+// back to back, per node.
+static void graph_launches(const Ctx& c, bool per_node) {
+  for (int n : kGraphSizes) {
+    cudaGraph_t g = empty_chain(n);
+    cudaGraphExec_t x;
+    CHECK(cudaGraphInstantiateWithFlags(&x, g, 0));
+    CHECK(cudaGraphLaunch(x, c.s));  // upload, warm-up
+    CHECK(cudaStreamSynchronize(c.s));
+    std::vector<double> per;
+    cudaError_t first = cudaSuccess;
+    for (int r = -1; r < c.repeats; ++r) {
+      auto t0 = clk::now();
+      for (int i = 0; i < kGraphLaunches; ++i) TALLY(cudaGraphLaunch(x, c.s), first);
+      double host = seconds_since(t0);
+      CHECK(cudaStreamSynchronize(c.s));
+      double all = seconds_since(t0);
+      if (r >= 0)
+        per.push_back(per_node ? all / (kGraphLaunches * static_cast<double>(n)) * 1e6
+                               : host / kGraphLaunches * 1e6);
+    }
+    bool ok = first == cudaSuccess;
+    emit_result(per_node ? "graph_node" : "graph_launch", n, per_node ? "us/node" : "us/launch",
+                median(per), NAN, c.repeats, ok,
+                ok ? "" : std::string("cudaGraphLaunch: ") + cudaGetErrorString(first));
+    CHECK(cudaGraphExecDestroy(x));
+    CHECK(cudaGraphDestroy(g));
+  }
+}
+
+// graph_update_launch: set a kernel node's argument in the executable graph, launch; repeat.
+static void graph_update_launch(const Ctx& c) {
+  const int kIters = 2000;
+  cudaGraph_t g;
+  CHECK(cudaGraphCreate(&g, 0));
+  int v = 0;
+  void* args[] = {&v};
+  cudaKernelNodeParams p = {};
+  p.func = reinterpret_cast<void*>(empty_arg);
+  p.gridDim = dim3(1);
+  p.blockDim = dim3(1);
+  p.kernelParams = args;
+  cudaGraphNode_t node;
+  CHECK(cudaGraphAddKernelNode(&node, g, nullptr, 0, &p));
+  cudaGraphExec_t x;
+  CHECK(cudaGraphInstantiateWithFlags(&x, g, 0));
+  CHECK(cudaGraphLaunch(x, c.s));
+  CHECK(cudaStreamSynchronize(c.s));
+  std::vector<double> per;
+  cudaError_t first = cudaSuccess;
+  for (int r = -1; r < c.repeats; ++r) {
+    auto t0 = clk::now();
+    for (int i = 0; i < kIters; ++i) {
+      v = i;
+      TALLY(cudaGraphExecKernelNodeSetParams(x, node, &p), first);
+      TALLY(cudaGraphLaunch(x, c.s), first);
+    }
+    CHECK(cudaStreamSynchronize(c.s));
+    if (r >= 0) per.push_back(seconds_since(t0) / kIters * 1e6);
+  }
+  bool ok = first == cudaSuccess;
+  emit_result("graph_update_launch", 1, "us/iter", median(per), NAN, c.repeats, ok,
+              ok ? "" : std::string("update+launch: ") + cudaGetErrorString(first));
+  CHECK(cudaGraphExecDestroy(x));
+  CHECK(cudaGraphDestroy(g));
+}
+
+// ---------------------------------------------------------------------------------------------
 // Command line and main
 
 static std::vector<std::string> split(const std::string& s) {
@@ -577,6 +684,10 @@ int main(int argc, char** argv) {
       {"mallocasync_free", [&] { mallocasync_free(c); }},
       {"stream_query", [&] { stream_query(c); }},
       {"event_record", [&] { event_record(c); }},
+      {"graph_instantiate", [&] { graph_instantiate(c); }},
+      {"graph_launch", [&] { graph_launches(c, false); }},
+      {"graph_node", [&] { graph_launches(c, true); }},
+      {"graph_update_launch", [&] { graph_update_launch(c); }},
   };
   for (auto& w : wanted) {
     bool known = false;

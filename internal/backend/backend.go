@@ -201,6 +201,7 @@ type Backend interface {
 // unique across the whole Backend, so one device may name another device's event.
 type Device interface {
 	AllocDevice
+	GraphDevice
 
 	// Ordinal is the device's index.
 	Ordinal() int

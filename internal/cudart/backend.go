@@ -69,6 +69,7 @@ type device struct {
 	ordinal int
 	args    KernelArgs // launch scratch, reused: the runtime copies parameters at launch
 	frame   callFrame  // argument words of the hot calls: no allocation per call
+	graphs  graphRefs  // graph host functions held by graphs and captures (backend_graph.go)
 }
 
 func (d *device) Ordinal() int                       { return d.ordinal }
@@ -138,7 +139,12 @@ func (d *device) EventElapsed(start, end Event) (float32, error) {
 
 // LaunchHostFunc runs fn on CUDA's callback thread once s reaches this point; fn must not call
 // the backend.
-func (d *device) LaunchHostFunc(s Stream, fn func()) error { return d.rt.LaunchHostFunc(s, fn) }
+func (d *device) LaunchHostFunc(s Stream, fn func()) error {
+	if d.graphs.open > 0 { // maybe captured into a graph (backend_graph.go)
+		return d.launchHostFunc(s, fn)
+	}
+	return d.rt.LaunchHostFunc(s, fn)
+}
 
 func (d *device) LoadModule(spec backend.ModuleSpec) (backend.Module, error) {
 	m, err := d.rt.LoadModule(spec.Image, spec.ImageKind)

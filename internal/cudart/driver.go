@@ -19,6 +19,9 @@ const (
 	drvLaunchKernel
 	drvGetErrorString
 	drvKernelGetFunction
+	// Graph kernel nodes (graph_kernel.go).
+	drvGraphAddKernelNode
+	drvGraphExecKernelNodeSetParams
 	numDriverSyms
 )
 
@@ -29,6 +32,9 @@ var driverSymNames = [numDriverSyms]string{
 	drvLaunchKernel:      "cuLaunchKernel",
 	drvGetErrorString:    "cuGetErrorString",
 	drvKernelGetFunction: "cuKernelGetFunction",
+
+	drvGraphAddKernelNode:           "cuGraphAddKernelNode",
+	drvGraphExecKernelNodeSetParams: "cuGraphExecKernelNodeSetParams",
 }
 
 // cudaDriverEntryPointQueryResult values.

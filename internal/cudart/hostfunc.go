@@ -23,6 +23,10 @@ var hostFuncTrampoline = sync.OnceValue(func() uintptr {
 // and should return quickly: the stream does not advance until it does. A panic in it ends the
 // process, as a panic in any goroutine would.
 func hostFuncDispatch(userData uintptr) {
+	if userData&graphHostBit != 0 { // a graph's host node: runs at every launch (graph_host.go)
+		graphHosts.run(userData &^ graphHostBit)
+		return
+	}
 	if fn := hostFuncs.take(userData); fn != nil {
 		fn()
 	}

@@ -68,6 +68,37 @@ const (
 	fnStreamAttachMemAsync
 	fnPointerGetAttributes
 	fnHostGetDevicePointer
+	// Graphs and stream capture (graph.go); signatures picked by Major where they changed.
+	fnStreamBeginCapture
+	fnStreamEndCapture
+	fnStreamGetCaptureInfo
+	fnStreamGetCaptureInfoV2
+	fnGraphCreate
+	fnGraphDestroy
+	fnGraphClone
+	fnGraphGetNodes
+	fnGraphGetRootNodes
+	fnGraphGetEdges
+	fnGraphNodeGetType
+	fnGraphAddDependencies
+	fnGraphDebugDotPrint
+	fnGraphAddKernelNode
+	fnGraphAddMemcpyNode1D
+	fnGraphAddMemsetNode
+	fnGraphAddHostNode
+	fnGraphAddChildGraphNode
+	fnGraphAddEmptyNode
+	fnGraphAddEventRecordNode
+	fnGraphAddEventWaitNode
+	fnGraphAddMemAllocNode
+	fnGraphAddMemFreeNode
+	fnGraphInstantiateWithFlags
+	fnGraphExecDestroy
+	fnGraphUpload
+	fnGraphLaunch
+	fnGraphExecKernelNodeSetParams
+	fnGraphNodeSetEnabled
+	fnGraphExecUpdate
 	numRuntimeSyms
 )
 
@@ -136,4 +167,35 @@ var runtimeSymNames = [numRuntimeSyms]string{
 	fnStreamAttachMemAsync:         "cudaStreamAttachMemAsync",
 	fnPointerGetAttributes:         "cudaPointerGetAttributes",
 	fnHostGetDevicePointer:         "cudaHostGetDevicePointer",
+
+	fnStreamBeginCapture:           "cudaStreamBeginCapture",
+	fnStreamEndCapture:             "cudaStreamEndCapture",
+	fnStreamGetCaptureInfo:         "cudaStreamGetCaptureInfo",
+	fnStreamGetCaptureInfoV2:       "cudaStreamGetCaptureInfo_v2",
+	fnGraphCreate:                  "cudaGraphCreate",
+	fnGraphDestroy:                 "cudaGraphDestroy",
+	fnGraphClone:                   "cudaGraphClone",
+	fnGraphGetNodes:                "cudaGraphGetNodes",
+	fnGraphGetRootNodes:            "cudaGraphGetRootNodes",
+	fnGraphGetEdges:                "cudaGraphGetEdges",
+	fnGraphNodeGetType:             "cudaGraphNodeGetType",
+	fnGraphAddDependencies:         "cudaGraphAddDependencies",
+	fnGraphDebugDotPrint:           "cudaGraphDebugDotPrint",
+	fnGraphAddKernelNode:           "cudaGraphAddKernelNode",
+	fnGraphAddMemcpyNode1D:         "cudaGraphAddMemcpyNode1D",
+	fnGraphAddMemsetNode:           "cudaGraphAddMemsetNode",
+	fnGraphAddHostNode:             "cudaGraphAddHostNode",
+	fnGraphAddChildGraphNode:       "cudaGraphAddChildGraphNode",
+	fnGraphAddEmptyNode:            "cudaGraphAddEmptyNode",
+	fnGraphAddEventRecordNode:      "cudaGraphAddEventRecordNode",
+	fnGraphAddEventWaitNode:        "cudaGraphAddEventWaitNode",
+	fnGraphAddMemAllocNode:         "cudaGraphAddMemAllocNode",
+	fnGraphAddMemFreeNode:          "cudaGraphAddMemFreeNode",
+	fnGraphInstantiateWithFlags:    "cudaGraphInstantiateWithFlags",
+	fnGraphExecDestroy:             "cudaGraphExecDestroy",
+	fnGraphUpload:                  "cudaGraphUpload",
+	fnGraphLaunch:                  "cudaGraphLaunch",
+	fnGraphExecKernelNodeSetParams: "cudaGraphExecKernelNodeSetParams",
+	fnGraphNodeSetEnabled:          "cudaGraphNodeSetEnabled",
+	fnGraphExecUpdate:              "cudaGraphExecUpdate",
 }

@@ -35,6 +35,8 @@ type device struct {
 	pendMu   sync.Mutex
 	pendCond sync.Cond
 	pending  int // ops queued on any stream of the device and not yet finished
+
+	graphs graphState // graphs, executable graphs and stream captures (graph.go)
 }
 
 var _ backend.Device = (*device)(nil)

@@ -159,6 +159,9 @@ func (d *device) Launch(kh backend.Kernel, grid, block backend.Dim3, sharedMem u
 	if why := d.checkLaunch(grid, block, sharedMem); why != "" {
 		return d.fail(op, cudaerr.InvalidConfiguration, "kernel %q: %s", k.name, why)
 	}
+	if d.captureKernel(s, k, grid, block, sharedMem, args) {
+		return nil
+	}
 	args = slices.Clone(args) // the caller may reuse its slice
 	d.submit(s, &task{name: k.label, run: func() { d.runKernel(k, s, grid, block, sharedMem, args) }})
 	return nil

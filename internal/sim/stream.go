@@ -139,6 +139,9 @@ func (s *stream) tail() (seq uint64, busy, destroyed bool) {
 // submit queues t on s (a stream of d) with the legacy default stream's implicit
 // synchronization, and returns its sequence number.
 func (d *device) submit(s *stream, t *task) uint64 {
+	if d.captured(s, t) {
+		return 0 // captured into a graph (capture.go): nothing to wait for
+	}
 	if s == d.null {
 		d.strMu.Lock()
 		for b := range d.blocking { // the null stream waits for all blocking streams
@@ -250,6 +253,9 @@ func (d *device) StreamSynchronize(h backend.Stream) error {
 	if err != nil {
 		return err
 	}
+	if err := d.captureForbids(op, s); err != nil {
+		return err
+	}
 	seq, _, _ := s.tail()
 	s.wait(seq)
 	if err := d.alive(op); err != nil {
@@ -271,6 +277,9 @@ func (d *device) StreamQuery(h backend.Stream) error {
 	if err := s.dev.alive(op); err != nil {
 		return err
 	}
+	if err := d.captureForbids(op, s); err != nil {
+		return err
+	}
 	if _, busy, _ := s.tail(); busy {
 		return newError(op, cudaerr.NotReady, "") // not an error: not recorded as the last error
 	}
@@ -290,6 +299,9 @@ func (d *device) StreamWaitEvent(h backend.Stream, e backend.Event) error {
 	}
 	ev, err := d.event(op, e)
 	if err != nil {
+		return err
+	}
+	if captured, err := d.captureWait(s, ev); captured {
 		return err
 	}
 	rec := ev.current()
@@ -405,6 +417,9 @@ func (d *device) EventRecord(h backend.Event, sh backend.Stream) error {
 	if e.dev != d {
 		return d.fail(op, cudaerr.InvalidResourceHandle, "event %#x belongs to device %d, stream %#x to device %d",
 			uintptr(h), e.dev.ordinal, uintptr(sh), d.ordinal)
+	}
+	if d.captureRecord(e, s) {
+		return nil
 	}
 	rec := &record{s: s}
 	rec.seq = d.submit(s, &task{name: "event record", always: true, run: func() { rec.at = time.Now() }})

@@ -1,0 +1,201 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/gpuactor/gpuactor/actor"
+	"github.com/gpuactor/gpuactor/device"
+	"github.com/gpuactor/gpuactor/graphs"
+	"github.com/gpuactor/gpuactor/internal/backend"
+	"github.com/gpuactor/gpuactor/streams"
+)
+
+// graphNodeCounts are the sizes of the graph rows: chains of that many empty kernel nodes.
+var graphNodeCounts = []int64{1, 10, 100, 1000}
+
+// graphLaunches is how many launches one repeat of a launch row issues.
+const graphLaunches = 100
+
+// graphScenarios are the CUDA graph rows, each against the C++ row of the same name and size:
+//
+//   - graph_instantiate: instantiating a chain of N empty kernels (us);
+//   - graph_launch: the host's cost of one launch, from the call until the actor has enqueued
+//     it on the GPU (us/launch);
+//   - graph_node: the time per node of launches run back to back (us/node; target ≤ 1.05×);
+//   - graph_update_launch: rebinding a kernel node's argument and launching, in a loop
+//     (us/iteration), through a Template.
+func graphScenarios() []scenario {
+	var out []scenario
+	for _, n := range graphNodeCounts {
+		out = append(out,
+			scenario{name: "graph_instantiate", unit: "us", size: n, run: graphInstantiate},
+			scenario{name: "graph_launch", unit: "us/launch", size: n, run: graphLaunchCost},
+			scenario{name: "graph_node", unit: "us/node", size: n, run: graphNodeTime})
+	}
+	return append(out, scenario{name: "graph_update_launch", unit: "us/iter", size: 1, run: graphUpdateLaunch})
+}
+
+// emptyChain builds a graph of n empty kernels, each after the previous one.
+func emptyChain(e *env, n int64) (*graphs.Graph, error) {
+	g, err := graphs.New(e.ctx, e.dev)
+	if err != nil {
+		return nil, err
+	}
+	var prev *graphs.Node
+	for range n {
+		deps := graphs.After()
+		if prev != nil {
+			deps = graphs.After(prev)
+		}
+		if prev, err = g.AddKernel(e.ctx, deps, e.empty, one); err != nil {
+			return nil, err
+		}
+	}
+	return g, nil
+}
+
+func graphInstantiate(e *env, n int64, repeat int) (float64, *float64, error) {
+	g, err := emptyChain(e, n)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer g.Destroy(e.ctx)
+	var samples []float64
+	for r := -1; r < repeat; r++ {
+		start := time.Now()
+		x, err := g.Instantiate(e.ctx)
+		dt := time.Since(start)
+		if err != nil {
+			return 0, nil, err
+		}
+		if err := x.Destroy(e.ctx); err != nil {
+			return 0, nil, err
+		}
+		if r >= 0 {
+			samples = append(samples, float64(dt.Nanoseconds())/1e3)
+		}
+	}
+	return median(samples), nil, nil
+}
+
+// launchSetup instantiates a chain of n and makes a stream; release undoes both.
+func launchSetup(e *env, n int64) (*graphs.Exec, *streams.Stream, func(), error) {
+	g, err := emptyChain(e, n)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	x, err := g.Instantiate(e.ctx)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	s, err := streams.New(e.ctx, e.dev)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return x, s, func() {
+		_ = s.Destroy(e.ctx)
+		_ = x.Destroy(e.ctx)
+		_ = g.Destroy(e.ctx)
+	}, nil
+}
+
+func graphLaunchCost(e *env, n int64, repeat int) (float64, *float64, error) {
+	x, s, release, err := launchSetup(e, n)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer release()
+	futs := make([]*streams.Future, graphLaunches)
+	var samples []float64
+	for r := -1; r < repeat; r++ {
+		start := time.Now()
+		for i := range futs {
+			futs[i] = x.Launch(e.ctx, s)
+		}
+		// The actor runs its mailbox in order: once this no-op has run, every launch before it
+		// has been enqueued on the GPU.
+		if _, err := device.Exec(e.ctx, e.dev, func(backend.Device, *device.Tracker) (struct{}, error) {
+			return struct{}{}, nil
+		}).Await(e.ctx); err != nil {
+			return 0, nil, err
+		}
+		dt := time.Since(start)
+		for _, f := range futs {
+			if _, err := f.Await(e.ctx); err != nil {
+				return 0, nil, err
+			}
+		}
+		if r >= 0 {
+			samples = append(samples, float64(dt.Nanoseconds())/1e3/graphLaunches)
+		}
+	}
+	return median(samples), nil, nil
+}
+
+func graphNodeTime(e *env, n int64, repeat int) (float64, *float64, error) {
+	x, s, release, err := launchSetup(e, n)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer release()
+	var samples []float64
+	for r := -1; r < repeat; r++ {
+		start := time.Now()
+		if err := inFlight(e, graphLaunches, func() *actor.Future[struct{}] { return x.Launch(e.ctx, s) }); err != nil {
+			return 0, nil, err
+		}
+		if r >= 0 {
+			samples = append(samples, float64(time.Since(start).Nanoseconds())/1e3/float64(graphLaunches*n))
+		}
+	}
+	return median(samples), nil, nil
+}
+
+const argKernelSource = `extern "C" __global__ void empty_arg(int x) {}`
+
+var argKernelSim = map[string]device.SimKernel{"empty_arg": func(*device.KernelCall) error { return nil }}
+
+func graphUpdateLaunch(e *env, _ int64, repeat int) (float64, *float64, error) {
+	mod, err := e.dev.Compile(e.ctx, device.Source{Name: "empty_arg.cu", Code: argKernelSource, Sim: argKernelSim})
+	if err != nil {
+		return 0, nil, err
+	}
+	defer mod.Unload(context.WithoutCancel(e.ctx))
+	k, err := mod.Kernel(e.ctx, "empty_arg")
+	if err != nil {
+		return 0, nil, err
+	}
+	s, err := streams.New(e.ctx, e.dev)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer s.Destroy(e.ctx)
+	var slot graphs.Slot
+	tpl, err := graphs.Record(e.ctx, s, func(ctx context.Context, r *graphs.Recorder) error {
+		var err error
+		slot, err = r.Launch(ctx, k, one, int32(0))
+		return err
+	})
+	if err != nil {
+		return 0, nil, err
+	}
+	defer tpl.Destroy(e.ctx)
+	const iters = 2000
+	var samples []float64
+	for r := -1; r < repeat; r++ {
+		start := time.Now()
+		i := int32(0)
+		if err := inFlight(e, iters, func() *actor.Future[struct{}] {
+			i++
+			return tpl.Launch(e.ctx, s, graphs.Args(slot, i))
+		}); err != nil {
+			return 0, nil, fmt.Errorf("update+launch: %w", err)
+		}
+		if r >= 0 {
+			samples = append(samples, float64(time.Since(start).Nanoseconds())/1e3/iters)
+		}
+	}
+	return median(samples), nil, nil
+}

@@ -1,0 +1,34 @@
+// Package graphs runs work as CUDA graphs: a fixed set of GPU operations with their
+// dependencies, instantiated once and launched many times for a fraction of the cost of
+// launching each operation (about 0.8 µs a kernel node on an H100, against 3.4–4 µs a plain
+// launch).
+//
+// There are three ways to make a graph:
+//
+//   - Capture: the operations a function queues on a stream (and on streams that join it
+//     through events) become the graph instead of running.
+//   - The builder: New, then AddKernel, AddCopy, AddMemset, AddHost, AddChild, AddAlloc… with
+//     explicit dependencies (After).
+//   - Record: capture a function once, instantiate it and hand back a Template whose Launch
+//     rebinds kernel arguments and launches, for a service that runs the same pipeline per
+//     request with new buffers or sizes.
+//
+// Instantiate turns a Graph into an Exec, which launches on any stream of its device with a
+// future that completes when the graph has run. An Exec's kernel nodes can be given new
+// arguments (SetKernelArgs), nodes enabled and disabled, and the whole Exec updated from
+// another graph of the same topology (Update); an update that cannot apply fails with an
+// *UpdateError saying why.
+//
+// Everything runs on the device's actor thread, like the rest of gpuactor, and on the
+// simulator too: there nodes run in dependency order, independent ones concurrently.
+//
+// Capture and the Tracker: while a stream captures, what is queued on it does not run, so the
+// futures of operations queued during a capture complete as soon as they are captured, and
+// Stream.Synchronize or Query on a capturing stream is an error that invalidates the capture.
+// Staged copies of Go slices (streams.CopyToDevice/CopyFromDevice) reuse their staging
+// buffers as soon as a chunk's future completes, so they must not be captured: use
+// AddUpload/AddDownload. A host function captured from streams.Stream.HostFunc runs at every
+// launch, but its panics are not reported; Recorder.HostFunc and AddHost report them in the
+// launch's future. In Global and ThreadLocal modes the device stops polling for completions
+// while the capture is open (those modes forbid the queries it makes); Relaxed does not.
+package graphs

@@ -1,0 +1,54 @@
+package graphs
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/gpuactor/gpuactor/actor"
+	"github.com/gpuactor/gpuactor/device"
+	"github.com/gpuactor/gpuactor/internal/backend"
+	"github.com/gpuactor/gpuactor/streams"
+)
+
+var (
+	// ErrDestroyed: the graph, executable graph or template was destroyed.
+	ErrDestroyed = errors.New("gpuactor/graphs: destroyed")
+	// ErrForeignNode: a node of one graph used with another.
+	ErrForeignNode = errors.New("gpuactor/graphs: node belongs to another graph")
+	// ErrCapture: a capture could not begin or end (the stream is already capturing, an
+	// operation the capture forbids invalidated it, forked work was never joined…).
+	ErrCapture = errors.New("gpuactor/graphs: stream capture failed")
+)
+
+// UpdateError is a refused Exec.Update: the new graph's topology or nodes differ from the
+// executable graph's in a way an update cannot apply. It matches cudaerr.GraphExecUpdateFailure
+// through errors.Is.
+type UpdateError struct {
+	Reason string // what differs
+	Node   *Node  // the node of the new graph that could not be applied, when known
+	Err    error  // the runtime's error
+}
+
+func (e *UpdateError) Error() string {
+	if e.Node != nil {
+		return fmt.Sprintf("gpuactor/graphs: update refused: %s (at %s)", e.Reason, e.Node)
+	}
+	return "gpuactor/graphs: update refused: " + e.Reason
+}
+
+// Unwrap returns the runtime's error.
+func (e *UpdateError) Unwrap() error { return e.Err }
+
+func updateReason(r backend.UpdateResult) string { return r.String() }
+
+func invalid(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{device.ErrInvalidArgument}, args...)...)
+}
+
+func wrongDevice(what string, owner, used *device.Device) error {
+	return fmt.Errorf("%w: %s belongs to device %d, used on device %d", device.ErrWrongDevice, what, owner.Ordinal(), used.Ordinal())
+}
+
+func destroyed(what string) error { return fmt.Errorf("%w: %s used after Destroy", ErrDestroyed, what) }
+
+func failed(err error) *streams.Future { return actor.Completed(struct{}{}, err) }

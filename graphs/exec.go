@@ -1,0 +1,264 @@
+package graphs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/gpuactor/gpuactor/actor"
+	"github.com/gpuactor/gpuactor/cudaerr"
+	"github.com/gpuactor/gpuactor/device"
+	"github.com/gpuactor/gpuactor/internal/backend"
+	"github.com/gpuactor/gpuactor/streams"
+)
+
+// Exec is an instantiated graph, launchable on any stream of its device. Its methods are safe
+// for concurrent use; parameter changes apply to launches queued after them.
+type Exec struct {
+	dev       *device.Device
+	h         backend.GraphExec
+	res       *resources
+	destroyed atomic.Bool
+
+	mu      sync.Mutex
+	sources map[*Graph]bool // graphs whose nodes name this Exec's nodes: its own, and updates'
+}
+
+// InstantiateOption configures Instantiate.
+type InstantiateOption func(*instConfig)
+
+type instConfig struct {
+	flags  uint64
+	upload *streams.Stream
+}
+
+// AutoFreeOnLaunch lets the Exec launch again while memory its allocation nodes made in an
+// earlier launch is still unfreed: that memory is freed first.
+func AutoFreeOnLaunch() InstantiateOption {
+	return func(c *instConfig) { c.flags |= backend.InstantiateAutoFreeOnLaunch }
+}
+
+// Upload uploads the Exec on s right after instantiating it, so that the first launch does
+// not pay for it.
+func Upload(s *streams.Stream) InstantiateOption { return func(c *instConfig) { c.upload = s } }
+
+// DeviceLaunch makes the Exec launchable from device code (kernel, copy and memset nodes only).
+func DeviceLaunch() InstantiateOption {
+	return func(c *instConfig) { c.flags |= backend.InstantiateDeviceLaunch }
+}
+
+// UseNodePriority runs kernel nodes at their own priority attributes rather than the launch
+// stream's.
+func UseNodePriority() InstantiateOption {
+	return func(c *instConfig) { c.flags |= backend.InstantiateUseNodePriority }
+}
+
+// Instantiate makes an executable graph of g.
+func (g *Graph) Instantiate(ctx context.Context, opts ...InstantiateOption) (*Exec, error) {
+	var c instConfig
+	for _, o := range opts {
+		o(&c)
+	}
+	if c.upload != nil && g != nil && c.upload.Device() != g.dev {
+		return nil, wrongDevice("upload stream", c.upload.Device(), g.dev)
+	}
+	x, err := exec(ctx, g, func(rt backend.Device, tr *device.Tracker) (*Exec, error) {
+		h, err := rt.GraphInstantiate(g.h, c.flags)
+		if err != nil {
+			return nil, fmt.Errorf("gpuactor/graphs: instantiating a graph: %w", err)
+		}
+		x := &Exec{dev: g.dev, h: h, res: g.res.retain(), sources: map[*Graph]bool{g: true}}
+		tr.Own(x, func() error { return x.destroy(rt) })
+		return x, nil
+	})
+	if err != nil || c.upload == nil {
+		return x, err
+	}
+	if _, err := x.Upload(ctx, c.upload).Await(ctx); err != nil {
+		return nil, errors.Join(err, x.Destroy(context.WithoutCancel(ctx)))
+	}
+	return x, nil
+}
+
+// Device is the device the Exec belongs to.
+func (x *Exec) Device() *device.Device { return x.dev }
+
+func (x *Exec) alive() error {
+	if x.destroyed.Load() {
+		return destroyed("executable graph")
+	}
+	return nil
+}
+
+// onStream checks s and runs op with its handle, tracked: the future completes when the GPU
+// has passed op's work.
+func (x *Exec) onStream(ctx context.Context, s *streams.Stream, op func(rt backend.Device, h backend.Stream) error) *streams.Future {
+	if x == nil || s == nil {
+		return actor.Completed(struct{}{}, invalid("nil executable graph or stream"))
+	}
+	if s.Device() != x.dev {
+		return actor.Completed(struct{}{}, wrongDevice("stream", s.Device(), x.dev))
+	}
+	return streams.Enqueue(ctx, s, func(rt backend.Device, _ *device.Tracker, h backend.Stream) error {
+		if err := x.alive(); err != nil {
+			return err
+		}
+		return op(rt, h)
+	})
+}
+
+// Launch queues one run of the graph on s. The future completes when the graph has run, with
+// the panic of a host node (*actor.PanicError) if one panicked.
+func (x *Exec) Launch(ctx context.Context, s *streams.Stream) *streams.Future {
+	return x.reportPanics(x.onStream(ctx, s, func(rt backend.Device, h backend.Stream) error {
+		if err := rt.GraphLaunch(x.h, h); err != nil {
+			return fmt.Errorf("gpuactor/graphs: launching a graph: %w", err)
+		}
+		return nil
+	}))
+}
+
+// reportPanics turns a host node's panic into the launch's error.
+func (x *Exec) reportPanics(f *streams.Future) *streams.Future {
+	if !x.res.anyHosts() {
+		return f // no goroutine per launch for graphs without host nodes
+	}
+	out := actor.NewFuture[struct{}]()
+	go func() {
+		_, err := f.Await(context.Background())
+		if p := x.res.takePanic(); err == nil && p != nil {
+			err = p
+		}
+		out.Complete(struct{}{}, err)
+	}()
+	return out
+}
+
+// Upload uploads the graph's resources to the device ahead of its first launch, ordered on s.
+func (x *Exec) Upload(ctx context.Context, s *streams.Stream) *streams.Future {
+	return x.onStream(ctx, s, func(rt backend.Device, h backend.Stream) error { return rt.GraphUpload(x.h, h) })
+}
+
+// run runs op on the Exec's actor thread, refusing a destroyed Exec.
+func (x *Exec) run(ctx context.Context, op func(rt backend.Device, tr *device.Tracker) error) error {
+	if x == nil {
+		return invalid("nil executable graph")
+	}
+	_, err := device.Exec(ctx, x.dev, func(rt backend.Device, tr *device.Tracker) (struct{}, error) {
+		if err := x.alive(); err != nil {
+			return struct{}{}, err
+		}
+		return struct{}{}, op(rt, tr)
+	}).Await(ctx)
+	return err
+}
+
+// member checks that n is a node of a graph this Exec was made or updated from.
+func (x *Exec) member(n *Node) error {
+	if n == nil {
+		return invalid("nil node")
+	}
+	x.mu.Lock()
+	ok := x.sources[n.g]
+	x.mu.Unlock()
+	if !ok {
+		return fmt.Errorf("%w: %s is not a node of the graph this executable graph was made from", ErrForeignNode, n)
+	}
+	return nil
+}
+
+// SetKernelArgs gives kernel node n new arguments for later launches; the kernel and shape
+// stay. n must be a kernel node added with AddKernel or Recorder.Launch.
+func (x *Exec) SetKernelArgs(ctx context.Context, n *Node, args ...any) error {
+	if err := x.member(n); err != nil {
+		return err
+	}
+	if n.spec == nil {
+		return invalid("%s has no known kernel: only nodes of AddKernel and Recorder.Launch take new arguments", n)
+	}
+	return x.SetKernel(ctx, n, n.spec.Kernel(), n.spec.Config(), args...)
+}
+
+// SetKernel makes kernel node n launch k with cfg and args in later launches.
+func (x *Exec) SetKernel(ctx context.Context, n *Node, k *device.Kernel, cfg device.Config, args ...any) error {
+	if err := x.member(n); err != nil {
+		return err
+	}
+	if n.kind != KernelNode {
+		return invalid("%s is not a kernel node", n)
+	}
+	spec, err := x.dev.PrepareLaunch(k, cfg, args)
+	if err != nil {
+		return err
+	}
+	return x.run(ctx, func(rt backend.Device, _ *device.Tracker) error { return x.setKernel(rt, n, spec) })
+}
+
+func (x *Exec) setKernel(rt backend.Device, n *Node, spec device.LaunchSpec) error {
+	p, err := spec.Node()
+	if err != nil {
+		return err
+	}
+	if err := rt.GraphExecKernelNodeSetParams(x.h, n.h, p); err != nil {
+		return fmt.Errorf("gpuactor/graphs: setting %s's parameters: %w", n, err)
+	}
+	return nil
+}
+
+// SetEnabled enables or disables node n (a kernel, copy or memset node) in later launches; a
+// disabled node does nothing, its dependencies still hold.
+func (x *Exec) SetEnabled(ctx context.Context, n *Node, enabled bool) error {
+	if err := x.member(n); err != nil {
+		return err
+	}
+	return x.run(ctx, func(rt backend.Device, _ *device.Tracker) error { return rt.GraphNodeSetEnabled(x.h, n.h, enabled) })
+}
+
+// Update takes g's node parameters into the Exec for later launches. g must have the Exec's
+// topology: the same nodes, of the same kinds, with the same dependencies. Otherwise nothing
+// changes and the error is an *UpdateError saying what differs.
+func (x *Exec) Update(ctx context.Context, g *Graph) error {
+	if g == nil {
+		return invalid("Update from a nil graph")
+	}
+	if g.dev != x.dev {
+		return wrongDevice("graph", g.dev, x.dev)
+	}
+	return x.run(ctx, func(rt backend.Device, _ *device.Tracker) error {
+		if g.destroyed.Load() {
+			return destroyed("graph")
+		}
+		info, err := rt.GraphExecUpdate(x.h, g.h)
+		if err != nil || info.Result != backend.UpdateSuccess {
+			if err == nil {
+				err = &cudaerr.Error{Op: "cudaGraphExecUpdate", Code: cudaerr.GraphExecUpdateFailure, Message: info.Result.String()}
+			}
+			ue := &UpdateError{Reason: updateReason(info.Result), Err: err}
+			if info.ErrorNode != 0 {
+				ue.Node, _ = g.node(rt, info.ErrorNode)
+			}
+			return ue
+		}
+		x.mu.Lock()
+		x.sources[g] = true
+		x.mu.Unlock()
+		x.res.hold(g.res) // its host memory may be read now
+		return nil
+	})
+}
+
+// Destroy destroys the Exec; launches already queued still run. Destroying twice is an
+// ErrDestroyed error.
+func (x *Exec) Destroy(ctx context.Context) error {
+	return x.run(ctx, func(rt backend.Device, tr *device.Tracker) error {
+		tr.Disown(x)
+		return x.destroy(rt)
+	})
+}
+
+func (x *Exec) destroy(rt backend.Device) error {
+	x.destroyed.Store(true)
+	return errors.Join(rt.GraphExecDestroy(x.h), x.res.release(rt))
+}

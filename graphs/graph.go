@@ -1,0 +1,168 @@
+package graphs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/gpuactor/gpuactor/actor"
+	"github.com/gpuactor/gpuactor/device"
+	"github.com/gpuactor/gpuactor/internal/backend"
+)
+
+// Graph is a CUDA graph of one device: nodes and their dependencies, not yet runnable
+// (Instantiate makes an Exec). Its methods are safe for concurrent use; they run on the
+// device's actor thread.
+type Graph struct {
+	dev       *device.Device
+	h         backend.Graph
+	res       *resources
+	destroyed atomic.Bool
+
+	mu    sync.Mutex
+	nodes map[backend.GraphNode]*Node
+}
+
+// resources is what a graph's nodes point at outside the runtime: pinned host memory of
+// staged copies, and the panics of host nodes. Clones, executable graphs and parents (a
+// child node copies its graph) share them, so they are reference-counted: freed when the last
+// holder is destroyed. Counted on the actor thread only.
+type resources struct {
+	refs     int
+	pinned   []unsafe.Pointer
+	mu       sync.Mutex // guards children, which launches read from their callers' goroutines
+	children []*resources
+	panicked atomic.Pointer[actor.PanicError]
+	hosts    atomic.Bool // the graph has host nodes of gpuactor's: launches check panicked
+}
+
+// anyHosts reports whether the graph or a child has host nodes whose panics are reported.
+func (r *resources) anyHosts() bool {
+	if r.hosts.Load() {
+		return true
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, c := range r.children {
+		if c.anyHosts() {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *resources) retain() *resources { r.refs++; return r }
+
+// release drops a reference and frees what nobody holds any more; on the actor thread.
+func (r *resources) release(rt backend.Device) error {
+	if r.refs--; r.refs > 0 {
+		return nil
+	}
+	var errs []error
+	for _, p := range r.pinned {
+		errs = append(errs, rt.HostFree(p))
+	}
+	r.pinned = nil
+	r.mu.Lock()
+	children := r.children
+	r.children = nil
+	r.mu.Unlock()
+	for _, c := range children {
+		errs = append(errs, c.release(rt))
+	}
+	return errors.Join(errs...)
+}
+
+// hold makes r keep c (a child graph's, or an update's) until r is released.
+func (r *resources) hold(c *resources) {
+	c.retain()
+	r.mu.Lock()
+	r.children = append(r.children, c)
+	r.mu.Unlock()
+}
+
+// takePanic returns and clears the first panic of a host node of the graph or its children.
+func (r *resources) takePanic() *actor.PanicError {
+	if p := r.panicked.Swap(nil); p != nil {
+		return p
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, c := range r.children {
+		if p := c.takePanic(); p != nil {
+			return p
+		}
+	}
+	return nil
+}
+
+// New makes an empty graph on dev.
+func New(ctx context.Context, dev *device.Device) (*Graph, error) {
+	if dev == nil {
+		return nil, invalid("New on a nil device")
+	}
+	return device.Exec(ctx, dev, func(rt backend.Device, tr *device.Tracker) (*Graph, error) {
+		h, err := rt.GraphCreate()
+		if err != nil {
+			return nil, fmt.Errorf("gpuactor/graphs: creating a graph: %w", err)
+		}
+		return adopt(dev, rt, tr, h, nil), nil
+	}).Await(ctx)
+}
+
+// adopt wraps a graph handle the caller owns; on the actor thread.
+func adopt(dev *device.Device, rt backend.Device, tr *device.Tracker, h backend.Graph, res *resources) *Graph {
+	if res == nil {
+		res = &resources{}
+	}
+	g := &Graph{dev: dev, h: h, res: res.retain(), nodes: map[backend.GraphNode]*Node{}}
+	tr.Own(g, func() error { return g.destroy(rt) })
+	return g
+}
+
+// Device is the device the graph belongs to.
+func (g *Graph) Device() *device.Device { return g.dev }
+
+// exec runs op on the graph's actor thread, refusing a destroyed graph.
+func exec[T any](ctx context.Context, g *Graph, op func(rt backend.Device, tr *device.Tracker) (T, error)) (T, error) {
+	var zero T
+	if g == nil {
+		return zero, invalid("nil graph")
+	}
+	return device.Exec(ctx, g.dev, func(rt backend.Device, tr *device.Tracker) (T, error) {
+		if g.destroyed.Load() {
+			return zero, destroyed("graph")
+		}
+		return op(rt, tr)
+	}).Await(ctx)
+}
+
+// Destroy destroys the graph. Executable graphs made from it stay valid. Destroying twice is
+// an ErrDestroyed error.
+func (g *Graph) Destroy(ctx context.Context) error {
+	_, err := exec(ctx, g, func(rt backend.Device, tr *device.Tracker) (struct{}, error) {
+		tr.Disown(g)
+		return struct{}{}, g.destroy(rt)
+	})
+	return err
+}
+
+func (g *Graph) destroy(rt backend.Device) error {
+	g.destroyed.Store(true)
+	err := rt.GraphDestroy(g.h)
+	return errors.Join(err, g.res.release(rt))
+}
+
+// Clone copies the graph. The copy's nodes are new nodes (Nodes lists them).
+func (g *Graph) Clone(ctx context.Context) (*Graph, error) {
+	return exec(ctx, g, func(rt backend.Device, tr *device.Tracker) (*Graph, error) {
+		h, err := rt.GraphClone(g.h)
+		if err != nil {
+			return nil, fmt.Errorf("gpuactor/graphs: cloning a graph: %w", err)
+		}
+		return adopt(g.dev, rt, tr, h, g.res), nil
+	})
+}

@@ -1,0 +1,629 @@
+package graphs_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpuactor/gpuactor/actor"
+	"github.com/gpuactor/gpuactor/cudaerr"
+	"github.com/gpuactor/gpuactor/device"
+	"github.com/gpuactor/gpuactor/graphs"
+	"github.com/gpuactor/gpuactor/streams"
+)
+
+const n = 1000
+
+// pipeline: x = (x + 3) * 5 + 1, then copied to out.
+func TestCapturedAndExplicitGraphsAgree(t *testing.T) {
+	eachBackend(t, func(t *testing.T, f *fixture) {
+		s := f.stream(t)
+
+		// Explicit.
+		a, aOut := f.buffer(t, n), f.buffer(t, n)
+		g := f.graph(t)
+		set, err := g.AddMemset(f.ctx, nil, a, 0)
+		require.NoError(t, err)
+		add, err := g.AddKernel(f.ctx, graphs.After(set), f.add, cfg(n), a, uint32(3), int32(n))
+		require.NoError(t, err)
+		mul, err := g.AddKernel(f.ctx, graphs.After(add), f.mul, cfg(n), a, uint32(5), int32(n))
+		require.NoError(t, err)
+		inc, err := g.AddKernel(f.ctx, graphs.After(mul), f.add, cfg(n), a, uint32(1), int32(n))
+		require.NoError(t, err)
+		_, err = g.AddCopy(f.ctx, graphs.After(inc), aOut, a)
+		require.NoError(t, err)
+
+		// Captured.
+		b, bOut := f.buffer(t, n), f.buffer(t, n)
+		cg, err := graphs.Capture(f.ctx, s, func(ctx context.Context) error {
+			s.Memset(ctx, b, 0)
+			s.Launch(ctx, f.add, cfg(n), b, uint32(3), int32(n))
+			s.Launch(ctx, f.mul, cfg(n), b, uint32(5), int32(n))
+			s.Launch(ctx, f.add, cfg(n), b, uint32(1), int32(n))
+			_, err := s.Copy(ctx, bOut, b).Await(ctx) // completes at once: captured, not run
+			return err
+		})
+		require.NoError(t, err)
+		st, err := graphs.Status(f.ctx, s)
+		require.NoError(t, err)
+		assert.False(t, st.Active, "the stream is no longer capturing")
+		assert.Equal(t, filled(n, 0), f.read(t, bOut), "captured work did not run")
+
+		for _, gr := range []*graphs.Graph{g, cg} {
+			d, err := gr.Describe(f.ctx)
+			require.NoError(t, err)
+			assert.Equal(t, 3, d.Count(graphs.KernelNode), d.String())
+			assert.Equal(t, 1, d.Count(graphs.MemsetNode), d.String())
+			assert.Equal(t, 1, d.Count(graphs.CopyNode), d.String())
+			for i, nd := range d.Nodes[1:] {
+				assert.Equal(t, []int{i}, nd.Deps, "a chain: %s", d)
+			}
+		}
+		xa, err := g.Instantiate(f.ctx)
+		require.NoError(t, err)
+		xb, err := cg.Instantiate(f.ctx)
+		require.NoError(t, err)
+		for range 3 { // idempotent pipeline: every launch gives the same result
+			f.launch(t, xa, s)
+			f.launch(t, xb, s)
+		}
+		assert.Equal(t, filled(n, 16), f.read(t, aOut))
+		assert.Equal(t, f.read(t, aOut), f.read(t, bOut))
+	})
+}
+
+func TestForkJoinCapture(t *testing.T) {
+	eachBackend(t, func(t *testing.T, f *fixture) {
+		s1, s2 := f.stream(t), f.stream(t)
+		fork, err := streams.NewEvent(f.ctx, f.dev, streams.DisableTiming)
+		require.NoError(t, err)
+		join, err := streams.NewEvent(f.ctx, f.dev, streams.DisableTiming)
+		require.NoError(t, err)
+		a, b := f.buffer(t, n), f.buffer(t, n)
+		require.NoError(t, device.CopyToDevice(f.ctx, a, filled(n, 1)))
+		require.NoError(t, device.CopyToDevice(f.ctx, b, filled(n, 1)))
+		g, err := graphs.Capture(f.ctx, s1, func(ctx context.Context) error {
+			s1.Record(ctx, fork)
+			s2.Wait(ctx, fork) // s2 joins the capture
+			s1.Launch(ctx, f.add, cfg(n), a, uint32(1), int32(n))
+			s2.Launch(ctx, f.mul, cfg(n), b, uint32(7), int32(n))
+			s2.Record(ctx, join)
+			_, err := s1.Wait(ctx, join).Await(ctx)
+			return err
+		})
+		require.NoError(t, err)
+		d, err := g.Describe(f.ctx)
+		require.NoError(t, err)
+		require.Equal(t, 2, d.Count(graphs.KernelNode), d.String())
+		roots, err := g.Roots(f.ctx)
+		require.NoError(t, err)
+		assert.Len(t, roots, 2, "the two launches are independent: %s", d)
+		x, err := g.Instantiate(f.ctx)
+		require.NoError(t, err)
+		f.launch(t, x, s1)
+		assert.Equal(t, filled(n, 2), f.read(t, a))
+		assert.Equal(t, filled(n, 7), f.read(t, b))
+	})
+}
+
+func TestUnjoinedForkFailsTheCapture(t *testing.T) {
+	eachBackend(t, func(t *testing.T, f *fixture) {
+		s1, s2 := f.stream(t), f.stream(t)
+		ev, err := streams.NewEvent(f.ctx, f.dev, streams.DisableTiming)
+		require.NoError(t, err)
+		a := f.buffer(t, n)
+		_, err = graphs.Capture(f.ctx, s1, func(ctx context.Context) error {
+			s1.Record(ctx, ev)
+			s2.Wait(ctx, ev)
+			_, err := s2.Launch(ctx, f.add, cfg(n), a, uint32(1), int32(n)).Await(ctx)
+			return err
+		})
+		require.ErrorIs(t, err, graphs.ErrCapture)
+		assert.ErrorIs(t, err, cudaerr.StreamCaptureUnjoined)
+		for _, s := range []*streams.Stream{s1, s2} { // both usable again
+			_, err = s.Launch(f.ctx, f.add, cfg(n), a, uint32(1), int32(n)).Await(f.ctx)
+			require.NoError(t, err)
+		}
+	})
+}
+
+func TestQueryInsideACaptureInvalidatesIt(t *testing.T) {
+	eachBackend(t, func(t *testing.T, f *fixture) {
+		s := f.stream(t)
+		a := f.buffer(t, n)
+		c, err := graphs.BeginCapture(f.ctx, s)
+		require.NoError(t, err)
+		s.Launch(f.ctx, f.add, cfg(n), a, uint32(1), int32(n))
+		_, err = s.Query(f.ctx)
+		require.Error(t, err, "querying a capturing stream is refused")
+		st, err := graphs.Status(f.ctx, s)
+		require.NoError(t, err)
+		assert.True(t, st.Invalidated)
+		_, err = c.End(f.ctx)
+		require.ErrorIs(t, err, graphs.ErrCapture)
+		require.ErrorIs(t, err, cudaerr.StreamCaptureInvalidated)
+		_, err = s.Launch(f.ctx, f.add, cfg(n), a, uint32(1), int32(n)).Await(f.ctx)
+		require.NoError(t, err, "the stream works after a failed capture")
+		assert.Equal(t, filled(n, 1), f.read(t, a))
+	})
+}
+
+func TestCaptureEndsWhenTheCallerFails(t *testing.T) {
+	eachBackend(t, func(t *testing.T, f *fixture) {
+		s := f.stream(t)
+		a := f.buffer(t, n)
+		ctx, cancel := context.WithCancel(f.ctx)
+		boom := errors.New("boom")
+		_, err := graphs.Capture(ctx, s, func(ctx context.Context) error {
+			s.Launch(ctx, f.add, cfg(n), a, uint32(1), int32(n))
+			cancel()
+			return boom
+		})
+		require.ErrorIs(t, err, boom)
+		st, err := graphs.Status(f.ctx, s)
+		require.NoError(t, err)
+		assert.False(t, st.Active, "the capture was ended")
+		assert.Panics(t, func() {
+			_, _ = graphs.Capture(f.ctx, s, func(ctx context.Context) error { panic("fn panicked") })
+		})
+		st, err = graphs.Status(f.ctx, s)
+		require.NoError(t, err)
+		assert.False(t, st.Active, "a panic ends the capture too")
+
+		// A context that ends before the capture begins: none is left open either.
+		dead, cancelDead := context.WithCancel(f.ctx)
+		cancelDead()
+		_, err = graphs.BeginCapture(dead, s)
+		require.ErrorIs(t, err, context.Canceled)
+		require.Eventually(t, func() bool {
+			st, err := graphs.Status(f.ctx, s)
+			return err == nil && !st.Active
+		}, 5e9, 1e6)
+		_, err = s.Launch(f.ctx, f.add, cfg(n), a, uint32(1), int32(n)).Await(f.ctx)
+		require.NoError(t, err)
+		require.NoError(t, s.Synchronize(f.ctx))
+		assert.Equal(t, filled(n, 1), f.read(t, a), "only the launch outside the captures ran")
+	})
+}
+
+func TestCaptureModes(t *testing.T) {
+	eachBackend(t, func(t *testing.T, f *fixture) {
+		for _, m := range []graphs.Mode{graphs.Global, graphs.ThreadLocal, graphs.Relaxed} {
+			t.Run(m.String(), func(t *testing.T) {
+				s, other := f.stream(t), f.stream(t)
+				a, b := f.buffer(t, n), f.buffer(t, n)
+				// Work on another stream before and during the capture still completes.
+				busy := other.Launch(f.ctx, f.add, cfg(n), b, uint32(1), int32(n))
+				// So does work queued on the capturing stream just before.
+				pre := s.Launch(f.ctx, f.add, cfg(n), a, uint32(100), int32(n))
+				g, err := graphs.Capture(f.ctx, s, func(ctx context.Context) error {
+					_, err := s.Launch(ctx, f.add, cfg(n), a, uint32(2), int32(n)).Await(ctx)
+					return err
+				}, graphs.WithMode(m))
+				require.NoError(t, err)
+				_, err = busy.Await(f.ctx)
+				require.NoError(t, err)
+				_, err = pre.Await(f.ctx)
+				require.NoError(t, err)
+				x, err := g.Instantiate(f.ctx)
+				require.NoError(t, err)
+				f.launch(t, x, s)
+				assert.Equal(t, filled(n, 102), f.read(t, a))
+				assert.Equal(t, filled(n, 1), f.read(t, b))
+			})
+		}
+	})
+}
+
+func TestKernelArgUpdatesTakeEffect(t *testing.T) {
+	eachBackend(t, func(t *testing.T, f *fixture) {
+		s := f.stream(t)
+		a, b := f.buffer(t, n), f.buffer(t, n)
+		g := f.graph(t)
+		k, err := g.AddKernel(f.ctx, nil, f.add, cfg(n), a, uint32(1), int32(n))
+		require.NoError(t, err)
+		x, err := g.Instantiate(f.ctx)
+		require.NoError(t, err)
+		f.launch(t, x, s)
+		require.NoError(t, x.SetKernelArgs(f.ctx, k, b, uint32(10), int32(n)))
+		f.launch(t, x, s)
+		f.launch(t, x, s)
+		assert.Equal(t, filled(n, 1), f.read(t, a))
+		assert.Equal(t, filled(n, 20), f.read(t, b))
+		require.NoError(t, x.SetKernel(f.ctx, k, f.mul, cfg(n), b, uint32(3), int32(n)))
+		f.launch(t, x, s)
+		assert.Equal(t, filled(n, 60), f.read(t, b))
+
+		require.NoError(t, x.SetEnabled(f.ctx, k, false))
+		f.launch(t, x, s)
+		assert.Equal(t, filled(n, 60), f.read(t, b), "disabled")
+		require.NoError(t, x.SetEnabled(f.ctx, k, true))
+		f.launch(t, x, s)
+		assert.Equal(t, filled(n, 180), f.read(t, b), "enabled again")
+
+		err = x.SetKernelArgs(f.ctx, k, b, "three", int32(n))
+		require.ErrorIs(t, err, device.ErrKernelArgs)
+		f.launch(t, x, s)
+		assert.Equal(t, filled(n, 540), f.read(t, b), "a refused update changes nothing")
+	})
+}
+
+func TestWholeGraphUpdate(t *testing.T) {
+	eachBackend(t, func(t *testing.T, f *fixture) {
+		s := f.stream(t)
+		a := f.buffer(t, n)
+		build := func(v uint32, extra bool) *graphs.Graph {
+			g := f.graph(t)
+			first, err := g.AddKernel(f.ctx, nil, f.add, cfg(n), a, v, int32(n))
+			require.NoError(t, err)
+			_, err = g.AddKernel(f.ctx, graphs.After(first), f.add, cfg(n), a, v, int32(n))
+			require.NoError(t, err)
+			if extra {
+				_, err = g.AddMemset(f.ctx, graphs.After(first), a, 0)
+				require.NoError(t, err)
+			}
+			return g
+		}
+		x, err := build(1, false).Instantiate(f.ctx)
+		require.NoError(t, err)
+		f.launch(t, x, s)
+		assert.Equal(t, filled(n, 2), f.read(t, a))
+
+		require.NoError(t, x.Update(f.ctx, build(5, false)))
+		f.launch(t, x, s)
+		assert.Equal(t, filled(n, 12), f.read(t, a), "the update took effect")
+
+		err = x.Update(f.ctx, build(100, true))
+		var ue *graphs.UpdateError
+		require.ErrorAs(t, err, &ue)
+		assert.ErrorIs(t, err, cudaerr.GraphExecUpdateFailure)
+		assert.Contains(t, ue.Error(), "topology")
+		f.launch(t, x, s)
+		assert.Equal(t, filled(n, 22), f.read(t, a), "a refused update changes nothing")
+	})
+}
+
+func TestMemoryNodes(t *testing.T) {
+	eachBackend(t, func(t *testing.T, f *fixture) {
+		s := f.stream(t)
+		out := f.buffer(t, n)
+		g := f.graph(t)
+		alloc, p, err := g.AddAlloc(f.ctx, nil, 4*n)
+		require.NoError(t, err)
+		require.NotZero(t, p)
+		// tmp = tmp*0 + 9, then out += tmp: the fresh memory is usable by kernels.
+		zero, err := g.AddKernel(f.ctx, graphs.After(alloc), f.mul, cfg(n), p, uint32(0), int32(n))
+		require.NoError(t, err)
+		nine, err := g.AddKernel(f.ctx, graphs.After(zero), f.add, cfg(n), p, uint32(9), int32(n))
+		require.NoError(t, err)
+		acc, err := g.AddKernel(f.ctx, graphs.After(nine), f.acc, cfg(n), out, p, int32(n))
+		require.NoError(t, err)
+		_, err = g.AddFree(f.ctx, graphs.After(acc), p)
+		require.NoError(t, err)
+
+		x, err := g.Instantiate(f.ctx)
+		require.NoError(t, err)
+		for range 3 {
+			f.launch(t, x, s) // the free node releases the memory: relaunching works
+		}
+		assert.Equal(t, filled(n, 27), f.read(t, out))
+
+		// Without a free node the next launch is refused, unless AutoFreeOnLaunch.
+		leak := f.graph(t)
+		a2, p2, err := leak.AddAlloc(f.ctx, nil, 4*n)
+		require.NoError(t, err)
+		_, err = leak.AddKernel(f.ctx, graphs.After(a2), f.add, cfg(n), p2, uint32(1), int32(n))
+		require.NoError(t, err)
+		lx, err := leak.Instantiate(f.ctx)
+		require.NoError(t, err)
+		f.launch(t, lx, s)
+		_, err = lx.Launch(f.ctx, s).Await(f.ctx)
+		require.Error(t, err, "the first launch's allocation is still live")
+		require.NoError(t, s.Synchronize(f.ctx))
+		freer := f.graph(t) // another graph may free it
+		_, err = freer.AddFree(f.ctx, nil, p2)
+		require.NoError(t, err)
+		fx, err := freer.Instantiate(f.ctx)
+		require.NoError(t, err)
+		f.launch(t, fx, s)
+		f.launch(t, lx, s) // allowed again
+		f.launch(t, fx, s)
+
+		auto := f.graph(t)
+		a3, p3, err := auto.AddAlloc(f.ctx, nil, 4*n)
+		require.NoError(t, err)
+		_, err = auto.AddKernel(f.ctx, graphs.After(a3), f.add, cfg(n), p3, uint32(1), int32(n))
+		require.NoError(t, err)
+		ax, err := auto.Instantiate(f.ctx, graphs.AutoFreeOnLaunch())
+		require.NoError(t, err)
+		for range 3 {
+			f.launch(t, ax, s)
+		}
+		require.NoError(t, ax.Destroy(f.ctx))
+		require.NoError(t, leak.Destroy(f.ctx))
+		require.NoError(t, f.dev.Synchronize(f.ctx), "the device is fine after the refused launch")
+	})
+}
+
+func TestStagedCopiesHostNodesAndChildren(t *testing.T) {
+	eachBackend(t, func(t *testing.T, f *fixture) {
+		s := f.stream(t)
+		a := f.buffer(t, n)
+		child := f.graph(t)
+		_, err := child.AddKernel(f.ctx, nil, f.mul, cfg(n), a, uint32(2), int32(n))
+		require.NoError(t, err)
+
+		g := f.graph(t)
+		up, in, err := graphs.AddUpload(f.ctx, g, nil, a, filled(n, 4))
+		require.NoError(t, err)
+		ch, err := g.AddChild(f.ctx, graphs.After(up), child)
+		require.NoError(t, err)
+		e, err := g.AddEmpty(f.ctx, graphs.After(ch))
+		require.NoError(t, err)
+		var ran atomic.Int32
+		var seen []uint32
+		down, out, err := graphs.AddDownload[uint32](f.ctx, g, graphs.After(e), a)
+		require.NoError(t, err)
+		_, err = g.AddHost(f.ctx, graphs.After(down), func() {
+			ran.Add(1)
+			seen = append([]uint32(nil), out.Slice()[:3]...)
+		})
+		require.NoError(t, err)
+		require.NoError(t, child.Destroy(f.ctx), "the child node is a copy")
+
+		x, err := g.Instantiate(f.ctx, graphs.Upload(s))
+		require.NoError(t, err)
+		f.launch(t, x, s)
+		assert.Equal(t, filled(n, 8), out.Slice())
+		assert.Equal(t, []uint32{8, 8, 8}, seen, "the host node ran after the download")
+		copy(in.Slice(), filled(n, 10))
+		f.launch(t, x, s)
+		assert.Equal(t, filled(n, 20), out.Slice())
+		assert.Equal(t, int32(2), ran.Load(), "once per launch")
+
+		clone, err := g.Clone(f.ctx)
+		require.NoError(t, err)
+		require.NoError(t, g.Destroy(f.ctx), "the exec and the clone keep the staging memory")
+		cx, err := clone.Instantiate(f.ctx)
+		require.NoError(t, err)
+		f.launch(t, x, s)
+		f.launch(t, cx, s)
+		assert.Equal(t, filled(n, 20), out.Slice())
+		assert.Equal(t, int32(4), ran.Load())
+	})
+}
+
+func TestEventNodes(t *testing.T) {
+	eachBackend(t, func(t *testing.T, f *fixture) {
+		s, other := f.stream(t), f.stream(t)
+		ev, err := streams.NewEvent(f.ctx, f.dev)
+		require.NoError(t, err)
+		a := f.buffer(t, n)
+		g := f.graph(t)
+		k, err := g.AddKernel(f.ctx, nil, f.add, cfg(n), a, uint32(3), int32(n))
+		require.NoError(t, err)
+		_, err = g.AddEventRecord(f.ctx, graphs.After(k), ev)
+		require.NoError(t, err)
+		x, err := g.Instantiate(f.ctx)
+		require.NoError(t, err)
+		x.Launch(f.ctx, s)
+		other.Wait(f.ctx, ev)
+		_, err = other.Launch(f.ctx, f.mul, cfg(n), a, uint32(2), int32(n)).Await(f.ctx)
+		require.NoError(t, err)
+		assert.Equal(t, filled(n, 6), f.read(t, a), "the wait ordered the mul after the graph's add")
+
+		w := f.graph(t)
+		wait, err := w.AddEventWait(f.ctx, nil, ev)
+		require.NoError(t, err)
+		_, err = w.AddKernel(f.ctx, graphs.After(wait), f.add, cfg(n), a, uint32(1), int32(n))
+		require.NoError(t, err)
+		wx, err := w.Instantiate(f.ctx)
+		require.NoError(t, err)
+		f.launch(t, wx, other)
+		assert.Equal(t, filled(n, 7), f.read(t, a))
+	})
+}
+
+func TestHostNodePanicFailsTheLaunch(t *testing.T) {
+	eachBackend(t, func(t *testing.T, f *fixture) {
+		s := f.stream(t)
+		g := f.graph(t)
+		_, err := g.AddHost(f.ctx, nil, func() { panic("host node") })
+		require.NoError(t, err)
+		x, err := g.Instantiate(f.ctx)
+		require.NoError(t, err)
+		_, err = x.Launch(f.ctx, s).Await(f.ctx)
+		var pe *actor.PanicError
+		require.ErrorAs(t, err, &pe)
+		assert.Equal(t, "host node", pe.Value)
+		require.NoError(t, s.Synchronize(f.ctx), "the stream goes on")
+	})
+}
+
+func TestRecordAndReplayWithNewArguments(t *testing.T) {
+	eachBackend(t, func(t *testing.T, f *fixture) {
+		s := f.stream(t)
+		scratch := f.buffer(t, n)
+		var addSlot, mulSlot graphs.Slot
+		var hostRuns atomic.Int32
+		tpl, err := graphs.Record(f.ctx, s, func(ctx context.Context, r *graphs.Recorder) error {
+			var err error
+			if addSlot, err = r.Launch(ctx, f.add, cfg(n), scratch, uint32(1), int32(n)); err != nil {
+				return err
+			}
+			if mulSlot, err = r.Launch(ctx, f.mul, cfg(n), scratch, uint32(1), int32(n)); err != nil {
+				return err
+			}
+			return r.HostFunc(ctx, func() { hostRuns.Add(1) })
+		})
+		require.NoError(t, err)
+		require.Equal(t, 2, tpl.Slots())
+		assert.Equal(t, filled(n, 0), f.read(t, scratch), "recording runs nothing")
+
+		// Many requests, concurrently, each with its own buffer and numbers.
+		const requests = 8
+		bufs := make([]*device.Buffer, requests)
+		for i := range bufs {
+			bufs[i] = f.buffer(t, n)
+			require.NoError(t, device.CopyToDevice(f.ctx, bufs[i], filled(n, uint32(i))))
+		}
+		var wg sync.WaitGroup
+		for i := range requests {
+			wg.Go(func() {
+				rs, err := streams.New(f.ctx, f.dev)
+				if !assert.NoError(t, err) {
+					return
+				}
+				defer func() { assert.NoError(t, rs.Destroy(context.Background())) }()
+				_, err = tpl.Launch(f.ctx, rs,
+					graphs.Args(addSlot, bufs[i], uint32(i+1), int32(n)),
+					graphs.Args(mulSlot, bufs[i], uint32(3), int32(n))).Await(f.ctx)
+				assert.NoError(t, err)
+			})
+		}
+		wg.Wait()
+		for i := range requests {
+			assert.Equal(t, filled(n, uint32(3*(2*i+1))), f.read(t, bufs[i]), "request %d", i)
+		}
+		assert.Equal(t, int32(requests), hostRuns.Load())
+
+		_, err = tpl.Launch(f.ctx, s, graphs.Args(7, scratch)).Await(f.ctx)
+		require.ErrorIs(t, err, device.ErrInvalidArgument)
+		_, err = tpl.Launch(f.ctx, s, graphs.Args(addSlot, scratch, 1.5, int32(n))).Await(f.ctx)
+		require.ErrorIs(t, err, device.ErrKernelArgs)
+		require.NoError(t, tpl.Destroy(f.ctx))
+		_, err = tpl.Launch(f.ctx, s).Await(f.ctx)
+		require.ErrorIs(t, err, graphs.ErrDestroyed)
+	})
+}
+
+func TestDescribeAndDOT(t *testing.T) {
+	eachBackend(t, func(t *testing.T, f *fixture) {
+		a := f.buffer(t, n)
+		g := f.graph(t)
+		r1, err := g.AddMemset(f.ctx, nil, a, 0)
+		require.NoError(t, err)
+		r2, err := g.AddEmpty(f.ctx, nil)
+		require.NoError(t, err)
+		k, err := g.AddKernel(f.ctx, graphs.After(r1, r2), f.add, cfg(n), a, uint32(1), int32(n))
+		require.NoError(t, err)
+		e, err := g.AddEmpty(f.ctx, nil)
+		require.NoError(t, err)
+		require.NoError(t, g.Depend(f.ctx, k, e))
+		d, err := g.Describe(f.ctx)
+		require.NoError(t, err)
+		require.Len(t, d.Nodes, 4, d.String())
+		assert.Equal(t, graphs.EmptyNode, d.Nodes[3].Kind)
+		assert.Contains(t, d.String(), "kernel add_u32 <- ")
+		edges, err := g.Edges(f.ctx)
+		require.NoError(t, err)
+		assert.Len(t, edges, 3)
+		nodes, err := g.Nodes(f.ctx)
+		require.NoError(t, err)
+		assert.Contains(t, nodes, k)
+		dot, err := g.DOT(f.ctx)
+		require.NoError(t, err)
+		assert.True(t, strings.HasPrefix(dot, "digraph"), dot)
+		assert.Contains(t, dot, "->")
+	})
+}
+
+func TestBadInput(t *testing.T) {
+	eachBackend(t, func(t *testing.T, f *fixture) {
+		s := f.stream(t)
+		a := f.buffer(t, n)
+		g, h := f.graph(t), f.graph(t)
+		k, err := g.AddKernel(f.ctx, nil, f.add, cfg(n), a, uint32(1), int32(n))
+		require.NoError(t, err)
+		_, err = h.AddEmpty(f.ctx, graphs.After(k))
+		require.ErrorIs(t, err, graphs.ErrForeignNode, "a dependency from another graph")
+		require.ErrorIs(t, h.Depend(f.ctx, k, k), graphs.ErrForeignNode)
+		_, err = g.AddKernel(f.ctx, graphs.After(nil), f.add, cfg(n), a, uint32(1), int32(n))
+		require.ErrorIs(t, err, device.ErrInvalidArgument)
+		_, err = g.AddKernel(f.ctx, nil, f.add, device.Config{Grid: device.Dim(1), Block: device.Dim(4096)}, a, uint32(1), int32(n))
+		require.ErrorIs(t, err, device.ErrLaunchConfig)
+		_, err = g.AddMemset(f.ctx, nil, device.Range(a, 0, 8*n), 0)
+		require.ErrorIs(t, err, device.ErrOutOfRange)
+		_, err = g.AddHost(f.ctx, nil, nil)
+		require.ErrorIs(t, err, device.ErrInvalidArgument)
+		_, err = g.AddChild(f.ctx, nil, g)
+		require.ErrorIs(t, err, device.ErrInvalidArgument)
+		_, err = g.AddFree(f.ctx, nil, a.Ptr()+4)
+		require.Error(t, err, "freeing memory that no allocation node made")
+
+		x, err := g.Instantiate(f.ctx)
+		require.NoError(t, err)
+		hk, err := h.AddKernel(f.ctx, nil, f.add, cfg(n), a, uint32(1), int32(n))
+		require.NoError(t, err)
+		require.ErrorIs(t, x.SetKernelArgs(f.ctx, hk, a, uint32(2), int32(n)), graphs.ErrForeignNode)
+		e, err := h.AddEmpty(f.ctx, nil)
+		require.NoError(t, err)
+		require.ErrorIs(t, x.SetEnabled(f.ctx, e, false), graphs.ErrForeignNode)
+		require.Error(t, x.SetKernelArgs(f.ctx, nil), "nil node")
+
+		require.NoError(t, x.Destroy(f.ctx))
+		_, err = x.Launch(f.ctx, s).Await(f.ctx)
+		require.ErrorIs(t, err, graphs.ErrDestroyed, "launching a destroyed graph")
+		require.ErrorIs(t, x.Destroy(f.ctx), graphs.ErrDestroyed)
+		require.NoError(t, g.Destroy(f.ctx))
+		_, err = g.AddEmpty(f.ctx, nil)
+		require.ErrorIs(t, err, graphs.ErrDestroyed)
+		_, err = g.Instantiate(f.ctx)
+		require.ErrorIs(t, err, graphs.ErrDestroyed)
+		_, err = graphs.Capture(f.ctx, s, nil)
+		require.ErrorIs(t, err, device.ErrInvalidArgument)
+		_, err = graphs.BeginCapture(f.ctx, s, graphs.WithMode(42))
+		require.ErrorIs(t, err, device.ErrInvalidArgument)
+
+		// Capturing twice on one stream.
+		c, err := graphs.BeginCapture(f.ctx, s)
+		require.NoError(t, err)
+		_, err = graphs.BeginCapture(f.ctx, s)
+		require.ErrorIs(t, err, graphs.ErrCapture)
+		require.NoError(t, c.Abort(f.ctx))
+
+		// The device is fine after all that.
+		_, err = s.Launch(f.ctx, f.add, cfg(n), a, uint32(1), int32(n)).Await(f.ctx)
+		require.NoError(t, err)
+	})
+}
+
+func TestOtherDevice(t *testing.T) {
+	eachBackend(t, func(t *testing.T, f *fixture) {
+		d1 := f.second(t)
+		s1, err := streams.New(f.ctx, d1)
+		require.NoError(t, err)
+		a := f.buffer(t, n)
+		g := f.graph(t)
+		_, err = g.AddKernel(f.ctx, nil, f.add, cfg(n), a, uint32(1), int32(n))
+		require.NoError(t, err)
+		x, err := g.Instantiate(f.ctx)
+		require.NoError(t, err)
+		_, err = x.Launch(f.ctx, s1).Await(f.ctx)
+		require.ErrorIs(t, err, device.ErrWrongDevice, "launching on a stream of another device")
+		_, err = g.Instantiate(f.ctx, graphs.Upload(s1))
+		require.ErrorIs(t, err, device.ErrWrongDevice)
+		g1, err := graphs.New(f.ctx, d1)
+		require.NoError(t, err)
+		_, err = g.AddChild(f.ctx, nil, g1)
+		require.ErrorIs(t, err, device.ErrWrongDevice)
+		require.ErrorIs(t, x.Update(f.ctx, g1), device.ErrWrongDevice)
+		// Capturing on device 1's stream work that uses device 0's kernel fails, and the
+		// capture is discarded.
+		_, err = graphs.Capture(f.ctx, s1, func(ctx context.Context) error {
+			_, err := s1.Launch(ctx, f.add, cfg(n), a, uint32(1), int32(n)).Await(ctx)
+			return err
+		})
+		require.ErrorIs(t, err, device.ErrWrongDevice)
+		st, err := graphs.Status(f.ctx, s1)
+		require.NoError(t, err)
+		assert.False(t, st.Active)
+		require.NoError(t, s1.Destroy(f.ctx))
+	})
+}

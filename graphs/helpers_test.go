@@ -1,0 +1,175 @@
+package graphs_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpuactor/gpuactor/device"
+	"github.com/gpuactor/gpuactor/graphs"
+	"github.com/gpuactor/gpuactor/internal/testgpu"
+	"github.com/gpuactor/gpuactor/streams"
+)
+
+// kernels of the graph tests, with their Go twins for the simulator.
+const testSource = `
+extern "C" __global__ void add_u32(unsigned int* p, unsigned int v, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) p[i] += v;
+}
+extern "C" __global__ void acc_u32(unsigned int* out, const unsigned int* in, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] += in[i];
+}
+extern "C" __global__ void mul_u32(unsigned int* p, unsigned int v, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) p[i] *= v;
+}
+`
+
+var testSim = map[string]device.SimKernel{
+	"add_u32": func(c *device.KernelCall) error {
+		n := int(c.Int32(2))
+		p := device.SimSlice[uint32](c, 0, n)
+		v := c.Uint32(1)
+		for i := range p {
+			p[i] += v
+		}
+		return nil
+	},
+	"acc_u32": func(c *device.KernelCall) error {
+		n := int(c.Int32(2))
+		out, in := device.SimSlice[uint32](c, 0, n), device.SimSlice[uint32](c, 1, n)
+		for i := range out {
+			out[i] += in[i]
+		}
+		return nil
+	},
+	"mul_u32": func(c *device.KernelCall) error {
+		n := int(c.Int32(2))
+		p := device.SimSlice[uint32](c, 0, n)
+		v := c.Uint32(1)
+		for i := range p {
+			p[i] *= v
+		}
+		return nil
+	},
+}
+
+type fixture struct {
+	ctx  context.Context
+	dev  *device.Device
+	add  *device.Kernel
+	mul  *device.Kernel
+	acc  *device.Kernel
+	opts []device.Option
+}
+
+func testCtx(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func gpuAvailable() bool {
+	n, err := device.Count(context.Background(), device.WithBackend(device.BackendCUDA))
+	return err == nil && n > 0
+}
+
+// eachBackend runs fn on the simulator and on the GPU (skipped without one, failed without
+// one when GPUACTOR_REQUIRE_GPU=1).
+func eachBackend(t *testing.T, fn func(t *testing.T, f *fixture)) {
+	run := func(t *testing.T, opts []device.Option) {
+		ctx := testCtx(t)
+		dev, err := device.Open(ctx, 0, opts...)
+		require.NoError(t, err)
+		t.Cleanup(func() { require.NoError(t, dev.Close()) })
+		f := &fixture{ctx: ctx, dev: dev, opts: opts}
+		f.add, f.mul, f.acc = f.kernels(t, dev)
+		fn(t, f)
+	}
+	t.Run("sim", func(t *testing.T) {
+		run(t, []device.Option{device.WithSimulator(device.NewSimulator()), device.WithKernelCache(t.TempDir())})
+	})
+	t.Run("cuda", func(t *testing.T) {
+		testgpu.Need(t, gpuAvailable(), "the cuda backend sees no device")
+		run(t, []device.Option{device.WithBackend(device.BackendCUDA), device.WithKernelCache(t.TempDir())})
+	})
+}
+
+func (f *fixture) kernels(t *testing.T, dev *device.Device) (add, mul, acc *device.Kernel) {
+	t.Helper()
+	mod, err := dev.Compile(f.ctx, device.Source{Name: "graphs_test.cu", Code: testSource, Sim: testSim})
+	require.NoError(t, err)
+	add, err = mod.Kernel(f.ctx, "add_u32")
+	require.NoError(t, err)
+	mul, err = mod.Kernel(f.ctx, "mul_u32")
+	require.NoError(t, err)
+	acc, err = mod.Kernel(f.ctx, "acc_u32")
+	require.NoError(t, err)
+	return add, mul, acc
+}
+
+// second opens device 1, or skips when there is none.
+func (f *fixture) second(t *testing.T) *device.Device {
+	t.Helper()
+	n, err := device.Count(f.ctx, f.opts...)
+	require.NoError(t, err)
+	if n < 2 {
+		t.Skip("needs two devices")
+	}
+	dev, err := device.Open(f.ctx, 1, f.opts...)
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, dev.Close()) })
+	return dev
+}
+
+func (f *fixture) stream(t *testing.T) *streams.Stream {
+	t.Helper()
+	s, err := streams.New(f.ctx, f.dev)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Destroy(context.Background()) })
+	return s
+}
+
+func (f *fixture) buffer(t *testing.T, n int) *device.Buffer {
+	t.Helper()
+	b, err := f.dev.Malloc(f.ctx, uint64(4*n))
+	require.NoError(t, err)
+	return b
+}
+
+func (f *fixture) graph(t *testing.T) *graphs.Graph {
+	t.Helper()
+	g, err := graphs.New(f.ctx, f.dev)
+	require.NoError(t, err)
+	return g
+}
+
+func (f *fixture) read(t *testing.T, b *device.Buffer) []uint32 {
+	t.Helper()
+	out := make([]uint32, b.Size()/4)
+	require.NoError(t, device.CopyFromDevice(f.ctx, out, b))
+	return out
+}
+
+func (f *fixture) launch(t *testing.T, x *graphs.Exec, s *streams.Stream) {
+	t.Helper()
+	_, err := x.Launch(f.ctx, s).Await(f.ctx)
+	require.NoError(t, err)
+}
+
+// cfg covers n elements with 256-thread blocks.
+func cfg(n int) device.Config {
+	return device.Config{Grid: device.Dim(uint32((n + 255) / 256)), Block: device.Dim(256)}
+}
+
+func filled(n int, v uint32) []uint32 {
+	out := make([]uint32, n)
+	for i := range out {
+		out[i] = v
+	}
+	return out
+}
