@@ -1,6 +1,7 @@
 package cudart
 
 import (
+	"fmt"
 	"runtime"
 	"structs"
 	"unsafe"
@@ -14,6 +15,8 @@ import (
 // a result-info struct from 12.0 on. cudaGraphInstantiateWithFlags is the same everywhere.
 
 // nodeList is the address of a node array's first element (0 when empty).
+// The slices come through the backend.Device interface, so they live on the heap, which does
+// not move.
 func nodeList(n []backend.GraphNode) uintptr {
 	if len(n) == 0 {
 		return 0
@@ -108,25 +111,29 @@ func (r *Runtime) GraphRootNodes(g backend.Graph) ([]backend.GraphNode, error) {
 // GraphEdges lists g's edges (cudaGraphGetEdges: 13.0 takes an edge-data array, which may be
 // NULL; earlier versions have no such parameter).
 func (r *Runtime) GraphEdges(g backend.Graph) (from, to []backend.GraphNode, err error) {
-	edges := func(f, t, n uintptr) error {
-		if r.major >= 13 {
-			return r.call(fnGraphGetEdges, uintptr(g), f, t, 0, n)
-		}
-		return r.call(fnGraphGetEdges, uintptr(g), f, t, n)
-	}
-	var n uintptr
-	if err := edges(0, 0, uintptr(unsafe.Pointer(&n))); err != nil || n == 0 {
+	n := new(uintptr)
+	if err := r.graphEdges(g, nil, nil, n); err != nil || *n == 0 {
 		return nil, nil, err
 	}
-	from, to = make([]backend.GraphNode, n), make([]backend.GraphNode, n)
-	err = edges(uintptr(unsafe.Pointer(&from[0])), uintptr(unsafe.Pointer(&to[0])), uintptr(unsafe.Pointer(&n)))
-	runtime.KeepAlive(from)
-	runtime.KeepAlive(to)
-	if err != nil {
+	from, to = make([]backend.GraphNode, *n), make([]backend.GraphNode, *n)
+	if err := r.graphEdges(g, from, to, n); err != nil {
 		return nil, nil, err
 	}
-	k := min(int(n), len(from))
+	k := min(int(*n), len(from))
 	return from[:k], to[:k], nil
+}
+
+// graphEdges is one cudaGraphGetEdges call: the count into n when from and to are nil, else
+// the edges into them.
+func (r *Runtime) graphEdges(g backend.Graph, from, to []backend.GraphNode, n *uintptr) error {
+	var f, t *backend.GraphNode
+	if len(from) > 0 {
+		f, t = &from[0], &to[0]
+	}
+	if r.major >= 13 {
+		return r.call(fnGraphGetEdges, uintptr(g), uintptr(unsafe.Pointer(f)), uintptr(unsafe.Pointer(t)), 0, uintptr(unsafe.Pointer(n)))
+	}
+	return r.call(fnGraphGetEdges, uintptr(g), uintptr(unsafe.Pointer(f)), uintptr(unsafe.Pointer(t)), uintptr(unsafe.Pointer(n)))
 }
 
 // GraphNodeType is a node's type (cudaGraphNodeGetType).
@@ -160,13 +167,22 @@ func (r *Runtime) GraphDebugDot(g backend.Graph, path string) error {
 }
 
 // addNode calls a cudaGraphAdd*Node whose arguments after (node*, graph, deps, n) are rest.
+//
+//go:uintptrescapes
 func (r *Runtime) addNode(id int, g backend.Graph, deps []backend.GraphNode, rest ...uintptr) (backend.GraphNode, error) {
-	var node uintptr
-	args := append([]uintptr{uintptr(unsafe.Pointer(&node)), uintptr(g), nodeList(deps), uintptr(len(deps))}, rest...)
-	err := r.call(id, args...)
+	// uintptrescapes: the node parameters callers convert in their call expressions are moved
+	// to the heap and kept there; node is converted inside call's expression for the same
+	// reason. A struct converted to a uintptr elsewhere may live on the goroutine's stack,
+	// which can move before the runtime writes into it (as an allocation node's address).
+	if len(rest) > 4 {
+		return 0, fmt.Errorf("gpuactor/cudart: %s given %d parameter words, at most 4", runtimeSymNames[id], len(rest))
+	}
+	var w [4]uintptr
+	copy(w[:], rest)
+	node := new(uintptr)
+	err := r.call(id, uintptr(unsafe.Pointer(node)), uintptr(g), nodeList(deps), uintptr(len(deps)), w[0], w[1], w[2], w[3])
 	runtime.KeepAlive(deps)
-	runtime.KeepAlive(&node)
-	return backend.GraphNode(node), err
+	return backend.GraphNode(*node), err
 }
 
 // GraphAddMemcpyNode1D adds a 1D copy node (cudaGraphAddMemcpyNode1D). dst and src are
