@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"github.com/gpuactor/gpuactor/actor"
@@ -24,37 +26,70 @@ import (
 // (16 cores, PCIe gen5): one goroutine memmoves 10–16 GB/s; the DMA keeps ~46 GB/s of its 50
 // even beside 145 GB/s of memmove, so memory bandwidth is not what limits.
 const (
-	// stagingSlots × stagingSlotSize is the ring: 12 × 4 MiB = 48 MiB pinned a stream. Each of
-	// the stagingWorkers copying goroutines holds a slot while it copies a chunk (~300 µs for
-	// 4 MiB), and the rest hold chunks queued for the link (~80 µs each at 50 GB/s), enough
-	// that the link never runs dry while the next chunks are copied. Fewer or larger slots
-	// (8 × 4, 4 × 8, 6 × 8 MiB) measured slower; more (16 × 4) no faster.
-	stagingSlots    = 12
+	// stagingSlotSize is a staging buffer's size. The ring has a slot for each of the
+	// goroutines copying host memory (each holds one while it copies a chunk, ~300 µs for
+	// 4 MiB) and stagingSpare more holding chunks queued for the link (~80 µs each at 50 GB/s),
+	// enough that the link never runs dry while the next chunks are copied. Larger slots
+	// measured slower on an H200 host.
 	stagingSlotSize = 4 << 20
+	stagingSpare    = 8
 	// A copy is cut into about stagingSplit chunks of at least stagingMinChunk bytes (at most
 	// stagingSlotSize), so that copies of a few MiB still have chunks to overlap; below 1 MiB
 	// the fixed costs of a chunk (queueing it, noticing it completed) outweigh the overlap.
 	stagingSplit    = 8
 	stagingMinChunk = 1 << 20
-	// stagingWorkers goroutines copy host memory for one staged copy: each its own chunks,
-	// since fanning every chunk out to all of them and joining them again costs more than it
-	// gains. Only where the link waits on one chunk (the first of an upload, the last ones of
-	// a download, a copy of one chunk) is that chunk's host copy split among them, into parts
-	// of at least stagingPart bytes, if it has stagingParallelMin bytes. Four measured
-	// fastest for 256 MiB: 46–47 / 41–43 GB/s up / down, against 42–43 / 43 with six and
-	// 38 / 36 with eight.
-	stagingWorkers     = 4
+	// Each copying goroutine copies its own chunks, since fanning every chunk out to all of
+	// them and joining them again costs more than it gains. Only where the link waits on one
+	// chunk (the first of an upload, the last ones of a download, a copy of one chunk) is that
+	// chunk's host copy split among them, into parts of at least stagingPart bytes, if it has
+	// stagingParallelMin bytes.
 	stagingParallelMin = 1 << 20
 	stagingPart        = 256 << 10
+	// How many goroutines copy host memory depends on the host: one memmoves 10–16 GB/s on
+	// the H200 host we measured and 4–6.5 GB/s on the H100 host (BenchmarkHostCopy), where
+	// four reached only 26 GB/s. So a ring measures one goroutine's memmove rate when it is
+	// made and takes enough goroutines to copy stagingTarget bytes a second — a little more
+	// than a PCIe gen5 x16 link carries — within [stagingMinWorkers, stagingMaxWorkers] and
+	// leaving two of GOMAXPROCS for the caller and the device's actor.
+	stagingTarget     = 64e9
+	stagingMinWorkers = 2
+	stagingMaxWorkers = 16
 )
 
-// stagingParams is the ring's geometry: the constants above, or another for tests.
+// stagingParams is the ring's geometry: measured for the host, or another for tests.
 type stagingParams struct {
 	slots, slotSize, workers int
 }
 
 func defaultStagingParams() stagingParams {
-	return stagingParams{slots: stagingSlots, slotSize: stagingSlotSize, workers: stagingWorkers}
+	w := stagingWorkersFor(memmoveRate(), runtime.GOMAXPROCS(0))
+	return stagingParams{slots: w + stagingSpare, slotSize: stagingSlotSize, workers: w}
+}
+
+// stagingWorkersFor is how many goroutines, each copying rate bytes a second, reach
+// stagingTarget on a host with procs Ps.
+func stagingWorkersFor(rate float64, procs int) int {
+	w := stagingMaxWorkers
+	if rate > 0 {
+		w = int(math.Ceil(stagingTarget / rate))
+	}
+	return max(stagingMinWorkers, min(w, stagingMaxWorkers, procs-2))
+}
+
+// memmoveRate measures one goroutine's memmove rate in bytes a second: the best of three
+// copies of a staging slot's size between buffers already faulted in (~2 ms in all).
+func memmoveRate() float64 {
+	src, dst := make([]byte, stagingSlotSize), make([]byte, stagingSlotSize)
+	for i := 0; i < len(src); i += 4096 {
+		src[i], dst[i] = 1, 1
+	}
+	best := time.Duration(math.MaxInt64)
+	for range 3 {
+		start := time.Now()
+		copy(dst, src)
+		best = min(best, time.Since(start))
+	}
+	return float64(len(src)) / max(best.Seconds(), 1e-9)
 }
 
 // CopyToDevice queues a copy of all of src, a plain Go slice, into the start of dst (a
@@ -325,7 +360,7 @@ type stagedJob struct {
 	chunk   int // bytes a chunk (the last may be shorter)
 	n       int // chunks
 	base    int // the slot of chunk 0
-	workers int // goroutines copying host memory at once: min(stagingWorkers, n)
+	workers int // goroutines copying host memory at once: min(p.workers, n)
 	result  *Future
 
 	claim atomic.Int64 // the next chunk a filler (or copy-out worker) takes

@@ -164,7 +164,7 @@ func TestStagingChunks(t *testing.T) {
 	for _, n := range []int{1, 63, 1<<20 - 1, 1 << 20, 1<<20 + 1, 8<<20 + 13} {
 		src := stagingPattern(n, n)
 		dst := make([]byte, n)
-		parallelCopy(dst, src, stagingWorkers)
+		parallelCopy(dst, src, 4)
 		stagingEqual(t, src, dst, fmt.Sprintf("parallelCopy of %d bytes", n))
 	}
 }
@@ -404,7 +404,9 @@ func TestStagedCancellation(t *testing.T) {
 		dev := stagingOpen(t, opts)
 		s := stagingStream(t, dev)
 		stagingNoLeaks(t)
-		const n = 64 << 20 // 8 chunks: twice the ring
+		const stagingSlots = 12 // a ring of fixed geometry: the default one depends on the host
+		s.staging.Store(newStager(s, stagingParams{slots: stagingSlots, slotSize: stagingSlotSize, workers: 4}))
+		const n = 64 << 20 // 16 chunks: more than the ring
 		chunk := stagingChunk(n, stagingSlotSize)
 		require.Greater(t, n/chunk, stagingSlots)
 		buf := stagingMalloc(t, dev, n)
@@ -538,4 +540,15 @@ func TestStagedCopiesInFlightWhenTheDeviceCloses(t *testing.T) {
 		assert.Error(t, err)
 		assert.True(t, errors.Is(err, ErrDestroyed) || errors.Is(err, device.ErrClosed), "%v", err)
 	})
+}
+
+func TestStagingWorkersFitTheHost(t *testing.T) {
+	assert.Equal(t, 4, stagingWorkersFor(16e9, 16), "fast cores: four reach the link")
+	assert.Equal(t, 10, stagingWorkersFor(6.5e9, 16), "slow cores: more of them")
+	assert.Equal(t, 14, stagingWorkersFor(1e9, 16), "never more than GOMAXPROCS-2")
+	assert.Equal(t, stagingMinWorkers, stagingWorkersFor(100e9, 2), "at least two")
+	assert.Equal(t, stagingMinWorkers, stagingWorkersFor(1e9, 1))
+	p := defaultStagingParams()
+	assert.GreaterOrEqual(t, p.workers, stagingMinWorkers)
+	assert.Equal(t, p.workers+stagingSpare, p.slots)
 }
