@@ -16,16 +16,7 @@ func Enqueue(ctx context.Context, s *Stream, op func(rt backend.Device, tr *devi
 	if s == nil {
 		return actor.Completed(struct{}{}, invalid("operation on a nil stream"))
 	}
-	return device.ExecTracked(ctx, s.dev, func(rt backend.Device, tr *device.Tracker, done func(error)) error {
-		if err := s.alive(); err != nil {
-			return err
-		}
-		if err := op(rt, tr, s.h); err != nil {
-			return err
-		}
-		tr.After(s.h, done)
-		return nil
-	})
+	return s.tracked(ctx, false, func(rt backend.Device, tr *device.Tracker) error { return op(rt, tr, s.h) })
 }
 
 // Exec runs op on the stream's device actor with the stream's handle and returns its result

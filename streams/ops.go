@@ -16,16 +16,16 @@ type Future = actor.Future[struct{}]
 // enqueue queues op's work on the stream from the actor thread and returns the future the
 // device's tracker completes when the GPU has passed it.
 func (s *Stream) enqueue(ctx context.Context, op func(rt backend.Device) error) *Future {
-	return s.tracked(ctx, false, op)
+	return s.tracked(ctx, false, func(rt backend.Device, _ *device.Tracker) error { return op(rt) })
 }
 
 // tracked is enqueue; marked asks for a watermark of the op's own (Tracker.AfterMarked).
-func (s *Stream) tracked(ctx context.Context, marked bool, op func(rt backend.Device) error) *Future {
+func (s *Stream) tracked(ctx context.Context, marked bool, op func(rt backend.Device, tr *device.Tracker) error) *Future {
 	return device.ExecTracked(ctx, s.dev, func(rt backend.Device, tr *device.Tracker, done func(error)) error {
 		if err := s.alive(); err != nil {
 			return err
 		}
-		if err := op(rt); err != nil {
+		if err := op(rt, tr); err != nil {
 			return err
 		}
 		if marked {
