@@ -16,7 +16,7 @@ func allocScenarios() []scenario {
 		{name: "mallocasync_free_pair", unit: "us/pair", size: 1 << 20, ref: "mallocasync_free", run: func(e *env, size int64, r int) (float64, *float64, error) {
 			return mallocAsyncPairs(e, size, 1, r)
 		}},
-		{name: "mallocasync_free_pair_8", unit: "us/pair", size: 1 << 20, ref: "mallocasync_free", run: func(e *env, size int64, r int) (float64, *float64, error) {
+		{name: "mallocasync_free_pair_8", manyStreams: true, unit: "us/pair", size: 1 << 20, ref: "mallocasync_free", run: func(e *env, size int64, r int) (float64, *float64, error) {
 			return mallocAsyncPairs(e, size, 8, r)
 		}},
 		{name: "malloc_free_pair", unit: "us/pair", size: 1 << 20, ref: "malloc_free", run: typedMallocFree},

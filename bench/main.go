@@ -35,6 +35,7 @@ type options struct {
 	built     string // the C++ baseline built by this run
 	peers     bool
 	device    int
+	copiers   int // streams.StagingWorkers for the staged rows; 0: the library's choice
 }
 
 func main() {
@@ -63,8 +64,12 @@ func parseFlags(args []string) (*options, error) {
 	fs.StringVar(&o.cbaseline, "cbaseline", "", "prebuilt C++ baseline binary (default: build bench/cbaseline/suite.cu with nvcc when present; 'off' to skip)")
 	fs.BoolVar(&o.peers, "peers", true, "run bench/peers/peers.py when python3 can import cupy or cuda.core")
 	fs.IntVar(&o.device, "device", 0, "device ordinal")
+	fs.IntVar(&o.copiers, "staging-workers", 0, "goroutines copying host memory in the staged rows (streams.StagingWorkers; 0: sized to the host)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
+	}
+	if o.copiers < 0 {
+		return nil, fmt.Errorf("-staging-workers must not be negative, got %d", o.copiers)
 	}
 	if o.repeat < 1 {
 		return nil, fmt.Errorf("-repeat must be at least 1, got %d", o.repeat)

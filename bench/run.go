@@ -108,7 +108,7 @@ func runBackend(ctx context.Context, o *options, kind device.BackendKind, rep *R
 	if err != nil {
 		return err
 	}
-	e := &env{ctx: ctx, dev: dev, empty: k, binding: func() (*direct, error) { return openDirect(kind, o.device) }}
+	e := &env{ctx: ctx, dev: dev, empty: k, binding: func() (*direct, error) { return openDirect(kind, o.device) }, copiers: o.copiers}
 	todo := plan(o)
 	prog := &progress{total: len(todo), start: time.Now()}
 	for _, t := range todo {

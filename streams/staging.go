@@ -45,29 +45,44 @@ const (
 	// stagingParallelMin bytes.
 	stagingParallelMin = 1 << 20
 	stagingPart        = 256 << 10
-	// How many goroutines copy host memory depends on the host: one memmoves 10–16 GB/s on
-	// the H200 host we measured and 4–6.5 GB/s on the H100 host (BenchmarkHostCopy), where
-	// four reached only 26 GB/s. So a ring measures one goroutine's memmove rate when it is
-	// made and takes enough goroutines to copy stagingTarget bytes a second — a little more
-	// than a PCIe gen5 x16 link carries — within [stagingMinWorkers, stagingMaxWorkers] and
-	// leaving two of GOMAXPROCS for the caller and the device's actor.
+	// How many goroutines copy host memory depends on the host and on the direction. One
+	// memmoves 10–16 GB/s on the H200 host we measured and 4–7 on the H100 host
+	// (BenchmarkHostCopy). Uploads are best with just enough of them: more memmoves beside the
+	// DMA's reads of host memory slow the link (H200 host, 256 MiB: 46–47 GB/s with 5 of
+	// them, 40–41 with 14). So a ring measures one goroutine's memmove rate when it is made
+	// and takes enough goroutines to fill staging at stagingTarget bytes a second — a little
+	// more than a PCIe gen5 x16 link carries — within [stagingMinWorkers, stagingMaxWorkers]
+	// and leaving two of GOMAXPROCS for the caller and the device's actor. Downloads gain from
+	// every core (same host: 38–40 GB/s with 5, 46–49 with 14; C++ threads doing the same
+	// peak at 16), since the DMA writes land in cache that the copy-outs read: they get
+	// GOMAXPROCS−2, within the same bounds.
 	stagingTarget     = 64e9
 	stagingMinWorkers = 2
 	stagingMaxWorkers = 16
 )
 
 // stagingParams is the ring's geometry: measured for the host, or another for tests.
+// workers copy host memory into staging for uploads, downWorkers out of it for downloads.
 type stagingParams struct {
-	slots, slotSize, workers int
+	slots, slotSize, workers, downWorkers int
 }
 
-func defaultStagingParams() stagingParams {
-	w := stagingWorkersFor(memmoveRate(), runtime.GOMAXPROCS(0))
-	return stagingParams{slots: w + stagingSpare, slotSize: stagingSlotSize, workers: w}
+// maxStagingWorkers bounds StagingWorkers.
+const maxStagingWorkers = 64
+
+// stagingParamsFor is the ring's geometry with w copying goroutines, or as many as the host
+// needs when w is 0.
+func stagingParamsFor(w int) stagingParams {
+	up, down := w, w
+	if w == 0 {
+		procs := runtime.GOMAXPROCS(0)
+		up, down = stagingWorkersFor(memmoveRate(), procs), stagingWorkersFor(0, procs)
+	}
+	return stagingParams{slots: max(up, down) + stagingSpare, slotSize: stagingSlotSize, workers: up, downWorkers: down}
 }
 
 // stagingWorkersFor is how many goroutines, each copying rate bytes a second, reach
-// stagingTarget on a host with procs Ps.
+// stagingTarget on a host with procs Ps; with rate 0, as many as the host allows.
 func stagingWorkersFor(rate float64, procs int) int {
 	w := stagingMaxWorkers
 	if rate > 0 {
@@ -222,7 +237,7 @@ func (s *Stream) stager() *stager {
 	if st := s.staging.Load(); st != nil {
 		return st
 	}
-	if st := newStager(s, defaultStagingParams()); s.staging.CompareAndSwap(nil, st) {
+	if st := newStager(s, stagingParamsFor(s.copiers)); s.staging.CompareAndSwap(nil, st) {
 		return st
 	}
 	return s.staging.Load()
@@ -360,7 +375,8 @@ type stagedJob struct {
 	chunk   int // bytes a chunk (the last may be shorter)
 	n       int // chunks
 	base    int // the slot of chunk 0
-	workers int // goroutines copying host memory at once: min(p.workers, n)
+	workers int // goroutines copying host memory at once: the direction's workers, at most n
+	perDir  int // the direction's workers (p.workers or p.downWorkers)
 	result  *Future
 
 	claim atomic.Int64 // the next chunk a filler (or copy-out worker) takes
@@ -413,7 +429,7 @@ func (j *stagedJob) stopped() bool {
 // of a download (the copy's future waits for them) get all the workers; in the middle each
 // worker copies whole chunks of its own.
 func (j *stagedJob) split(m int) int {
-	w := j.st.p.workers
+	w := j.perDir
 	return max(1, w/min(w, m))
 }
 
@@ -441,8 +457,12 @@ func (s *Stream) staged(ctx context.Context, h2d bool, host []byte, m device.Mem
 	}
 	chunk := stagingChunk(len(host), st.p.slotSize)
 	n := (len(host) + chunk - 1) / chunk
+	perDir := st.p.workers
+	if !h2d {
+		perDir = st.p.downWorkers
+	}
 	j := &stagedJob{st: st, ctx: ctx, host: host, mem: m, chunk: chunk, n: n, base: st.next,
-		workers: min(st.p.workers, n), result: actor.NewFuture[struct{}]()}
+		workers: min(perDir, n), perDir: perDir, result: actor.NewFuture[struct{}]()}
 	if h2d {
 		return j.upload()
 	}

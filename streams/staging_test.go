@@ -300,8 +300,8 @@ func TestStagingSmallRings(t *testing.T) {
 	stagingBackends(t, func(t *testing.T, opts []device.Option) {
 		ctx := stagingCtx(t)
 		dev := stagingOpen(t, opts)
-		for _, p := range []stagingParams{{2, 1 << 20, 4}, {3, 1 << 20, 2}, {5, 2 << 20, 3}} {
-			t.Run(fmt.Sprintf("%d×%dMiB,%d", p.slots, p.slotSize>>20, p.workers), func(t *testing.T) {
+		for _, p := range []stagingParams{{2, 1 << 20, 4, 4}, {3, 1 << 20, 2, 3}, {5, 2 << 20, 3, 2}} {
+			t.Run(fmt.Sprintf("%d×%dMiB,%d,%d", p.slots, p.slotSize>>20, p.workers, p.downWorkers), func(t *testing.T) {
 				s := stagingStream(t, dev)
 				s.staging.Store(newStager(s, p))
 				stagingNoLeaks(t)
@@ -405,7 +405,7 @@ func TestStagedCancellation(t *testing.T) {
 		s := stagingStream(t, dev)
 		stagingNoLeaks(t)
 		const stagingSlots = 12 // a ring of fixed geometry: the default one depends on the host
-		s.staging.Store(newStager(s, stagingParams{slots: stagingSlots, slotSize: stagingSlotSize, workers: 4}))
+		s.staging.Store(newStager(s, stagingParams{slots: stagingSlots, slotSize: stagingSlotSize, workers: 4, downWorkers: 4}))
 		const n = 64 << 20 // 16 chunks: more than the ring
 		chunk := stagingChunk(n, stagingSlotSize)
 		require.Greater(t, n/chunk, stagingSlots)
@@ -548,7 +548,37 @@ func TestStagingWorkersFitTheHost(t *testing.T) {
 	assert.Equal(t, 14, stagingWorkersFor(1e9, 16), "never more than GOMAXPROCS-2")
 	assert.Equal(t, stagingMinWorkers, stagingWorkersFor(100e9, 2), "at least two")
 	assert.Equal(t, stagingMinWorkers, stagingWorkersFor(1e9, 1))
-	p := defaultStagingParams()
+	p := stagingParamsFor(0)
 	assert.GreaterOrEqual(t, p.workers, stagingMinWorkers)
-	assert.Equal(t, p.workers+stagingSpare, p.slots)
+	assert.GreaterOrEqual(t, p.downWorkers, p.workers, "downloads take every core the host allows")
+	assert.Equal(t, stagingWorkersFor(0, runtime.GOMAXPROCS(0)), p.downWorkers)
+	assert.Equal(t, p.downWorkers+stagingSpare, p.slots)
+	assert.Equal(t, stagingParams{workers: 3, downWorkers: 3, slots: 3 + stagingSpare, slotSize: stagingSlotSize}, stagingParamsFor(3), "StagingWorkers(3)")
+}
+
+func TestStagingWorkersOption(t *testing.T) {
+	stagingBackends(t, func(t *testing.T, opts []device.Option) {
+		ctx := stagingCtx(t)
+		dev := stagingOpen(t, opts)
+		for _, n := range []int{-1, maxStagingWorkers + 1} {
+			_, err := New(ctx, dev, StagingWorkers(n))
+			require.Error(t, err, "StagingWorkers(%d)", n)
+			assert.ErrorIs(t, err, device.ErrInvalidArgument)
+			assert.Contains(t, err.Error(), "StagingWorkers")
+		}
+		s, err := New(ctx, dev, StagingWorkers(3))
+		require.NoError(t, err)
+		defer s.Destroy(ctx)
+		assert.Equal(t, 3, s.stager().p.workers)
+		assert.Equal(t, 3, s.stager().p.downWorkers)
+		n := 5<<20 + 7
+		src := stagingPattern(n, 3)
+		buf := stagingMalloc(t, dev, n)
+		_, err = CopyToDevice(ctx, s, buf, src).Await(ctx)
+		require.NoError(t, err)
+		dst := make([]byte, n)
+		_, err = CopyFromDevice(ctx, s, dst, buf).Await(ctx)
+		require.NoError(t, err)
+		stagingEqual(t, src, dst, "round trip through 3 copiers")
+	})
 }

@@ -20,6 +20,7 @@ type Stream struct {
 	priority  int
 	destroyed atomic.Bool
 	staging   atomic.Pointer[stager] // pinned buffers of CopyToDevice/CopyFromDevice (staging.go), made on first use
+	copiers   int                    // StagingWorkers; 0: sized to the host
 }
 
 // Option configures New.
@@ -29,6 +30,7 @@ type config struct {
 	blocking    bool
 	priority    int
 	hasPriority bool
+	copiers     int
 }
 
 // Blocking makes a stream that synchronizes with the legacy default stream (cudaStreamDefault)
@@ -39,6 +41,12 @@ func Blocking() Option { return func(c *config) { c.blocking = true } }
 // device's PriorityRange.
 func Priority(p int) Option { return func(c *config) { c.priority, c.hasPriority = p, true } }
 
+// StagingWorkers sets how many goroutines copy host memory for the stream's staged copies of
+// Go slices (CopyToDevice, CopyFromDevice), from 1 to 64. By default the stream measures the
+// host's memmove rate and takes enough of them to keep a PCIe gen5 link busy, at most
+// GOMAXPROCS−2; a service that would rather spend fewer cores on copies sets fewer.
+func StagingWorkers(n int) Option { return func(c *config) { c.copiers = n } }
+
 // New creates a stream on dev.
 func New(ctx context.Context, dev *device.Device, opts ...Option) (*Stream, error) {
 	if dev == nil {
@@ -47,6 +55,9 @@ func New(ctx context.Context, dev *device.Device, opts ...Option) (*Stream, erro
 	var c config
 	for _, o := range opts {
 		o(&c)
+	}
+	if c.copiers < 0 || c.copiers > maxStagingWorkers {
+		return nil, invalid("StagingWorkers(%d): want 1 to %d", c.copiers, maxStagingWorkers)
 	}
 	return device.Exec(ctx, dev, func(rt backend.Device, tr *device.Tracker) (*Stream, error) {
 		least, greatest, err := rt.StreamPriorityRange()
@@ -67,7 +78,7 @@ func New(ctx context.Context, dev *device.Device, opts ...Option) (*Stream, erro
 		if err != nil {
 			return nil, fmt.Errorf("gpuactor/streams: creating a stream: %w", err)
 		}
-		s := &Stream{dev: dev, h: h, blocking: c.blocking, priority: c.priority}
+		s := &Stream{dev: dev, h: h, blocking: c.blocking, priority: c.priority, copiers: c.copiers}
 		tr.Own(s, func() error { return s.destroy(rt, tr) })
 		return s, nil
 	}).Await(ctx)

@@ -1,0 +1,162 @@
+// stagecost: how fast pageable host memory can reach the device and come back when the host
+// copies are done by hand, and what the alternatives cost. It is the ceiling for gpuactor's
+// staged Go-slice copies on this host, measured without Go.
+//
+//   - pinned: cudaMemcpyAsync from/to cudaHostAlloc memory (the link's speed);
+//   - pageable: cudaMemcpyAsync from/to malloc memory (the runtime's own staging);
+//   - staged T: T threads, each with its own stream and two 4 MiB pinned slots, memcpy each
+//     chunk of the pageable buffer through a slot (upload: memcpy then DMA; download: DMA then
+//     memcpy), double-buffered;
+//   - register: cudaHostRegister + cudaHostUnregister of a touched malloc buffer, and a copy
+//     through it (register, DMA, unregister).
+//
+// Prints one line per figure: GB/s, the median of 5 runs.
+// Build: nvcc -O2 -std=c++17 -o stagecost stagecost.cu -lpthread
+#include <cuda_runtime.h>
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { printf("%s: %s\n", #x, cudaGetErrorString(e_)); exit(1); } } while (0)
+
+using clk = std::chrono::steady_clock;
+static double since(clk::time_point t0) { return std::chrono::duration<double>(clk::now() - t0).count(); }
+
+template <class F> double medianGBs(size_t bytes, F f) {
+  f();  // warm-up
+  std::vector<double> v;
+  for (int r = 0; r < 5; r++) {
+    auto t0 = clk::now();
+    f();
+    v.push_back(bytes / since(t0) / 1e9);
+  }
+  std::sort(v.begin(), v.end());
+  return v[2];
+}
+
+static const size_t kSlot = 4 << 20;
+
+struct Worker {
+  cudaStream_t s;
+  char* slot[2];
+  cudaEvent_t done[2];
+};
+
+// staged copies n bytes between host and dev with T workers; worker w takes chunks w, w+T, ...
+static void staged(bool up, char* host, char* dev, size_t n, std::vector<Worker>& ws, int T) {
+  size_t chunks = (n + kSlot - 1) / kSlot;
+  std::vector<std::thread> th;
+  for (int w = 0; w < T; w++) {
+    th.emplace_back([&, w] {
+      Worker& k = ws[w];
+      int b = 0;
+      if (up) {
+        for (size_t c = w; c < chunks; c += T, b ^= 1) {
+          size_t off = c * kSlot, len = std::min(kSlot, n - off);
+          CK(cudaEventSynchronize(k.done[b]));
+          memcpy(k.slot[b], host + off, len);
+          CK(cudaMemcpyAsync(dev + off, k.slot[b], len, cudaMemcpyHostToDevice, k.s));
+          CK(cudaEventRecord(k.done[b], k.s));
+        }
+      } else {
+        // Issue the DMA of the next chunk before copying out the current one.
+        size_t first = w;
+        if (first < chunks) {
+          size_t len = std::min(kSlot, n - first * kSlot);
+          CK(cudaMemcpyAsync(k.slot[0], dev + first * kSlot, len, cudaMemcpyDeviceToHost, k.s));
+          CK(cudaEventRecord(k.done[0], k.s));
+        }
+        for (size_t c = w; c < chunks; c += T, b ^= 1) {
+          size_t off = c * kSlot, len = std::min(kSlot, n - off);
+          size_t nx = c + T;
+          if (nx < chunks) {
+            size_t l2 = std::min(kSlot, n - nx * kSlot);
+            CK(cudaMemcpyAsync(k.slot[b ^ 1], dev + nx * kSlot, l2, cudaMemcpyDeviceToHost, k.s));
+            CK(cudaEventRecord(k.done[b ^ 1], k.s));
+          }
+          CK(cudaEventSynchronize(k.done[b]));
+          memcpy(host + off, k.slot[b], len);
+        }
+      }
+      CK(cudaStreamSynchronize(k.s));
+    });
+  }
+  for (auto& t : th) t.join();
+}
+
+int main() {
+  CK(cudaSetDevice(0));
+  cudaStream_t s;
+  CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  const size_t sizes[] = {1 << 20, 16 << 20, 256 << 20};
+  const size_t maxN = 256 << 20;
+  char *dev, *pinned;
+  CK(cudaMalloc(&dev, maxN));
+  CK(cudaHostAlloc((void**)&pinned, maxN, 0));
+  char* host = (char*)aligned_alloc(4096, maxN);
+  memset(host, 1, maxN);
+  memset(pinned, 1, maxN);
+  const int kMaxT = 16;
+  std::vector<Worker> ws(kMaxT);
+  for (auto& k : ws) {
+    CK(cudaStreamCreateWithFlags(&k.s, cudaStreamNonBlocking));
+    for (int b = 0; b < 2; b++) {
+      CK(cudaHostAlloc((void**)&k.slot[b], kSlot, 0));
+      CK(cudaEventCreateWithFlags(&k.done[b], cudaEventDisableTiming));
+      CK(cudaEventRecord(k.done[b], k.s));
+    }
+  }
+  // memcpy rate of one thread and of T threads, host to host (the staging's other half).
+  {
+    char* dst = (char*)aligned_alloc(4096, maxN);
+    memset(dst, 2, maxN);
+    for (int T : {1, 4, 8, 12, 14, 16}) {
+      double g = medianGBs(maxN, [&] {
+        std::vector<std::thread> th;
+        size_t per = maxN / T;
+        for (int w = 0; w < T; w++) th.emplace_back([&, w] { memcpy(dst + w * per, host + w * per, per); });
+        for (auto& t : th) t.join();
+      });
+      printf("memcpy host->host 256M threads=%d %.1f GB/s\n", T, g);
+    }
+    free(dst);
+  }
+  for (size_t n : sizes) {
+    const char* sz = n == (1 << 20) ? "1M" : n == (16 << 20) ? "16M" : "256M";
+    for (int up = 1; up >= 0; up--) {
+      const char* dir = up ? "h2d" : "d2h";
+      auto kind = up ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost;
+      double p = medianGBs(n, [&] {
+        CK(cudaMemcpyAsync(up ? (void*)dev : (void*)pinned, up ? (void*)pinned : (void*)dev, n, kind, s));
+        CK(cudaStreamSynchronize(s));
+      });
+      double pg = medianGBs(n, [&] {
+        CK(cudaMemcpyAsync(up ? (void*)dev : (void*)host, up ? (void*)host : (void*)dev, n, kind, s));
+        CK(cudaStreamSynchronize(s));
+      });
+      printf("%s %s pinned %.1f GB/s\n", dir, sz, p);
+      printf("%s %s pageable %.1f GB/s\n", dir, sz, pg);
+      for (int T : {1, 2, 4, 8, 12, 14, 16}) {
+        double g = medianGBs(n, [&] { staged(up, host, dev, n, ws, T); });
+        printf("%s %s staged threads=%d %.1f GB/s (%.2fx pinned)\n", dir, sz, T, g, g / p);
+      }
+      double reg = medianGBs(n, [&] {
+        CK(cudaHostRegister(host, n, cudaHostRegisterDefault));
+        CK(cudaHostUnregister(host));
+      });
+      double regCopy = medianGBs(n, [&] {
+        CK(cudaHostRegister(host, n, cudaHostRegisterDefault));
+        CK(cudaMemcpyAsync(up ? (void*)dev : (void*)host, up ? (void*)host : (void*)dev, n, kind, s));
+        CK(cudaStreamSynchronize(s));
+        CK(cudaHostUnregister(host));
+      });
+      printf("%s %s register+unregister %.1f GB/s; register+copy+unregister %.1f GB/s\n", dir, sz, reg, regCopy);
+    }
+  }
+  return 0;
+}
