@@ -51,7 +51,7 @@ type scenario struct {
 	ref   string // the C++ scenario it is compared with, when not its own name
 	// manyStreams: the row has work in flight on several streams at once (see scenarios).
 	manyStreams bool
-	run   func(e *env, size int64, repeat int) (value float64, p99 *float64, err error)
+	run         func(e *env, size int64, repeat int) (value float64, p99 *float64, err error)
 }
 
 func (s scenario) refName() string {
