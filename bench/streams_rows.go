@@ -18,7 +18,7 @@ func streamScenarios() []scenario {
 		{name: "stream_launch", unit: "us/launch", ref: "launch_enqueue", run: traced("stream_launch", func(e *env, _ int64, r int) (float64, *float64, error) {
 			return streamLaunchRate(e, 1, r)
 		})},
-		{name: "stream_launch_8", manyStreams: true, unit: "us/launch", ref: "launch_enqueue", run: traced("stream_launch_8", func(e *env, _ int64, r int) (float64, *float64, error) {
+		{name: "stream_launch_8", manyStreams: true, unit: "us/launch", ref: "launch_enqueue_8", run: traced("stream_launch_8", func(e *env, _ int64, r int) (float64, *float64, error) {
 			return streamLaunchRate(e, 8, r)
 		})},
 		{name: "stream_h2d_async_64B", unit: "us/copy", size: 64, ref: "h2d_async_64B", run: traced("stream_h2d_async_64B", streamSmallCopies)},

@@ -1,8 +1,7 @@
-// graphstate: a CUDA graph's time per kernel node, before and after the process has had work
-// in flight on several streams. Measured on an H200 (driver 580.159.04): 0.50 µs a node fresh
-// and after 120k launches on one stream; 0.68 µs after 120k launches spread over 8 streams,
-// and it stays there after those streams are destroyed. It is why the bench suite runs its
-// several-stream rows last (bench/scenarios.go).
+// graphstate: a CUDA graph's time per kernel node (a chain of 1000 empty kernels), before and
+// after the process has used other streams. Measured on an H200 (driver 580.159.04): 0.50 µs
+// a node fresh and after 120k launches on the graph's own stream; 0.68 µs after 120k launches
+// spread over 8 streams, and it stays there after those streams are destroyed.
 // Build: nvcc -O2 -std=c++17 -arch=sm_90 -o graphstate graphstate.cu
 #include <cuda_runtime.h>
 #include <chrono>
@@ -32,19 +31,22 @@ int main() {
   for (int i = 0; i < 1000; i++) { cudaGraphNode_t nd; CK(cudaGraphAddKernelNode(&nd, g, prev ? &prev : nullptr, prev ? 1 : 0, &p)); prev = nd; }
   CK(cudaGraphInstantiateWithFlags(&x, g, 0)); CK(cudaGraphLaunch(x, gs)); CK(cudaStreamSynchronize(gs));
   printf("fresh: %.3f us/node\n", pernode(1000));
-  cudaEvent_t ev; CK(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming));
-  for (int i = 0; i < 120000; i++) { empty<<<1,1,0,gs>>>(); if (i % 16 == 15) cudaEventRecord(ev, gs); }
-  CK(cudaStreamSynchronize(gs));
-  printf("after 120k launches on its stream: %.3f us/node\n", pernode(1000));
+  // Streams used one at a time (each made, given a few launches, synchronized, destroyed):
+  // how many it takes before graphs slow down.
+  for (int made = 1; made <= 16; made++) {
+    cudaStream_t t;
+    CK(cudaStreamCreateWithFlags(&t, cudaStreamNonBlocking));
+    for (int i = 0; i < 100; i++) empty<<<1, 1, 0, t>>>();
+    CK(cudaStreamSynchronize(t));
+    CK(cudaStreamDestroy(t));
+    printf("after %d other stream(s) used one at a time: %.3f us/node\n", made, pernode(1000));
+  }
   std::vector<cudaStream_t> ss(8);
   for (auto& s : ss) CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-  for (int i = 0; i < 120000; i++) { empty<<<1,1,0,ss[i%8]>>>(); if (i % 32 == 31) cudaEventRecord(ev, ss[i%8]); }
+  for (int i = 0; i < 120000; i++) empty<<<1, 1, 0, ss[i % 8]>>>();
   CK(cudaDeviceSynchronize());
   printf("after 120k launches over 8 live streams: %.3f us/node\n", pernode(1000));
   for (auto& s : ss) CK(cudaStreamDestroy(s));
   printf("after destroying them: %.3f us/node\n", pernode(1000));
-  for (int i = 0; i < 120000; i++) { empty<<<1,1,0,gs>>>(); }
-  CK(cudaStreamSynchronize(gs));
-  printf("after 120k more launches: %.3f us/node\n", pernode(1000));
   return 0;
 }

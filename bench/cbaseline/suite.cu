@@ -191,6 +191,33 @@ static void launch_enqueue(const Ctx& c) {
   emit_result("launch_enqueue", -1, "us/launch", median(per), NAN, c.repeats, ok, why);
 }
 
+// launch_enqueue_8: launch_enqueue spread round-robin over 8 streams of their own, from one
+// thread: the floor for gpuactor's stream_launch_8 (8 goroutines, a stream each, all through
+// one device thread). Last in the canonical order: after work on several streams the GPU runs
+// graphs slower (graphstate.cu).
+static void launch_enqueue_8(const Ctx& c) {
+  const int kLaunches = 20000, kStreams = 8;
+  cudaStream_t ss[kStreams];
+  for (auto& s : ss) CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  for (int i = 0; i < 1000; ++i) empty<<<1, 1, 0, ss[i % kStreams]>>>();
+  CHECK(cudaGetLastError());
+  CHECK(cudaDeviceSynchronize());
+  std::vector<double> per;
+  bool ok = true;
+  std::string why;
+  for (int r = 0; r < c.repeats; ++r) {
+    auto t0 = clk::now();
+    for (int i = 0; i < kLaunches; ++i) empty<<<1, 1, 0, ss[i % kStreams]>>>();
+    for (auto& s : ss) CHECK(cudaStreamSynchronize(s));
+    double dt = seconds_since(t0);
+    cudaError_t e = cudaGetLastError();
+    if (e != cudaSuccess && ok) ok = false, why = cudaGetErrorString(e);
+    per.push_back(dt / kLaunches * 1e6);
+  }
+  for (auto& s : ss) CHECK(cudaStreamDestroy(s));
+  emit_result("launch_enqueue_8", -1, "us/launch", median(per), NAN, c.repeats, ok, why);
+}
+
 static void launch_roundtrip(const Ctx& c) {
   const int kIters = 2000;
   for (int i = 0; i < 200; ++i) {
@@ -688,6 +715,7 @@ int main(int argc, char** argv) {
       {"graph_launch", [&] { graph_launches(c, false); }},
       {"graph_node", [&] { graph_launches(c, true); }},
       {"graph_update_launch", [&] { graph_update_launch(c); }},
+      {"launch_enqueue_8", [&] { launch_enqueue_8(c); }},  // several streams: last
   };
   for (auto& w : wanted) {
     bool known = false;
