@@ -20,7 +20,11 @@ type Buffer[T any] struct {
 	n        int
 	elemSize uintptr
 	stream   *streams.Stream
-	made     streams.Future // MallocAsync's future, kept here to save an allocation
+
+	// MallocAsync's device buffer (the embedded one points here) and future, held here so
+	// that an allocation costs one object, not three.
+	mem  device.Buffer
+	made streams.Future
 }
 
 // AllocOption configures MallocAsync.
@@ -69,7 +73,8 @@ func MallocAsync[T any](ctx context.Context, s *streams.Stream, n int, opts ...A
 		}
 	}
 	b := &Buffer[T]{n: n, elemSize: size, stream: s}
-	buf, err := streams.AllocAsync(ctx, s, bytes, device.KindAsync, &b.made, releaseAsync,
+	b.Buffer = &b.mem
+	err = streams.AllocAsync(ctx, s, &b.mem, bytes, device.KindAsync, &b.made, releaseAsync,
 		func(rt backend.Device, h backend.Stream) (device.DevicePtr, error) {
 			var p backend.DevicePtr
 			var err error
@@ -88,7 +93,6 @@ func MallocAsync[T any](ctx context.Context, s *streams.Stream, n int, opts ...A
 	if err != nil {
 		return nil, nil, err
 	}
-	b.Buffer = buf
 	return b, &b.made, nil
 }
 

@@ -17,30 +17,34 @@ import (
 
 // AllocAsync is the extension point of stream-ordered allocation (alloc.MallocAsync): it
 // counts size bytes of kind against the device (refusing them with ErrMemoryLimit at once),
-// queues op, which makes the memory on the actor thread and returns its address, and returns
-// the Buffer without waiting for op. msg must be a fresh future (actor.NewFuture): it is the
-// message's, and op, when it succeeds, arranges for it to complete (Tracker.AfterFuture);
-// when op fails or the message is refused, msg completes with the error, and every later use
-// of the buffer fails with ErrAllocFailed wrapping it, its charge given back. release frees
-// the memory when the buffer is freed with Free or left to Close; it is called with the
-// address and the device stream, on the actor thread, once that stream has drained.
+// makes b — a zero Buffer, which the caller may hold inside a value of its own to save an
+// allocation — the buffer of that memory, and queues op, which makes the memory on the actor
+// thread and returns its address. It returns without waiting for op. msg must be a fresh
+// future: the message's, which op, when it succeeds, arranges to complete
+// (Tracker.AfterFuture); when op fails, or the message is refused unrun, msg completes with
+// the error, and every later use of b fails with ErrAllocFailed wrapping it, its charge given
+// back. release frees the memory when b is freed with Free or left to Close; it is called
+// with the address and the device stream, on the actor thread, once that stream has drained.
 //
 // When the message cannot be queued (ctx ended, the device is closed or has failed),
 // AllocAsync returns the error and nothing is allocated; once it is queued, the allocation
-// runs whatever ctx does, and the buffer is the caller's.
-func AllocAsync(ctx context.Context, d *Device, size uint64, kind MemKind, msg *actor.Future[struct{}],
+// runs whatever ctx does, and b is the caller's.
+func AllocAsync(ctx context.Context, d *Device, b *Buffer, size uint64, kind MemKind, msg *actor.Future[struct{}],
 	release func(rt backend.Device, p DevicePtr, s backend.Stream) error,
-	op func(rt backend.Device, tr *Tracker) (DevicePtr, error)) (*Buffer, error) {
+	op func(rt backend.Device, tr *Tracker) (DevicePtr, error)) error {
+	if b == nil || b.dev != nil {
+		return invalid("AllocAsync needs a zero Buffer")
+	}
 	if size == 0 {
-		return nil, invalid("allocation of 0 bytes")
+		return invalid("allocation of 0 bytes")
 	}
 	if err := d.failure(); err != nil {
-		return nil, err
+		return err
 	}
 	if err := d.Charge(kind, size); err != nil {
-		return nil, err
+		return err
 	}
-	b := &Buffer{dev: d, size: size, kind: kind, release: release, pending: true, msg: msg}
+	b.dev, b.size, b.kind, b.release, b.pending, b.msg = d, size, kind, release, true, msg
 	actor.CallInto(ctx, d.act, msg, func() (struct{}, error) {
 		ok := false
 		defer func() {
@@ -67,9 +71,9 @@ func AllocAsync(ctx context.Context, d *Device, size uint64, kind MemKind, msg *
 	// completes made before msg whenever it runs, so this order of checks cannot be fooled.)
 	if err := msg.Err(); err != nil && !b.made.Ready() {
 		b.fail(err)
-		return nil, err
+		return err
 	}
-	return b, nil
+	return nil
 }
 
 // fail settles a stream-ordered allocation as failed with cause, unless it was settled

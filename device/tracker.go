@@ -200,11 +200,12 @@ func (t *Tracker) forget(s backend.Stream) {
 	}
 }
 
-// takeSpare returns an emptied callback list to fill, or nil.
+// takeSpare returns an emptied callback list to fill, or a new one with room for a busy
+// stream's watermark's worth (rather than growing one a callback at a time).
 func (t *Tracker) takeSpare() []completion {
 	n := len(t.spare)
 	if n == 0 {
-		return nil
+		return make([]completion, 0, markOps)
 	}
 	l := t.spare[n-1]
 	t.spare[n-1] = nil

@@ -37,16 +37,16 @@ func Exec[T any](ctx context.Context, s *Stream, op func(rt backend.Device, tr *
 }
 
 // AllocAsync is the extension point of stream-ordered allocation (alloc.MallocAsync):
-// device.AllocAsync on the stream's device, with op run against the stream's handle (a
+// device.AllocAsync of b on the stream's device, with op run against the stream's handle (a
 // destroyed stream is refused) and msg completed when the GPU has passed the allocation. It
-// returns the buffer without waiting for the device; see device.AllocAsync.
-func AllocAsync(ctx context.Context, s *Stream, size uint64, kind device.MemKind, msg *Future,
+// returns without waiting for the device; see device.AllocAsync.
+func AllocAsync(ctx context.Context, s *Stream, b *device.Buffer, size uint64, kind device.MemKind, msg *Future,
 	release func(rt backend.Device, p device.DevicePtr, s backend.Stream) error,
-	op func(rt backend.Device, h backend.Stream) (device.DevicePtr, error)) (*device.Buffer, error) {
+	op func(rt backend.Device, h backend.Stream) (device.DevicePtr, error)) error {
 	if s == nil {
-		return nil, invalid("allocation on a nil stream")
+		return invalid("allocation on a nil stream")
 	}
-	return device.AllocAsync(ctx, s.dev, size, kind, msg, release, func(rt backend.Device, tr *device.Tracker) (device.DevicePtr, error) {
+	return device.AllocAsync(ctx, s.dev, b, size, kind, msg, release, func(rt backend.Device, tr *device.Tracker) (device.DevicePtr, error) {
 		if err := s.alive(); err != nil {
 			return 0, err
 		}
