@@ -2,6 +2,7 @@ package alloc
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"unsafe"
 
@@ -219,8 +220,9 @@ func (b *Buffer[T]) queueFree(ctx context.Context, s *streams.Stream) (*streams.
 		}
 		return rt.Free(p)
 	})
-	if err := f.Err(); err != nil && !buf.Freed() {
-		return f, err // not queued, or refused already: the buffer stays as it was
+	if err := f.Err(); err != nil && (!buf.Freed() || errors.Is(err, device.ErrClosed)) {
+		// Not queued, or refused already: the buffer stays as it was (or Close freed it).
+		return f, err
 	}
 	if err := d.Discharge(buf); err != nil {
 		return f, err

@@ -473,3 +473,31 @@ func TestFreeDoesNotWait(t *testing.T) {
 		requireUsable(t, f, s)
 	})
 }
+
+// Close frees what is left, an allocation still queued when it is called included; a Free
+// after it is ErrClosed.
+func TestFreeAfterClose(t *testing.T) {
+	eachBackend(t, func(t *testing.T, f *fixture) {
+		s, err := streams.New(f.ctx, f.dev)
+		require.NoError(t, err)
+		c, err := alloc.Malloc[uint32](f.ctx, s, 64)
+		require.NoError(t, err)
+		release := holdActor(t, f.ctx, f.dev, nil)
+		b, made, err := alloc.MallocAsync[uint32](f.ctx, s, 64)
+		require.NoError(t, err)
+		closed := make(chan error, 1)
+		go func() { closed <- f.dev.Close() }()
+		release()
+		require.NoError(t, <-closed)
+		_, err = made.Await(f.ctx)
+		require.NoError(t, err, "queued before Close, the allocation was made")
+		require.True(t, b.Freed(), "and freed by Close")
+		require.True(t, c.Freed())
+		require.Equal(t, device.Usage{}, f.dev.Usage())
+		for _, buf := range []*alloc.Buffer[uint32]{b, c} {
+			require.ErrorIs(t, buf.Free(f.ctx), device.ErrClosed)
+			_, err = buf.FreeAsync(f.ctx, nil).Await(f.ctx)
+			require.ErrorIs(t, err, device.ErrClosed)
+		}
+	})
+}

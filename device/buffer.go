@@ -71,9 +71,10 @@ func (d *Device) Malloc(ctx context.Context, size uint64) (*Buffer, error) {
 	}).Await(ctx)
 }
 
-// Free releases the buffer once the work queued on the device so far has finished, and
-// returns once it is released. Freeing twice, or using the buffer afterwards, is an ErrFreed
-// error; freeing a buffer whose stream-ordered allocation failed is an ErrAllocFailed error.
+// Free releases the buffer, after the work queued by the device's own calls (launches,
+// copies) has finished, and returns once it is released. Freeing twice, or using the buffer
+// afterwards, is an ErrFreed error; freeing a buffer whose stream-ordered allocation failed is
+// an ErrAllocFailed error.
 func (b *Buffer) Free(ctx context.Context) error {
 	if b == nil {
 		return invalid("Free of a nil buffer")

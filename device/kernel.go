@@ -217,8 +217,9 @@ func resolveArgs(k *Kernel, packed []backend.Arg, mems []memArg) error {
 		if !m.b.ok() {
 			return m.b.usable(fmt.Sprintf("kernel %s argument %d", k.name, m.arg))
 		}
-		// Written only when it changes: a prepared launch may be enqueued again (a graph's
-		// kernel node) while the backend still reads the arguments it was given.
+		// Written only when it changes: a spec may be resolved more than once, and a backend
+		// may keep the slice it was given (a graph node), whose readers a write of the same
+		// value would still race.
 		if bits := uint64(m.b.ptr) + m.off; packed[m.arg].Bits != bits {
 			packed[m.arg].Bits = bits
 		}

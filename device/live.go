@@ -1,13 +1,9 @@
 package device
 
 // bufList is the device's live buffers, for Close to free: an intrusive doubly linked list,
-// so that the actor adds and removes a buffer with a few pointer writes (a map insert and
-// delete per allocation was a measurable part of a stream-ordered allocation's cost). Actor
-// thread only.
-type bufList struct {
-	head *Buffer
-	n    int
-}
+// so that the actor adds and removes a buffer with a few pointer writes rather than a map
+// insert and delete (hashing, growth) per stream-ordered allocation. Actor thread only.
+type bufList struct{ head *Buffer }
 
 func (l *bufList) add(b *Buffer) {
 	b.prev, b.next = nil, l.head
@@ -15,7 +11,6 @@ func (l *bufList) add(b *Buffer) {
 		l.head.prev = b
 	}
 	l.head = b
-	l.n++
 }
 
 // remove takes b out of the list; a buffer not in it is left alone.
@@ -32,5 +27,4 @@ func (l *bufList) remove(b *Buffer) {
 		b.next.prev = b.prev
 	}
 	b.prev, b.next = nil, nil
-	l.n--
 }
