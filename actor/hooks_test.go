@@ -3,9 +3,11 @@ package actor
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -88,25 +90,41 @@ func TestCallIntoPendingCompletesLater(t *testing.T) {
 }
 
 func TestIdleHookKnowsWhenMessagesWait(t *testing.T) {
+	type call struct {
+		waiting bool
+		ran     int64 // of the ten messages below, how many had run
+	}
 	var mu sync.Mutex
-	var seen []bool
+	var seen []call
+	var ran atomic.Int64
 	a := newActor(t, WithBatch(2), WithIdle(func(waiting bool) bool {
 		mu.Lock()
-		seen = append(seen, waiting)
+		seen = append(seen, call{waiting, ran.Load()})
 		mu.Unlock()
 		return false
 	}))
 	ctx := context.Background()
-	fns := make([]func(), 10)
-	for i := range fns {
-		fns[i] = func() {}
+	// Ten messages sent while the actor is held are drained as one list, which the hook
+	// polls between batches of two. (A PostBatch is one message, not a list.)
+	started, hold := make(chan struct{}), make(chan struct{})
+	require.NoError(t, a.Post(ctx, func() { close(started); <-hold }))
+	<-started
+	for range 10 {
+		require.NoError(t, a.Post(ctx, func() { ran.Add(1) }))
 	}
-	require.NoError(t, a.PostBatch(ctx, fns))
+	close(hold)
 	_, err := Call(ctx, a, func() (int, error) { return 0, nil }).Await(ctx)
 	require.NoError(t, err)
-	mu.Lock()
-	defer mu.Unlock()
-	require.NotEmpty(t, seen)
-	assert.Contains(t, seen, true, "between batches of a drained list, messages are waiting")
-	assert.Contains(t, seen, false, "after the last message, none are")
+	saw := func(match func(call) bool) func() bool {
+		return func() bool {
+			mu.Lock()
+			defer mu.Unlock()
+			return slices.ContainsFunc(seen, match)
+		}
+	}
+	assert.True(t, saw(func(c call) bool { return c.waiting && c.ran > 0 && c.ran < 10 })(),
+		"between batches of a drained list, messages are waiting")
+	// Once the mailbox is empty the actor polls the hook while it spins.
+	assert.Eventually(t, saw(func(c call) bool { return !c.waiting && c.ran == 10 }), 5*time.Second, time.Millisecond,
+		"after the last message, none are")
 }

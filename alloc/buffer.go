@@ -2,6 +2,7 @@ package alloc
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"unsafe"
 
@@ -20,6 +21,11 @@ type Buffer[T any] struct {
 	n        int
 	elemSize uintptr
 	stream   *streams.Stream
+
+	// MallocAsync's device buffer (the embedded one points here) and future, held here so
+	// that an allocation costs one object, not three.
+	mem  device.Buffer
+	made streams.Future
 }
 
 // AllocOption configures MallocAsync.
@@ -31,9 +37,20 @@ type allocConfig struct{ pool *Pool }
 func FromPool(p *Pool) AllocOption { return func(c *allocConfig) { c.pool = p } }
 
 // MallocAsync queues the allocation of n elements of T on s, from the device's current pool or
-// the one given with FromPool. The buffer is usable at once by work queued on s after it
-// (and by other streams ordered after s, through events); the future completes when the GPU
-// reaches the allocation. Free it with FreeAsync or Free.
+// the one given with FromPool, and returns without waiting for the device: the buffer is
+// usable at once by work queued on s after it (and by other streams ordered after s, through
+// events). Its address is known once the device's actor has run the allocation, which every
+// later use of the buffer waits for by being queued after it (Ptr waits for it too); the
+// future completes when the GPU reaches the allocation. Free it with FreeAsync or Free.
+//
+// MallocAsync itself fails for what it can tell at once: a nil stream, a bad n or element
+// type, a pool of another device or destroyed, the device's memory limit
+// (device.ErrMemoryLimit), a closed or failed device, or ctx ended before the allocation was
+// queued; then nothing is allocated. A failure of the allocation itself (out of memory, a pool
+// at its maximum size) completes the future with the error, and every later use of the
+// buffer fails with device.ErrAllocFailed wrapping it; freeing the buffer then fails with that
+// error too, and nothing stays counted in device.Usage. Once queued, the allocation is made
+// whatever happens to ctx, and the buffer is the caller's to free.
 func MallocAsync[T any](ctx context.Context, s *streams.Stream, n int, opts ...AllocOption) (*Buffer[T], *streams.Future, error) {
 	if s == nil {
 		return nil, nil, invalid("MallocAsync on a nil stream")
@@ -46,55 +63,60 @@ func MallocAsync[T any](ctx context.Context, s *streams.Stream, n int, opts ...A
 	if err != nil {
 		return nil, nil, err
 	}
+	d := s.Device()
+	pool := poolOf(opts)
+	if pool != nil {
+		if pool.dev != d {
+			return nil, nil, wrongDevice("pool", pool.dev, d)
+		}
+		if err := pool.alive(); err != nil { // checked again on the actor, where Destroy runs
+			return nil, nil, err
+		}
+	}
+	b := &Buffer[T]{n: n, elemSize: size, stream: s}
+	b.Buffer = &b.mem
+	err = streams.AllocAsync(ctx, s, &b.mem, bytes, device.KindAsync, &b.made, releaseAsync,
+		func(rt backend.Device, h backend.Stream) (device.DevicePtr, error) {
+			var p backend.DevicePtr
+			var err error
+			if pool != nil {
+				if err = pool.alive(); err == nil {
+					p, err = rt.MallocFromPoolAsync(bytes, pool.h, h)
+				}
+			} else {
+				p, err = rt.MallocAsync(bytes, h)
+			}
+			if err != nil {
+				return 0, fmt.Errorf("gpuactor/alloc: MallocAsync(%d bytes) on device %d: %w", bytes, d.Ordinal(), err)
+			}
+			return p, nil
+		})
+	if err != nil {
+		return nil, nil, err
+	}
+	return b, &b.made, nil
+}
+
+// poolOf is the pool opts choose, or nil. A function of its own: the config escapes to the
+// options, and would cost every MallocAsync an allocation, not only those given options.
+func poolOf(opts []AllocOption) *Pool {
+	if len(opts) == 0 {
+		return nil
+	}
 	var c allocConfig
 	for _, o := range opts {
 		o(&c)
 	}
-	d := s.Device()
-	if c.pool != nil && c.pool.dev != d {
-		return nil, nil, wrongDevice("pool", c.pool.dev, d)
+	return c.pool
+}
+
+// releaseAsync frees a stream-ordered allocation that Free or Close frees without a stream of
+// its own: every stream's use of it must be over first.
+func releaseAsync(rt backend.Device, p device.DevicePtr, s backend.Stream) error {
+	if err := rt.Synchronize(); err != nil {
+		return err
 	}
-	f := actor.NewFuture[struct{}]()
-	op := streams.Exec(ctx, s, func(rt backend.Device, tr *device.Tracker, h backend.Stream) (*Buffer[T], error) {
-		if err := d.Charge(device.KindAsync, bytes); err != nil {
-			return nil, err
-		}
-		var p backend.DevicePtr
-		var err error
-		if c.pool != nil {
-			if err = c.pool.alive(); err == nil {
-				p, err = rt.MallocFromPoolAsync(bytes, c.pool.h, h)
-			}
-		} else {
-			p, err = rt.MallocAsync(bytes, h)
-		}
-		if err != nil {
-			d.Uncharge(device.KindAsync, bytes)
-			return nil, fmt.Errorf("gpuactor/alloc: MallocAsync(%d bytes) on device %d: %w", bytes, d.Ordinal(), err)
-		}
-		buf := d.Adopt(p, bytes, device.KindAsync, func(s backend.Stream) error {
-			// Free or Close without a stream: every stream's use must be over first.
-			if err := rt.Synchronize(); err != nil {
-				return err
-			}
-			return rt.FreeAsync(p, s)
-		})
-		tr.After(h, func(err error) { f.Complete(struct{}{}, err) })
-		return &Buffer[T]{Buffer: buf, n: n, elemSize: size, stream: s}, nil
-	})
-	b, err := op.Await(ctx)
-	if err != nil {
-		if ctx.Err() != nil {
-			// Queued before ctx ended, the allocation may still be made: free it then.
-			go func() {
-				if b, err := op.Await(context.Background()); err == nil {
-					b.FreeAsync(context.Background(), nil)
-				}
-			}()
-		}
-		return nil, nil, err
-	}
-	return b, f, nil
+	return rt.FreeAsync(p, s)
 }
 
 // Malloc allocates n elements of T with cudaMalloc (no pool) and ties the buffer to stream s:
@@ -139,35 +161,73 @@ func (b *Buffer[T]) Elems(i, j int) device.Slice {
 }
 
 // FreeAsync queues the free of the buffer on s (nil: the buffer's own stream), after the work
-// queued there so far. From this call on every use of the buffer is a device.ErrFreed error;
-// freeing twice too. The future completes when the GPU reaches the free.
+// queued there so far, and returns without waiting. Every use of the buffer queued after it
+// is a device.ErrFreed error, and so is a second free. The future completes when the GPU
+// reaches the free, or with why the buffer could not be freed (already freed, its allocation
+// failed: device.ErrAllocFailed). device.Usage stops counting the buffer when FreeAsync
+// queues the free.
 func (b *Buffer[T]) FreeAsync(ctx context.Context, s *streams.Stream) *streams.Future {
+	f, _ := b.queueFree(ctx, s)
+	return f
+}
+
+// Free is FreeAsync on the buffer's own stream without the future: it queues the free and
+// returns once it is queued, not when it has run, so that freeing costs no round trip to the
+// device (the device runs the free before anything queued after it). Its error is what can be
+// told at once: a nil buffer, a second free (device.ErrFreed), a buffer whose allocation
+// failed (device.ErrAllocFailed), a closed or failed device, ctx ended before the free was
+// queued. A runtime failure when the free runs is not returned (the runtime reports one only
+// once the device has failed, and every later call on it then fails); await FreeAsync's
+// future to see it, or to know when the GPU has passed the free.
+//
+// A buffer of Malloc is released with cudaFree once the work queued on its stream so far has
+// finished; one of MallocAsync goes back to its pool in stream order (cudaFreeAsync).
+func (b *Buffer[T]) Free(ctx context.Context) error {
+	_, err := b.queueFree(ctx, nil)
+	return err
+}
+
+// queueFree queues the free on s and gives the buffer's charge back; err is what is known as
+// it returns.
+func (b *Buffer[T]) queueFree(ctx context.Context, s *streams.Stream) (*streams.Future, error) {
+	fail := func(err error) (*streams.Future, error) { return actor.Completed(struct{}{}, err), err }
 	if b == nil || b.Buffer == nil {
-		return actor.Completed(struct{}{}, invalid("FreeAsync of a nil buffer"))
+		return fail(invalid("free of a nil buffer"))
 	}
 	if s == nil {
 		s = b.stream
 	}
 	d := b.Device()
 	if s.Device() != d {
-		return actor.Completed(struct{}{}, wrongDevice("buffer", d, s.Device()))
+		return fail(wrongDevice("buffer", d, s.Device()))
+	}
+	if err := d.Err(); err != nil { // the device would refuse it
+		return fail(err)
 	}
 	buf := b.Buffer
-	return streams.Enqueue(ctx, s, func(rt backend.Device, _ *device.Tracker, h backend.Stream) error {
-		if err := d.Retire(buf); err != nil {
+	f := streams.Enqueue(ctx, s, func(rt backend.Device, _ *device.Tracker, h backend.Stream) error {
+		p, err := d.Retire(buf)
+		if err != nil {
 			return err
 		}
 		if buf.Kind() == device.KindAsync {
-			return rt.FreeAsync(buf.Ptr(), h)
+			return rt.FreeAsync(p, h)
 		}
-		return rt.Free(buf.Ptr()) // cudaFree waits for the device itself
+		// Malloc's memory. cudaFree "may perform implicit synchronization" (cuda_runtime_api.h,
+		// CUDA 13.0), which is no promise: wait for the stream's work, which may use it, first.
+		if err := rt.StreamSynchronize(h); err != nil {
+			return err
+		}
+		return rt.Free(p)
 	})
-}
-
-// Free frees the buffer in its stream's order and waits until the GPU has reached the free.
-func (b *Buffer[T]) Free(ctx context.Context) error {
-	_, err := b.FreeAsync(ctx, nil).Await(ctx)
-	return err
+	if err := f.Err(); err != nil && (!buf.Freed() || errors.Is(err, device.ErrClosed)) {
+		// Not queued, or refused already: the buffer stays as it was (or Close freed it).
+		return f, err
+	}
+	if err := d.Discharge(buf); err != nil {
+		return f, err
+	}
+	return f, nil
 }
 
 // CopyIn copies src into the start of the buffer, ordered on the buffer's stream after the

@@ -113,8 +113,17 @@ func TestBufferBadInput(t *testing.T) {
 		require.ErrorIs(t, err, device.ErrInvalidArgument)
 		_, _, err = alloc.MallocAsync[uint64](ctx, s, math.MaxInt)
 		require.ErrorIs(t, err, device.ErrInvalidArgument) // overflows
-		_, _, err = alloc.MallocAsync[byte](ctx, s, 1<<50) // a petabyte: the runtime refuses
-		require.Error(t, err)
+		// A petabyte: the runtime refuses it when the device runs the allocation, so the error
+		// comes with the future, and every use of the buffer reports it.
+		huge, hugeFut, err := alloc.MallocAsync[byte](ctx, s, 1<<50)
+		require.NoError(t, err)
+		_, allocErr := hugeFut.Await(ctx)
+		require.Error(t, allocErr)
+		err = huge.CopyIn(ctx, []byte{1})
+		require.ErrorIs(t, err, device.ErrAllocFailed)
+		require.ErrorIs(t, err, allocErr)
+		require.ErrorIs(t, huge.Free(ctx), device.ErrAllocFailed)
+		require.Zero(t, f.dev.Usage().Async.Count, "the refused allocation is not counted")
 
 		b, _, err := alloc.MallocAsync[uint32](ctx, s, 8)
 		require.NoError(t, err)

@@ -11,6 +11,27 @@
 // take any buffer. A buffer freed, even only queued for freeing, is refused by every later use
 // with device.ErrFreed; a buffer used with another device's stream with device.ErrWrongDevice.
 //
+// No round trips. MallocAsync, FreeAsync and Free return as soon as their message is queued
+// to the device's actor, without waiting for it: a park and wake-up of the caller costs more
+// than cudaMallocAsync itself. A stream-ordered buffer's address is known once the actor has
+// run the allocation; every use of the buffer (a copy, a memset, a launch taking it, a slice
+// of it, a free) is itself a message queued after it, and the actor runs messages in the
+// order they were queued, so each use finds the address, or the failure. Buffer.Ptr, the one
+// place a caller reads the address, waits for it (PtrWait takes a context).
+//
+// Where errors surface. MallocAsync fails at once for what it can tell at once: bad
+// arguments, a pool of another device or destroyed, the device's memory limit
+// (device.ErrMemoryLimit), a closed or failed device, a context that ended before the
+// allocation was queued; then nothing is allocated. What only the runtime can tell (out of
+// memory, a pool at its maximum size) completes MallocAsync's future with the error, and
+// every later use of the buffer fails with device.ErrAllocFailed wrapping it, freeing
+// included; the buffer is then no longer counted. Free reports at once a second free
+// (device.ErrFreed), a failed allocation, a closed or failed device; a runtime failure of the
+// free itself comes only with FreeAsync's future. device.Usage counts a stream-ordered
+// allocation from MallocAsync's return until its free is queued, in the caller's order, so a
+// loop that frees and allocates near the limit is never refused by frees the device has yet
+// to run.
+//
 // Pools. MallocAsync allocates from the device's current pool (its default pool unless
 // SetCurrentPool changed it) or from the pool given with FromPool. A pool keeps freed memory
 // for reuse; its release threshold says how much unused memory it keeps across a

@@ -77,14 +77,17 @@ func MallocManaged[T any](ctx context.Context, d *device.Device, n int, opts ...
 			d.Uncharge(device.KindManaged, bytes)
 			return nil, errorsJoin(err, rt.Free(p))
 		}
-		buf := d.Adopt(p, bytes, device.KindManaged, func(backend.Stream) error {
-			if err := rt.Synchronize(); err != nil { // no stream may still use it
-				return err
-			}
-			return rt.Free(p)
-		})
+		buf := d.Adopt(p, bytes, device.KindManaged, releaseManaged)
 		return &Managed[T]{Buffer: buf, n: n, host: host}, nil
 	}).Await(ctx)
+}
+
+// releaseManaged frees managed memory once no stream may still use it.
+func releaseManaged(rt backend.Device, p device.DevicePtr, _ backend.Stream) error {
+	if err := rt.Synchronize(); err != nil {
+		return err
+	}
+	return rt.Free(p)
 }
 
 // Len is the number of elements.

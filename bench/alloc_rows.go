@@ -77,6 +77,8 @@ func mallocAsyncPairs(e *env, size int64, g, repeat int) (float64, *float64, err
 }
 
 // typedMallocFree: alloc.Malloc + Free (cudaMalloc + cudaFree through a typed buffer) pairs.
+// Free returns once the free is queued (the next Malloc runs after it), so the repeat ends by
+// awaiting the last free, as the C++ loop ends with its last cudaFree done.
 func typedMallocFree(e *env, size int64, repeat int) (float64, *float64, error) {
 	s, err := streams.New(e.ctx, e.dev)
 	if err != nil {
@@ -86,12 +88,16 @@ func typedMallocFree(e *env, size int64, repeat int) (float64, *float64, error) 
 	var samples []float64
 	for r := -1; r < repeat; r++ {
 		start := time.Now()
-		for range allocPairs {
+		for i := range allocPairs {
 			b, err := alloc.Malloc[byte](e.ctx, s, int(size))
 			if err != nil {
 				return 0, nil, err
 			}
-			if err := b.Free(e.ctx); err != nil {
+			if i == allocPairs-1 {
+				if _, err := b.FreeAsync(e.ctx, nil).Await(e.ctx); err != nil {
+					return 0, nil, err
+				}
+			} else if err := b.Free(e.ctx); err != nil {
 				return 0, nil, err
 			}
 		}

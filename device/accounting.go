@@ -59,9 +59,14 @@ type Usage struct {
 // DeviceBytes is the device memory counted against the limit: Device+Async+Managed.
 func (u Usage) DeviceBytes() uint64 { return u.Device.Bytes + u.Async.Bytes + u.Managed.Bytes }
 
-// accounting holds the counters: written on the actor thread, read from anywhere.
+// accounting holds the counters, written and read from any goroutine. held is the sum the
+// limit caps (Device+Async+Managed bytes), kept apart so that one compare-and-swap checks a
+// request against the limit and counts it: stream-ordered allocations are charged on the
+// caller's goroutine, so charges race, and a check then an add would let two of them pass the
+// limit together.
 type accounting struct {
 	limit uint64
+	held  atomic.Uint64
 	bytes [numKinds]atomic.Uint64
 	count [numKinds]atomic.Uint64
 }
@@ -82,15 +87,24 @@ func (d *Device) Usage() Usage {
 }
 
 // Charge counts an allocation of n bytes of kind before it is made, refusing it with
-// ErrMemoryLimit when it would pass the device's limit. On the actor thread (which makes the
-// check and the count one step); undo with Uncharge when the allocation then fails.
+// ErrMemoryLimit when it would pass the device's limit; undo it with Uncharge when the
+// allocation then fails. Safe from any goroutine: the check and the count are one atomic step.
 func (d *Device) Charge(kind MemKind, n uint64) error {
 	a := &d.acct
-	if a.limit > 0 && kind.limited() {
-		held := a.bytes[KindDevice].Load() + a.bytes[KindAsync].Load() + a.bytes[KindManaged].Load()
-		if held+n > a.limit || held+n < held {
-			return fmt.Errorf("%w: %d bytes of %s memory requested on device %d, which holds %d of its %d-byte limit",
-				ErrMemoryLimit, n, kind, d.ordinal, held, a.limit)
+	if kind.limited() {
+		if a.limit == 0 {
+			a.held.Add(n)
+		} else {
+			for {
+				held := a.held.Load()
+				if held+n > a.limit || held+n < held {
+					return fmt.Errorf("%w: %d bytes of %s memory requested on device %d, which holds %d of its %d-byte limit",
+						ErrMemoryLimit, n, kind, d.ordinal, held, a.limit)
+				}
+				if a.held.CompareAndSwap(held, held+n) {
+					break
+				}
+			}
 		}
 	}
 	a.bytes[kind].Add(n)
@@ -98,8 +112,11 @@ func (d *Device) Charge(kind MemKind, n uint64) error {
 	return nil
 }
 
-// Uncharge takes back a Charge: when the allocation failed or is freed. On the actor thread.
+// Uncharge takes back a Charge: when the allocation failed or is freed. Safe from any goroutine.
 func (d *Device) Uncharge(kind MemKind, n uint64) {
+	if kind.limited() {
+		d.acct.held.Add(-n)
+	}
 	d.acct.bytes[kind].Add(-n)
 	d.acct.count[kind].Add(^uint64(0))
 }

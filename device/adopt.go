@@ -1,39 +1,38 @@
 package device
 
 import (
-	"fmt"
-
 	"github.com/gpuactor/gpuactor/internal/backend"
 )
 
-// Adopt makes a *Buffer of device memory that a domain package allocated (from a pool, or
-// managed) and charged as kind, so that every API taking a Mem accepts it. release frees it
-// when the Buffer is freed with Free or left to Close: it runs on the actor thread after the
-// device stream has drained, with that stream, and must order itself after any other stream's
-// use of the memory. On the actor thread.
-func (d *Device) Adopt(ptr DevicePtr, size uint64, kind MemKind, release func(s backend.Stream) error) *Buffer {
+// Adopt makes a *Buffer of device memory that a domain package allocated (managed memory,
+// say) and charged as kind, so that every API taking a Mem accepts it. release frees it when
+// the Buffer is freed with Free or left to Close: it runs on the actor thread after the device
+// stream has drained, with the address and that stream, and must order itself after any other
+// stream's use of the memory. On the actor thread.
+func (d *Device) Adopt(ptr DevicePtr, size uint64, kind MemKind, release func(rt backend.Device, p DevicePtr, s backend.Stream) error) *Buffer {
 	b := &Buffer{dev: d, ptr: ptr, size: size, kind: kind, release: release}
-	d.live.buffers[b] = struct{}{}
+	d.live.buffers.add(b)
 	return b
 }
 
-// Retire marks b freed without releasing it, for a caller that frees it itself (in stream
-// order): from then on every use of b is an ErrFreed error. Retiring twice is an ErrFreed
-// error. On the actor thread.
-func (d *Device) Retire(b *Buffer) error {
+// Retire marks b freed without releasing its memory, for a caller that frees it itself in
+// stream order, and returns its address: from then on every use of b is an ErrFreed error.
+// Retiring twice is an ErrFreed error; retiring a buffer whose allocation failed, an
+// ErrAllocFailed error. Retire leaves b's charge to the caller that queued the free, which
+// gives it back with Discharge when it queues it. On the actor thread.
+func (d *Device) Retire(b *Buffer) (DevicePtr, error) {
 	if b == nil {
-		return invalid("Retire of a nil buffer")
+		return 0, invalid("Retire of a nil buffer")
 	}
 	if b.dev != d {
-		return wrongDevice("buffer", b.dev, d)
+		return 0, wrongDevice("buffer", b.dev, d)
 	}
-	if b.freed.Load() {
-		return fmt.Errorf("%w: buffer %#x of %d bytes freed twice", ErrFreed, uint64(b.ptr), b.size)
+	if err := b.freeable(); err != nil {
+		return 0, err
 	}
 	b.freed.Store(true)
-	delete(d.live.buffers, b)
-	d.Uncharge(b.kind, b.size)
-	return nil
+	d.live.buffers.remove(b)
+	return b.ptr, nil
 }
 
 // Kind is the kind of memory the buffer is.

@@ -38,7 +38,7 @@ type Device struct {
 
 // liveSet tracks what the device must release on Close. Actor thread only.
 type liveSet struct {
-	buffers map[*Buffer]struct{}
+	buffers bufList // live.go
 	hosts   map[*HostBuffer]struct{}
 	modules map[*Module]struct{}
 }
@@ -120,7 +120,6 @@ func open(ctx context.Context, be backend.Backend, c *config, ordinal int) (*Dev
 		cacheDir: c.kernelCacheDir(),
 		acct:     accounting{limit: c.memLimit},
 		live: liveSet{
-			buffers: map[*Buffer]struct{}{},
 			hosts:   map[*HostBuffer]struct{}{},
 			modules: map[*Module]struct{}{},
 		},
@@ -185,8 +184,10 @@ func (d *Device) release() {
 	if d.failure() == nil {
 		errs = append(errs, d.dev.StreamSynchronize(d.stream))
 	}
-	for b := range d.live.buffers {
+	for b := d.live.buffers.head; b != nil; {
+		next := b.next // freeBuffer unlinks b
 		errs = append(errs, d.freeBuffer(b))
+		b = next
 	}
 	for h := range d.live.hosts {
 		errs = append(errs, d.freeHost(h))

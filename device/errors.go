@@ -16,6 +16,10 @@ var (
 	ErrOutOfRange = errors.New("gpuactor: out of range")
 	// ErrFreed: the buffer, host buffer or module was already freed or unloaded.
 	ErrFreed = errors.New("gpuactor: already freed")
+	// ErrAllocFailed: the buffer's stream-ordered allocation failed when the device ran it
+	// (out of memory, a destroyed pool…); every use of the buffer fails with it, wrapping the
+	// cause, so errors.Is also matches the cause (cudaerr.MemoryAllocation, say).
+	ErrAllocFailed = errors.New("gpuactor: the buffer's allocation failed")
 	// ErrWrongDevice: memory or a kernel of one device used with another.
 	ErrWrongDevice = errors.New("gpuactor: belongs to another device")
 	// ErrLaunchConfig: a grid, block or shared-memory size outside the device's limits.

@@ -31,8 +31,8 @@ func (d *Device) ResolveHost(what string, h *HostBuffer, n uint64) ([]byte, erro
 // PrepareLaunch checks a launch's shape and arguments against k and the device, off the actor
 // thread, and returns a LaunchSpec for RunLaunch.
 func (d *Device) PrepareLaunch(k *Kernel, cfg Config, args []any) (LaunchSpec, error) {
-	packed, bufs, err := d.prepareLaunch(k, cfg, args)
-	return LaunchSpec{k: k, cfg: cfg, args: packed, bufs: bufs}, err
+	packed, mems, err := d.prepareLaunch(k, cfg, args)
+	return LaunchSpec{k: k, cfg: cfg, args: packed, mems: mems}, err
 }
 
 // LaunchSpec is a checked launch, ready to enqueue on any stream of its device.
@@ -40,13 +40,13 @@ type LaunchSpec struct {
 	k    *Kernel
 	cfg  Config
 	args []backend.Arg
-	bufs []*Buffer
+	mems []memArg // the memory arguments, resolved on the actor thread
 }
 
 // Enqueue launches spec on stream s; on the actor thread. Buffers freed since PrepareLaunch
-// and unloaded modules are refused here.
+// (or whose allocation failed) and unloaded modules are refused here.
 func (d *Device) Enqueue(spec LaunchSpec, s backend.Stream) error {
-	return d.enqueueLaunch(spec.k, spec.cfg, spec.args, spec.bufs, s)
+	return d.enqueueLaunch(spec.k, spec.cfg, spec.args, spec.mems, s)
 }
 
 // ExecTracked is Exec for stream-ordered ops whose result is known only when the GPU reaches
@@ -58,6 +58,19 @@ func ExecTracked(ctx context.Context, d *Device, op func(rt backend.Device, tr *
 	done := func(err error) { f.Complete(struct{}{}, err) }
 	return actor.CallInto(ctx, d.act, f, func() (struct{}, error) {
 		if err := op(d.dev, d.tracker, done); err != nil {
+			return struct{}{}, err
+		}
+		return struct{}{}, actor.ErrPending
+	})
+}
+
+// ExecFuture is ExecTracked for an op that is handed its own future, to complete with
+// Tracker.AfterFuture when the GPU passes its work (or itself): the common case, without the
+// callback closure of ExecTracked.
+func ExecFuture(ctx context.Context, d *Device, op func(rt backend.Device, tr *Tracker, f *actor.Future[struct{}]) error) *actor.Future[struct{}] {
+	f := actor.NewFuture[struct{}]()
+	return actor.CallInto(ctx, d.act, f, func() (struct{}, error) {
+		if err := op(d.dev, d.tracker, f); err != nil {
 			return struct{}{}, err
 		}
 		return struct{}{}, actor.ErrPending

@@ -165,18 +165,18 @@ func (d *Device) LaunchSync(ctx context.Context, k *Kernel, cfg Config, args ...
 }
 
 func (d *Device) launch(ctx context.Context, k *Kernel, cfg Config, wait bool, args []any) *actor.Future[struct{}] {
-	packed, bufs, err := d.prepareLaunch(k, cfg, args)
+	packed, mems, err := d.prepareLaunch(k, cfg, args)
 	if err != nil {
 		return actor.Completed(struct{}{}, err)
 	}
 	return call(ctx, d, func() (struct{}, error) {
-		return struct{}{}, d.runLaunch(k, cfg, wait, packed, bufs)
+		return struct{}{}, d.runLaunch(k, cfg, wait, packed, mems)
 	})
 }
 
 // runLaunch runs on the actor thread.
-func (d *Device) runLaunch(k *Kernel, cfg Config, wait bool, packed []backend.Arg, bufs []*Buffer) error {
-	if err := d.enqueueLaunch(k, cfg, packed, bufs, d.stream); err != nil {
+func (d *Device) runLaunch(k *Kernel, cfg Config, wait bool, packed []backend.Arg, mems []memArg) error {
+	if err := d.enqueueLaunch(k, cfg, packed, mems, d.stream); err != nil {
 		return err
 	}
 	if wait {
@@ -188,14 +188,9 @@ func (d *Device) runLaunch(k *Kernel, cfg Config, wait bool, packed []backend.Ar
 }
 
 // enqueueLaunch launches a prepared kernel on stream s; on the actor thread.
-func (d *Device) enqueueLaunch(k *Kernel, cfg Config, packed []backend.Arg, bufs []*Buffer, s backend.Stream) error {
-	if k.mod.unloaded.Load() {
-		return fmt.Errorf("%w: kernel %s: module %s was unloaded", ErrFreed, k.name, k.mod.name)
-	}
-	for _, b := range bufs {
-		if b.freed.Load() {
-			return fmt.Errorf("%w: kernel %s: argument buffer %#x used after Free", ErrFreed, k.name, uint64(b.ptr))
-		}
+func (d *Device) enqueueLaunch(k *Kernel, cfg Config, packed []backend.Arg, mems []memArg, s backend.Stream) error {
+	if err := resolveArgs(k, packed, mems); err != nil {
+		return err
 	}
 	if err := d.dev.Launch(k.h, cfg.Grid, cfg.Block, cfg.SharedMem, s, packed); err != nil {
 		return fmt.Errorf("gpuactor: launching %s: %w", k.name, err)
@@ -203,8 +198,39 @@ func (d *Device) enqueueLaunch(k *Kernel, cfg Config, packed []backend.Arg, bufs
 	return nil
 }
 
+// memArg is a kernel argument that is device memory: packed[arg] gets the buffer's address
+// plus off on the actor thread (resolveArgs), where the address of a stream-ordered allocation
+// is known by the time any launch that uses it runs.
+type memArg struct {
+	b   *Buffer
+	off uint64
+	arg int
+}
+
+// resolveArgs refuses an unloaded module and buffers freed since the launch was prepared (or
+// whose allocation failed), and writes the buffers' addresses into packed. On the actor thread.
+func resolveArgs(k *Kernel, packed []backend.Arg, mems []memArg) error {
+	if k.mod.unloaded.Load() {
+		return fmt.Errorf("%w: kernel %s: module %s was unloaded", ErrFreed, k.name, k.mod.name)
+	}
+	for _, m := range mems {
+		if !m.b.ok() {
+			return m.b.usable(fmt.Sprintf("kernel %s argument %d", k.name, m.arg))
+		}
+		// Written only when it changes: a spec may be resolved more than once, and a backend
+		// may keep the slice it was given (a graph node), whose readers a write of the same
+		// value would still race.
+		if bits := uint64(m.b.ptr) + m.off; packed[m.arg].Bits != bits {
+			packed[m.arg].Bits = bits
+		}
+	}
+	return nil
+}
+
 // prepareLaunch checks the shape and arguments on the caller's goroutine, off the actor thread.
-func (d *Device) prepareLaunch(k *Kernel, cfg Config, args []any) ([]backend.Arg, []*Buffer, error) {
+// Memory arguments are checked for their device and range here; their addresses are filled in
+// on the actor thread (resolveArgs).
+func (d *Device) prepareLaunch(k *Kernel, cfg Config, args []any) ([]backend.Arg, []memArg, error) {
 	if k == nil {
 		return nil, nil, invalid("launch of a nil kernel")
 	}
@@ -241,7 +267,7 @@ func (d *Device) checkConfig(k *Kernel, cfg Config) error {
 	return nil
 }
 
-func (d *Device) packArgs(k *Kernel, args []any) ([]backend.Arg, []*Buffer, error) {
+func (d *Device) packArgs(k *Kernel, args []any) ([]backend.Arg, []memArg, error) {
 	if k.params != nil && len(args) != len(k.params) {
 		return nil, nil, fmt.Errorf("%w: kernel %s takes %d argument(s) (%s), got %d", ErrKernelArgs, k.name, len(k.params), paramList(k.params), len(args))
 	}
@@ -249,65 +275,71 @@ func (d *Device) packArgs(k *Kernel, args []any) ([]backend.Arg, []*Buffer, erro
 		return nil, nil, nil
 	}
 	packed := make([]backend.Arg, len(args))
-	var bufs []*Buffer
+	var mems []memArg
 	for i, a := range args {
 		var want *param
 		if k.params != nil {
 			want = &k.params[i]
 		}
-		arg, buf, err := d.packArg(k, i, a, want)
+		arg, buf, off, err := d.packArg(k, i, a, want)
 		if err != nil {
 			return nil, nil, err
 		}
 		if buf != nil {
-			bufs = append(bufs, buf)
+			if mems == nil {
+				mems = make([]memArg, 0, len(args)-i) // one allocation: at most the rest are memory
+			}
+			mems = append(mems, memArg{b: buf, off: off, arg: i})
 		}
 		if want != nil && !want.accepts(arg.Kind) {
 			return nil, nil, fmt.Errorf("%w: kernel %s argument %d is %s, got %s (%T)", ErrKernelArgs, k.name, i, want, arg.Kind, a)
 		}
 		packed[i] = arg
 	}
-	return packed, bufs, nil
+	return packed, mems, nil
 }
 
-func (d *Device) packArg(k *Kernel, i int, a any, want *param) (backend.Arg, *Buffer, error) {
+// packArg packs argument i; for device memory it returns the buffer and the offset into it,
+// whose address resolveArgs adds on the actor thread.
+func (d *Device) packArg(k *Kernel, i int, a any, want *param) (backend.Arg, *Buffer, uint64, error) {
 	switch v := a.(type) {
 	case int32:
-		return backend.Arg{Kind: Int32, Bits: uint64(uint32(v))}, nil, nil
+		return backend.Arg{Kind: Int32, Bits: uint64(uint32(v))}, nil, 0, nil
 	case uint32:
-		return backend.Arg{Kind: Uint32, Bits: uint64(v)}, nil, nil
+		return backend.Arg{Kind: Uint32, Bits: uint64(v)}, nil, 0, nil
 	case int64:
-		return backend.Arg{Kind: Int64, Bits: uint64(v)}, nil, nil
+		return backend.Arg{Kind: Int64, Bits: uint64(v)}, nil, 0, nil
 	case uint64:
-		return backend.Arg{Kind: Uint64, Bits: v}, nil, nil
+		return backend.Arg{Kind: Uint64, Bits: v}, nil, 0, nil
 	case float32:
-		return backend.Arg{Kind: Float32, Bits: uint64(math.Float32bits(v))}, nil, nil
+		return backend.Arg{Kind: Float32, Bits: uint64(math.Float32bits(v))}, nil, 0, nil
 	case float64:
-		return backend.Arg{Kind: Float64, Bits: math.Float64bits(v)}, nil, nil
+		return backend.Arg{Kind: Float64, Bits: math.Float64bits(v)}, nil, 0, nil
 	case DevicePtr:
-		return backend.Arg{Kind: Pointer, Bits: uint64(v)}, nil, nil
+		return backend.Arg{Kind: Pointer, Bits: uint64(v)}, nil, 0, nil
 	case Mem: // *Buffer, Slice, or a domain package's type built on *Buffer (alloc.Buffer)
 		b, off, n := regionOf(v)
 		if b == nil {
-			return backend.Arg{}, nil, fmt.Errorf("%w: kernel %s argument %d is a nil buffer", ErrKernelArgs, k.name, i)
+			return backend.Arg{}, nil, 0, fmt.Errorf("%w: kernel %s argument %d is a nil buffer", ErrKernelArgs, k.name, i)
 		}
 		if b.dev != d {
-			return backend.Arg{}, nil, fmt.Errorf("%w: kernel %s argument %d lives on device %d, launched on device %d", ErrWrongDevice, k.name, i, b.dev.ordinal, d.ordinal)
+			return backend.Arg{}, nil, 0, fmt.Errorf("%w: kernel %s argument %d lives on device %d, launched on device %d", ErrWrongDevice, k.name, i, b.dev.ordinal, d.ordinal)
 		}
 		if off > b.size || n > b.size-off {
-			return backend.Arg{}, nil, outOfRange("kernel %s argument %d: slice [%d, %d) runs past its %d-byte buffer", k.name, i, off, off+n, b.size)
+			return backend.Arg{}, nil, 0, outOfRange("kernel %s argument %d: slice [%d, %d) runs past its %d-byte buffer", k.name, i, off, off+n, b.size)
 		}
-		return backend.Arg{Kind: Pointer, Bits: uint64(b.ptr) + off}, b, nil
+		return backend.Arg{Kind: Pointer}, b, off, nil
 	case int, uint:
-		return goInt(k, i, v, want)
+		arg, err := goInt(k, i, v, want)
+		return arg, nil, 0, err
 	}
-	return backend.Arg{}, nil, fmt.Errorf("%w: kernel %s argument %d has unsupported Go type %T (use int32, uint32, int64, uint64, float32, float64, *Buffer, Slice or DevicePtr)", ErrKernelArgs, k.name, i, a)
+	return backend.Arg{}, nil, 0, fmt.Errorf("%w: kernel %s argument %d has unsupported Go type %T (use int32, uint32, int64, uint64, float32, float64, *Buffer, Slice or DevicePtr)", ErrKernelArgs, k.name, i, a)
 }
 
 // goInt fits a Go int or uint to the kernel's declared integer parameter.
-func goInt(k *Kernel, i int, v any, want *param) (backend.Arg, *Buffer, error) {
+func goInt(k *Kernel, i int, v any, want *param) (backend.Arg, error) {
 	if want == nil {
-		return backend.Arg{}, nil, fmt.Errorf("%w: kernel %s argument %d is a Go %T, whose width the kernel's unknown signature cannot settle: pass int32 or int64", ErrKernelArgs, k.name, i, v)
+		return backend.Arg{}, fmt.Errorf("%w: kernel %s argument %d is a Go %T, whose width the kernel's unknown signature cannot settle: pass int32 or int64", ErrKernelArgs, k.name, i, v)
 	}
 	var s int64
 	var u uint64
@@ -330,9 +362,9 @@ func goInt(k *Kernel, i int, v any, want *param) (backend.Arg, *Buffer, error) {
 		fits = !neg
 	}
 	if !fits {
-		return backend.Arg{}, nil, fmt.Errorf("%w: kernel %s argument %d is %s, got Go %T %v that does not fit", ErrKernelArgs, k.name, i, want, v, v)
+		return backend.Arg{}, fmt.Errorf("%w: kernel %s argument %d is %s, got Go %T %v that does not fit", ErrKernelArgs, k.name, i, want, v, v)
 	}
-	return backend.Arg{Kind: want.kind, Bits: u}, nil, nil
+	return backend.Arg{Kind: want.kind, Bits: u}, nil
 }
 
 func paramList(ps []param) string {

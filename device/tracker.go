@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/gpuactor/gpuactor/actor"
 	"github.com/gpuactor/gpuactor/cudaerr"
 	"github.com/gpuactor/gpuactor/internal/backend"
 )
@@ -18,13 +19,20 @@ import (
 type Tracker struct {
 	dev     backend.Device
 	streams map[backend.Stream]*track
-	pending int // callbacks not yet run
+	active  []*track // streams' tracks, for poll to walk: iterating a map costs more than the poll
+	pending int      // callbacks not yet run
 	free    []backend.Event
+	spare   [][]completion // emptied callback lists, reused for the next ones
 	epoch   time.Time
 	owned   map[any]func() error
 	note    func(error) // the device's sticky-fault check
 	waits   []eventWait // AfterEvent callbacks, in registration order
 	capture captures    // open stream captures (capture.go)
+
+	// The stream After saw last and its track: ops come in runs on one stream, and this
+	// saves a map lookup per op. Cleared whenever a track leaves streams.
+	lastS backend.Stream
+	lastT *track
 
 	markGap, queryGap time.Duration // the pacing constants below; tests change them
 
@@ -49,11 +57,16 @@ func (t *Tracker) pollEvents() {
 	kept := t.waits[:0]
 	for _, w := range t.waits {
 		err := t.dev.EventQuery(w.ev)
-		if errors.Is(err, cudaerr.NotReady) {
+		if notReady(err) {
 			kept = append(kept, w)
 			continue
 		}
-		t.finish([]func(error){w.done}, err)
+		if err != nil {
+			t.note(err)
+		}
+		w.done(err)
+		t.pending--
+		t.completed++
 	}
 	clear(t.waits[len(kept):])
 	t.waits = kept
@@ -82,7 +95,9 @@ const (
 )
 
 type track struct {
-	open      []func(error) // registered since the last watermark
+	s         backend.Stream
+	idx       int           // in Tracker.active
+	open      []completion  // registered since the last watermark
 	marks     []mark        // recorded watermarks, oldest first
 	urgent    bool          // an operation in open asked for a watermark of its own
 	lastMark  time.Duration // when the last watermark was recorded (Tracker.now)
@@ -91,7 +106,31 @@ type track struct {
 
 type mark struct {
 	ev   backend.Event
-	done []func(error)
+	done []completion
+}
+
+// completion is a callback of After, or the future of AfterFuture: completing a future
+// directly saves the closure that would complete it.
+type completion struct {
+	fn func(error)
+	f  *actor.Future[struct{}]
+}
+
+func (c completion) run(err error) {
+	if c.f != nil {
+		c.f.Complete(struct{}{}, err)
+		return
+	}
+	c.fn(err)
+}
+
+// notReady reports whether err is cudaErrorNotReady: a watermark the GPU has not passed. Most
+// queries say so; the type check spares errors.Is, whose unwrapping to a Code allocates.
+func notReady(err error) bool {
+	if e, ok := err.(*cudaerr.Error); ok {
+		return e.Code == cudaerr.NotReady
+	}
+	return errors.Is(err, cudaerr.NotReady)
 }
 
 func newTracker(dev backend.Device, note func(error)) *Tracker {
@@ -104,17 +143,33 @@ func (t *Tracker) now() time.Duration { return time.Since(t.epoch) }
 
 // After runs done on the actor thread once the GPU has passed all work enqueued on s so far:
 // with nil, or with the error that stopped the device.
-func (t *Tracker) After(s backend.Stream, done func(error)) {
+func (t *Tracker) After(s backend.Stream, done func(error)) { t.add(s, completion{fn: done}) }
+
+// AfterFuture is After that completes f: the way an op's own future is completed when the
+// GPU has passed it, without a closure per op.
+func (t *Tracker) AfterFuture(s backend.Stream, f *actor.Future[struct{}]) {
+	t.add(s, completion{f: f})
+}
+
+func (t *Tracker) add(s backend.Stream, c completion) {
 	if t.Capturing(s) { // captured, not run: complete now (capture.go)
-		done(nil)
+		c.run(nil)
 		return
 	}
-	tr := t.streams[s]
-	if tr == nil {
-		tr = &track{lastMark: longAgo, lastQuery: longAgo}
-		t.streams[s] = tr
+	tr := t.lastT
+	if tr == nil || t.lastS != s {
+		tr = t.streams[s]
+		if tr == nil {
+			tr = &track{s: s, idx: len(t.active), lastMark: longAgo, lastQuery: longAgo}
+			t.streams[s] = tr
+			t.active = append(t.active, tr)
+		}
+		t.lastS, t.lastT = s, tr
 	}
-	tr.open = append(tr.open, done)
+	if tr.open == nil {
+		tr.open = t.takeSpare()
+	}
+	tr.open = append(tr.open, c)
 	t.pending++
 }
 
@@ -123,7 +178,48 @@ func (t *Tracker) After(s backend.Stream, done func(error)) {
 // buffer), and whose duration dwarfs a watermark's cost.
 func (t *Tracker) AfterMarked(s backend.Stream, done func(error)) {
 	t.After(s, done)
-	t.streams[s].urgent = true
+	if tr := t.streams[s]; tr != nil { // nil when captured: done has run
+		tr.urgent = true
+	}
+}
+
+// forget drops s's track, once it holds no callbacks.
+func (t *Tracker) forget(s backend.Stream) {
+	tr := t.streams[s]
+	if tr == nil {
+		return
+	}
+	delete(t.streams, s)
+	last := len(t.active) - 1
+	t.active[tr.idx] = t.active[last]
+	t.active[tr.idx].idx = tr.idx
+	t.active[last] = nil
+	t.active = t.active[:last]
+	if t.lastS == s {
+		t.lastS, t.lastT = 0, nil
+	}
+}
+
+// takeSpare returns an emptied callback list to fill, or a new one with room for a busy
+// stream's watermark's worth (rather than growing one a callback at a time).
+func (t *Tracker) takeSpare() []completion {
+	n := len(t.spare)
+	if n == 0 {
+		return make([]completion, 0, markOps)
+	}
+	l := t.spare[n-1]
+	t.spare[n-1] = nil
+	t.spare = t.spare[:n-1]
+	return l
+}
+
+// keepSpare keeps a finished callback list for reuse; a few suffice, one per stream in use.
+func (t *Tracker) keepSpare(l []completion) {
+	if cap(l) == 0 || cap(l) > 1024 || len(t.spare) >= 64 {
+		return
+	}
+	clear(l)
+	t.spare = append(t.spare, l[:0])
 }
 
 // Settle waits for s and runs every callback registered on it, with err or, when err is nil,
@@ -138,7 +234,7 @@ func (t *Tracker) Settle(s backend.Stream, err error) error {
 			t.release(m.ev)
 		}
 		t.finish(tr.open, err)
-		delete(t.streams, s)
+		t.forget(s)
 	}
 	return err
 }
@@ -161,7 +257,11 @@ func (t *Tracker) poll(hurry bool) (busy bool) {
 		t.pollEvents()
 	}
 	now := t.now()
-	for s, tr := range t.streams {
+	// Backwards, so that forgetting a track (which moves the last one into its place) skips
+	// none.
+	for i := len(t.active) - 1; i >= 0; i-- {
+		tr := t.active[i]
+		s := tr.s
 		if len(t.capture.modes) > 0 && t.Capturing(s) {
 			continue // a watermark recorded now would be captured (relaxed captures poll on)
 		}
@@ -174,7 +274,7 @@ func (t *Tracker) poll(hurry bool) (busy bool) {
 			t.passed(tr)
 		}
 		if len(tr.open) == 0 && len(tr.marks) == 0 {
-			delete(t.streams, s)
+			t.forget(s)
 		}
 	}
 	return t.pending > 0
@@ -186,10 +286,11 @@ func (t *Tracker) passed(tr *track) {
 		m := tr.marks[0]
 		t.queries++
 		err := t.dev.EventQuery(m.ev)
-		if errors.Is(err, cudaerr.NotReady) {
+		if notReady(err) {
 			return
 		}
 		t.finish(m.done, err)
+		t.keepSpare(m.done)
 		t.release(m.ev)
 		tr.marks[0] = mark{}
 		tr.marks = tr.marks[1:]
@@ -221,12 +322,12 @@ func (t *Tracker) watermark(s backend.Stream, tr *track, now time.Duration) {
 
 func (t *Tracker) release(ev backend.Event) { t.free = append(t.free, ev) }
 
-func (t *Tracker) finish(done []func(error), err error) {
+func (t *Tracker) finish(done []completion, err error) {
 	if err != nil {
 		t.note(err)
 	}
-	for _, f := range done {
-		f(err)
+	for _, c := range done {
+		c.run(err)
 	}
 	t.pending -= len(done)
 	t.completed += uint64(len(done))

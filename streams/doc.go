@@ -45,7 +45,8 @@
 // # Lifetimes
 //
 // A HostBuffer or device buffer handed to an operation must stay allocated until its future
-// completes; Free waits for the device's queued work, so an early Free is safe but waits. A Go
+// completes; a device.Buffer's Free waits for the device's queued work, so an early Free is
+// safe but waits (a typed alloc.Buffer is freed in its stream's order instead). A Go
 // slice handed to CopyToDevice or CopyFromDevice is owned by the operation until its future
 // completes: the caller may reuse or read it then, not before. Destroy waits for the work in
 // flight on the stream to finish, completes its futures, then destroys it; later operations

@@ -16,7 +16,7 @@ func Enqueue(ctx context.Context, s *Stream, op func(rt backend.Device, tr *devi
 	if s == nil {
 		return actor.Completed(struct{}{}, invalid("operation on a nil stream"))
 	}
-	return s.tracked(ctx, false, func(rt backend.Device, tr *device.Tracker) error { return op(rt, tr, s.h) })
+	return s.tracked(ctx, false, op)
 }
 
 // Exec runs op on the stream's device actor with the stream's handle and returns its result
@@ -33,5 +33,28 @@ func Exec[T any](ctx context.Context, s *Stream, op func(rt backend.Device, tr *
 			return zero, err
 		}
 		return op(rt, tr, s.h)
+	})
+}
+
+// AllocAsync is the extension point of stream-ordered allocation (alloc.MallocAsync):
+// device.AllocAsync of b on the stream's device, with op run against the stream's handle (a
+// destroyed stream is refused) and msg completed when the GPU has passed the allocation. It
+// returns without waiting for the device; see device.AllocAsync.
+func AllocAsync(ctx context.Context, s *Stream, b *device.Buffer, size uint64, kind device.MemKind, msg *Future,
+	release func(rt backend.Device, p device.DevicePtr, s backend.Stream) error,
+	op func(rt backend.Device, h backend.Stream) (device.DevicePtr, error)) error {
+	if s == nil {
+		return invalid("allocation on a nil stream")
+	}
+	return device.AllocAsync(ctx, s.dev, b, size, kind, msg, release, func(rt backend.Device, tr *device.Tracker) (device.DevicePtr, error) {
+		if err := s.alive(); err != nil {
+			return 0, err
+		}
+		p, err := op(rt, s.h)
+		if err != nil {
+			return 0, err
+		}
+		tr.AfterFuture(s.h, msg)
+		return p, nil
 	})
 }

@@ -13,25 +13,26 @@ import (
 // operation (or with the error that kept it from being queued or run).
 type Future = actor.Future[struct{}]
 
+// streamOp queues work on the stream whose handle it is given, on the device's actor thread.
+type streamOp = func(rt backend.Device, tr *device.Tracker, h backend.Stream) error
+
 // enqueue queues op's work on the stream from the actor thread and returns the future the
 // device's tracker completes when the GPU has passed it.
-func (s *Stream) enqueue(ctx context.Context, op func(rt backend.Device) error) *Future {
-	return s.tracked(ctx, false, func(rt backend.Device, _ *device.Tracker) error { return op(rt) })
-}
+func (s *Stream) enqueue(ctx context.Context, op streamOp) *Future { return s.tracked(ctx, false, op) }
 
 // tracked is enqueue; marked asks for a watermark of the op's own (Tracker.AfterMarked).
-func (s *Stream) tracked(ctx context.Context, marked bool, op func(rt backend.Device, tr *device.Tracker) error) *Future {
-	return device.ExecTracked(ctx, s.dev, func(rt backend.Device, tr *device.Tracker, done func(error)) error {
+func (s *Stream) tracked(ctx context.Context, marked bool, op streamOp) *Future {
+	return device.ExecFuture(ctx, s.dev, func(rt backend.Device, tr *device.Tracker, f *Future) error {
 		if err := s.alive(); err != nil {
 			return err
 		}
-		if err := op(rt, tr); err != nil {
+		if err := op(rt, tr, s.h); err != nil {
 			return err
 		}
 		if marked {
-			tr.AfterMarked(s.h, done)
+			tr.AfterMarked(s.h, func(err error) { f.Complete(struct{}{}, err) })
 		} else {
-			tr.After(s.h, done)
+			tr.AfterFuture(s.h, f)
 		}
 		return nil
 	})
@@ -43,12 +44,12 @@ func (s *Stream) Launch(ctx context.Context, k *device.Kernel, cfg device.Config
 	if err != nil {
 		return actor.Completed(struct{}{}, err)
 	}
-	return s.enqueue(ctx, func(backend.Device) error { return s.dev.Enqueue(spec, s.h) })
+	return s.enqueue(ctx, func(_ backend.Device, _ *device.Tracker, h backend.Stream) error { return s.dev.Enqueue(spec, h) })
 }
 
 // CopyHostToDevice queues a copy of the first Size(dst) bytes of pinned src into dst.
 func (s *Stream) CopyHostToDevice(ctx context.Context, dst device.Mem, src *device.HostBuffer) *Future {
-	return s.enqueue(ctx, func(rt backend.Device) error {
+	return s.enqueue(ctx, func(rt backend.Device, _ *device.Tracker, _ backend.Stream) error {
 		p, n, err := s.dev.Resolve("copy destination", dst)
 		if err != nil {
 			return err
@@ -63,7 +64,7 @@ func (s *Stream) CopyHostToDevice(ctx context.Context, dst device.Mem, src *devi
 
 // CopyDeviceToHost queues a copy of all of src into the start of pinned dst.
 func (s *Stream) CopyDeviceToHost(ctx context.Context, dst *device.HostBuffer, src device.Mem) *Future {
-	return s.enqueue(ctx, func(rt backend.Device) error {
+	return s.enqueue(ctx, func(rt backend.Device, _ *device.Tracker, _ backend.Stream) error {
 		p, n, err := s.dev.Resolve("copy source", src)
 		if err != nil {
 			return err
@@ -78,7 +79,7 @@ func (s *Stream) CopyDeviceToHost(ctx context.Context, dst *device.HostBuffer, s
 
 // Copy queues a copy of all of src into the start of dst, both on the stream's device.
 func (s *Stream) Copy(ctx context.Context, dst, src device.Mem) *Future {
-	return s.enqueue(ctx, func(rt backend.Device) error {
+	return s.enqueue(ctx, func(rt backend.Device, _ *device.Tracker, _ backend.Stream) error {
 		dp, dn, err := s.dev.Resolve("copy destination", dst)
 		if err != nil {
 			return err
@@ -96,7 +97,7 @@ func (s *Stream) Copy(ctx context.Context, dst, src device.Mem) *Future {
 
 // Memset queues setting every byte of dst to value.
 func (s *Stream) Memset(ctx context.Context, dst device.Mem, value byte) *Future {
-	return s.enqueue(ctx, func(rt backend.Device) error {
+	return s.enqueue(ctx, func(rt backend.Device, _ *device.Tracker, _ backend.Stream) error {
 		p, n, err := s.dev.Resolve("memset destination", dst)
 		if err != nil {
 			return err
@@ -115,7 +116,7 @@ func (s *Stream) Record(ctx context.Context, e *Event) *Future {
 		return actor.Completed(struct{}{}, wrongDevice("event", e.dev, s.dev))
 	}
 	n := e.issued.Add(1)
-	f := s.enqueue(ctx, func(rt backend.Device) error {
+	f := s.enqueue(ctx, func(rt backend.Device, _ *device.Tracker, _ backend.Stream) error {
 		defer e.noteRecorded(n)
 		if err := e.alive(); err != nil {
 			return err
@@ -140,7 +141,7 @@ func (s *Stream) Wait(ctx context.Context, e *Event) *Future {
 			return actor.Completed(struct{}{}, err)
 		}
 	}
-	return s.enqueue(ctx, func(rt backend.Device) error {
+	return s.enqueue(ctx, func(rt backend.Device, _ *device.Tracker, _ backend.Stream) error {
 		if err := e.alive(); err != nil {
 			return err
 		}

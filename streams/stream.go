@@ -128,7 +128,7 @@ func (s *Stream) destroy(rt backend.Device, tr *device.Tracker) error {
 // Synchronize waits until the GPU has finished everything queued on the stream so far. It
 // does not hold up the device's other work while it waits.
 func (s *Stream) Synchronize(ctx context.Context) error {
-	_, err := s.enqueue(ctx, func(backend.Device) error { return nil }).Await(ctx)
+	_, err := s.enqueue(ctx, func(backend.Device, *device.Tracker, backend.Stream) error { return nil }).Await(ctx)
 	return err
 }
 

@@ -453,10 +453,14 @@ func (d *device) EventQuery(h backend.Event) error {
 		return err
 	}
 	if !rec.complete() {
-		return newError(op, cudaerr.NotReady, "") // not an error: not recorded as the last error
+		return errEventNotReady // not an error: not recorded as the last error
 	}
 	return nil
 }
+
+// errEventNotReady is EventQuery's answer for a record not reached yet: made once, like the
+// cuda backend's, because the Tracker asks it over and over.
+var errEventNotReady = newError("cudaEventQuery", cudaerr.NotReady, "")
 
 // EventSynchronize waits for e's most recent record.
 func (d *device) EventSynchronize(h backend.Event) error {

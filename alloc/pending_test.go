@@ -1,0 +1,503 @@
+package alloc_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpuactor/gpuactor/actor"
+	"github.com/gpuactor/gpuactor/alloc"
+	"github.com/gpuactor/gpuactor/cudaerr"
+	"github.com/gpuactor/gpuactor/device"
+	"github.com/gpuactor/gpuactor/internal/backend"
+	"github.com/gpuactor/gpuactor/streams"
+)
+
+// MallocAsync returns before the device has made the memory; these tests pin down what that
+// means for uses, errors, Ptr, frees and cancellation.
+
+// holdActor occupies dev's actor until release is called (or the test ends): messages sent
+// meanwhile queue behind it, so a buffer allocated meanwhile is certainly still pending. fail,
+// when not nil, is what the occupying op returns.
+func holdActor(t *testing.T, ctx context.Context, dev *device.Device, fail error) (release func()) {
+	t.Helper()
+	started, hold := make(chan struct{}), make(chan struct{})
+	op := device.Exec(ctx, dev, func(backend.Device, *device.Tracker) (struct{}, error) {
+		close(started)
+		<-hold
+		return struct{}{}, fail
+	})
+	<-started
+	var once sync.Once
+	release = func() {
+		once.Do(func() {
+			close(hold)
+			_, _ = op.Await(context.Background())
+		})
+	}
+	t.Cleanup(release) // before the device's own cleanup closes it
+	return release
+}
+
+// returnsWithin runs fn and reports whether it returned within d.
+func returnsWithin(d time.Duration, fn func()) bool {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		fn()
+	}()
+	select {
+	case <-done:
+		return true
+	case <-time.After(d):
+		return false
+	}
+}
+
+// A buffer is usable at once: a memset, a launch taking it, a copy out and a free, all queued
+// while the device has not run its allocation yet, see the memory.
+func TestMallocAsyncUseWhilePending(t *testing.T) {
+	eachBackend(t, func(t *testing.T, f *fixture) {
+		s := f.stream(t)
+		const n = 1000
+		release := holdActor(t, f.ctx, f.dev, nil)
+		b, made, err := alloc.MallocAsync[uint32](f.ctx, s, n)
+		require.NoError(t, err)
+		require.False(t, made.Ready(), "the allocation cannot have run: the actor is held")
+		set := s.Memset(f.ctx, b, 0)
+		cfg := device.Config{Grid: device.Dim(4), Block: device.Dim(256)}
+		add := s.Launch(f.ctx, f.add, cfg, b, uint32(5), int32(n))
+		addHalf := s.Launch(f.ctx, f.add, cfg, b.Elems(0, n/2), uint32(1), int32(n/2))
+		out := make([]uint32, n)
+		copied := make(chan error, 1)
+		go func() { copied <- b.CopyOut(f.ctx, out) }()
+		release()
+		await(t, f.ctx, made)
+		await(t, f.ctx, set)
+		await(t, f.ctx, add)
+		await(t, f.ctx, addHalf)
+		require.NoError(t, <-copied)
+		for i, v := range out {
+			want := uint32(5)
+			if i < n/2 {
+				want++
+			}
+			require.Equal(t, want, v, "element %d", i)
+		}
+		await(t, f.ctx, b.FreeAsync(f.ctx, nil))
+		require.Zero(t, f.dev.Usage().Async.Count)
+	})
+}
+
+// Many goroutines allocate and use their buffers without ever waiting for an allocation:
+// launches, memsets, copies in and out, frees. Run with -race, this also checks that nothing
+// reads a buffer's address off the actor thread before the actor has written it.
+func TestMallocAsyncImmediateUseConcurrent(t *testing.T) {
+	eachBackend(t, func(t *testing.T, f *fixture) {
+		const workers, rounds = 8, 20
+		ss := []*streams.Stream{f.stream(t), f.stream(t), f.stream(t)}
+		cfg := device.Config{Grid: device.Dim(16), Block: device.Dim(256)}
+		var wg sync.WaitGroup
+		errs := make(chan error, workers)
+		for w := range workers {
+			wg.Go(func() {
+				s := ss[w%len(ss)]
+				for r := range rounds {
+					n := 1 + (w*rounds+r)%4096
+					b, _, err := alloc.MallocAsync[uint32](f.ctx, s, n)
+					if err != nil {
+						errs <- err
+						return
+					}
+					s.Memset(f.ctx, b, 0)
+					s.Launch(f.ctx, f.add, cfg, b, uint32(w+1), int32(n))
+					out := make([]uint32, n)
+					if err := b.CopyOut(f.ctx, out); err != nil {
+						errs <- err
+						return
+					}
+					for i, v := range out {
+						if v != uint32(w+1) {
+							errs <- fmt.Errorf("worker %d round %d: element %d is %d, want %d", w, r, i, v, w+1)
+							return
+						}
+					}
+					in := make([]uint32, n)
+					for i := range in {
+						in[i] = uint32(w<<20 | r<<12 | i)
+					}
+					if err := b.CopyIn(f.ctx, in); err != nil {
+						errs <- err
+						return
+					}
+					s.Launch(f.ctx, f.add, cfg, b.Elems(0, n), uint32(1), int32(n))
+					if err := b.CopyOut(f.ctx, out); err != nil {
+						errs <- err
+						return
+					}
+					for i := range in {
+						if out[i] != in[i]+1 {
+							errs <- fmt.Errorf("worker %d round %d: element %d is %#x, want %#x", w, r, i, out[i], in[i]+1)
+							return
+						}
+					}
+					if r%2 == 0 {
+						b.FreeAsync(f.ctx, nil)
+					} else if err := b.Free(f.ctx); err != nil {
+						errs <- err
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			require.NoError(t, err)
+		}
+		for _, s := range ss {
+			require.NoError(t, s.Synchronize(f.ctx))
+		}
+		require.Zero(t, f.dev.Usage().Async.Count)
+		require.Zero(t, f.dev.Usage().Async.Bytes)
+	})
+}
+
+// An allocation the device refuses when it runs it: the future carries the error, every use
+// of the buffer fails with device.ErrAllocFailed wrapping it, freeing it is an error too, and
+// nothing stays counted.
+func TestMallocAsyncFailureSurfaces(t *testing.T) {
+	eachBackend(t, func(t *testing.T, f *fixture) {
+		s := f.stream(t)
+		p := newPool(t, f, alloc.MaxSize(4*mib))
+		before := f.dev.Usage()
+		b, made, err := alloc.MallocAsync[uint32](f.ctx, s, 2*mib, alloc.FromPool(p)) // 8 MiB
+		require.NoError(t, err)
+		_, allocErr := made.Await(f.ctx)
+		require.ErrorIs(t, allocErr, cudaerr.MemoryAllocation)
+		require.Equal(t, before, f.dev.Usage(), "a failed allocation is not counted")
+
+		// Uses that wait report it at once; stream operations with their futures.
+		for name, err := range map[string]error{
+			"CopyIn":         b.CopyIn(f.ctx, []uint32{1}),
+			"CopyOut":        b.CopyOut(f.ctx, []uint32{1}),
+			"device.Memset":  device.Memset(f.ctx, b, 0),
+			"device.CopyOut": device.CopyFromDevice(f.ctx, []uint32{1}, b),
+		} {
+			require.ErrorIs(t, err, device.ErrAllocFailed, name)
+			require.ErrorIs(t, err, allocErr, name)
+		}
+		other, _, err := alloc.MallocAsync[uint32](f.ctx, s, 4)
+		require.NoError(t, err)
+		for name, fut := range map[string]*streams.Future{
+			"Memset":    s.Memset(f.ctx, b, 0),
+			"Launch":    s.Launch(f.ctx, f.add, one(), b, uint32(1), int32(1)),
+			"Elems":     s.Launch(f.ctx, f.add, one(), b.Elems(1, 2), uint32(1), int32(1)),
+			"Copy to":   s.Copy(f.ctx, b, other),
+			"Copy from": s.Copy(f.ctx, other, b),
+		} {
+			_, err := fut.Await(f.ctx)
+			require.ErrorIs(t, err, device.ErrAllocFailed, name)
+			require.ErrorIs(t, err, allocErr, name)
+		}
+
+		require.Zero(t, b.Ptr(), "a failed allocation has no address")
+		_, err = b.PtrWait(f.ctx)
+		require.ErrorIs(t, err, device.ErrAllocFailed)
+		require.ErrorIs(t, err, allocErr)
+
+		// Freeing it is a clear error, whichever way, and changes nothing.
+		require.ErrorIs(t, b.Free(f.ctx), device.ErrAllocFailed)
+		_, err = b.FreeAsync(f.ctx, nil).Await(f.ctx)
+		require.ErrorIs(t, err, device.ErrAllocFailed)
+		require.ErrorIs(t, b.Buffer.Free(f.ctx), device.ErrAllocFailed)
+		require.NoError(t, other.Free(f.ctx))
+		require.Equal(t, before, f.dev.Usage())
+		requireUsable(t, f, s)
+	})
+}
+
+// The memory limit is checked as MallocAsync is called: over it, MallocAsync fails at once and
+// nothing is counted; a free queued makes room at once for the next allocation, in the
+// caller's order, whether or not the device has run the free yet.
+func TestMallocAsyncLimitIsSynchronous(t *testing.T) {
+	eachBackend(t, func(t *testing.T, f *fixture) {
+		s := f.stream(t)
+		a, _, err := alloc.MallocAsync[byte](f.ctx, s, 10*mib)
+		require.NoError(t, err)
+		release := holdActor(t, f.ctx, f.dev, nil)
+		_, _, err = alloc.MallocAsync[byte](f.ctx, s, 7*mib)
+		require.ErrorIs(t, err, device.ErrMemoryLimit)
+		require.Equal(t, uint64(1), f.dev.Usage().Async.Count)
+		require.NoError(t, a.Free(f.ctx)) // queued behind the held actor
+		require.Zero(t, f.dev.Usage().DeviceBytes(), "a queued free is not counted")
+		b, _, err := alloc.MallocAsync[byte](f.ctx, s, 15*mib)
+		require.NoError(t, err, "the queued free made room")
+		require.Equal(t, uint64(15*mib), f.dev.Usage().DeviceBytes())
+		release()
+		require.NoError(t, b.CopyIn(f.ctx, []byte{1, 2, 3}))
+		require.NoError(t, b.Free(f.ctx))
+		require.Zero(t, f.dev.Usage().DeviceBytes())
+	}, device.WithMemoryLimit(16*mib))
+}
+
+// Concurrent allocations never pass the limit together: the check and the count are one step.
+func TestMallocAsyncLimitConcurrent(t *testing.T) {
+	eachBackend(t, func(t *testing.T, f *fixture) {
+		s := f.stream(t)
+		const workers, each = 8, 10
+		var mu sync.Mutex
+		var got []*alloc.Buffer[byte]
+		var wg sync.WaitGroup
+		errs := make(chan error, workers*each)
+		for range workers {
+			wg.Go(func() {
+				for range each {
+					b, _, err := alloc.MallocAsync[byte](f.ctx, s, mib)
+					if errors.Is(err, device.ErrMemoryLimit) {
+						continue
+					}
+					if err != nil {
+						errs <- err
+						return
+					}
+					mu.Lock()
+					got = append(got, b)
+					mu.Unlock()
+				}
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			require.NoError(t, err)
+		}
+		require.Len(t, got, 16, "exactly the limit's worth of 1 MiB allocations is granted")
+		require.Equal(t, uint64(16*mib), f.dev.Usage().DeviceBytes())
+		for _, b := range got {
+			require.NoError(t, b.Free(f.ctx))
+		}
+		require.Zero(t, f.dev.Usage().DeviceBytes())
+	}, device.WithMemoryLimit(16*mib))
+}
+
+// Ptr on a buffer whose allocation the device has not run waits for it (not for the GPU), and
+// then is the buffer's real address; PtrWait gives up with its context.
+func TestMallocAsyncPtrWaits(t *testing.T) {
+	eachBackend(t, func(t *testing.T, f *fixture) {
+		s := f.stream(t)
+		const n = 256
+		release := holdActor(t, f.ctx, f.dev, nil)
+		b, _, err := alloc.MallocAsync[uint32](f.ctx, s, n)
+		require.NoError(t, err)
+		short, cancel := context.WithTimeout(f.ctx, 20*time.Millisecond)
+		defer cancel()
+		_, err = b.PtrWait(short)
+		require.ErrorIs(t, err, context.DeadlineExceeded, "the address cannot be known: the actor is held")
+		ptrs := make(chan device.DevicePtr, 1)
+		go func() { ptrs <- b.Ptr() }()
+		select {
+		case p := <-ptrs:
+			t.Fatalf("Ptr returned %#x before the allocation ran", uint64(p))
+		case <-time.After(50 * time.Millisecond):
+		}
+		release()
+		p := <-ptrs
+		require.NotZero(t, p)
+		q, err := b.PtrWait(f.ctx)
+		require.NoError(t, err)
+		require.Equal(t, p, q)
+		// The address is the buffer's: a kernel given it by hand writes the buffer.
+		await(t, f.ctx, s.Memset(f.ctx, b, 0))
+		await(t, f.ctx, s.Launch(f.ctx, f.add, one(), p, uint32(9), int32(n)))
+		out := make([]uint32, n)
+		require.NoError(t, b.CopyOut(f.ctx, out))
+		for i, v := range out {
+			require.Equal(t, uint32(9), v, "element %d", i)
+		}
+		require.NoError(t, b.Free(f.ctx))
+	})
+}
+
+// An allocation message the device refuses without running it (the device failed while the
+// message waited) fails the future, the buffer's uses and its Ptr, and gives the charge back.
+func TestMallocAsyncRefusedByFailedDevice(t *testing.T) {
+	eachBackend(t, func(t *testing.T, f *fixture) {
+		s := f.stream(t)
+		sticky := &cudaerr.Error{Op: "test", Code: cudaerr.IllegalAddress, Message: "made up by the test"}
+		release := holdActor(t, f.ctx, f.dev, sticky)
+		b, made, err := alloc.MallocAsync[uint32](f.ctx, s, 64)
+		require.NoError(t, err, "queued before the device failed")
+		require.Equal(t, uint64(1), f.dev.Usage().Async.Count)
+		release()
+		_, err = made.Await(f.ctx)
+		require.ErrorIs(t, err, device.ErrDeviceFailed)
+		_, err = b.PtrWait(f.ctx)
+		require.ErrorIs(t, err, device.ErrAllocFailed)
+		require.ErrorIs(t, err, device.ErrDeviceFailed)
+		require.Zero(t, f.dev.Usage().Async.Count, "the refused allocation's charge is given back")
+		require.ErrorIs(t, b.Free(f.ctx), device.ErrDeviceFailed)
+		_, _, err = alloc.MallocAsync[uint32](f.ctx, s, 64)
+		require.ErrorIs(t, err, device.ErrDeviceFailed, "refused at once on a failed device")
+	})
+}
+
+// Freeing twice is device.ErrFreed, whichever call comes second; of many concurrent Frees of
+// one buffer exactly one succeeds.
+func TestFreeTwice(t *testing.T) {
+	eachBackend(t, func(t *testing.T, f *fixture) {
+		s := f.stream(t)
+		b, _, err := alloc.MallocAsync[uint32](f.ctx, s, 16)
+		require.NoError(t, err)
+		require.NoError(t, b.Free(f.ctx))
+		require.ErrorIs(t, b.Free(f.ctx), device.ErrFreed)
+		_, err = b.FreeAsync(f.ctx, nil).Await(f.ctx)
+		require.ErrorIs(t, err, device.ErrFreed)
+		require.ErrorIs(t, b.Buffer.Free(f.ctx), device.ErrFreed)
+
+		c, _, err := alloc.MallocAsync[uint32](f.ctx, s, 16)
+		require.NoError(t, err)
+		await(t, f.ctx, c.FreeAsync(f.ctx, nil))
+		require.ErrorIs(t, c.Free(f.ctx), device.ErrFreed)
+
+		for _, malloc := range []func() (*alloc.Buffer[uint32], error){
+			func() (*alloc.Buffer[uint32], error) {
+				b, _, err := alloc.MallocAsync[uint32](f.ctx, s, 16)
+				return b, err
+			},
+			func() (*alloc.Buffer[uint32], error) { return alloc.Malloc[uint32](f.ctx, s, 16) },
+		} {
+			b, err := malloc()
+			require.NoError(t, err)
+			const racers = 8
+			var wg sync.WaitGroup
+			results := make(chan error, racers)
+			for range racers {
+				wg.Go(func() { results <- b.Free(f.ctx) })
+			}
+			wg.Wait()
+			close(results)
+			ok := 0
+			for err := range results {
+				if err == nil {
+					ok++
+					continue
+				}
+				require.ErrorIs(t, err, device.ErrFreed)
+			}
+			require.Equal(t, 1, ok)
+			require.NoError(t, s.Synchronize(f.ctx))
+			require.True(t, b.Freed())
+		}
+		require.Zero(t, f.dev.Usage().Async.Count)
+		require.Zero(t, f.dev.Usage().Device.Count)
+		requireUsable(t, f, s)
+	})
+}
+
+// A ctx that ends before the allocation is queued: MallocAsync fails and nothing is allocated
+// or counted. Once queued, the allocation does not depend on ctx.
+func TestMallocAsyncCancelled(t *testing.T) {
+	eachBackend(t, func(t *testing.T, f *fixture) {
+		s := f.stream(t)
+		done, cancel := context.WithCancel(f.ctx)
+		cancel()
+		b, made, err := alloc.MallocAsync[uint32](done, s, 64)
+		require.ErrorIs(t, err, context.Canceled)
+		require.Nil(t, b)
+		require.Nil(t, made)
+		require.Zero(t, f.dev.Usage().Async.Count)
+
+		// Waiting for room in a full mailbox, ctx ends: the same.
+		release := holdActor(t, f.ctx, f.dev, nil)
+		filler := device.Exec(f.ctx, f.dev, func(backend.Device, *device.Tracker) (struct{}, error) { return struct{}{}, nil })
+		short, cancelShort := context.WithTimeout(f.ctx, 20*time.Millisecond)
+		defer cancelShort()
+		b, _, err = alloc.MallocAsync[uint32](short, s, 64)
+		require.ErrorIs(t, err, context.DeadlineExceeded)
+		require.Nil(t, b)
+		require.Zero(t, f.dev.Usage().Async.Count)
+		release()
+		_, err = filler.Await(f.ctx)
+		require.NoError(t, err)
+
+		// Cancelled after MallocAsync returned: the buffer is made and the caller's.
+		live, cancelLive := context.WithCancel(f.ctx)
+		b, made, err = alloc.MallocAsync[uint32](live, s, 64)
+		require.NoError(t, err)
+		cancelLive()
+		await(t, f.ctx, made)
+		require.NoError(t, b.CopyIn(f.ctx, []uint32{7}))
+		out := []uint32{0}
+		require.NoError(t, b.CopyOut(f.ctx, out))
+		require.Equal(t, uint32(7), out[0])
+		require.NoError(t, b.Free(f.ctx))
+		require.Zero(t, f.dev.Usage().Async.Count)
+	}, device.WithActorOptions(actor.WithMailbox(1)))
+}
+
+// Free returns once the free is queued, without waiting for the device: a Malloc + Free pair
+// costs one round trip to the actor. Uses queued after it are refused; the device runs it
+// before anything queued after it.
+func TestFreeDoesNotWait(t *testing.T) {
+	eachBackend(t, func(t *testing.T, f *fixture) {
+		s := f.stream(t)
+		for _, malloc := range []func() (*alloc.Buffer[uint32], error){
+			func() (*alloc.Buffer[uint32], error) { return alloc.Malloc[uint32](f.ctx, s, 1024) },
+			func() (*alloc.Buffer[uint32], error) {
+				b, _, err := alloc.MallocAsync[uint32](f.ctx, s, 1024)
+				return b, err
+			},
+		} {
+			b, err := malloc()
+			require.NoError(t, err)
+			require.NoError(t, b.CopyIn(f.ctx, []uint32{1, 2, 3}))
+			release := holdActor(t, f.ctx, f.dev, nil)
+			var freeErr error
+			require.True(t, returnsWithin(10*time.Second, func() { freeErr = b.Free(f.ctx) }),
+				"Free waited for the device")
+			require.NoError(t, freeErr)
+			require.False(t, b.Freed(), "the device has not run the free yet")
+			require.Zero(t, f.dev.Usage().DeviceBytes(), "a queued free is not counted")
+			copied := s.Memset(f.ctx, b, 0)
+			release()
+			_, err = copied.Await(f.ctx)
+			require.ErrorIs(t, err, device.ErrFreed, "queued after the free")
+			require.True(t, b.Freed())
+		}
+		requireUsable(t, f, s)
+	})
+}
+
+// Close frees what is left, an allocation still queued when it is called included; a Free
+// after it is ErrClosed.
+func TestFreeAfterClose(t *testing.T) {
+	eachBackend(t, func(t *testing.T, f *fixture) {
+		s, err := streams.New(f.ctx, f.dev)
+		require.NoError(t, err)
+		c, err := alloc.Malloc[uint32](f.ctx, s, 64)
+		require.NoError(t, err)
+		release := holdActor(t, f.ctx, f.dev, nil)
+		b, made, err := alloc.MallocAsync[uint32](f.ctx, s, 64)
+		require.NoError(t, err)
+		closed := make(chan error, 1)
+		go func() { closed <- f.dev.Close() }()
+		release()
+		require.NoError(t, <-closed)
+		_, err = made.Await(f.ctx)
+		require.NoError(t, err, "queued before Close, the allocation was made")
+		require.True(t, b.Freed(), "and freed by Close")
+		require.True(t, c.Freed())
+		require.Equal(t, device.Usage{}, f.dev.Usage())
+		for _, buf := range []*alloc.Buffer[uint32]{b, c} {
+			require.ErrorIs(t, buf.Free(f.ctx), device.ErrClosed)
+			_, err = buf.FreeAsync(f.ctx, nil).Await(f.ctx)
+			require.ErrorIs(t, err, device.ErrClosed)
+		}
+	})
+}

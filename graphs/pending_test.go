@@ -1,0 +1,54 @@
+package graphs_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpuactor/gpuactor/alloc"
+	"github.com/gpuactor/gpuactor/cudaerr"
+	"github.com/gpuactor/gpuactor/device"
+)
+
+// Buffers of MallocAsync are graph kernel arguments as soon as MallocAsync returns: the
+// address goes into the node when the device adds it, after the allocation has run. One whose
+// allocation failed is refused with device.ErrAllocFailed.
+func TestStreamOrderedBuffersAsKernelArgs(t *testing.T) {
+	eachBackend(t, func(t *testing.T, f *fixture) {
+		s := f.stream(t)
+		a, _, err := alloc.MallocAsync[uint32](f.ctx, s, n)
+		require.NoError(t, err)
+		b, _, err := alloc.MallocAsync[uint32](f.ctx, s, n)
+		require.NoError(t, err)
+		g := f.graph(t)
+		k, err := g.AddKernel(f.ctx, nil, f.add, cfg(n), a, uint32(2), int32(n))
+		require.NoError(t, err)
+		x, err := g.Instantiate(f.ctx)
+		require.NoError(t, err)
+		_, err = s.Memset(f.ctx, a, 0).Await(f.ctx)
+		require.NoError(t, err)
+		_, err = s.Memset(f.ctx, b, 0).Await(f.ctx)
+		require.NoError(t, err)
+		f.launch(t, x, s)
+		require.NoError(t, x.SetKernelArgs(f.ctx, k, b.Elems(0, n), uint32(5), int32(n)))
+		f.launch(t, x, s)
+		out := make([]uint32, n)
+		require.NoError(t, a.CopyOut(f.ctx, out))
+		require.Equal(t, filled(n, 2), out)
+		require.NoError(t, b.CopyOut(f.ctx, out))
+		require.Equal(t, filled(n, 5), out)
+
+		p, err := alloc.NewPool(f.ctx, f.dev, alloc.MaxSize(1<<20))
+		require.NoError(t, err)
+		defer p.Destroy(f.ctx)
+		big, made, err := alloc.MallocAsync[uint32](f.ctx, s, 1<<20, alloc.FromPool(p)) // 4 MiB > 1 MiB
+		require.NoError(t, err)
+		_, err = g.AddKernel(f.ctx, nil, f.add, cfg(n), big, uint32(1), int32(n))
+		require.ErrorIs(t, err, device.ErrAllocFailed)
+		require.ErrorIs(t, err, cudaerr.MemoryAllocation)
+		_, err = made.Await(f.ctx)
+		require.ErrorIs(t, err, cudaerr.MemoryAllocation)
+		require.NoError(t, a.Free(f.ctx))
+		require.NoError(t, b.Free(f.ctx))
+	})
+}
