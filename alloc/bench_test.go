@@ -8,6 +8,7 @@ import (
 
 	"github.com/gpuactor/gpuactor/alloc"
 	"github.com/gpuactor/gpuactor/device"
+	"github.com/gpuactor/gpuactor/internal/testgpu"
 	"github.com/gpuactor/gpuactor/streams"
 )
 
@@ -15,10 +16,19 @@ import (
 // mallocasync_free_pair (bench/alloc_rows.go).
 const benchPairs = 200
 
-func benchStream(b *testing.B) (context.Context, *streams.Stream) {
+// benchBackends runs fn on the simulator and, when there is one, on the GPU.
+func benchBackends(b *testing.B, fn func(b *testing.B, opts []device.Option)) {
+	b.Run("sim", func(b *testing.B) { fn(b, []device.Option{device.WithSimulator(device.NewSimulator())}) })
+	b.Run("cuda", func(b *testing.B) {
+		testgpu.Need(b, gpuAvailable(), "the cuda backend sees no device")
+		fn(b, []device.Option{device.WithBackend(device.BackendCUDA)})
+	})
+}
+
+func benchStream(b *testing.B, opts []device.Option) (context.Context, *streams.Stream) {
 	b.Helper()
 	ctx := context.Background()
-	dev, err := device.Open(ctx, 0, device.WithSimulator(device.NewSimulator()))
+	dev, err := device.Open(ctx, 0, opts...)
 	require.NoError(b, err)
 	b.Cleanup(func() { require.NoError(b, dev.Close()) })
 	s, err := streams.New(ctx, dev)
@@ -27,11 +37,13 @@ func benchStream(b *testing.B) (context.Context, *streams.Stream) {
 	return ctx, s
 }
 
-// BenchmarkMallocAsyncFreePair is the Go-side cost of a stream-ordered allocation and its free
-// on the simulator: MallocAsync + FreeAsync queued without waiting, benchPairs at a time, then
-// the last free awaited. One op is one pair.
-func BenchmarkMallocAsyncFreePair(b *testing.B) {
-	ctx, s := benchStream(b)
+// BenchmarkMallocAsyncFreePair is a stream-ordered allocation and its free: MallocAsync +
+// FreeAsync queued without waiting, benchPairs at a time, then the last free awaited. One op
+// is one pair. On the simulator it is gpuactor's own cost.
+func BenchmarkMallocAsyncFreePair(b *testing.B) { benchBackends(b, mallocAsyncFreePairs) }
+
+func mallocAsyncFreePairs(b *testing.B, opts []device.Option) {
+	ctx, s := benchStream(b, opts)
 	var last *streams.Future
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
@@ -51,10 +63,12 @@ func BenchmarkMallocAsyncFreePair(b *testing.B) {
 	}
 }
 
-// BenchmarkMallocFreePair is alloc.Malloc + Buffer.Free (cudaMalloc + cudaFree) on the
-// simulator. One op is one pair.
-func BenchmarkMallocFreePair(b *testing.B) {
-	ctx, s := benchStream(b)
+// BenchmarkMallocFreePair is alloc.Malloc + Buffer.Free (cudaMalloc + cudaFree). One op is
+// one pair.
+func BenchmarkMallocFreePair(b *testing.B) { benchBackends(b, mallocFreePairs) }
+
+func mallocFreePairs(b *testing.B, opts []device.Option) {
+	ctx, s := benchStream(b, opts)
 	b.ReportAllocs()
 	for b.Loop() {
 		buf, err := alloc.Malloc[byte](ctx, s, 4<<10)

@@ -174,9 +174,11 @@ func TestMallocAsyncImmediateUseConcurrent(t *testing.T) {
 func TestMallocAsyncFailureSurfaces(t *testing.T) {
 	eachBackend(t, func(t *testing.T, f *fixture) {
 		s := f.stream(t)
-		p := newPool(t, f, alloc.MaxSize(4*mib))
+		// CUDA rounds a pool's maximum up to its own granularity (a 4 MiB cap let 8 MiB
+		// through on an H100), so the cap and the request are far apart.
+		p := newPool(t, f, alloc.MaxSize(64*mib))
 		before := f.dev.Usage()
-		b, made, err := alloc.MallocAsync[uint32](f.ctx, s, 2*mib, alloc.FromPool(p)) // 8 MiB
+		b, made, err := alloc.MallocAsync[uint32](f.ctx, s, 32*mib, alloc.FromPool(p)) // 128 MiB
 		require.NoError(t, err)
 		_, allocErr := made.Await(f.ctx)
 		require.ErrorIs(t, allocErr, cudaerr.MemoryAllocation)

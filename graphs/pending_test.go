@@ -38,10 +38,11 @@ func TestStreamOrderedBuffersAsKernelArgs(t *testing.T) {
 		require.NoError(t, b.CopyOut(f.ctx, out))
 		require.Equal(t, filled(n, 5), out)
 
-		p, err := alloc.NewPool(f.ctx, f.dev, alloc.MaxSize(1<<20))
+		// CUDA rounds a pool's maximum up to its own granularity: keep the request far above.
+		p, err := alloc.NewPool(f.ctx, f.dev, alloc.MaxSize(64<<20))
 		require.NoError(t, err)
 		defer p.Destroy(f.ctx)
-		big, made, err := alloc.MallocAsync[uint32](f.ctx, s, 1<<20, alloc.FromPool(p)) // 4 MiB > 1 MiB
+		big, made, err := alloc.MallocAsync[uint32](f.ctx, s, 1<<25, alloc.FromPool(p)) // 128 MiB > 64 MiB
 		require.NoError(t, err)
 		_, err = g.AddKernel(f.ctx, nil, f.add, cfg(n), big, uint32(1), int32(n))
 		require.ErrorIs(t, err, device.ErrAllocFailed)
