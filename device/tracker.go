@@ -84,10 +84,10 @@ func (t *Tracker) pollEvents() {
 // queryGap. markGap is per stream with work tracked, up to maxGapScale of them: the streams
 // share the actor's launches, so each gets fewer operations per markGap. With a fixed gap, 8
 // goroutines launching on 8 streams got a watermark every 4.4 operations and ran at 5.0–5.7 µs
-// a launch (H100); with the gap scaled, every 15 operations and 3.4–4.2 µs. A stream with no watermark in flight gets
-// one at once when the actor has nothing else to do, so a lone operation completes as soon as
-// the GPU reaches it. An operation that frees a resource a caller waits for asks for a
-// watermark of its own (AfterMarked).
+// a launch (H100); with the gap scaled, every 15 operations and 3.4–4.2 µs. A stream with no
+// watermark in flight gets one at once when the actor has nothing else to do, so a lone
+// operation completes as soon as the GPU reaches it. An operation that frees a resource a
+// caller waits for asks for a watermark of its own (AfterMarked).
 const (
 	markOps  = 16
 	markGap  = 200 * time.Microsecond
