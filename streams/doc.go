@@ -16,8 +16,9 @@
 // records events (watermarks) on the streams that got new work and asks the oldest ones,
 // completing every future a finished one covers. An idle stream gets its watermark at once, so
 // a lone operation completes as soon as the GPU reaches it; a busy stream's operations share
-// one watermark per 16 operations or 200 µs, so a stream of futures costs little more than the
-// same operations without them (see the bench suite's stream rows and device's TrackerStats).
+// one watermark per 16 operations or per 200 µs for each stream with work tracked (at most
+// 1.6 ms), so a stream of futures costs little more than the same operations without them
+// (see the bench suite's stream rows and device's TrackerStats).
 //
 // # Go slices at pinned speed
 //
