@@ -560,7 +560,7 @@ func TestStagingWorkersOption(t *testing.T) {
 	stagingBackends(t, func(t *testing.T, opts []device.Option) {
 		ctx := stagingCtx(t)
 		dev := stagingOpen(t, opts)
-		for _, n := range []int{-1, maxStagingWorkers + 1} {
+		for _, n := range []int{-1, 0, maxStagingWorkers + 1} {
 			_, err := New(ctx, dev, StagingWorkers(n))
 			require.Error(t, err, "StagingWorkers(%d)", n)
 			assert.ErrorIs(t, err, device.ErrInvalidArgument)

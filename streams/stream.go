@@ -30,7 +30,8 @@ type config struct {
 	blocking    bool
 	priority    int
 	hasPriority bool
-	copiers     int
+	copiers     int // 0: not set
+	setCopiers  bool
 }
 
 // Blocking makes a stream that synchronizes with the legacy default stream (cudaStreamDefault)
@@ -45,7 +46,7 @@ func Priority(p int) Option { return func(c *config) { c.priority, c.hasPriority
 // Go slices (CopyToDevice, CopyFromDevice), from 1 to 64. By default the stream measures the
 // host's memmove rate and takes enough of them to keep a PCIe gen5 link busy, at most
 // GOMAXPROCS−2; a service that would rather spend fewer cores on copies sets fewer.
-func StagingWorkers(n int) Option { return func(c *config) { c.copiers = n } }
+func StagingWorkers(n int) Option { return func(c *config) { c.copiers, c.setCopiers = n, true } }
 
 // New creates a stream on dev.
 func New(ctx context.Context, dev *device.Device, opts ...Option) (*Stream, error) {
@@ -56,7 +57,7 @@ func New(ctx context.Context, dev *device.Device, opts ...Option) (*Stream, erro
 	for _, o := range opts {
 		o(&c)
 	}
-	if c.copiers < 0 || c.copiers > maxStagingWorkers {
+	if c.setCopiers && (c.copiers < 1 || c.copiers > maxStagingWorkers) {
 		return nil, invalid("StagingWorkers(%d): want 1 to %d", c.copiers, maxStagingWorkers)
 	}
 	return device.Exec(ctx, dev, func(rt backend.Device, tr *device.Tracker) (*Stream, error) {
