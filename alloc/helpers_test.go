@@ -37,7 +37,6 @@ type fixture struct {
 	dev  *device.Device
 	add  *device.Kernel
 	opts []device.Option
-	sim  bool
 }
 
 func testCtx(t testing.TB) context.Context {
@@ -54,7 +53,7 @@ func gpuAvailable() bool {
 // eachBackend runs fn on the simulator and on the GPU (skipped without one, failed without one
 // when GPUACTOR_REQUIRE_GPU=1). extra options go to every Open.
 func eachBackend(t *testing.T, fn func(t *testing.T, f *fixture), extra ...device.Option) {
-	run := func(t *testing.T, opts []device.Option, sim bool) {
+	run := func(t *testing.T, opts []device.Option) {
 		opts = append(opts, extra...)
 		ctx := testCtx(t)
 		dev, err := device.Open(ctx, 0, opts...)
@@ -64,14 +63,14 @@ func eachBackend(t *testing.T, fn func(t *testing.T, f *fixture), extra ...devic
 		require.NoError(t, err)
 		add, err := mod.Kernel(ctx, "add_u32")
 		require.NoError(t, err)
-		fn(t, &fixture{ctx: ctx, dev: dev, add: add, opts: opts, sim: sim})
+		fn(t, &fixture{ctx: ctx, dev: dev, add: add, opts: opts})
 	}
 	t.Run("sim", func(t *testing.T) {
-		run(t, []device.Option{device.WithSimulator(device.NewSimulator()), device.WithKernelCache(t.TempDir())}, true)
+		run(t, []device.Option{device.WithSimulator(device.NewSimulator()), device.WithKernelCache(t.TempDir())})
 	})
 	t.Run("cuda", func(t *testing.T) {
 		testgpu.Need(t, gpuAvailable(), "the cuda backend sees no device")
-		run(t, []device.Option{device.WithBackend(device.BackendCUDA), device.WithKernelCache(t.TempDir())}, false)
+		run(t, []device.Option{device.WithBackend(device.BackendCUDA), device.WithKernelCache(t.TempDir())})
 	})
 }
 

@@ -10,19 +10,15 @@ import (
 	"github.com/gpuactor/gpuactor/actor"
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/internal/backend"
+	"github.com/gpuactor/gpuactor/internal/testgpu"
 )
-
-func gpuPresent() bool {
-	n, err := device.Count(context.Background(), device.WithBackend(device.BackendCUDA))
-	return err == nil && n > 0
-}
 
 // eachBackend runs fn on the simulator and, when there is one, the GPU.
 func eachBackend(b *testing.B, fn func(b *testing.B, dev *device.Device, k *device.Kernel)) {
 	for _, kind := range []device.BackendKind{device.BackendSim, device.BackendCUDA} {
 		b.Run(string(kind), func(b *testing.B) {
-			if kind == device.BackendCUDA && !gpuPresent() {
-				b.Skip("no GPU")
+			if kind == device.BackendCUDA {
+				testgpu.Need(b, gpuPresent(context.Background()), "the cuda backend sees no device")
 			}
 			ctx := context.Background()
 			dev, err := device.Open(ctx, 0, device.WithBackend(kind))
@@ -129,9 +125,7 @@ func goroutines(g int) string { return fmt.Sprintf("goroutines=%d", g) }
 
 // directOn opens device 0 through the binding on the calling, locked thread, with no actor.
 func directOn(b *testing.B) (backend.Device, backend.Kernel, backend.Stream) {
-	if !gpuPresent() {
-		b.Skip("no GPU")
-	}
+	testgpu.Need(b, gpuPresent(context.Background()), "the cuda backend sees no device")
 	runtime.LockOSThread()
 	b.Cleanup(runtime.UnlockOSThread)
 	d, err := openDirect(device.BackendCUDA, 0)

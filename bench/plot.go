@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -14,7 +15,7 @@ import (
 // gpuactor on the GPU (the simulator when there is none) and the C++ baseline.
 func plots(dir string, rep *Report) error {
 	backend := "sim"
-	if contains(rep.Meta.Backends, "cuda") {
+	if slices.Contains(rep.Meta.Backends, "cuda") {
 		backend = "cuda"
 	}
 	title := rep.Meta.GPU
@@ -45,7 +46,7 @@ func bandwidthPlot(path, title, backend string, rep *Report) error {
 				}
 				y := &r.Value
 				if impl == "cpp" {
-					if r.Scenario != sc || sc == "h2d_staged" || sc == "d2h_staged" {
+					if sc == "h2d_staged" || sc == "d2h_staged" {
 						continue // staged rows compare with the pinned C++ lines already drawn
 					}
 					y = lookup(rep, "cpp", r, false) // the mean of the baseline's passes

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
 	"time"
 
 	"github.com/gpuactor/gpuactor/device"
+	"github.com/gpuactor/gpuactor/internal/cudart"
 )
 
 // Meta describes where and when a run happened.
@@ -39,7 +41,7 @@ func run(ctx context.Context, o *options) error {
 	if err != nil {
 		return err
 	}
-	gpu := contains(kindNames(kinds), "cuda")
+	gpu := slices.Contains(kinds, device.BackendCUDA)
 	if gpu {
 		if err := probeMeta(ctx, o, rep); err != nil {
 			return err
@@ -74,10 +76,7 @@ func run(ctx context.Context, o *options) error {
 }
 
 func backendsToRun(ctx context.Context, which string) ([]device.BackendKind, error) {
-	gpu := false
-	if n, err := device.Count(ctx, device.WithBackend(device.BackendCUDA)); err == nil && n > 0 {
-		gpu = true
-	}
+	gpu := gpuPresent(ctx)
 	switch which {
 	case "sim":
 		return []device.BackendKind{device.BackendSim}, nil
@@ -138,16 +137,8 @@ func probeMeta(ctx context.Context, o *options, rep *Report) error {
 	defer dev.Close()
 	p := dev.Properties()
 	rep.Meta.GPU, rep.Meta.CC = p.Name, p.ComputeCapability.String()
-	rep.Meta.Driver, rep.Meta.Runtime = version(p.DriverVersion), version(p.RuntimeVersion)
+	rep.Meta.Driver, rep.Meta.Runtime = cudart.FormatVersion(p.DriverVersion), cudart.FormatVersion(p.RuntimeVersion)
 	return nil
-}
-
-func kindNames(kinds []device.BackendKind) []string {
-	out := make([]string, len(kinds))
-	for i, k := range kinds {
-		out[i] = string(k)
-	}
-	return out
 }
 
 type task struct {
@@ -176,18 +167,8 @@ const emptySource = `extern "C" __global__ void empty() {}`
 
 var emptySim = map[string]device.SimKernel{"empty": func(*device.KernelCall) error { return nil }}
 
-func version(v int) string {
-	if v == 0 {
-		return "none"
-	}
-	return fmt.Sprintf("%d.%d", v/1000, v%1000/10)
-}
-
-func contains(xs []string, x string) bool {
-	for _, v := range xs {
-		if v == x {
-			return true
-		}
-	}
-	return false
+// gpuPresent reports whether the cuda backend sees a device.
+func gpuPresent(ctx context.Context) bool {
+	n, err := device.Count(ctx, device.WithBackend(device.BackendCUDA))
+	return err == nil && n > 0
 }

@@ -153,10 +153,8 @@ func run(c config) (err error) {
 	}
 
 	// The futures carry each operation's error; once the last one completed, all have.
-	for _, f := range ops {
-		if _, err := f.Await(ctx); err != nil {
-			return err
-		}
+	if err := sample.Wait(ctx, ops...); err != nil {
+		return err
 	}
 	gpuTime, err := streams.Elapsed(ctx, start, stop)
 	if err != nil {

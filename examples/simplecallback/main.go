@@ -87,13 +87,9 @@ func run(c config) (err error) {
 	if err != nil {
 		return err
 	}
-	defer func() {
-		for _, d := range devs {
-			if e := d.Close(); err == nil {
-				err = e
-			}
-		}
-	}()
+	for _, d := range devs {
+		defer sample.Keep(&err, d.Close)
+	}
 	kernels := make([]*device.Kernel, len(devs))
 	for i, d := range devs {
 		sample.Describe(d)
@@ -181,10 +177,8 @@ func worker(ctx context.Context, dev *device.Device, kern *device.Kernel, w, n i
 			}
 		}),
 	}
-	for _, f := range ops {
-		if _, err := f.Await(ctx); err != nil {
-			return fmt.Errorf("worker %d: %w", w, err)
-		}
+	if err := sample.Wait(ctx, ops...); err != nil {
+		return fmt.Errorf("worker %d: %w", w, err)
 	}
 	return nil
 }
@@ -196,11 +190,7 @@ func panicking(ctx context.Context, dev *device.Device) (err error) {
 	if err != nil {
 		return err
 	}
-	defer func() {
-		if e := s.Destroy(ctx); err == nil {
-			err = e
-		}
-	}()
+	defer sample.Keep(&err, func() error { return s.Destroy(ctx) })
 	boom := s.HostFunc(ctx, func() { panic("deliberate panic in a host function") })
 	ran := false
 	after := s.HostFunc(ctx, func() { ran = true })

@@ -199,7 +199,7 @@ func run(c config) (err error) {
 
 	// Warm-up, untimed: zero iterations leave the data alone, but the first launch pays for
 	// loading the module.
-	if err := wait(ctx, launch(s0, dA, c.n, 0)); err != nil {
+	if err := sample.Wait(ctx, launch(s0, dA, c.n, 0)); err != nil {
 		return err
 	}
 
@@ -214,7 +214,7 @@ func run(c config) (err error) {
 		s0.Record(ctx, marks[2]),
 		s0.CopyDeviceToHost(ctx, whole, dA),
 		s0.Record(ctx, marks[3]))
-	if err := wait(ctx, ops...); err != nil {
+	if err := sample.Wait(ctx, ops...); err != nil {
 		return err
 	}
 	var stage [3]time.Duration
@@ -236,7 +236,7 @@ func run(c config) (err error) {
 			s0.CopyDeviceToHost(ctx, whole, dA))
 	}
 	ops = append(ops, s0.Record(ctx, stop))
-	if err := wait(ctx, ops...); err != nil {
+	if err := sample.Wait(ctx, ops...); err != nil {
 		return err
 	}
 	nonStreamed, err := streams.Elapsed(ctx, start, stop)
@@ -269,7 +269,7 @@ func run(c config) (err error) {
 		ops = append(ops, s.Record(ctx, joins[i+1]), s0.Wait(ctx, joins[i+1]))
 	}
 	ops = append(ops, s0.Record(ctx, stop))
-	if err := wait(ctx, ops...); err != nil {
+	if err := sample.Wait(ctx, ops...); err != nil {
 		return err
 	}
 	streamed, err := streams.Elapsed(ctx, start, stop)
@@ -325,18 +325,6 @@ func split(n, k int) []chunk {
 		out[i] = chunk{lo, hi - lo}
 	}
 	return out
-}
-
-// wait awaits every future and returns the first error. Stream operations fail in order, so
-// the first one is the cause and the later ones its echoes.
-func wait(ctx context.Context, fs ...*streams.Future) error {
-	var first error
-	for _, f := range fs {
-		if _, err := f.Await(ctx); err != nil && first == nil {
-			first = err
-		}
-	}
-	return first
 }
 
 // ms formats a duration in milliseconds, as the sample prints its timings.

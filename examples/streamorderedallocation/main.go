@@ -70,12 +70,11 @@ func main() {
 
 // job is what one vector addition needs: the kernel, its stream, pinned inputs and output.
 type job struct {
-	k     *device.Kernel
-	s     *streams.Stream
-	a, b  *alloc.Pinned[float32]
-	out   *alloc.Pinned[float32]
-	n     int
-	bytes uint64
+	k    *device.Kernel
+	s    *streams.Stream
+	a, b *alloc.Pinned[float32]
+	out  *alloc.Pinned[float32]
+	n    int
 }
 
 func run(c config) (err error) {
@@ -107,7 +106,7 @@ func run(c config) (err error) {
 	}
 	defer sample.Keep(&err, func() error { return s.Destroy(ctx) })
 
-	j := &job{k: k, s: s, n: c.n, bytes: uint64(c.n) * 4}
+	j := &job{k: k, s: s, n: c.n}
 	if j.a, err = alloc.MallocPinned[float32](ctx, dev, c.n); err != nil {
 		return err
 	}
@@ -220,12 +219,7 @@ func (j *job) settle(ctx context.Context, futs []*streams.Future) error {
 	if err := j.s.Synchronize(ctx); err != nil {
 		return err
 	}
-	for _, f := range futs {
-		if _, err := f.Await(ctx); err != nil {
-			return err
-		}
-	}
-	return nil
+	return sample.Wait(ctx, futs...)
 }
 
 // compute queues the copies in, the addition and the copy out, and returns their futures.
