@@ -198,18 +198,16 @@ func (d *device) UnloadModule(m backend.Module) error {
 
 // Launch packs args into the device's reusable parameter storage and launches k.
 func (d *device) Launch(k backend.Kernel, grid, block backend.Dim3, sharedMem uint32, s Stream, args []backend.Arg) error {
-	d.b.mu.RLock()
-	kern, ok := d.b.kernels[k]
-	d.b.mu.RUnlock()
-	if !ok {
-		return d.rt.newError("cudaLaunchKernel", codeInvalidResourceHandle)
+	kern, err := d.kernel("cudaLaunchKernel", k)
+	if err != nil {
+		return err
 	}
 	d.args.Reset()
 	for _, a := range args {
 		d.args.Add(argBits(a))
 	}
 	argv := d.args.Pointers()
-	err := d.rt.launch(&d.frame, kern, grid, block, sharedMem, s, uintptr(unsafe.Pointer(unsafe.SliceData(argv))))
+	err = d.rt.launch(&d.frame, kern, grid, block, sharedMem, s, uintptr(unsafe.Pointer(unsafe.SliceData(argv))))
 	runtime.KeepAlive(argv)
 	return err
 }

@@ -93,6 +93,3 @@ func (r *Runtime) DeviceGetStreamPriorityRange() (least, greatest int, err error
 // GetLastError returns and clears the calling thread's last runtime error (cudaGetLastError);
 // the error's Op is "cudaGetLastError", since the runtime does not say which call failed.
 func (r *Runtime) GetLastError() error { return r.call(fnGetLastError) }
-
-// PeekAtLastError returns the calling thread's last runtime error without clearing it.
-func (r *Runtime) PeekAtLastError() error { return r.call(fnPeekAtLastError) }

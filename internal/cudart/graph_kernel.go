@@ -23,9 +23,10 @@ type kernelNodeParams struct {
 	ctx          uintptr
 }
 
-// kernelNode packs p's arguments; the params and the argument storage stay referenced from
-// the returned value, which must be kept alive across the call.
-func kernelNode(k Kernel, p backend.KernelNode, useFunc bool) *kernelNodeParams {
+// kernelNode packs p's arguments, naming k by its CUfunction when it has one (the driver's
+// calls take that) and by its cudaKernel_t otherwise; the params and the argument storage stay
+// referenced from the returned value, which must be kept alive across the call.
+func kernelNode(k Kernel, p backend.KernelNode) *kernelNodeParams {
 	var args KernelArgs
 	for _, a := range p.Args {
 		args.Add(argBits(a))
@@ -36,7 +37,7 @@ func kernelNode(k Kernel, p backend.KernelNode, useFunc bool) *kernelNodeParams 
 		block:     [3]uint32{p.Block.X, p.Block.Y, p.Block.Z},
 		sharedMem: p.SharedMem,
 	}
-	if useFunc {
+	if k.Func != 0 {
 		prm.fn = k.Func
 	}
 	if ptrs := args.Pointers(); len(ptrs) > 0 {
@@ -52,7 +53,7 @@ func kernelNode(k Kernel, p backend.KernelNode, useFunc bool) *kernelNodeParams 
 func (r *Runtime) GraphAddKernelNode(g backend.Graph, deps []backend.GraphNode, k Kernel, p backend.KernelNode) (backend.GraphNode, error) {
 	var node uintptr
 	var err error
-	prm := kernelNode(k, p, k.Func != 0)
+	prm := kernelNode(k, p)
 	if k.Func != 0 {
 		err = r.driverCall(drvGraphAddKernelNode, uintptr(unsafe.Pointer(&node)), uintptr(g), nodeList(deps), uintptr(len(deps)),
 			uintptr(unsafe.Pointer(prm)))
@@ -70,7 +71,7 @@ func (r *Runtime) GraphAddKernelNode(g backend.Graph, deps []backend.GraphNode, 
 // A node captured from a stream was added by whatever launched it; cuLaunchKernel for kernels
 // with a CUfunction, which is also what this picks for them.
 func (r *Runtime) GraphExecKernelNodeSetParams(x backend.GraphExec, n backend.GraphNode, k Kernel, p backend.KernelNode) error {
-	prm := kernelNode(k, p, k.Func != 0)
+	prm := kernelNode(k, p)
 	var err error
 	if k.Func != 0 {
 		err = r.driverCall(drvGraphExecKernelNodeSetParams, uintptr(x), uintptr(n), uintptr(unsafe.Pointer(prm)))

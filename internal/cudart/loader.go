@@ -1,7 +1,6 @@
 package cudart
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -411,6 +410,3 @@ func compareVersions(a, b []int) int {
 	}
 	return len(a) - len(b)
 }
-
-// String describes where a library came from, for logs.
-func (l openedLib) String() string { return fmt.Sprintf("%s (%s, via %s)", l.name, l.file, l.step) }

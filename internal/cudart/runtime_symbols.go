@@ -19,7 +19,6 @@ const (
 	fnDeviceSynchronize
 	fnDeviceGetStreamPriorityRange
 	fnGetLastError
-	fnPeekAtLastError
 	fnMalloc
 	fnFree
 	fnHostAlloc
@@ -119,7 +118,6 @@ var runtimeSymNames = [numRuntimeSyms]string{
 	fnDeviceSynchronize:            "cudaDeviceSynchronize",
 	fnDeviceGetStreamPriorityRange: "cudaDeviceGetStreamPriorityRange",
 	fnGetLastError:                 "cudaGetLastError",
-	fnPeekAtLastError:              "cudaPeekAtLastError",
 	fnMalloc:                       "cudaMalloc",
 	fnFree:                         "cudaFree",
 	fnHostAlloc:                    "cudaHostAlloc",
