@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -41,15 +42,33 @@ type resources struct {
 
 // anyHosts reports whether the graph or a child has host nodes whose panics are reported.
 func (r *resources) anyHosts() bool {
-	if r.hosts.Load() {
-		return true
-	}
+	return r.hosts.Load() || r.some(func(c *resources) bool { return c.hosts.Load() })
+}
+
+// some reports whether f holds for a resources r holds, directly or through others, visiting
+// each once: holds can form cycles (two graphs each made the other's child), and each node's
+// lock is held only while its list is read.
+func (r *resources) some(f func(*resources) bool) bool {
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, c := range r.children {
-		if c.anyHosts() {
+	stack := slices.Clone(r.children)
+	r.mu.Unlock()
+	if len(stack) == 0 {
+		return false
+	}
+	seen := map[*resources]bool{r: true}
+	for len(stack) > 0 {
+		c := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if seen[c] {
+			continue
+		}
+		seen[c] = true
+		if f(c) {
 			return true
 		}
+		c.mu.Lock()
+		stack = append(stack, c.children...)
+		c.mu.Unlock()
 	}
 	return false
 }
@@ -76,27 +95,28 @@ func (r *resources) release(rt backend.Device) error {
 	return errors.Join(errs...)
 }
 
-// hold makes r keep c (a child graph's, or an update's) until r is released.
+// hold makes r keep c (a child graph's, or an update's) until r is released. Holding itself
+// (an Exec updated from its own graph or a clone, which share resources) or what it already
+// holds changes nothing, so an Exec updated per request does not grow.
 func (r *resources) hold(c *resources) {
-	c.retain()
 	r.mu.Lock()
-	r.children = append(r.children, c)
-	r.mu.Unlock()
+	defer r.mu.Unlock()
+	if c == r || slices.Contains(r.children, c) {
+		return
+	}
+	r.children = append(r.children, c.retain())
 }
 
 // takePanic returns and clears the first panic of a host node of the graph or its children.
 func (r *resources) takePanic() *actor.PanicError {
-	if p := r.panicked.Swap(nil); p != nil {
-		return p
+	p := r.panicked.Swap(nil)
+	if p == nil {
+		r.some(func(c *resources) bool {
+			p = c.panicked.Swap(nil)
+			return p != nil
+		})
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, c := range r.children {
-		if p := c.takePanic(); p != nil {
-			return p
-		}
-	}
-	return nil
+	return p
 }
 
 // New makes an empty graph on dev.

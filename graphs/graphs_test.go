@@ -627,3 +627,47 @@ func TestOtherDevice(t *testing.T) {
 		require.NoError(t, s1.Destroy(f.ctx))
 	})
 }
+
+// Resources shared or held both ways never deadlock a launch: an Exec updated from a clone of
+// its own graph (they share resources), many times over, and two graphs each made the other's
+// child. A host node's panic is still reported through them.
+func TestHeldResourcesFormCycles(t *testing.T) {
+	eachBackend(t, func(t *testing.T, f *fixture) {
+		s := f.stream(t)
+		g := f.graph(t)
+		var runs atomic.Int32
+		_, err := g.AddHost(f.ctx, nil, func() {
+			if runs.Add(1) == 4 {
+				panic("fourth run")
+			}
+		})
+		require.NoError(t, err)
+		x, err := g.Instantiate(f.ctx)
+		require.NoError(t, err)
+		for range 3 {
+			clone, err := g.Clone(f.ctx)
+			require.NoError(t, err)
+			require.NoError(t, x.Update(f.ctx, clone))
+			require.NoError(t, x.Update(f.ctx, g))
+			f.launch(t, x, s)
+		}
+		_, err = x.Launch(f.ctx, s).Await(f.ctx)
+		var pe *actor.PanicError
+		require.ErrorAs(t, err, &pe, "the host node panicked on its fourth run")
+		f.launch(t, x, s)
+
+		a, b := f.graph(t), f.graph(t)
+		_, err = a.AddEmpty(f.ctx, nil)
+		require.NoError(t, err)
+		_, err = b.AddChild(f.ctx, nil, a)
+		require.NoError(t, err)
+		_, err = a.AddChild(f.ctx, nil, b)
+		require.NoError(t, err)
+		xa, err := a.Instantiate(f.ctx)
+		require.NoError(t, err)
+		xb, err := b.Instantiate(f.ctx)
+		require.NoError(t, err)
+		f.launch(t, xa, s)
+		f.launch(t, xb, s)
+	})
+}
