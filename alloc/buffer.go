@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"unsafe"
 
 	"github.com/gpuactor/gpuactor/actor"
@@ -294,6 +295,6 @@ func (b *Buffer[T]) hostCopy(ctx context.Context, cp func(rt backend.Device, h b
 			err = fmt.Errorf("%w (the copy had been queued and was completed: %v)", err, opErr)
 		}
 	}
-	keepAlive(keep)
+	runtime.KeepAlive(keep)
 	return err
 }

@@ -23,5 +23,3 @@ func invalid(format string, args ...any) error {
 func wrongDevice(what string, owner, used *device.Device) error {
 	return fmt.Errorf("%w: %s belongs to device %d, used on device %d", device.ErrWrongDevice, what, owner.Ordinal(), used.Ordinal())
 }
-
-func errorsJoin(errs ...error) error { return errors.Join(errs...) }

@@ -2,6 +2,7 @@ package alloc
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"unsafe"
 
@@ -75,7 +76,7 @@ func MallocManaged[T any](ctx context.Context, d *device.Device, n int, opts ...
 		host, err := rt.ManagedHost(p, bytes)
 		if err != nil {
 			d.Uncharge(device.KindManaged, bytes)
-			return nil, errorsJoin(err, rt.Free(p))
+			return nil, errors.Join(err, rt.Free(p))
 		}
 		buf := d.Adopt(p, bytes, device.KindManaged, releaseManaged)
 		return &Managed[T]{Buffer: buf, n: n, host: host}, nil

@@ -47,9 +47,8 @@ func MallocPinned[T any](ctx context.Context, d *device.Device, n int, flags ...
 	return &Pinned[T]{HostBuffer: h, n: n}, nil
 }
 
-// GetPinned takes pinned memory for n elements of T from d's reusable PinnedPool (the one
-// streams' staged copies use), allocating only when the pool has none of that size. Hand it
-// back with Release.
+// GetPinned takes pinned memory for n elements of T from d's reusable PinnedPool, allocating
+// only when the pool has none of that size. Hand it back with Release.
 func GetPinned[T any](ctx context.Context, d *device.Device, n int) (*Pinned[T], error) {
 	if d == nil {
 		return nil, invalid("GetPinned on a nil device")

@@ -2,6 +2,7 @@ package alloc
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync/atomic"
 
@@ -104,7 +105,7 @@ func NewPool(ctx context.Context, d *device.Device, opts ...PoolOption) (*Pool, 
 		p := &Pool{dev: d, h: h}
 		if c.hasThreshold {
 			if err := rt.MemPoolSetAttribute(h, backend.PoolReleaseThreshold, c.threshold); err != nil {
-				return nil, errorsJoin(err, rt.MemPoolDestroy(h))
+				return nil, errors.Join(err, rt.MemPoolDestroy(h))
 			}
 		}
 		registry(d).byHandle[h] = p

@@ -9,7 +9,9 @@ import (
 // PinnedPool keeps pinned host buffers for reuse, because cudaHostAlloc and cudaFreeHost cost
 // hundreds of microseconds to milliseconds (they map pages for DMA) while copies that use the
 // buffers cost a few. Buffers come in power-of-two size classes from 64 KiB. Each device has
-// one (Device.PinnedPool), shared by everything that stages copies through pinned memory.
+// one (Device.PinnedPool), for callers that stage their own copies (alloc.GetPinned). The
+// staging rings of streams' Go-slice copies and graphs' staged copy nodes pin their own
+// memory, on the actor thread, where the pool's Put (which may free) cannot run.
 // Safe for concurrent use.
 type PinnedPool struct {
 	dev *Device

@@ -6,7 +6,6 @@ import (
 
 	"github.com/gpuactor/gpuactor/actor"
 	"github.com/gpuactor/gpuactor/device"
-	"github.com/gpuactor/gpuactor/internal/backend"
 	"github.com/gpuactor/gpuactor/streams"
 )
 
@@ -38,8 +37,6 @@ func (e *UpdateError) Error() string {
 
 // Unwrap returns the runtime's error.
 func (e *UpdateError) Unwrap() error { return e.Err }
-
-func updateReason(r backend.UpdateResult) string { return r.String() }
 
 func invalid(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{device.ErrInvalidArgument}, args...)...)

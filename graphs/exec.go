@@ -235,7 +235,7 @@ func (x *Exec) Update(ctx context.Context, g *Graph) error {
 			if err == nil {
 				err = &cudaerr.Error{Op: "cudaGraphExecUpdate", Code: cudaerr.GraphExecUpdateFailure, Message: info.Result.String()}
 			}
-			ue := &UpdateError{Reason: updateReason(info.Result), Err: err}
+			ue := &UpdateError{Reason: info.Result.String(), Err: err}
 			if info.ErrorNode != 0 {
 				ue.Node, _ = g.node(rt, info.ErrorNode)
 			}

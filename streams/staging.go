@@ -76,7 +76,7 @@ func stagingParamsFor(w int) stagingParams {
 	up, down := w, w
 	if w == 0 {
 		procs := runtime.GOMAXPROCS(0)
-		up, down = stagingWorkersFor(memmoveRate(), procs), stagingWorkersFor(0, procs)
+		up, down = stagingWorkersFor(hostMemmoveRate(), procs), stagingWorkersFor(0, procs)
 	}
 	return stagingParams{slots: max(up, down) + stagingSpare, slotSize: stagingSlotSize, workers: up, downWorkers: down}
 }
@@ -90,6 +90,10 @@ func stagingWorkersFor(rate float64, procs int) int {
 	}
 	return max(stagingMinWorkers, min(w, stagingMaxWorkers, procs-2))
 }
+
+// hostMemmoveRate is memmoveRate measured once per process: it is the host's, not a
+// stream's, and measuring costs ~2 ms and 8 MiB of garbage.
+var hostMemmoveRate = sync.OnceValue(memmoveRate)
 
 // memmoveRate measures one goroutine's memmove rate in bytes a second: the best of three
 // copies of a staging slot's size between buffers already faulted in (~2 ms in all).
@@ -574,7 +578,7 @@ func (j *stagedJob) uploadTail() {
 		if c.skipped {
 			continue
 		}
-		if err := j.st.awaitGPU(context.Background(), c.gpu); err != nil { // always completes: the actor sees to it
+		if _, err := c.gpu.Await(context.Background()); err != nil { // always completes: the actor sees to it
 			j.fail(err)
 		}
 	}
@@ -697,7 +701,7 @@ func (j *stagedJob) copyOutWorker() {
 		if c == nil {
 			continue
 		}
-		err := st.awaitGPU(context.Background(), c.gpu) // always completes: the actor sees to it
+		_, err := c.gpu.Await(context.Background()) // always completes: the actor sees to it
 		if err != nil {
 			j.fail(err)
 		} else {
@@ -792,12 +796,4 @@ func parallelCopy(dst, src []byte, workers int) {
 	}
 	copy(dst[:per], src[:per])
 	wg.Wait()
-}
-
-// awaitGPU waits for f, a future the device's actor completes when it sees the GPU pass some
-// point (the actor keeps polling while such work is in flight: actor.WithBusySpin). Its error is
-// f's, or ctx's when ctx ends first.
-func (st *stager) awaitGPU(ctx context.Context, f *Future) error {
-	_, err := f.Await(ctx)
-	return err
 }
