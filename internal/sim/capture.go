@@ -142,11 +142,12 @@ func (d *device) captured(s *stream, t *task) bool {
 	case "host-to-device copy", "device-to-host copy", "device-to-device copy":
 		typ = backend.NodeMemcpy
 	}
-	return d.captureNode(s, &snode{typ: typ, label: t.name, run: t.run})
+	return d.captureNode(s, func() *snode { return &snode{typ: typ, label: t.name, run: t.run} })
 }
 
-// captureNode appends n to s's capture after s's tail.
-func (d *device) captureNode(s *stream, n *snode) bool {
+// captureNode appends the node mk makes to s's capture after s's tail. mk runs only when s is
+// capturing: every operation on every stream asks.
+func (d *device) captureNode(s *stream, mk func() *snode) bool {
 	gs := &d.graphs
 	gs.mu.Lock()
 	defer gs.mu.Unlock()
@@ -157,6 +158,7 @@ func (d *device) captureNode(s *stream, n *snode) bool {
 	if c.invalid != "" {
 		return true // dropped: the capture fails when it ends
 	}
+	n := mk()
 	n.deps = slices.Clone(c.tails[s])
 	d.insertLocked(c.graph, n)
 	c.tails[s] = []*snode{n}
@@ -165,8 +167,10 @@ func (d *device) captureNode(s *stream, n *snode) bool {
 
 // captureKernel turns a launch on a capturing stream into a kernel node.
 func (d *device) captureKernel(s *stream, k *kernel, grid, block backend.Dim3, sharedMem uint32, args []backend.Arg) bool {
-	return d.captureNode(s, &snode{typ: backend.NodeKernel, label: k.label, kern: k,
-		params: backend.KernelNode{Kernel: k.h, Grid: grid, Block: block, SharedMem: sharedMem, Args: slices.Clone(args)}})
+	return d.captureNode(s, func() *snode {
+		return &snode{typ: backend.NodeKernel, label: k.label, kern: k,
+			params: backend.KernelNode{Kernel: k.h, Grid: grid, Block: block, SharedMem: sharedMem, Args: slices.Clone(args)}}
+	})
 }
 
 // captureRecord remembers e's record on a capturing stream; a record on a stream that is not

@@ -102,15 +102,11 @@ type capturedRecord struct {
 	deps []*snode
 }
 
-func (d *device) graphErr(op string, code cudaerr.Code, format string, args ...any) error {
-	return d.fail(op, code, format, args...)
-}
-
 // graph looks up a live graph of d; the caller holds gs.mu.
 func (d *device) graphLocked(op string, h backend.Graph) (*sgraph, error) {
 	g := d.graphs.graphs[h]
 	if g == nil {
-		return nil, d.graphErr(op, cudaerr.InvalidValue, "graph %#x is not a live graph of device %d", uintptr(h), d.ordinal)
+		return nil, d.fail(op, cudaerr.InvalidValue, "graph %#x is not a live graph of device %d", uintptr(h), d.ordinal)
 	}
 	return g, nil
 }
@@ -121,10 +117,10 @@ func (d *device) depsLocked(op string, g *sgraph, deps []backend.GraphNode) ([]*
 	for _, h := range deps {
 		n := d.graphs.nodes[h]
 		if n == nil || !slices.Contains(g.nodes, n) {
-			return nil, d.graphErr(op, cudaerr.InvalidValue, "dependency %#x is not a node of graph %#x", uintptr(h), uintptr(g.h))
+			return nil, d.fail(op, cudaerr.InvalidValue, "dependency %#x is not a node of graph %#x", uintptr(h), uintptr(g.h))
 		}
 		if slices.Contains(out, n) {
-			return nil, d.graphErr(op, cudaerr.InvalidValue, "dependency %#x is listed twice", uintptr(h))
+			return nil, d.fail(op, cudaerr.InvalidValue, "dependency %#x is listed twice", uintptr(h))
 		}
 		out = append(out, n)
 	}
@@ -189,7 +185,7 @@ func (d *device) GraphDestroy(h backend.Graph) error {
 	}
 	for c := range gs.captures {
 		if gs.captures[c].graph == g {
-			return d.graphErr(op, cudaerr.IllegalState, "graph %#x is still being captured into", uintptr(h))
+			return d.fail(op, cudaerr.IllegalState, "graph %#x is still being captured into", uintptr(h))
 		}
 	}
 	delete(gs.graphs, h)
@@ -322,7 +318,7 @@ func (d *device) GraphNodeType(h backend.GraphNode) (backend.NodeType, error) {
 	gs.init()
 	n := gs.nodes[h]
 	if n == nil {
-		return 0, d.graphErr("cudaGraphNodeGetType", cudaerr.InvalidValue, "node %#x is not a live node of device %d", uintptr(h), d.ordinal)
+		return 0, d.fail("cudaGraphNodeGetType", cudaerr.InvalidValue, "node %#x is not a live node of device %d", uintptr(h), d.ordinal)
 	}
 	return n.typ, nil
 }
@@ -331,7 +327,7 @@ func (d *device) GraphNodeType(h backend.GraphNode) (backend.NodeType, error) {
 func (d *device) GraphAddDependencies(h backend.Graph, from, to []backend.GraphNode) error {
 	const op = "cudaGraphAddDependencies"
 	if len(from) != len(to) {
-		return d.graphErr(op, cudaerr.InvalidValue, "%d sources for %d destinations", len(from), len(to))
+		return d.fail(op, cudaerr.InvalidValue, "%d sources for %d destinations", len(from), len(to))
 	}
 	gs := &d.graphs
 	gs.mu.Lock()
@@ -348,14 +344,14 @@ func (d *device) GraphAddDependencies(h backend.Graph, from, to []backend.GraphN
 			h backend.GraphNode
 		}{{f, from[i]}, {t, to[i]}} {
 			if x.n == nil || !slices.Contains(g.nodes, x.n) {
-				return d.graphErr(op, cudaerr.InvalidValue, "node %#x is not a node of graph %#x", uintptr(x.h), uintptr(h))
+				return d.fail(op, cudaerr.InvalidValue, "node %#x is not a node of graph %#x", uintptr(x.h), uintptr(h))
 			}
 		}
 		if f == t || reaches(f, t) {
-			return d.graphErr(op, cudaerr.InvalidValue, "edge %#x -> %#x would make a cycle", uintptr(from[i]), uintptr(to[i]))
+			return d.fail(op, cudaerr.InvalidValue, "edge %#x -> %#x would make a cycle", uintptr(from[i]), uintptr(to[i]))
 		}
 		if slices.Contains(t.deps, f) {
-			return d.graphErr(op, cudaerr.InvalidValue, "edge %#x -> %#x exists already", uintptr(from[i]), uintptr(to[i]))
+			return d.fail(op, cudaerr.InvalidValue, "edge %#x -> %#x exists already", uintptr(from[i]), uintptr(to[i]))
 		}
 		t.deps = append(t.deps, f)
 	}
@@ -366,9 +362,17 @@ func (d *device) GraphAddDependencies(h backend.Graph, from, to []backend.GraphN
 
 // reaches reports whether from is reachable backwards from n (n depends on from, directly or not).
 func reaches(n, from *snode) bool {
-	for _, dep := range n.deps {
-		if dep == from || reaches(dep, from) {
+	seen := map[*snode]bool{}
+	stack := slices.Clone(n.deps)
+	for len(stack) > 0 {
+		dep := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if dep == from {
 			return true
+		}
+		if !seen[dep] { // each node once: layered graphs have exponentially many paths
+			seen[dep] = true
+			stack = append(stack, dep.deps...)
 		}
 	}
 	return false
@@ -411,7 +415,7 @@ func (d *device) GraphDebugDot(h backend.Graph, path string) error {
 		return err
 	}
 	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
-		return d.graphErr(op, cudaerr.InvalidValue, "writing %s: %v", path, err)
+		return d.fail(op, cudaerr.InvalidValue, "writing %s: %v", path, err)
 	}
 	return nil
 }
@@ -596,7 +600,7 @@ func (d *device) GraphAddChildNode(gh backend.Graph, deps []backend.GraphNode, c
 	var cp *sgraph
 	if err == nil {
 		if child == gh {
-			err = d.graphErr(op, cudaerr.InvalidValue, "a graph cannot be its own child")
+			err = d.fail(op, cudaerr.InvalidValue, "a graph cannot be its own child")
 		} else {
 			cp = d.cloneLocked(c, false)
 		}

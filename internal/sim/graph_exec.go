@@ -32,7 +32,7 @@ func (d *device) GraphInstantiate(h backend.Graph, flags uint64) (backend.GraphE
 	if flags&backend.InstantiateDeviceLaunch != 0 {
 		for _, n := range g.nodes {
 			if n.typ != backend.NodeKernel && n.typ != backend.NodeMemcpy && n.typ != backend.NodeMemset && n.typ != backend.NodeEmpty {
-				return 0, d.graphErr(op, cudaerr.InvalidValue, "a device-launchable graph may only hold kernel, copy, memset and empty nodes, not %s", n.typ)
+				return 0, d.fail(op, cudaerr.InvalidValue, "a device-launchable graph may only hold kernel, copy, memset and empty nodes, not %s", n.typ)
 			}
 		}
 	}
@@ -49,7 +49,7 @@ func (d *device) GraphInstantiate(h backend.Graph, flags uint64) (backend.GraphE
 func (d *device) execLocked(op string, h backend.GraphExec) (*sexec, error) {
 	x := d.graphs.execs[h]
 	if x == nil {
-		return nil, d.graphErr(op, cudaerr.InvalidValue, "executable graph %#x is not live on device %d (destroyed, or never instantiated)", uintptr(h), d.ordinal)
+		return nil, d.fail(op, cudaerr.InvalidValue, "executable graph %#x is not live on device %d (destroyed, or never instantiated)", uintptr(h), d.ordinal)
 	}
 	return x, nil
 }
@@ -236,7 +236,7 @@ func (d *device) GraphExecKernelNodeSetParams(h backend.GraphExec, nh backend.Gr
 	}
 	n := x.byOrig[nh]
 	if n == nil || n.typ != backend.NodeKernel {
-		return d.graphErr(op, cudaerr.InvalidValue, "node %#x is not a kernel node of the graph executable %#x was made from", uintptr(nh), uintptr(h))
+		return d.fail(op, cudaerr.InvalidValue, "node %#x is not a kernel node of the graph executable %#x was made from", uintptr(nh), uintptr(h))
 	}
 	p.Args = slices.Clone(p.Args)
 	n.kern, n.params, n.label = k, p, k.label
@@ -256,12 +256,12 @@ func (d *device) GraphNodeSetEnabled(h backend.GraphExec, nh backend.GraphNode, 
 	}
 	n := x.byOrig[nh]
 	if n == nil {
-		return d.graphErr(op, cudaerr.InvalidValue, "node %#x is not a node of the graph executable %#x was made from", uintptr(nh), uintptr(h))
+		return d.fail(op, cudaerr.InvalidValue, "node %#x is not a node of the graph executable %#x was made from", uintptr(nh), uintptr(h))
 	}
 	switch n.typ {
 	case backend.NodeKernel, backend.NodeMemcpy, backend.NodeMemset:
 	default:
-		return d.graphErr(op, cudaerr.InvalidValue, "only kernel, copy and memset nodes can be disabled, not %s nodes", n.typ)
+		return d.fail(op, cudaerr.InvalidValue, "only kernel, copy and memset nodes can be disabled, not %s nodes", n.typ)
 	}
 	if enabled {
 		delete(x.disabled, n)
@@ -296,7 +296,7 @@ func (d *device) GraphExecUpdate(h backend.GraphExec, gh backend.Graph) (backend
 		if from != nil {
 			info.FromNode = from.orig
 		}
-		return info, d.graphErr(op, cudaerr.GraphExecUpdateFailure, "%s", r)
+		return info, d.fail(op, cudaerr.GraphExecUpdateFailure, "%s", r)
 	}
 	if len(g.nodes) != len(x.g.nodes) {
 		return refuse(backend.UpdateTopologyChanged, nil, nil)
