@@ -2,6 +2,7 @@ package device
 
 import (
 	"context"
+	"unsafe"
 
 	"github.com/gpuactor/gpuactor/actor"
 	"github.com/gpuactor/gpuactor/internal/backend"
@@ -20,12 +21,12 @@ func Exec[T any](ctx context.Context, d *Device, op func(rt backend.Device, tr *
 func (d *Device) Resolve(what string, m Mem) (DevicePtr, uint64, error) { return d.span(what, m) }
 
 // ResolveHost checks that pinned buffer h belongs to the device, is live and holds n bytes, and
-// returns its memory; on the actor thread.
-func (d *Device) ResolveHost(what string, h *HostBuffer, n uint64) ([]byte, error) {
+// returns its address; on the actor thread.
+func (d *Device) ResolveHost(what string, h *HostBuffer, n uint64) (unsafe.Pointer, error) {
 	if err := d.hostSpan(what, h, n); err != nil {
 		return nil, err
 	}
-	return h.Bytes(), nil
+	return h.p, nil
 }
 
 // PrepareLaunch checks a launch's shape and arguments against k and the device, off the actor

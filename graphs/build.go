@@ -83,7 +83,7 @@ func (g *Graph) AddCopyToDevice(ctx context.Context, deps Deps, dst device.Mem, 
 		if err != nil {
 			return 0, err
 		}
-		return rt.GraphAddCopyHtoD(g.h, hs, p, hostPtr(host), n)
+		return rt.GraphAddCopyHtoD(g.h, hs, p, host, n)
 	})
 }
 
@@ -102,7 +102,7 @@ func (g *Graph) AddCopyFromDevice(ctx context.Context, deps Deps, dst *device.Ho
 		if err != nil {
 			return 0, err
 		}
-		return rt.GraphAddCopyDtoH(g.h, hs, hostPtr(host), p, n)
+		return rt.GraphAddCopyDtoH(g.h, hs, host, p, n)
 	})
 }
 

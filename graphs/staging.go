@@ -88,6 +88,3 @@ func AddDownload[T device.Numeric](ctx context.Context, g *Graph, deps Deps, src
 	})
 	return n, st, err
 }
-
-// hostPtr is the address of a pinned host buffer's bytes.
-func hostPtr(b []byte) unsafe.Pointer { return unsafe.Pointer(unsafe.SliceData(b)) }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"runtime/debug"
 	"sync/atomic"
-	"unsafe"
 
 	"github.com/gpuactor/gpuactor/actor"
 	"github.com/gpuactor/gpuactor/device"
@@ -56,6 +55,3 @@ func (s *Stream) HostFunc(ctx context.Context, fn func()) *Future {
 		return nil
 	})
 }
-
-// hostPtr is the address of a pinned host buffer's bytes.
-func hostPtr(b []byte) unsafe.Pointer { return unsafe.Pointer(unsafe.SliceData(b)) }

@@ -58,7 +58,7 @@ func (s *Stream) CopyHostToDevice(ctx context.Context, dst device.Mem, src *devi
 		if err != nil {
 			return err
 		}
-		return rt.CopyHtoD(p, hostPtr(host), n, s.h)
+		return rt.CopyHtoD(p, host, n, s.h)
 	})
 }
 
@@ -73,7 +73,7 @@ func (s *Stream) CopyDeviceToHost(ctx context.Context, dst *device.HostBuffer, s
 		if err != nil {
 			return err
 		}
-		return rt.CopyDtoH(hostPtr(host), p, n, s.h)
+		return rt.CopyDtoH(host, p, n, s.h)
 	})
 }
 
