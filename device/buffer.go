@@ -168,7 +168,7 @@ func (d *Device) span(what string, m Mem) (DevicePtr, uint64, error) {
 		return 0, 0, invalid("%s is a nil buffer", what)
 	}
 	if b.dev != d {
-		return 0, 0, fmt.Errorf("%w: %s lives on device %d, used on device %d", ErrWrongDevice, what, b.dev.ordinal, d.ordinal)
+		return 0, 0, wrongDevice(what, b.dev, d)
 	}
 	if err := b.usable(what); err != nil {
 		return 0, 0, err
@@ -195,7 +195,7 @@ func (b *Buffer) usable(what string) error {
 		}
 	}
 	if b.freed.Load() {
-		return fmt.Errorf("%w: %s (buffer %#x) used after Free", ErrFreed, what, uint64(b.ptr))
+		return freedErr("%s (buffer %#x) used after Free", what, uint64(b.ptr))
 	}
 	return nil
 }
@@ -208,7 +208,7 @@ func (b *Buffer) freeable() error {
 		}
 	}
 	if b.freed.Load() {
-		return fmt.Errorf("%w: buffer %#x of %d bytes freed twice", ErrFreed, uint64(b.ptr), b.size)
+		return freedErr("buffer %#x of %d bytes freed twice", uint64(b.ptr), b.size)
 	}
 	return nil
 }

@@ -74,7 +74,7 @@ func (h *HostBuffer) Free(ctx context.Context) error {
 // freeHost runs on the actor thread.
 func (d *Device) freeHost(h *HostBuffer) error {
 	if h.freed.Load() {
-		return fmt.Errorf("%w: host buffer of %d bytes freed twice", ErrFreed, h.size)
+		return freedErr("host buffer of %d bytes freed twice", h.size)
 	}
 	if err := d.dev.StreamSynchronize(d.stream); err != nil {
 		return err

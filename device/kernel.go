@@ -106,7 +106,7 @@ func (m *Module) Kernel(ctx context.Context, name string) (*Kernel, error) {
 	}
 	k, err := call(ctx, m.dev, func() (*Kernel, error) {
 		if m.unloaded.Load() {
-			return nil, fmt.Errorf("%w: module %s was unloaded", ErrFreed, m.name)
+			return nil, freedErr("module %s was unloaded", m.name)
 		}
 		h, err := m.dev.dev.ModuleKernel(m.h, name)
 		if err != nil {
@@ -134,7 +134,7 @@ func (m *Module) Unload(ctx context.Context) error {
 // unload runs on the actor thread.
 func (d *Device) unload(m *Module) error {
 	if m.unloaded.Load() {
-		return fmt.Errorf("%w: module %s unloaded twice", ErrFreed, m.name)
+		return freedErr("module %s unloaded twice", m.name)
 	}
 	if err := d.dev.StreamSynchronize(d.stream); err != nil {
 		return err
@@ -211,7 +211,7 @@ type memArg struct {
 // whose allocation failed), and writes the buffers' addresses into packed. On the actor thread.
 func resolveArgs(k *Kernel, packed []backend.Arg, mems []memArg) error {
 	if k.mod.unloaded.Load() {
-		return fmt.Errorf("%w: kernel %s: module %s was unloaded", ErrFreed, k.name, k.mod.name)
+		return freedErr("kernel %s: module %s was unloaded", k.name, k.mod.name)
 	}
 	for _, m := range mems {
 		if !m.b.ok() {

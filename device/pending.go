@@ -160,5 +160,5 @@ func (d *Device) Discharge(b *Buffer) error {
 			return fmt.Errorf("%w: free of a buffer whose allocation failed: %w", ErrAllocFailed, err)
 		}
 	}
-	return fmt.Errorf("%w: buffer of %d bytes freed twice", ErrFreed, b.size)
+	return freedErr("buffer of %d bytes freed twice", b.size)
 }
