@@ -289,7 +289,7 @@ func requireGoroutinesSettle(t *testing.T, base int) {
 func TestNoGoroutineLeak(t *testing.T) {
 	base := runtime.NumGoroutine()
 	for range 5 {
-		a, err := New(WithIdle(func(bool) bool { return false }))
+		a, err := New(WithIdle(func(bool, time.Duration) bool { return false }))
 		require.NoError(t, err)
 		ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)
 		for i := range 100 {
@@ -344,7 +344,7 @@ type trackedOp struct {
 	f  *Future[time.Time]
 }
 
-func (tr *tracker) idle(bool) bool {
+func (tr *tracker) idle(bool, time.Duration) bool {
 	tr.polls.Add(1)
 	now := time.Now()
 	kept := tr.pending[:0]

@@ -41,9 +41,24 @@ type Future[T any] struct {
 	ch    atomic.Pointer[waiter]
 	val   T
 	err   error
-	fn    func() (T, error) // the op of a Call; cleared when it starts so its captures can be freed
-	owner *Actor            // the actor of a Call, whose spinning waiters are counted; nil otherwise
+	task  Task[T] // the op of a Call; cleared when it starts so its captures can be freed
+	owner *Actor  // the actor of a Call, whose spinning waiters are counted; nil otherwise
+	link  node    // the future's mailbox entry: a Call sends the future itself, allocating nothing
 }
+
+// Task is the op of CallTask: Run executes on the actor thread and returns the result of f,
+// the future it was sent with, or ErrPending to complete f later. A domain type that holds
+// its future and its op's arguments in one struct is one allocation per op, where a closure
+// and a future are two.
+type Task[T any] interface {
+	Run(f *Future[T]) (T, error)
+}
+
+// funcTask is the Task of Call and CallInto; a func is pointer-shaped, so boxing it costs no
+// allocation.
+type funcTask[T any] func() (T, error)
+
+func (fn funcTask[T]) Run(*Future[T]) (T, error) { return fn() }
 
 // NewFuture returns a pending future for results produced later by someone else, e.g. an idle
 // hook that sees the GPU reach an event. Await spins for DefaultAwaitSpin before parking.
@@ -224,8 +239,8 @@ func (f *Future[T]) cancelled(ctx context.Context) (T, error) {
 
 // run executes the Call's op on the actor thread.
 func (f *Future[T]) run(a *Actor) {
-	fn := f.fn
-	f.fn = nil
+	task := f.task
+	f.task = nil
 	if a.cfg.guard != nil {
 		if err := a.cfg.guard(); err != nil {
 			var zero T
@@ -233,7 +248,7 @@ func (f *Future[T]) run(a *Actor) {
 			return
 		}
 	}
-	v, err := fn()
+	v, err := task.Run(f)
 	if err == ErrPending {
 		return // the op completes f later
 	}
@@ -247,7 +262,7 @@ func (f *Future[T]) weight() uint64 { return 1 }
 
 // fail completes a Call whose op panicked, or was dropped because the actor died.
 func (f *Future[T]) fail(_ *Actor, err error) {
-	f.fn = nil
+	f.task = nil
 	var zero T
 	f.Complete(zero, err)
 }

@@ -97,7 +97,7 @@ func TestIdleHookKnowsWhenMessagesWait(t *testing.T) {
 	var mu sync.Mutex
 	var seen []call
 	var ran atomic.Int64
-	a := newActor(t, WithBatch(2), WithIdle(func(waiting bool) bool {
+	a := newActor(t, WithBatch(2), WithIdle(func(waiting bool, _ time.Duration) bool {
 		mu.Lock()
 		seen = append(seen, call{waiting, ran.Load()})
 		mu.Unlock()
@@ -127,4 +127,32 @@ func TestIdleHookKnowsWhenMessagesWait(t *testing.T) {
 	// Once the mailbox is empty the actor polls the hook while it spins.
 	assert.Eventually(t, saw(func(c call) bool { return !c.waiting && c.ran == 10 }), 5*time.Second, time.Millisecond,
 		"after the last message, none are")
+}
+
+// The idle hook is handed the actor's clock: never going backwards, and never ahead of the
+// time since New.
+func TestIdleHookGetsTheClock(t *testing.T) {
+	var mu sync.Mutex
+	var seen []time.Duration
+	before := time.Now()
+	a := newActor(t, WithIdle(func(_ bool, now time.Duration) bool {
+		mu.Lock()
+		seen = append(seen, now)
+		mu.Unlock()
+		return false
+	}))
+	ctx := context.Background()
+	for range 50 {
+		_, err := Call(ctx, a, func() (int, error) { time.Sleep(10 * time.Microsecond); return 0, nil }).Await(ctx)
+		require.NoError(t, err)
+	}
+	require.NoError(t, a.Close())
+	elapsed := time.Since(before)
+	mu.Lock()
+	defer mu.Unlock()
+	require.NotEmpty(t, seen)
+	assert.True(t, slices.IsSorted(seen), "the clock never goes backwards")
+	assert.GreaterOrEqual(t, seen[0], time.Duration(0))
+	assert.LessOrEqual(t, seen[len(seen)-1], elapsed)
+	assert.Greater(t, seen[len(seen)-1], 50*10*time.Microsecond, "the ops' sleeps are on the clock")
 }

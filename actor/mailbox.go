@@ -41,15 +41,15 @@ func newMailbox(limit int) *mailbox {
 	return &mailbox{limit: int64(limit), wakeCh: make(chan struct{}, 1), spaceCh: make(chan struct{})}
 }
 
-// push appends o, waiting for room while the mailbox is full, until ctx ends.
-func (m *mailbox) push(ctx context.Context, o op) error {
+// push appends n, waiting for room while the mailbox is full, until ctx ends. n must not be
+// queued already: a Future's own entry is pushed once.
+func (m *mailbox) push(ctx context.Context, n *node) error {
 	for m.count.Add(1) > m.limit {
 		m.count.Add(-1)
 		if err := m.waitSpace(ctx); err != nil {
 			return err
 		}
 	}
-	n := &node{o: o}
 	for {
 		old := m.head.Load()
 		n.next = old

@@ -33,7 +33,7 @@ type config struct {
 	name      string
 	init      func() error
 	shutdown  func()
-	idle      func(waiting bool) bool
+	idle      func(waiting bool, now time.Duration) bool
 	onPanic   func(*PanicError)
 	guard     func() error
 	onErr     func(error)
@@ -172,8 +172,9 @@ func WithShutdown(fn func()) Option {
 // so the actor keeps polling: it spins, then parks for at most the idle-poll interval instead
 // of indefinitely. Close also waits until the hook reports false, so tracked work completes
 // before shutdown. waiting tells the hook that messages are waiting to run, so it may keep
-// itself brief.
-func WithIdle(fn func(waiting bool) (busy bool)) Option {
+// itself brief; now is the actor's monotonic clock (time since New), read just before the
+// call, so that a hook that paces itself need not read the clock again.
+func WithIdle(fn func(waiting bool, now time.Duration) (busy bool)) Option {
 	return func(c *config) { c.idle = fn }
 }
 

@@ -6,6 +6,9 @@ import (
 	"runtime"
 	"sync"
 	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
 
 	"github.com/gpuactor/gpuactor/actor"
 	"github.com/gpuactor/gpuactor/device"
@@ -173,4 +176,55 @@ func BenchmarkDirectStreamQuery(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N), "ns/call")
+}
+
+// BenchmarkDirectGraphLaunch: cudaGraphLaunch of a one-kernel graph from one locked thread,
+// in rounds of 100 then a synchronize, as the C++ rows graph_launch (the calls alone,
+// call-us/launch) and graph_node 1B (the whole round, µs/launch) do: the binding's floor
+// under gpuactor's graph rows.
+func BenchmarkDirectGraphLaunch(b *testing.B) {
+	dev, k, s := directOn(b)
+	g, err := dev.GraphCreate()
+	require.NoError(b, err)
+	defer dev.GraphDestroy(g)
+	_, err = dev.GraphAddKernelNode(g, nil, backend.KernelNode{Kernel: k, Grid: device.Dim(1), Block: device.Dim(1)})
+	require.NoError(b, err)
+	x, err := dev.GraphInstantiate(g, 0)
+	require.NoError(b, err)
+	defer dev.GraphExecDestroy(x)
+	var calls time.Duration
+	for i := 0; b.Loop(); i++ {
+		start := time.Now()
+		if err := dev.GraphLaunch(x, s); err != nil {
+			b.Fatal(err)
+		}
+		calls += time.Since(start)
+		if i%100 == 99 {
+			require.NoError(b, dev.StreamSynchronize(s))
+		}
+	}
+	require.NoError(b, dev.StreamSynchronize(s))
+	b.ReportMetric(float64(calls.Nanoseconds())/1e3/float64(b.N), "call-us/launch")
+	reportMicros(b, b.N)
+}
+
+// BenchmarkDirectMallocAsyncPair: cudaMallocAsync + cudaFreeAsync of 1 MiB from the default
+// pool on one stream, from one locked thread, in rounds of 200 pairs then a synchronize, as
+// the C++ row mallocasync_free does: the binding's floor under mallocasync_free_pair.
+func BenchmarkDirectMallocAsyncPair(b *testing.B) {
+	dev, _, s := directOn(b)
+	for i := 0; b.Loop(); i++ {
+		p, err := dev.MallocAsync(1<<20, s)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := dev.FreeAsync(p, s); err != nil {
+			b.Fatal(err)
+		}
+		if i%200 == 199 {
+			require.NoError(b, dev.StreamSynchronize(s))
+		}
+	}
+	require.NoError(b, dev.StreamSynchronize(s))
+	reportMicros(b, b.N)
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync/atomic"
+	"time"
 
 	"go.uber.org/zap"
 	"golang.org/x/sync/errgroup"
@@ -146,11 +147,11 @@ func open(ctx context.Context, be backend.Backend, c *config, ordinal int) (*Dev
 }
 
 // poll is the actor's idle hook: it runs completions the GPU has reached.
-func (d *Device) poll(waiting bool) bool {
+func (d *Device) poll(waiting bool, now time.Duration) bool {
 	if d.tracker == nil {
 		return false
 	}
-	return d.tracker.poll(waiting)
+	return d.tracker.poll(waiting, now)
 }
 
 // init runs on the actor's locked thread before any op.
@@ -275,4 +276,14 @@ func (d *Device) Synchronize(ctx context.Context) error {
 		}
 		return d.dev.Synchronize()
 	})
+}
+
+// OpenOn opens device ordinal of be, a backend made inside this module: how the module's
+// benchmarks run gpuactor over a wrapped backend (internal/nullgpu). be's type is internal,
+// so code outside the module cannot call it.
+func OpenOn(ctx context.Context, be backend.Backend, ordinal int, opts ...Option) (*Device, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return open(ctx, be, newConfig(opts), ordinal)
 }

@@ -55,13 +55,8 @@ func (d *Device) Enqueue(spec LaunchSpec, s backend.Stream) error {
 // completes with done's error, with op's own error, or with whatever kept op from running
 // (a failed or closed device, ctx, a panic).
 func ExecTracked(ctx context.Context, d *Device, op func(rt backend.Device, tr *Tracker, done func(error)) error) *actor.Future[struct{}] {
-	f := actor.NewFuture[struct{}]()
-	done := func(err error) { f.Complete(struct{}{}, err) }
-	return actor.CallInto(ctx, d.act, f, func() (struct{}, error) {
-		if err := op(d.dev, d.tracker, done); err != nil {
-			return struct{}{}, err
-		}
-		return struct{}{}, actor.ErrPending
+	return ExecFuture(ctx, d, func(rt backend.Device, tr *Tracker, f *actor.Future[struct{}]) error {
+		return op(rt, tr, func(err error) { f.Complete(struct{}{}, err) })
 	})
 }
 
@@ -69,11 +64,23 @@ func ExecTracked(ctx context.Context, d *Device, op func(rt backend.Device, tr *
 // Tracker.AfterFuture when the GPU passes its work (or itself): the common case, without the
 // callback closure of ExecTracked.
 func ExecFuture(ctx context.Context, d *Device, op func(rt backend.Device, tr *Tracker, f *actor.Future[struct{}]) error) *actor.Future[struct{}] {
-	f := actor.NewFuture[struct{}]()
-	return actor.CallInto(ctx, d.act, f, func() (struct{}, error) {
-		if err := op(d.dev, d.tracker, f); err != nil {
-			return struct{}{}, err
-		}
-		return struct{}{}, actor.ErrPending
-	})
+	t := &futureOp{d: d, op: op}
+	return actor.CallTask(ctx, d.act, &t.f, actor.Task[struct{}](t))
+}
+
+// futureOp is the message of ExecFuture: the future (with its mailbox entry) and the op in
+// one allocation.
+type futureOp struct {
+	f  actor.Future[struct{}]
+	d  *Device
+	op func(rt backend.Device, tr *Tracker, f *actor.Future[struct{}]) error
+}
+
+func (t *futureOp) Run(f *actor.Future[struct{}]) (struct{}, error) {
+	op := t.op
+	t.op = nil // the caller may hold the future long after; its captures need not live as long
+	if err := op(t.d.dev, t.d.tracker, f); err != nil {
+		return struct{}{}, err
+	}
+	return struct{}{}, actor.ErrPending
 }

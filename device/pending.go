@@ -44,29 +44,8 @@ func AllocAsync(ctx context.Context, d *Device, b *Buffer, size uint64, kind Mem
 	if err := d.Charge(kind, size); err != nil {
 		return err
 	}
-	b.dev, b.size, b.kind, b.release, b.pending, b.msg = d, size, kind, release, true, msg
-	actor.CallInto(ctx, d.act, msg, func() (struct{}, error) {
-		ok := false
-		defer func() {
-			if !ok { // op panicked (the actor recovers and fails msg) or called runtime.Goexit
-				r := recover()
-				b.fail(fmt.Errorf("gpuactor: the allocation did not finish: %v", r))
-				if r != nil {
-					panic(r)
-				}
-			}
-		}()
-		p, err := op(d.dev, d.tracker)
-		ok = true
-		if err != nil {
-			b.fail(err)
-			return struct{}{}, err
-		}
-		b.ptr = p
-		d.live.buffers.add(b)
-		b.made.Complete(struct{}{}, nil) // publishes ptr to PtrWait
-		return struct{}{}, actor.ErrPending
-	})
+	b.dev, b.size, b.kind, b.release, b.pending, b.msg, b.alloc = d, size, kind, release, true, msg, op
+	actor.CallTask(ctx, d.act, msg, actor.Task[struct{}]((*allocTask)(b)))
 	// msg failed while made did not complete: op never ran, so nothing was allocated. (op
 	// completes made before msg whenever it runs, so this order of checks cannot be fooled.)
 	if err := msg.Err(); err != nil && !b.made.Ready() {
@@ -74,6 +53,36 @@ func AllocAsync(ctx context.Context, d *Device, b *Buffer, size uint64, kind Mem
 		return err
 	}
 	return nil
+}
+
+// allocTask is the message of AllocAsync: the buffer itself, which holds the allocation to run,
+// so that queuing one allocates nothing more.
+type allocTask Buffer
+
+func (t *allocTask) Run(*actor.Future[struct{}]) (struct{}, error) {
+	b := (*Buffer)(t)
+	op := b.alloc
+	b.alloc = nil // the buffer outlives the allocation; what op captured need not
+	ok := false
+	defer func() {
+		if !ok { // op panicked (the actor recovers and fails msg) or called runtime.Goexit
+			r := recover()
+			b.fail(fmt.Errorf("gpuactor: the allocation did not finish: %v", r))
+			if r != nil {
+				panic(r)
+			}
+		}
+	}()
+	p, err := op(b.dev.dev, b.dev.tracker)
+	ok = true
+	if err != nil {
+		b.fail(err)
+		return struct{}{}, err
+	}
+	b.ptr = p
+	b.dev.live.buffers.add(b)
+	b.made.Complete(struct{}{}, nil) // publishes ptr to PtrWait
+	return struct{}{}, actor.ErrPending
 }
 
 // fail settles a stream-ordered allocation as failed with cause, unless it was settled

@@ -18,19 +18,21 @@ import (
 // only: ops reach it through Exec.
 type Tracker struct {
 	dev     backend.Device
-	streams map[backend.Stream]*track
-	active  []*track // streams' tracks, for poll to walk: iterating a map costs more than the poll
-	pending int      // callbacks not yet run
+	streams map[backend.Stream]*track // every stream that had work, until Settle: tracks are reused
+	active  []*track                  // the tracks with work, for poll to walk
+	pending int                       // callbacks not yet run
+	adds    uint64                    // callbacks registered so far, and as poll last saw them:
+	seen    uint64                    // the difference says whether callers are queuing work
 	free    []backend.Event
 	spare   [][]completion // emptied callback lists, reused for the next ones
-	epoch   time.Time
+	lastNow time.Duration  // the actor's clock at the last poll
 	owned   map[any]func() error
 	note    func(error) // the device's sticky-fault check
 	waits   []eventWait // AfterEvent callbacks, in registration order
 	capture captures    // open stream captures (capture.go)
 
 	// The stream After saw last and its track: ops come in runs on one stream, and this
-	// saves a map lookup per op. Cleared whenever a track leaves streams.
+	// saves a map lookup per op. Cleared when the track is dropped (Settle).
 	lastS backend.Stream
 	lastT *track
 
@@ -80,8 +82,11 @@ func (t *Tracker) pollEvents() {
 // (bench/cbaseline/trackcost.cu). (A memory watermark, cuStreamWriteValue32 into pinned
 // memory, is free to check but costs 1.8 µs to queue: a loss.) So a stream with watermarks in
 // flight gets a new one only once markOps operations wait for it or markGap has passed, and
-// while the actor has messages waiting (hurry) its oldest watermark is asked at most every
-// queryGap. markGap is per stream with work tracked, up to maxGapScale of them: the streams
+// while the actor has messages waiting (hurry) or callers have queued work since the last
+// poll, its oldest watermark is asked at most every queryGap: a caller that queues an
+// operation per completion (a window of futures) would otherwise pay a query per operation,
+// 0.3 µs against a 3.5 µs launch (H100); an actor with nothing new to do asks at every poll,
+// so a lone operation completes as soon as the GPU reaches it. markGap is per stream with work tracked, up to maxGapScale of them: the streams
 // share the actor's launches, so each gets fewer operations per markGap. With a fixed gap, 8
 // goroutines launching on 8 streams got a watermark every 4.4 operations and ran at 5.0–5.7 µs
 // a launch (H100); with the gap scaled, every 15 operations and 3.4–4.2 µs. A stream with no
@@ -102,11 +107,12 @@ const (
 
 type track struct {
 	s         backend.Stream
-	idx       int           // in Tracker.active
+	idx       int           // in Tracker.active; -1 while the stream has no work
 	open      []completion  // registered since the last watermark
-	marks     []mark        // recorded watermarks, oldest first
+	marks     []mark        // recorded watermarks, oldest first from marks[first]
+	first     int           // marks before it have passed; the slice is reused, not regrown
 	urgent    bool          // an operation in open asked for a watermark of its own
-	lastMark  time.Duration // when the last watermark was recorded (Tracker.now)
+	lastMark  time.Duration // when the last watermark was recorded (the actor's clock)
 	lastQuery time.Duration // when the oldest watermark was last asked
 }
 
@@ -140,12 +146,9 @@ func notReady(err error) bool {
 }
 
 func newTracker(dev backend.Device, note func(error)) *Tracker {
-	return &Tracker{dev: dev, streams: map[backend.Stream]*track{}, owned: map[any]func() error{}, note: note, epoch: time.Now(),
+	return &Tracker{dev: dev, streams: map[backend.Stream]*track{}, owned: map[any]func() error{}, note: note,
 		markGap: markGap, queryGap: queryGap}
 }
-
-// now is the time since the tracker was made (monotonic).
-func (t *Tracker) now() time.Duration { return time.Since(t.epoch) }
 
 // After runs done on the actor thread once the GPU has passed all work enqueued on s so far:
 // with nil, or with the error that stopped the device.
@@ -166,17 +169,21 @@ func (t *Tracker) add(s backend.Stream, c completion) {
 	if tr == nil || t.lastS != s {
 		tr = t.streams[s]
 		if tr == nil {
-			tr = &track{s: s, idx: len(t.active), lastMark: longAgo, lastQuery: longAgo}
+			tr = &track{s: s, idx: -1, lastMark: longAgo, lastQuery: longAgo}
 			t.streams[s] = tr
-			t.active = append(t.active, tr)
 		}
 		t.lastS, t.lastT = s, tr
+	}
+	if tr.idx < 0 {
+		tr.idx = len(t.active)
+		t.active = append(t.active, tr)
 	}
 	if tr.open == nil {
 		tr.open = t.takeSpare()
 	}
 	tr.open = append(tr.open, c)
 	t.pending++
+	t.adds++
 }
 
 // AfterMarked is After for an operation that is worth a watermark of its own even when the
@@ -189,18 +196,28 @@ func (t *Tracker) AfterMarked(s backend.Stream, done func(error)) {
 	}
 }
 
-// forget drops s's track, once it holds no callbacks.
-func (t *Tracker) forget(s backend.Stream) {
-	tr := t.streams[s]
-	if tr == nil {
+// idle takes tr, which holds no callbacks, out of the tracks poll walks; it stays in streams
+// for the stream's next work.
+func (t *Tracker) idle(tr *track) {
+	if tr.idx < 0 {
 		return
 	}
-	delete(t.streams, s)
 	last := len(t.active) - 1
 	t.active[tr.idx] = t.active[last]
 	t.active[tr.idx].idx = tr.idx
 	t.active[last] = nil
 	t.active = t.active[:last]
+	tr.idx = -1
+}
+
+// drop forgets s's track, once it holds no callbacks: before s is destroyed.
+func (t *Tracker) drop(s backend.Stream) {
+	tr := t.streams[s]
+	if tr == nil {
+		return
+	}
+	t.idle(tr)
+	delete(t.streams, s)
 	if t.lastS == s {
 		t.lastS, t.lastT = 0, nil
 	}
@@ -235,12 +252,12 @@ func (t *Tracker) Settle(s backend.Stream, err error) error {
 		err = t.dev.StreamSynchronize(s)
 	}
 	if tr := t.streams[s]; tr != nil {
-		for _, m := range tr.marks {
+		for _, m := range tr.marks[tr.first:] {
 			t.finish(m.done, err)
 			t.release(m.ev)
 		}
 		t.finish(tr.open, err)
-		t.forget(s)
+		t.drop(s)
 	}
 	return err
 }
@@ -253,8 +270,10 @@ func (t *Tracker) Disown(key any) { delete(t.owned, key) }
 
 // poll is the actor's idle hook: record watermarks for new callbacks, run those whose
 // watermark the GPU has passed, and report whether any remain. hurry says the actor has
-// messages waiting (see markGap).
-func (t *Tracker) poll(hurry bool) (busy bool) {
+// messages waiting (see markGap); now is the actor's clock, the one every time the tracker
+// keeps is read from.
+func (t *Tracker) poll(hurry bool, now time.Duration) (busy bool) {
+	t.lastNow = now
 	if t.pending == 0 || t.pollPaused() { // no polling during a strict capture (capture.go)
 		return false
 	}
@@ -262,26 +281,31 @@ func (t *Tracker) poll(hurry bool) (busy bool) {
 	if len(t.waits) > 0 {
 		t.pollEvents()
 	}
-	now := t.now()
 	gap := t.markGap * time.Duration(min(max(len(t.active), 1), maxGapScale))
-	// Backwards, so that forgetting a track (which moves the last one into its place) skips
-	// none.
+	// Nothing waiting and nothing queued since the last poll: the actor is idle, so asking
+	// costs nothing anyone waits for.
+	idle := !hurry && t.adds == t.seen
+	t.seen = t.adds
+	// Backwards, so that idling a track (which moves the last one into its place) skips none.
 	for i := len(t.active) - 1; i >= 0; i-- {
 		tr := t.active[i]
 		s := tr.s
 		if len(t.capture.modes) > 0 && t.Capturing(s) {
 			continue // a watermark recorded now would be captured (relaxed captures poll on)
 		}
-		if len(tr.open) > 0 && len(tr.marks) < maxMarks &&
-			(tr.urgent || len(tr.open) >= markOps || now-tr.lastMark >= gap || (!hurry && len(tr.marks) == 0)) {
+		inFlight := len(tr.marks) - tr.first
+		if len(tr.open) > 0 && inFlight < maxMarks &&
+			(tr.urgent || len(tr.open) >= markOps || now-tr.lastMark >= gap || (!hurry && inFlight == 0)) {
 			t.watermark(s, tr, now)
+			inFlight++
 		}
-		if len(tr.marks) > 0 && (!hurry || now-tr.lastQuery >= t.queryGap) {
+		if inFlight > 0 && (idle || now-tr.lastQuery >= t.queryGap) {
 			tr.lastQuery = now
 			t.passed(tr)
+			inFlight = len(tr.marks) - tr.first
 		}
-		if len(tr.open) == 0 && len(tr.marks) == 0 {
-			t.forget(s)
+		if len(tr.open) == 0 && inFlight == 0 {
+			t.idle(tr)
 		}
 	}
 	return t.pending > 0
@@ -289,8 +313,8 @@ func (t *Tracker) poll(hurry bool) (busy bool) {
 
 // passed runs the callbacks of the watermarks the GPU has passed.
 func (t *Tracker) passed(tr *track) {
-	for len(tr.marks) > 0 {
-		m := tr.marks[0]
+	for tr.first < len(tr.marks) {
+		m := tr.marks[tr.first]
 		t.queries++
 		err := t.dev.EventQuery(m.ev)
 		if notReady(err) {
@@ -299,9 +323,10 @@ func (t *Tracker) passed(tr *track) {
 		t.finish(m.done, err)
 		t.keepSpare(m.done)
 		t.release(m.ev)
-		tr.marks[0] = mark{}
-		tr.marks = tr.marks[1:]
+		tr.marks[tr.first] = mark{}
+		tr.first++
 	}
+	tr.marks, tr.first = tr.marks[:0], 0
 }
 
 func (t *Tracker) watermark(s backend.Stream, tr *track, now time.Duration) {
@@ -323,6 +348,11 @@ func (t *Tracker) watermark(s backend.Stream, tr *track, now time.Duration) {
 		return
 	}
 	t.marksRecorded++
+	if tr.first > 0 && len(tr.marks) == cap(tr.marks) { // room at the front: reuse it
+		n := copy(tr.marks, tr.marks[tr.first:])
+		clear(tr.marks[n:])
+		tr.marks, tr.first = tr.marks[:n], 0
+	}
 	tr.marks = append(tr.marks, mark{ev: ev, done: tr.open})
 	tr.open, tr.urgent, tr.lastMark = nil, false, now
 }

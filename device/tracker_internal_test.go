@@ -23,13 +23,19 @@ func trackerOn(t *testing.T) (*Tracker, backend.Device, backend.Stream) {
 	return tr, dev, s
 }
 
+// testEpoch is the clock the tests poll trackers with, as a device's actor does with its own.
+var testEpoch = time.Now()
+
+// tick polls tr as the actor's idle hook would, now.
+func tick(tr *Tracker, hurry bool) bool { return tr.poll(hurry, time.Since(testEpoch)) }
+
 // pollUntil polls tr (not in a hurry) until cond holds, or fails after a while.
 func pollUntil(t *testing.T, tr *Tracker, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for !cond() {
 		require.True(t, time.Now().Before(deadline), "condition not reached")
-		tr.poll(false)
+		tick(tr, false)
 	}
 }
 
@@ -44,10 +50,10 @@ func TestTrackerCompletesInOrderOnlyAfterTheGPU(t *testing.T) {
 				assert.NoError(t, err)
 				order = append(order, i)
 			})
-			tr.poll(hurry)
+			tick(tr, hurry)
 		}
 		for range 50 {
-			tr.poll(hurry)
+			tick(tr, hurry)
 		}
 		assert.Empty(t, order, "nothing completes while the stream is held (hurry %v)", hurry)
 		close(gate)
@@ -55,8 +61,10 @@ func TestTrackerCompletesInOrderOnlyAfterTheGPU(t *testing.T) {
 		for i, v := range order {
 			require.Equal(t, i, v, "callbacks run in registration order")
 		}
-		assert.False(t, tr.poll(false), "nothing pending")
-		assert.Empty(t, tr.streams, "an idle stream is forgotten")
+		assert.False(t, tick(tr, false), "nothing pending")
+		assert.Empty(t, tr.active, "an idle stream is not polled")
+		require.NoError(t, tr.Settle(s, nil))
+		assert.Empty(t, tr.streams, "a settled stream is forgotten")
 		assert.NoError(t, tr.close())
 	}
 }
@@ -69,7 +77,7 @@ func TestTrackerPacesWatermarksWhenBusy(t *testing.T) {
 	start := time.Now()
 	for range 1000 {
 		tr.After(s, func(error) {})
-		tr.poll(true)
+		tick(tr, true)
 	}
 	// While messages wait, a watermark per markOps operations or per markGap, plus the first.
 	limit := int(time.Since(start)/markGap) + 1000/markOps + 1
@@ -84,13 +92,13 @@ func TestTrackerMarksUrgentOperationsAtOnce(t *testing.T) {
 	require.NoError(t, dev.LaunchHostFunc(s, func() { <-gate }))
 	defer close(gate)
 	tr.After(s, func(error) {})
-	tr.poll(true)
+	tick(tr, true)
 	require.Equal(t, uint64(1), tr.marksRecorded)
 	tr.After(s, func(error) {})
-	tr.poll(true)
+	tick(tr, true)
 	require.Equal(t, uint64(1), tr.marksRecorded, "in a hurry, a busy stream's next watermark waits")
 	tr.AfterMarked(s, func(error) {})
-	tr.poll(true)
+	tick(tr, true)
 	assert.Equal(t, uint64(2), tr.marksRecorded, "AfterMarked gets a watermark at once, even in a hurry")
 }
 
@@ -104,6 +112,26 @@ func TestTrackerRecordsAtOnceWhenIdle(t *testing.T) {
 	}
 }
 
+// A stream that goes idle and gets work again keeps its track: no allocation per burst of
+// work, and the watermark queue is reused rather than regrown.
+func TestTrackerReusesIdleTracks(t *testing.T) {
+	tr, _, s := trackerOn(t)
+	done := 0
+	tr.After(s, func(error) { done++ })
+	pollUntil(t, tr, func() bool { return done == 1 })
+	first := tr.streams[s]
+	require.NotNil(t, first)
+	require.Empty(t, tr.active)
+	marks := cap(first.marks)
+	for i := range 100 {
+		tr.After(s, func(error) { done++ })
+		pollUntil(t, tr, func() bool { return done == i+2 })
+		require.Empty(t, tr.active)
+	}
+	assert.Same(t, first, tr.streams[s], "the idle stream's track is reused")
+	assert.Equal(t, marks, cap(first.marks), "its watermark queue is reused")
+}
+
 func TestTrackerLimitsWatermarksInFlight(t *testing.T) {
 	tr, dev, s := trackerOn(t)
 	gate := make(chan struct{})
@@ -111,8 +139,8 @@ func TestTrackerLimitsWatermarksInFlight(t *testing.T) {
 	defer close(gate)
 	for range 3 * maxMarks {
 		tr.AfterMarked(s, func(error) {})
-		tr.poll(false)
+		tick(tr, false)
 	}
-	assert.Len(t, tr.streams[s].marks, maxMarks)
+	assert.Len(t, tr.streams[s].marks[tr.streams[s].first:], maxMarks)
 	assert.Len(t, tr.streams[s].open, 2*maxMarks, "the rest waits for a watermark")
 }

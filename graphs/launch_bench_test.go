@@ -3,23 +3,26 @@ package graphs_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/graphs"
+	"github.com/gpuactor/gpuactor/internal/backend"
+	"github.com/gpuactor/gpuactor/internal/nullgpu"
+	"github.com/gpuactor/gpuactor/internal/sim"
 	"github.com/gpuactor/gpuactor/internal/testgpu"
 	"github.com/gpuactor/gpuactor/streams"
 )
 
-// BenchmarkLaunch: Exec.Launch of a graph of one empty kernel with up to 64 launches in
-// flight, each awaited in turn: the per-launch cost of the path from a caller to
-// cudaGraphLaunch and of the future that completes when the GPU has run it (bench's
-// graph_launch and graph_node rows compare it with C++).
-func BenchmarkLaunch(b *testing.B) {
-	run := func(b *testing.B, opts []device.Option) {
-		ctx := context.Background()
-		dev, err := device.Open(ctx, 0, opts...)
+// launchBackends runs bench on the simulator, on nullgpu (the GPU's part of each call free:
+// gpuactor's own cost) and on the GPU when there is one, with an Exec of one empty kernel and
+// a stream.
+func launchBackends(b *testing.B, bench func(b *testing.B, dev *device.Device, x *graphs.Exec, s *streams.Stream)) {
+	ctx := context.Background()
+	run := func(b *testing.B, open func() (*device.Device, error)) {
+		dev, err := open()
 		require.NoError(b, err)
 		defer dev.Close()
 		mod, err := dev.Compile(ctx, device.Source{Name: "empty.cu", Code: `extern "C" __global__ void empty() {}`,
@@ -38,10 +41,33 @@ func BenchmarkLaunch(b *testing.B) {
 		s, err := streams.New(ctx, dev)
 		require.NoError(b, err)
 		defer s.Destroy(ctx)
-		const window = 64
-		var ring [window]*streams.Future
 		b.ReportAllocs()
 		b.ResetTimer()
+		bench(b, dev, x, s)
+	}
+	b.Run("sim", func(b *testing.B) {
+		run(b, func() (*device.Device, error) {
+			return device.Open(ctx, 0, device.WithSimulator(device.NewSimulator()))
+		})
+	})
+	b.Run("null", func(b *testing.B) {
+		run(b, func() (*device.Device, error) { return device.OpenOn(ctx, nullgpu.Backend{Backend: sim.New()}, 0) })
+	})
+	b.Run("cuda", func(b *testing.B) {
+		testgpu.Need(b, gpuAvailable(), "the cuda backend sees no device")
+		run(b, func() (*device.Device, error) { return device.Open(ctx, 0, device.WithBackend(device.BackendCUDA)) })
+	})
+}
+
+// BenchmarkLaunch: Exec.Launch of a graph of one empty kernel with up to 64 launches in
+// flight, each awaited in turn: the per-launch cost of the path from a caller to
+// cudaGraphLaunch and of the future that completes when the GPU has run it (bench's
+// graph_node row compares it with C++).
+func BenchmarkLaunch(b *testing.B) {
+	launchBackends(b, func(b *testing.B, _ *device.Device, x *graphs.Exec, s *streams.Stream) {
+		ctx := context.Background()
+		const window = 64
+		var ring [window]*streams.Future
 		for i := range b.N {
 			if f := ring[i%window]; f != nil {
 				if _, err := f.Await(ctx); err != nil {
@@ -57,10 +83,35 @@ func BenchmarkLaunch(b *testing.B) {
 				}
 			}
 		}
-	}
-	b.Run("sim", func(b *testing.B) { run(b, []device.Option{device.WithSimulator(device.NewSimulator())}) })
-	b.Run("cuda", func(b *testing.B) {
-		testgpu.Need(b, gpuAvailable(), "the cuda backend sees no device")
-		run(b, []device.Option{device.WithBackend(device.BackendCUDA)})
+	})
+}
+
+// BenchmarkLaunchBurst: rounds of 100 Exec.Launch calls issued back to back, each round
+// ended by a no-op on the device's actor (which runs after every launch of the round), as
+// bench's graph_launch row times it; then every future is awaited. caller-us/launch is the
+// time the caller spends issuing, us/launch the whole round up to the no-op.
+func BenchmarkLaunchBurst(b *testing.B) {
+	launchBackends(b, func(b *testing.B, dev *device.Device, x *graphs.Exec, s *streams.Stream) {
+		ctx := context.Background()
+		const round = 100
+		var futs [round]*streams.Future
+		var issuing, total time.Duration
+		for range b.N {
+			start := time.Now()
+			for i := range futs {
+				futs[i] = x.Launch(ctx, s)
+			}
+			issuing += time.Since(start)
+			_, err := device.Exec(ctx, dev, func(backend.Device, *device.Tracker) (struct{}, error) { return struct{}{}, nil }).Await(ctx)
+			require.NoError(b, err)
+			total += time.Since(start)
+			for _, f := range futs {
+				if _, err := f.Await(ctx); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		b.ReportMetric(float64(issuing.Nanoseconds())/1e3/float64(b.N*round), "caller-us/launch")
+		b.ReportMetric(float64(total.Nanoseconds())/1e3/float64(b.N*round), "us/launch")
 	})
 }

@@ -9,6 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gpuactor/gpuactor/device"
+	"github.com/gpuactor/gpuactor/internal/nullgpu"
+	"github.com/gpuactor/gpuactor/internal/sim"
 	"github.com/gpuactor/gpuactor/internal/testgpu"
 	"github.com/gpuactor/gpuactor/streams"
 )
@@ -20,44 +22,56 @@ func BenchmarkLaunch(b *testing.B) {
 	for _, g := range []int{1, 8} {
 		b.Run(fmt.Sprintf("cuda/g=%d", g), func(b *testing.B) {
 			testgpu.Need(b, gpuAvailable(), "the cuda backend sees no device")
-			ctx := context.Background()
-			dev, err := device.Open(ctx, 0, device.WithBackend(device.BackendCUDA))
+			dev, err := device.Open(context.Background(), 0, device.WithBackend(device.BackendCUDA))
 			require.NoError(b, err)
-			defer dev.Close()
-			mod, err := dev.Compile(ctx, device.Source{Name: "empty.cu", Code: `extern "C" __global__ void empty() {}`})
+			benchLaunch(b, dev, g)
+		})
+		// gpuactor's own cost per launch: the same calls with the GPU's part free (nullgpu).
+		b.Run(fmt.Sprintf("null/g=%d", g), func(b *testing.B) {
+			dev, err := device.OpenOn(context.Background(), nullgpu.Backend{Backend: sim.New()}, 0)
 			require.NoError(b, err)
-			k, err := mod.Kernel(ctx, "empty")
-			require.NoError(b, err)
-			ss := make([]*streams.Stream, g)
-			for i := range ss {
-				ss[i], err = streams.New(ctx, dev)
-				require.NoError(b, err)
-			}
-			cfg := device.Config{Grid: device.Dim(1), Block: device.Dim(1)}
-			b.ResetTimer()
-			var wg sync.WaitGroup
-			per := b.N / g
-			for _, s := range ss {
-				wg.Go(func() {
-					const window = 64
-					var ring [window]*streams.Future
-					for i := range per {
-						if f := ring[i%window]; f != nil {
-							if _, err := f.Await(ctx); err != nil {
-								b.Error(err)
-								return
-							}
-						}
-						ring[i%window] = s.Launch(ctx, k, cfg)
-					}
-					for _, f := range ring {
-						if f != nil {
-							_, _ = f.Await(ctx)
-						}
-					}
-				})
-			}
-			wg.Wait()
+			benchLaunch(b, dev, g)
 		})
 	}
+}
+
+func benchLaunch(b *testing.B, dev *device.Device, g int) {
+	ctx := context.Background()
+	defer dev.Close()
+	mod, err := dev.Compile(ctx, device.Source{Name: "empty.cu", Code: `extern "C" __global__ void empty() {}`,
+		Sim: map[string]device.SimKernel{"empty": func(*device.KernelCall) error { return nil }}})
+	require.NoError(b, err)
+	k, err := mod.Kernel(ctx, "empty")
+	require.NoError(b, err)
+	ss := make([]*streams.Stream, g)
+	for i := range ss {
+		ss[i], err = streams.New(ctx, dev)
+		require.NoError(b, err)
+	}
+	cfg := device.Config{Grid: device.Dim(1), Block: device.Dim(1)}
+	b.ReportAllocs()
+	b.ResetTimer()
+	var wg sync.WaitGroup
+	per := b.N / g
+	for _, s := range ss {
+		wg.Go(func() {
+			const window = 64
+			var ring [window]*streams.Future
+			for i := range per {
+				if f := ring[i%window]; f != nil {
+					if _, err := f.Await(ctx); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+				ring[i%window] = s.Launch(ctx, k, cfg)
+			}
+			for _, f := range ring {
+				if f != nil {
+					_, _ = f.Await(ctx)
+				}
+			}
+		})
+	}
+	wg.Wait()
 }
