@@ -228,3 +228,21 @@ func BenchmarkDirectMallocAsyncPair(b *testing.B) {
 	require.NoError(b, dev.StreamSynchronize(s))
 	reportMicros(b, b.N)
 }
+
+// BenchmarkDirectEventQuery: cudaEventQuery of an event whose record has completed, the call
+// the completion tracker makes per poll of a stream's oldest watermark.
+func BenchmarkDirectEventQuery(b *testing.B) {
+	dev, k, s := directOn(b)
+	ev, err := dev.EventCreate(backend.EventDisableTiming)
+	require.NoError(b, err)
+	defer dev.EventDestroy(ev)
+	require.NoError(b, dev.Launch(k, device.Dim(1), device.Dim(1), 0, s, nil))
+	require.NoError(b, dev.EventRecord(ev, s))
+	require.NoError(b, dev.StreamSynchronize(s))
+	for b.Loop() {
+		if err := dev.EventQuery(ev); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N), "ns/call")
+}
