@@ -75,8 +75,9 @@ func (t *Tracker) pollEvents() {
 }
 
 // Watermark pacing: the per-operation cost of futures. Recording an event watermark costs the
-// actor ~0.15–0.25 µs and asking one ~0.15–0.3 µs (H100), against ~3.5 µs for the launch it
-// tracks; but waiting on fine-grained events slows the stream itself: C++ issuing empty
+// actor ~0.15–0.25 µs and asking one 0.15–0.3 µs on one H100 host but 1.3 µs on an H200 host
+// (bench BenchmarkDirectEventQuery; cuEventQuery is no cheaper), against ~3.5 µs for the
+// launch it tracks; but waiting on fine-grained events slows the stream itself: C++ issuing empty
 // launches with at most 64 in flight, waiting on an event every k launches, gets 5.4 µs a
 // launch with k = 1, 4.2 with k = 4 and 3.4 with k = 16, against 3.6 with no events at all
 // (bench/cbaseline/trackcost.cu). (A memory watermark, cuStreamWriteValue32 into pinned
