@@ -209,11 +209,19 @@ func CallInto[T any](ctx context.Context, a *Actor, f *Future[T], fn func() (T, 
 	return CallTask(ctx, a, f, Task[T](funcTask[T](fn)))
 }
 
+// ErrFutureReused is the error of a CallInto or CallTask given a future that was sent before.
+// The future carries its own mailbox entry, so sending it twice would corrupt the mailbox; the
+// second send is refused with a new, completed future and leaves the first untouched.
+var ErrFutureReused = errors.New("actor: future already sent")
+
 // CallTask is CallInto with a Task, which is handed f when it runs. f may be a zero Future,
-// e.g. a field of the task itself; it must be fresh: sent once. A nil task completes f with
-// ErrNilOp.
+// e.g. a field of the task itself; it must be fresh: a future sent before is refused with
+// ErrFutureReused. A nil task completes f with ErrNilOp.
 func CallTask[T any](ctx context.Context, a *Actor, f *Future[T], t Task[T]) *Future[T] {
 	var zero T
+	if !f.sent.CompareAndSwap(false, true) {
+		return Completed(zero, ErrFutureReused)
+	}
 	if t == nil {
 		f.Complete(zero, ErrNilOp)
 		return f

@@ -41,9 +41,10 @@ type Future[T any] struct {
 	ch    atomic.Pointer[waiter]
 	val   T
 	err   error
-	task  Task[T] // the op of a Call; cleared when it starts so its captures can be freed
-	owner *Actor  // the actor of a Call, whose spinning waiters are counted; nil otherwise
-	link  node    // the future's mailbox entry: a Call sends the future itself, allocating nothing
+	task  Task[T]     // the op of a Call; cleared when it starts so its captures can be freed
+	owner *Actor      // the actor of a Call, whose spinning waiters are counted; nil otherwise
+	link  node        // the future's mailbox entry: a Call sends the future itself, allocating nothing
+	sent  atomic.Bool // the future was handed to CallTask: its entry must never be queued twice
 }
 
 // Task is the op of CallTask: Run executes on the actor thread and returns the result of f,

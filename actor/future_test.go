@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -97,4 +98,24 @@ func TestFutureAwaitDeadline(t *testing.T) {
 	v, err := f.Await(ctx) // a done future answers even with an ended context
 	require.NoError(t, err)
 	require.Equal(t, 1, v)
+}
+
+// A future carries its own mailbox entry: sending one twice is refused, not queued twice.
+func TestCallIntoRefusesASentFuture(t *testing.T) {
+	a := newActor(t)
+	ctx := context.Background()
+	f := NewFuture[int]()
+	var runs atomic.Int32
+	first := CallInto(ctx, a, f, func() (int, error) { runs.Add(1); return 1, nil })
+	require.Same(t, f, first)
+	second := CallInto(ctx, a, f, func() (int, error) { runs.Add(1); return 2, nil })
+	require.NotSame(t, f, second)
+	_, err := second.Await(ctx)
+	assert.ErrorIs(t, err, ErrFutureReused)
+	v, err := f.Await(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 1, v)
+	_, err = Call(ctx, a, func() (int, error) { return 0, nil }).Await(ctx) // the actor still serves
+	require.NoError(t, err)
+	assert.Equal(t, int32(1), runs.Load())
 }
