@@ -264,13 +264,17 @@ func (st *stager) allocate(ctx context.Context) error {
 			if st.mem[0] != nil {
 				return struct{}{}, nil
 			}
+			size := uint64(st.p.slotSize)
 			for i := range st.mem {
-				p, err := rt.HostAlloc(uint64(st.p.slotSize), backend.HostAllocDefault)
+				// Counted in the device's Usage as pinned memory, like MallocHost's: it is.
+				if err := st.s.dev.Charge(device.KindPinned, size); err != nil {
+					st.freeSlots(rt)
+					return struct{}{}, err
+				}
+				p, err := rt.HostAlloc(size, backend.HostAllocDefault)
 				if err != nil {
-					for j := range i {
-						_ = rt.HostFree(st.mem[j])
-						st.mem[j] = nil
-					}
+					st.s.dev.Uncharge(device.KindPinned, size)
+					st.freeSlots(rt)
 					return struct{}{}, fmt.Errorf("gpuactor/streams: pinning %d staging buffers of %d bytes: %w", st.p.slots, st.p.slotSize, err)
 				}
 				st.mem[i] = p
@@ -309,10 +313,18 @@ func (st *stager) release(rt backend.Device) error {
 	if was {
 		return nil
 	}
+	return st.freeSlots(rt)
+}
+
+// freeSlots frees the ring's pinned buffers that were made and gives back their charge; on
+// the actor thread.
+func (st *stager) freeSlots(rt backend.Device) error {
 	var errs []error
-	for _, p := range st.mem {
+	for i, p := range st.mem {
 		if p != nil {
 			errs = append(errs, rt.HostFree(p))
+			st.s.dev.Uncharge(device.KindPinned, uint64(st.p.slotSize))
+			st.mem[i] = nil
 		}
 	}
 	return errors.Join(errs...)

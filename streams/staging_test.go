@@ -482,12 +482,15 @@ func TestStagingDestroyReleasesTheRing(t *testing.T) {
 		s, err := New(ctx, dev)
 		require.NoError(t, err)
 		require.Nil(t, s.staging.Load(), "no ring before the first staged copy")
+		before := dev.Usage().Pinned
 		stagingRoundTrip(t, s, 4097, 8)
 		st := s.staging.Load()
 		require.NotNil(t, st)
 		for _, p := range st.mem {
 			require.NotNil(t, p, "the ring is pinned")
 		}
+		ring := device.KindUsage{Bytes: before.Bytes + uint64(st.p.slots*st.p.slotSize), Count: before.Count + uint64(st.p.slots)}
+		assert.Equal(t, ring, dev.Usage().Pinned, "the ring counts as pinned memory")
 
 		// A download still in flight when Destroy runs completes, data and all.
 		const n = 3<<20 + 5 // four chunks: queued at once
@@ -508,6 +511,7 @@ func TestStagingDestroyReleasesTheRing(t *testing.T) {
 		closed := st.closed
 		st.memMu.RUnlock()
 		assert.True(t, closed, "Destroy released the ring")
+		assert.Equal(t, before, dev.Usage().Pinned, "and gave its charge back")
 		_, err = CopyToDevice(ctx, s, buf, src).Await(ctx)
 		assert.ErrorIs(t, err, ErrDestroyed)
 		_, err = CopyFromDevice(ctx, s, dst, buf).Await(ctx)
