@@ -95,45 +95,56 @@ func (x *Exec) alive() error {
 // onStream checks s and runs op with its handle, tracked: the future completes when the GPU
 // has passed op's work.
 func (x *Exec) onStream(ctx context.Context, s *streams.Stream, op func(rt backend.Device, h backend.Stream) error) *streams.Future {
+	return x.queue(ctx, s, op, nil)
+}
+
+// queue is onStream; then, when set, turns the GPU's result into the future's
+// (streams.EnqueueThen).
+func (x *Exec) queue(ctx context.Context, s *streams.Stream, op func(rt backend.Device, h backend.Stream) error, then func(error) error) *streams.Future {
 	if x == nil || s == nil {
 		return actor.Completed(struct{}{}, invalid("nil executable graph or stream"))
 	}
 	if s.Device() != x.dev {
 		return actor.Completed(struct{}{}, wrongDevice("stream", s.Device(), x.dev))
 	}
-	return streams.Enqueue(ctx, s, func(rt backend.Device, _ *device.Tracker, h backend.Stream) error {
+	run := func(rt backend.Device, _ *device.Tracker, h backend.Stream) error {
 		if err := x.alive(); err != nil {
 			return err
 		}
 		return op(rt, h)
-	})
+	}
+	if then == nil {
+		return streams.Enqueue(ctx, s, run)
+	}
+	return streams.EnqueueThen(ctx, s, run, then)
 }
 
 // Launch queues one run of the graph on s. The future completes when the graph has run, with
-// the panic of a host node (*actor.PanicError) if one panicked.
+// the panic of a host node (*actor.PanicError) if one panicked. A panic is reported once, by
+// the first launch of the Exec to complete after it: launches complete in batches, so that may
+// be one queued before the run that panicked, never one queued after it.
 func (x *Exec) Launch(ctx context.Context, s *streams.Stream) *streams.Future {
-	return x.reportPanics(x.onStream(ctx, s, func(rt backend.Device, h backend.Stream) error {
+	return x.launchOn(ctx, s, func(rt backend.Device, h backend.Stream) error {
 		if err := rt.GraphLaunch(x.h, h); err != nil {
 			return fmt.Errorf("gpuactor/graphs: launching a graph: %w", err)
 		}
 		return nil
-	}))
+	})
 }
 
-// reportPanics turns a host node's panic into the launch's error.
-func (x *Exec) reportPanics(f *streams.Future) *streams.Future {
-	if !x.res.anyHosts() {
-		return f // no goroutine per launch for graphs without host nodes
+// launchOn queues op, a launch of the Exec, on s. A graph with host nodes completes the
+// launch's future with a host node's panic, when one panicked during the run; one without
+// pays nothing for that.
+func (x *Exec) launchOn(ctx context.Context, s *streams.Stream, op func(rt backend.Device, h backend.Stream) error) *streams.Future {
+	if x == nil || !x.res.anyHosts() {
+		return x.onStream(ctx, s, op)
 	}
-	out := actor.NewFuture[struct{}]()
-	go func() {
-		_, err := f.Await(context.Background())
+	return x.queue(ctx, s, op, func(err error) error {
 		if p := x.res.takePanic(); err == nil && p != nil {
-			err = p
+			return p
 		}
-		out.Complete(struct{}{}, err)
-	}()
-	return out
+		return err
+	})
 }
 
 // Upload uploads the graph's resources to the device ahead of its first launch, ordered on s.

@@ -3,6 +3,7 @@ package graphs_test
 import (
 	"context"
 	"errors"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -443,6 +444,50 @@ func TestHostNodePanicFailsTheLaunch(t *testing.T) {
 		require.ErrorAs(t, err, &pe)
 		assert.Equal(t, "host node", pe.Value)
 		require.NoError(t, s.Synchronize(f.ctx), "the stream goes on")
+	})
+}
+
+// A graph with host nodes reports their panics through the tracker's completion, not a
+// goroutine per launch: launches queued behind a held stream add no goroutines, every one
+// completes, and exactly one reports the panic (launches complete in batches, so it may be one
+// that completed with the run that panicked rather than that run's own).
+func TestHostNodeLaunchesNeedNoGoroutines(t *testing.T) {
+	eachBackend(t, func(t *testing.T, f *fixture) {
+		s := f.stream(t)
+		g := f.graph(t)
+		var runs atomic.Int32
+		_, err := g.AddHost(f.ctx, nil, func() {
+			if runs.Add(1) == 3 {
+				panic("third run")
+			}
+		})
+		require.NoError(t, err)
+		x, err := g.Instantiate(f.ctx)
+		require.NoError(t, err)
+		gate := make(chan struct{})
+		s.HostFunc(f.ctx, func() { <-gate })
+		before := runtime.NumGoroutine()
+		const launches = 200
+		futs := make([]*streams.Future, launches)
+		for i := range futs {
+			futs[i] = x.Launch(f.ctx, s)
+		}
+		assert.Less(t, runtime.NumGoroutine()-before, launches/4, "no goroutine per launch")
+		close(gate)
+		reported := 0
+		for i, fut := range futs {
+			_, err := fut.Await(f.ctx)
+			if err == nil {
+				continue
+			}
+			var pe *actor.PanicError
+			require.ErrorAs(t, err, &pe, "launch %d", i)
+			assert.Equal(t, "third run", pe.Value)
+			assert.LessOrEqual(t, i, 2, "reported no later than by the launch that panicked")
+			reported++
+		}
+		assert.Equal(t, 1, reported, "the panic is reported once")
+		assert.Equal(t, int32(launches), runs.Load())
 	})
 }
 

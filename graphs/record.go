@@ -157,7 +157,7 @@ func (t *Template) Launch(ctx context.Context, s *streams.Stream, binds ...Bind)
 		}
 		rb = append(rb, rebind{n, spec})
 	}
-	return t.x.reportPanics(t.x.onStream(ctx, s, func(rt backend.Device, h backend.Stream) error {
+	return t.x.launchOn(ctx, s, func(rt backend.Device, h backend.Stream) error {
 		for _, r := range rb {
 			if err := t.x.setKernel(rt, r.n, r.spec); err != nil {
 				return err
@@ -167,7 +167,7 @@ func (t *Template) Launch(ctx context.Context, s *streams.Stream, binds ...Bind)
 			return fmt.Errorf("gpuactor/graphs: replaying a template: %w", err)
 		}
 		return nil
-	}))
+	})
 }
 
 // Destroy destroys the template's graph and executable graph; replays already queued run.

@@ -16,7 +16,22 @@ func Enqueue(ctx context.Context, s *Stream, op func(rt backend.Device, tr *devi
 	if s == nil {
 		return actor.Completed(struct{}{}, invalid("operation on a nil stream"))
 	}
-	return s.tracked(ctx, false, op)
+	return s.tracked(ctx, tracking{}, op)
+}
+
+// EnqueueThen is Enqueue whose future completes with then's result: then runs on the device's
+// actor thread once the GPU has passed op's work, with the error it ended with, and returns
+// the future's (graphs turns a host node's panic into the launch's error this way, without a
+// goroutine per launch). then must be brief and must not wait. An error of op itself completes
+// the future without then.
+func EnqueueThen(ctx context.Context, s *Stream, op func(rt backend.Device, tr *device.Tracker, h backend.Stream) error, then func(error) error) *Future {
+	if s == nil {
+		return actor.Completed(struct{}{}, invalid("operation on a nil stream"))
+	}
+	if then == nil {
+		return actor.Completed(struct{}{}, invalid("EnqueueThen with a nil then"))
+	}
+	return s.tracked(ctx, tracking{then: then}, op)
 }
 
 // Exec runs op on the stream's device actor with the stream's handle and returns its result

@@ -18,10 +18,19 @@ type streamOp = func(rt backend.Device, tr *device.Tracker, h backend.Stream) er
 
 // enqueue queues op's work on the stream from the actor thread and returns the future the
 // device's tracker completes when the GPU has passed it.
-func (s *Stream) enqueue(ctx context.Context, op streamOp) *Future { return s.tracked(ctx, false, op) }
+func (s *Stream) enqueue(ctx context.Context, op streamOp) *Future {
+	return s.tracked(ctx, tracking{}, op)
+}
 
-// tracked is enqueue; marked asks for a watermark of the op's own (Tracker.AfterMarked).
-func (s *Stream) tracked(ctx context.Context, marked bool, op streamOp) *Future {
+// tracking says how a tracked op's future completes: marked asks for a watermark of the op's
+// own (Tracker.AfterMarked); then, when set, turns the GPU's result into the future's.
+type tracking struct {
+	marked bool
+	then   func(error) error
+}
+
+// tracked is enqueue, completed as t says.
+func (s *Stream) tracked(ctx context.Context, t tracking, op streamOp) *Future {
 	return device.ExecFuture(ctx, s.dev, func(rt backend.Device, tr *device.Tracker, f *Future) error {
 		if err := s.alive(); err != nil {
 			return err
@@ -29,9 +38,12 @@ func (s *Stream) tracked(ctx context.Context, marked bool, op streamOp) *Future 
 		if err := op(rt, tr, s.h); err != nil {
 			return err
 		}
-		if marked {
+		switch {
+		case t.then != nil:
+			tr.After(s.h, func(err error) { f.Complete(struct{}{}, t.then(err)) })
+		case t.marked:
 			tr.AfterMarked(s.h, func(err error) { f.Complete(struct{}{}, err) })
-		} else {
+		default:
 			tr.AfterFuture(s.h, f)
 		}
 		return nil

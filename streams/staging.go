@@ -738,7 +738,7 @@ func (j *stagedJob) copyOutWorker() {
 // uploadChunk queues the copy of slot i's first n bytes to [off, off+n) of dst.
 // The chunk gets a watermark of its own: a filler waits for it to reuse the slot.
 func (s *Stream) uploadChunk(ctx context.Context, st *stager, i int, dst device.Mem, off, n int) *Future {
-	return s.tracked(ctx, true, func(rt backend.Device, _ *device.Tracker, _ backend.Stream) error {
+	return s.tracked(ctx, tracking{marked: true}, func(rt backend.Device, _ *device.Tracker, _ backend.Stream) error {
 		p, size, err := s.dev.Resolve("copy destination", device.Range(dst, uint64(off), uint64(n)))
 		if err != nil {
 			return err
