@@ -23,10 +23,33 @@ type Buffer[T any] struct {
 	elemSize uintptr
 	stream   *streams.Stream
 
-	// MallocAsync's device buffer (the embedded one points here) and future, held here so
-	// that an allocation costs one object, not three.
-	mem  device.Buffer
-	made streams.Future
+	// MallocAsync's device buffer (the embedded one points here), future and message, held
+	// here so that an allocation is one object.
+	mem   device.Buffer
+	made  streams.Future
+	op    streams.AllocOp
+	pool  *Pool  // FromPool's, or nil: the device's current pool
+	bytes uint64 // the allocation's size
+}
+
+// asyncAlloc is a Buffer as the allocation MallocAsync queues (streams.StreamAllocator),
+// without that method in Buffer's own API.
+type asyncAlloc[T any] Buffer[T]
+
+func (a *asyncAlloc[T]) AllocateOn(rt backend.Device, h backend.Stream) (device.DevicePtr, error) {
+	var p backend.DevicePtr
+	var err error
+	if a.pool != nil {
+		if err = a.pool.alive(); err == nil {
+			p, err = rt.MallocFromPoolAsync(a.bytes, a.pool.h, h)
+		}
+	} else {
+		p, err = rt.MallocAsync(a.bytes, h)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("gpuactor/alloc: MallocAsync(%d bytes) on device %d: %w", a.bytes, a.stream.Device().Ordinal(), err)
+	}
+	return p, nil
 }
 
 // AllocOption configures MallocAsync.
@@ -74,24 +97,9 @@ func MallocAsync[T any](ctx context.Context, s *streams.Stream, n int, opts ...A
 			return nil, nil, err
 		}
 	}
-	b := &Buffer[T]{n: n, elemSize: size, stream: s}
+	b := &Buffer[T]{n: n, elemSize: size, stream: s, pool: pool, bytes: bytes}
 	b.Buffer = &b.mem
-	err = streams.AllocAsync(ctx, s, &b.mem, bytes, device.KindAsync, &b.made, releaseAsync,
-		func(rt backend.Device, h backend.Stream) (device.DevicePtr, error) {
-			var p backend.DevicePtr
-			var err error
-			if pool != nil {
-				if err = pool.alive(); err == nil {
-					p, err = rt.MallocFromPoolAsync(bytes, pool.h, h)
-				}
-			} else {
-				p, err = rt.MallocAsync(bytes, h)
-			}
-			if err != nil {
-				return 0, fmt.Errorf("gpuactor/alloc: MallocAsync(%d bytes) on device %d: %w", bytes, d.Ordinal(), err)
-			}
-			return p, nil
-		})
+	err = streams.AllocAsync(ctx, s, &b.mem, bytes, device.KindAsync, &b.made, releaseAsync, &b.op, (*asyncAlloc[T])(b))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -206,21 +214,8 @@ func (b *Buffer[T]) queueFree(ctx context.Context, s *streams.Stream) (*streams.
 		return fail(err)
 	}
 	buf := b.Buffer
-	f := streams.Enqueue(ctx, s, func(rt backend.Device, _ *device.Tracker, h backend.Stream) error {
-		p, err := d.Retire(buf)
-		if err != nil {
-			return err
-		}
-		if buf.Kind() == device.KindAsync {
-			return rt.FreeAsync(p, h)
-		}
-		// Malloc's memory. cudaFree "may perform implicit synchronization" (cuda_runtime_api.h,
-		// CUDA 13.0), which is no promise: wait for the stream's work, which may use it, first.
-		if err := rt.StreamSynchronize(h); err != nil {
-			return err
-		}
-		return rt.Free(p)
-	})
+	o := &freeOp{d: d, buf: buf}
+	f := streams.Submit(ctx, s, &o.Op, o)
 	if err := f.Err(); err != nil && (!buf.Freed() || errors.Is(err, device.ErrClosed)) {
 		// Not queued, or refused already: the buffer stays as it was (or Close freed it).
 		return f, err
@@ -229,6 +224,29 @@ func (b *Buffer[T]) queueFree(ctx context.Context, s *streams.Stream) (*streams.
 		return f, err
 	}
 	return f, nil
+}
+
+// freeOp is the message of FreeAsync and Free: half of every allocation pair, one object.
+type freeOp struct {
+	streams.Op
+	d   *device.Device
+	buf *device.Buffer
+}
+
+func (o *freeOp) EnqueueOn(rt backend.Device, _ *device.Tracker, h backend.Stream) error {
+	p, err := o.d.Retire(o.buf)
+	if err != nil {
+		return err
+	}
+	if o.buf.Kind() == device.KindAsync {
+		return rt.FreeAsync(p, h)
+	}
+	// Malloc's memory. cudaFree "may perform implicit synchronization" (cuda_runtime_api.h,
+	// CUDA 13.0), which is no promise: wait for the stream's work, which may use it, first.
+	if err := rt.StreamSynchronize(h); err != nil {
+		return err
+	}
+	return rt.Free(p)
 }
 
 // CopyIn copies src into the start of the buffer, ordered on the buffer's stream after the

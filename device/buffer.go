@@ -32,7 +32,7 @@ type Buffer struct {
 	pending bool
 	made    actor.Future[struct{}]
 	msg     *actor.Future[struct{}]
-	alloc   func(rt backend.Device, tr *Tracker) (DevicePtr, error) // the allocation, until it runs
+	alloc   Allocator // the allocation, until it runs
 
 	freed atomic.Bool   // the free has run (on the actor thread): every later use is refused
 	life  atomic.Uint32 // whether the buffer's Charge was given back (pending.go)

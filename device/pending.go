@@ -30,8 +30,7 @@ import (
 // AllocAsync returns the error and nothing is allocated; once it is queued, the allocation
 // runs whatever ctx does, and b is the caller's.
 func AllocAsync(ctx context.Context, d *Device, b *Buffer, size uint64, kind MemKind, msg *actor.Future[struct{}],
-	release func(rt backend.Device, p DevicePtr, s backend.Stream) error,
-	op func(rt backend.Device, tr *Tracker) (DevicePtr, error)) error {
+	release func(rt backend.Device, p DevicePtr, s backend.Stream) error, op Allocator) error {
 	if b == nil || b.dev != nil {
 		return invalid("AllocAsync needs a zero Buffer")
 	}
@@ -55,6 +54,13 @@ func AllocAsync(ctx context.Context, d *Device, b *Buffer, size uint64, kind Mem
 	return nil
 }
 
+// Allocator makes the memory of a stream-ordered allocation (AllocAsync), on the actor thread,
+// and returns its address. Its parameter types are internal to the module, so code outside it
+// cannot implement it.
+type Allocator interface {
+	Allocate(rt backend.Device, tr *Tracker) (DevicePtr, error)
+}
+
 // allocTask is the message of AllocAsync: the buffer itself, which holds the allocation to run,
 // so that queuing one allocates nothing more.
 type allocTask Buffer
@@ -73,7 +79,7 @@ func (t *allocTask) Run(*actor.Future[struct{}]) (struct{}, error) {
 			}
 		}
 	}()
-	p, err := op(b.dev.dev, b.dev.tracker)
+	p, err := op.Allocate(b.dev.dev, b.dev.tracker)
 	ok = true
 	if err != nil {
 		b.fail(err)

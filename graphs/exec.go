@@ -101,11 +101,8 @@ func (x *Exec) onStream(ctx context.Context, s *streams.Stream, op func(rt backe
 // queue is onStream; then, when set, turns the GPU's result into the future's
 // (streams.EnqueueThen).
 func (x *Exec) queue(ctx context.Context, s *streams.Stream, op func(rt backend.Device, h backend.Stream) error, then func(error) error) *streams.Future {
-	if x == nil || s == nil {
-		return actor.Completed(struct{}{}, invalid("nil executable graph or stream"))
-	}
-	if s.Device() != x.dev {
-		return actor.Completed(struct{}{}, wrongDevice("stream", s.Device(), x.dev))
+	if err := x.usableOn(s); err != nil {
+		return actor.Completed(struct{}{}, err)
 	}
 	run := func(rt backend.Device, _ *device.Tracker, h backend.Stream) error {
 		if err := x.alive(); err != nil {
@@ -119,32 +116,64 @@ func (x *Exec) queue(ctx context.Context, s *streams.Stream, op func(rt backend.
 	return streams.EnqueueThen(ctx, s, run, then)
 }
 
+// usableOn checks that x and s are there and s is of x's device.
+func (x *Exec) usableOn(s *streams.Stream) error {
+	if x == nil || s == nil {
+		return invalid("nil executable graph or stream")
+	}
+	if s.Device() != x.dev {
+		return wrongDevice("stream", s.Device(), x.dev)
+	}
+	return nil
+}
+
 // Launch queues one run of the graph on s. The future completes when the graph has run, with
 // the panic of a host node (*actor.PanicError) if one panicked. A panic is reported once, by
 // the first launch of the Exec to complete after it: launches complete in batches, so that may
 // be one queued before the run that panicked, never one queued after it.
 func (x *Exec) Launch(ctx context.Context, s *streams.Stream) *streams.Future {
-	return x.launchOn(ctx, s, func(rt backend.Device, h backend.Stream) error {
-		if err := rt.GraphLaunch(x.h, h); err != nil {
-			return fmt.Errorf("gpuactor/graphs: launching a graph: %w", err)
-		}
-		return nil
-	})
+	if err := x.usableOn(s); err != nil {
+		return actor.Completed(struct{}{}, err)
+	}
+	o := &launchOp{x: x}
+	if x.res.anyHosts() {
+		return streams.SubmitThen(ctx, s, &o.Op, o, x.reportPanic)
+	}
+	return streams.Submit(ctx, s, &o.Op, o)
 }
 
-// launchOn queues op, a launch of the Exec, on s. A graph with host nodes completes the
-// launch's future with a host node's panic, when one panicked during the run; one without
-// pays nothing for that.
+// launchOp is a launch of an Exec: graphs are how work goes below the per-launch floor, so
+// their launch is one object (device.Op says why).
+type launchOp struct {
+	streams.Op
+	x *Exec
+}
+
+func (o *launchOp) EnqueueOn(rt backend.Device, _ *device.Tracker, h backend.Stream) error {
+	if err := o.x.alive(); err != nil {
+		return err
+	}
+	if err := rt.GraphLaunch(o.x.h, h); err != nil {
+		return fmt.Errorf("gpuactor/graphs: launching a graph: %w", err)
+	}
+	return nil
+}
+
+// launchOn queues op, a launch of the Exec, on s, reporting host nodes' panics as Launch does.
 func (x *Exec) launchOn(ctx context.Context, s *streams.Stream, op func(rt backend.Device, h backend.Stream) error) *streams.Future {
 	if x == nil || !x.res.anyHosts() {
 		return x.onStream(ctx, s, op)
 	}
-	return x.queue(ctx, s, op, func(err error) error {
-		if p := x.res.takePanic(); err == nil && p != nil {
-			return p
-		}
-		return err
-	})
+	return x.queue(ctx, s, op, x.reportPanic)
+}
+
+// reportPanic is the result of a launch that ended with err: a host node's panic, when one
+// panicked and nothing else went wrong. On the actor thread.
+func (x *Exec) reportPanic(err error) error {
+	if p := x.res.takePanic(); err == nil && p != nil {
+		return p
+	}
+	return err
 }
 
 // Upload uploads the graph's resources to the device ahead of its first launch, ordered on s.

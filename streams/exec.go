@@ -52,24 +52,41 @@ func Exec[T any](ctx context.Context, s *Stream, op func(rt backend.Device, tr *
 }
 
 // AllocAsync is the extension point of stream-ordered allocation (alloc.MallocAsync):
-// device.AllocAsync of b on the stream's device, with op run against the stream's handle (a
-// destroyed stream is refused) and msg completed when the GPU has passed the allocation. It
-// returns without waiting for the device; see device.AllocAsync.
+// device.AllocAsync of b on the stream's device, with self's AllocateOn run against the
+// stream's handle (a destroyed stream is refused) and msg completed when the GPU has passed
+// the allocation. o, the message's stream part, is held by the caller (beside b and msg, so
+// that an allocation is one object); it must be fresh. It returns without waiting for the
+// device; see device.AllocAsync.
 func AllocAsync(ctx context.Context, s *Stream, b *device.Buffer, size uint64, kind device.MemKind, msg *Future,
-	release func(rt backend.Device, p device.DevicePtr, s backend.Stream) error,
-	op func(rt backend.Device, h backend.Stream) (device.DevicePtr, error)) error {
+	release func(rt backend.Device, p device.DevicePtr, s backend.Stream) error, o *AllocOp, self StreamAllocator) error {
 	if s == nil {
 		return invalid("allocation on a nil stream")
 	}
-	return device.AllocAsync(ctx, s.dev, b, size, kind, msg, release, func(rt backend.Device, tr *device.Tracker) (device.DevicePtr, error) {
-		if err := s.alive(); err != nil {
-			return 0, err
-		}
-		p, err := op(rt, s.h)
-		if err != nil {
-			return 0, err
-		}
-		tr.AfterFuture(s.h, msg)
-		return p, nil
-	})
+	o.s, o.msg, o.self = s, msg, self
+	return device.AllocAsync(ctx, s.dev, b, size, kind, msg, release, o)
+}
+
+// StreamAllocator makes a stream-ordered allocation's memory on a stream, on the actor thread.
+type StreamAllocator interface {
+	AllocateOn(rt backend.Device, h backend.Stream) (device.DevicePtr, error)
+}
+
+// AllocOp is the stream part of a stream-ordered allocation (AllocAsync).
+type AllocOp struct {
+	s    *Stream
+	msg  *Future
+	self StreamAllocator
+}
+
+// Allocate runs the allocation on the actor thread; for device.AllocAsync.
+func (o *AllocOp) Allocate(rt backend.Device, tr *device.Tracker) (device.DevicePtr, error) {
+	if err := o.s.alive(); err != nil {
+		return 0, err
+	}
+	p, err := o.self.AllocateOn(rt, o.s.h)
+	if err != nil {
+		return 0, err
+	}
+	tr.AfterFuture(o.s.h, o.msg)
+	return p, nil
 }

@@ -31,23 +31,78 @@ type tracking struct {
 
 // tracked is enqueue, completed as t says.
 func (s *Stream) tracked(ctx context.Context, t tracking, op streamOp) *Future {
-	return device.ExecFuture(ctx, s.dev, func(rt backend.Device, tr *device.Tracker, f *Future) error {
-		if err := s.alive(); err != nil {
-			return err
-		}
-		if err := op(rt, tr, s.h); err != nil {
-			return err
-		}
-		switch {
-		case t.then != nil:
-			tr.After(s.h, func(err error) { f.Complete(struct{}{}, t.then(err)) })
-		case t.marked:
-			tr.AfterMarked(s.h, func(err error) { f.Complete(struct{}{}, err) })
-		default:
-			tr.AfterFuture(s.h, f)
-		}
-		return nil
-	})
+	o := &funcOp{op: op}
+	o.t = t
+	return Submit(ctx, s, &o.Op, o)
+}
+
+// funcOp is a stream operation given as a function.
+type funcOp struct {
+	Op
+	op streamOp
+}
+
+func (o *funcOp) EnqueueOn(rt backend.Device, tr *device.Tracker, h backend.Stream) error {
+	op := o.op
+	o.op = nil // the caller may hold the future long after; op's captures need not live as long
+	return op(rt, tr, h)
+}
+
+// StreamOp is an operation of a domain package (graphs, alloc) on a stream, run by Submit:
+// EnqueueOn queues its work on the stream whose handle it is given, on the device's actor
+// thread. Its parameter types are internal to the module, so code outside it cannot
+// implement it.
+type StreamOp interface {
+	EnqueueOn(rt backend.Device, tr *device.Tracker, h backend.Stream) error
+}
+
+// Op is the message part of a StreamOp: embedded beside the operation's arguments, it makes
+// the operation one object, its future included (device.Op says why that matters).
+type Op struct {
+	device.Op
+	s    *Stream
+	t    tracking
+	self StreamOp
+}
+
+// Submit sends self, whose embedded Op is o, to run on s: a destroyed stream is refused, and
+// the future completes when the GPU has passed self's work. o must be fresh.
+func Submit(ctx context.Context, s *Stream, o *Op, self StreamOp) *Future {
+	if s == nil {
+		return actor.Completed(struct{}{}, invalid("operation on a nil stream"))
+	}
+	o.s, o.self = s, self
+	return device.Submit(ctx, s.dev, &o.Op, o)
+}
+
+// SubmitThen is Submit whose future completes with then's result (EnqueueThen says how).
+func SubmitThen(ctx context.Context, s *Stream, o *Op, self StreamOp, then func(error) error) *Future {
+	if then == nil {
+		return actor.Completed(struct{}{}, invalid("SubmitThen with a nil then"))
+	}
+	o.t.then = then
+	return Submit(ctx, s, o, self)
+}
+
+// Enqueue runs the operation on the actor thread; for device.Submit.
+func (o *Op) Enqueue(rt backend.Device, tr *device.Tracker, f *Future) error {
+	s := o.s
+	if err := s.alive(); err != nil {
+		return err
+	}
+	if err := o.self.EnqueueOn(rt, tr, s.h); err != nil {
+		return err
+	}
+	switch {
+	case o.t.then != nil:
+		then := o.t.then
+		tr.After(s.h, func(err error) { f.Complete(struct{}{}, then(err)) })
+	case o.t.marked:
+		tr.AfterMarked(s.h, func(err error) { f.Complete(struct{}{}, err) })
+	default:
+		tr.AfterFuture(s.h, f)
+	}
+	return nil
 }
 
 // Launch queues kernel k with shape cfg and args (as device.Device.Launch takes them).
@@ -56,7 +111,18 @@ func (s *Stream) Launch(ctx context.Context, k *device.Kernel, cfg device.Config
 	if err != nil {
 		return actor.Completed(struct{}{}, err)
 	}
-	return s.enqueue(ctx, func(_ backend.Device, _ *device.Tracker, h backend.Stream) error { return s.dev.Enqueue(spec, h) })
+	o := &launchOp{spec: spec}
+	return Submit(ctx, s, &o.Op, o)
+}
+
+// launchOp is a kernel launch: the hottest operation, one object.
+type launchOp struct {
+	Op
+	spec device.LaunchSpec
+}
+
+func (o *launchOp) EnqueueOn(_ backend.Device, _ *device.Tracker, h backend.Stream) error {
+	return o.s.dev.Enqueue(o.spec, h)
 }
 
 // CopyHostToDevice queues a copy of the first Size(dst) bytes of pinned src into dst.
