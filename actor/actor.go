@@ -202,9 +202,7 @@ var ErrPending = errors.New("actor: completion pending")
 // Close, the guard, a panic) still completes f, so f never hangs. f must be fresh: sent once.
 func CallInto[T any](ctx context.Context, a *Actor, f *Future[T], fn func() (T, error)) *Future[T] {
 	if fn == nil {
-		var zero T
-		f.Complete(zero, ErrNilOp)
-		return f
+		return CallTask(ctx, a, f, nil) // refused as sent, like any op
 	}
 	return CallTask(ctx, a, f, Task[T](funcTask[T](fn)))
 }
@@ -522,8 +520,11 @@ func (a *Actor) abort() {
 	err := a.goexitErr()
 	var timer *time.Timer
 	for {
-		for n := a.mb.take(); n != nil; n = n.next {
+		for n := a.mb.take(); n != nil; {
+			next := n.next
+			n.next = nil // a future held by its caller must not keep the messages after it
 			n.o.fail(a, err)
+			n = next
 		}
 		if a.inflight.Load() == 0 && a.mb.empty() {
 			break

@@ -30,7 +30,7 @@ func (t *Tracker) BeginCapture(s backend.Stream, mode backend.CaptureMode) bool 
 		return false
 	}
 	if tr := t.streams[s]; tr != nil && len(tr.open) > 0 {
-		t.watermark(s, tr, t.lastNow) // a clock read for pacing only: the last poll's will do
+		_ = t.watermark(s, tr, t.lastNow) // pacing only needs a clock: the last poll's will do
 	}
 	if t.capture.modes == nil {
 		t.capture.modes = map[backend.Stream]backend.CaptureMode{}

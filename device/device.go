@@ -280,8 +280,12 @@ func (d *Device) Synchronize(ctx context.Context) error {
 
 // OpenOn opens device ordinal of be, a backend made inside this module: how the module's
 // benchmarks run gpuactor over a wrapped backend (internal/nullgpu). be's type is internal,
-// so code outside the module cannot call it.
+// so code outside the module has no backend to give it. The options that pick a backend
+// (WithBackend, WithSimulator) do not apply.
 func OpenOn(ctx context.Context, be backend.Backend, ordinal int, opts ...Option) (*Device, error) {
+	if be == nil {
+		return nil, invalid("OpenOn needs a backend")
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}

@@ -61,8 +61,8 @@ func ExecTracked(ctx context.Context, d *Device, op func(rt backend.Device, tr *
 }
 
 // ExecFuture is ExecTracked for an op that is handed its own future, to complete with
-// Tracker.AfterFuture when the GPU passes its work (or itself): the common case, without the
-// callback closure of ExecTracked.
+// Tracker.AfterFuture when the GPU passes its work (or itself). Hot operations use Submit,
+// which spares the op's closure.
 func ExecFuture(ctx context.Context, d *Device, op func(rt backend.Device, tr *Tracker, f *actor.Future[struct{}]) error) *actor.Future[struct{}] {
 	t := &funcOp{op: op}
 	return Submit(ctx, d, &t.Op, t)
@@ -100,14 +100,20 @@ type Op struct {
 
 // Submit sends self, whose embedded Op is o, to d's actor and returns the operation's future,
 // completed with whatever keeps it from running (ctx, a failed or closed device, a panic) when
-// it cannot be queued. o must be fresh.
+// it cannot be queued. o must be fresh: one submitted before is refused with
+// actor.ErrFutureReused, and left as it was.
 func Submit(ctx context.Context, d *Device, o *Op, self Enqueuer) *actor.Future[struct{}] {
+	if o.d != nil {
+		return actor.Completed(struct{}{}, actor.ErrFutureReused)
+	}
 	o.d, o.self = d, self
-	return actor.CallTask(ctx, d.act, &o.f, actor.Task[struct{}](o))
+	return actor.CallTask(ctx, d.act, &o.f, actor.Task[struct{}]((*opTask)(o)))
 }
 
-// Run runs the operation on the actor thread; for the actor.
-func (o *Op) Run(f *actor.Future[struct{}]) (struct{}, error) {
+// opTask is an Op as the actor runs it, without Run in Op's own API: only the actor may run it.
+type opTask Op
+
+func (o *opTask) Run(f *actor.Future[struct{}]) (struct{}, error) {
 	if err := o.self.Enqueue(o.d.dev, o.d.tracker, f); err != nil {
 		return struct{}{}, err
 	}

@@ -44,7 +44,10 @@ func AllocAsync(ctx context.Context, d *Device, b *Buffer, size uint64, kind Mem
 		return err
 	}
 	b.dev, b.size, b.kind, b.release, b.pending, b.msg, b.alloc = d, size, kind, release, true, msg, op
-	actor.CallTask(ctx, d.act, msg, actor.Task[struct{}]((*allocTask)(b)))
+	if f := actor.CallTask(ctx, d.act, msg, actor.Task[struct{}]((*allocTask)(b))); f != msg {
+		b.fail(f.Err()) // msg was sent before: refused, nothing queued
+		return f.Err()
+	}
 	// msg failed while made did not complete: op never ran, so nothing was allocated. (op
 	// completes made before msg whenever it runs, so this order of checks cannot be fooled.)
 	if err := msg.Err(); err != nil && !b.made.Ready() {

@@ -296,8 +296,8 @@ func (t *Tracker) poll(hurry bool, now time.Duration) (busy bool) {
 		}
 		inFlight := len(tr.marks) - tr.first
 		if len(tr.open) > 0 && inFlight < maxMarks &&
-			(tr.urgent || len(tr.open) >= markOps || now-tr.lastMark >= gap || (!hurry && inFlight == 0)) {
-			t.watermark(s, tr, now)
+			(tr.urgent || len(tr.open) >= markOps || now-tr.lastMark >= gap || (!hurry && inFlight == 0)) &&
+			t.watermark(s, tr, now) {
 			inFlight++
 		}
 		if inFlight > 0 && (idle || now-tr.lastQuery >= t.queryGap) {
@@ -330,7 +330,9 @@ func (t *Tracker) passed(tr *track) {
 	tr.marks, tr.first = tr.marks[:0], 0
 }
 
-func (t *Tracker) watermark(s backend.Stream, tr *track, now time.Duration) {
+// watermark records a watermark for tr's open callbacks and reports whether it did; when the
+// runtime refuses, it finishes them with the error instead.
+func (t *Tracker) watermark(s backend.Stream, tr *track, now time.Duration) bool {
 	var ev backend.Event
 	if n := len(t.free); n > 0 {
 		ev, t.free = t.free[n-1], t.free[:n-1]
@@ -339,14 +341,14 @@ func (t *Tracker) watermark(s backend.Stream, tr *track, now time.Duration) {
 		if ev, err = t.dev.EventCreate(backend.EventDisableTiming); err != nil {
 			t.finish(tr.open, err)
 			tr.open = nil
-			return
+			return false
 		}
 	}
 	if err := t.dev.EventRecord(ev, s); err != nil {
 		t.release(ev)
 		t.finish(tr.open, err)
 		tr.open = nil
-		return
+		return false
 	}
 	t.marksRecorded++
 	if tr.first > 0 && len(tr.marks) == cap(tr.marks) { // room at the front: reuse it
@@ -356,6 +358,7 @@ func (t *Tracker) watermark(s backend.Stream, tr *track, now time.Duration) {
 	}
 	tr.marks = append(tr.marks, mark{ev: ev, done: tr.open})
 	tr.open, tr.urgent, tr.lastMark = nil, false, now
+	return true
 }
 
 func (t *Tracker) release(ev backend.Event) { t.free = append(t.free, ev) }
@@ -375,7 +378,11 @@ func (t *Tracker) finish(done []completion, err error) {
 // device closes, on the actor thread.
 func (t *Tracker) close() error {
 	var errs []error
-	for s := range t.streams {
+	for s, tr := range t.streams {
+		if tr.idx < 0 { // no work: nothing to wait for
+			t.drop(s)
+			continue
+		}
 		if err := t.Settle(s, nil); err != nil {
 			errs = append(errs, err)
 		}

@@ -62,8 +62,11 @@ func AllocAsync(ctx context.Context, s *Stream, b *device.Buffer, size uint64, k
 	if s == nil {
 		return invalid("allocation on a nil stream")
 	}
+	if o.s != nil {
+		return actor.ErrFutureReused
+	}
 	o.s, o.msg, o.self = s, msg, self
-	return device.AllocAsync(ctx, s.dev, b, size, kind, msg, release, o)
+	return device.AllocAsync(ctx, s.dev, b, size, kind, msg, release, (*allocator)(o))
 }
 
 // StreamAllocator makes a stream-ordered allocation's memory on a stream, on the actor thread.
@@ -78,8 +81,10 @@ type AllocOp struct {
 	self StreamAllocator
 }
 
-// Allocate runs the allocation on the actor thread; for device.AllocAsync.
-func (o *AllocOp) Allocate(rt backend.Device, tr *device.Tracker) (device.DevicePtr, error) {
+// allocator is an AllocOp as device.AllocAsync runs it, without Allocate in AllocOp's own API.
+type allocator AllocOp
+
+func (o *allocator) Allocate(rt backend.Device, tr *device.Tracker) (device.DevicePtr, error) {
 	if err := o.s.alive(); err != nil {
 		return 0, err
 	}

@@ -3,6 +3,7 @@ package streams
 import (
 	"context"
 	"fmt"
+	"runtime/debug"
 
 	"github.com/gpuactor/gpuactor/actor"
 	"github.com/gpuactor/gpuactor/device"
@@ -66,13 +67,17 @@ type Op struct {
 }
 
 // Submit sends self, whose embedded Op is o, to run on s: a destroyed stream is refused, and
-// the future completes when the GPU has passed self's work. o must be fresh.
+// the future completes when the GPU has passed self's work. o must be fresh: one submitted
+// before is refused with actor.ErrFutureReused, and left as it was.
 func Submit(ctx context.Context, s *Stream, o *Op, self StreamOp) *Future {
 	if s == nil {
 		return actor.Completed(struct{}{}, invalid("operation on a nil stream"))
 	}
+	if o.s != nil {
+		return actor.Completed(struct{}{}, actor.ErrFutureReused)
+	}
 	o.s, o.self = s, self
-	return device.Submit(ctx, s.dev, &o.Op, o)
+	return device.Submit(ctx, s.dev, &o.Op, (*opEnqueuer)(o))
 }
 
 // SubmitThen is Submit whose future completes with then's result (EnqueueThen says how).
@@ -80,12 +85,17 @@ func SubmitThen(ctx context.Context, s *Stream, o *Op, self StreamOp, then func(
 	if then == nil {
 		return actor.Completed(struct{}{}, invalid("SubmitThen with a nil then"))
 	}
+	if o.s != nil {
+		return actor.Completed(struct{}{}, actor.ErrFutureReused)
+	}
 	o.t.then = then
 	return Submit(ctx, s, o, self)
 }
 
-// Enqueue runs the operation on the actor thread; for device.Submit.
-func (o *Op) Enqueue(rt backend.Device, tr *device.Tracker, f *Future) error {
+// opEnqueuer is an Op as device.Submit runs it, without Enqueue in Op's own API.
+type opEnqueuer Op
+
+func (o *opEnqueuer) Enqueue(rt backend.Device, tr *device.Tracker, f *Future) error {
 	s := o.s
 	if err := s.alive(); err != nil {
 		return err
@@ -96,13 +106,24 @@ func (o *Op) Enqueue(rt backend.Device, tr *device.Tracker, f *Future) error {
 	switch {
 	case o.t.then != nil:
 		then := o.t.then
-		tr.After(s.h, func(err error) { f.Complete(struct{}{}, then(err)) })
+		tr.After(s.h, func(err error) { f.Complete(struct{}{}, callThen(then, err)) })
 	case o.t.marked:
 		tr.AfterMarked(s.h, func(err error) { f.Complete(struct{}{}, err) })
 	default:
 		tr.AfterFuture(s.h, f)
 	}
 	return nil
+}
+
+// callThen runs then; a panic in it becomes the future's error (*actor.PanicError), where it
+// would otherwise unwind through the tracker and leave the stream's later futures hanging.
+func callThen(then func(error) error, err error) (out error) {
+	defer func() {
+		if r := recover(); r != nil {
+			out = &actor.PanicError{Value: r, Stack: debug.Stack()}
+		}
+	}()
+	return then(err)
 }
 
 // Launch queues kernel k with shape cfg and args (as device.Device.Launch takes them).
@@ -122,7 +143,9 @@ type launchOp struct {
 }
 
 func (o *launchOp) EnqueueOn(_ backend.Device, _ *device.Tracker, h backend.Stream) error {
-	return o.s.dev.Enqueue(o.spec, h)
+	spec := o.spec
+	o.spec = device.LaunchSpec{} // the future outlives the launch; its arguments need not
+	return o.s.dev.Enqueue(spec, h)
 }
 
 // CopyHostToDevice queues a copy of the first Size(dst) bytes of pinned src into dst.
