@@ -15,7 +15,8 @@ import (
 
 // runExternal runs the C++ baseline and the Python peers for the same scenarios and sizes and
 // adds their results. Their failures are reported, never fatal: the gpuactor rows still stand.
-// pass 1 runs before gpuactor's scenarios, pass 2 after; the peers run once, in pass 2.
+// pass 1 runs before gpuactor's scenarios, pass r+1 after round r of them; the peers run once,
+// in the last pass.
 func runExternal(ctx context.Context, o *options, rep *Report, pass int) {
 	refs := map[string]bool{}
 	for _, t := range plan(o) {
@@ -35,7 +36,7 @@ func runExternal(ctx context.Context, o *options, rep *Report, pass int) {
 		fmt.Fprintf(os.Stderr, "running the C++ baseline (pass %d): %s\n", pass, bin)
 		collect(ctx, rep, "cpp", pass, exec.CommandContext(ctx, bin, args...))
 	}
-	if o.peers && pass == 2 {
+	if o.peers && pass == o.rounds+1 {
 		if script, ok := peersScript(); ok {
 			fmt.Fprintln(os.Stderr, "running the Python peers:", script)
 			collect(ctx, rep, "peers", 0, exec.CommandContext(ctx, "python3", append([]string{script}, args...)...))

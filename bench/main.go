@@ -36,6 +36,7 @@ type options struct {
 	peers     bool
 	device    int
 	copiers   int // streams.StagingWorkers for the staged rows; 0: the library's choice
+	rounds    int // on the GPU: how many times gpuactor's rows run, each between two C++ passes
 }
 
 func main() {
@@ -65,6 +66,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.BoolVar(&o.peers, "peers", true, "run bench/peers/peers.py when python3 can import cupy or cuda.core")
 	fs.IntVar(&o.device, "device", 0, "device ordinal")
 	fs.IntVar(&o.copiers, "staging-workers", 0, "goroutines copying host memory in the staged rows (streams.StagingWorkers; 0: sized to the host)")
+	fs.IntVar(&o.rounds, "rounds", 1, "on the GPU, run gpuactor's rows this many times, each between two C++ passes, and report the median ratio over rounds (for noisy hosts)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -73,6 +75,9 @@ func parseFlags(args []string) (*options, error) {
 	}
 	if o.repeat < 1 {
 		return nil, fmt.Errorf("-repeat must be at least 1, got %d", o.repeat)
+	}
+	if o.rounds < 1 {
+		return nil, fmt.Errorf("-rounds must be at least 1, got %d", o.rounds)
 	}
 	switch o.backend {
 	case "all", "cuda", "sim":

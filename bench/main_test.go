@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -64,4 +65,41 @@ func TestTableMatchesBaselineRows(t *testing.T) {
 	assert.Contains(t, s, "1.12×", "round trip p50 9 ÷ 8")
 	assert.Contains(t, s, "1.20×", "round trip p99 12 ÷ 10")
 	assert.Contains(t, s, "0.50×", "bandwidth matched by size")
+}
+
+func TestTableRounds(t *testing.T) {
+	rep := &Report{Meta: Meta{Backends: []string{"cuda"}, GPU: "Test GPU"}}
+	add := func(r Result) { rep.Results = append(rep.Results, r) }
+	for pass, v := range []float64{4, 5, 4, 6} {
+		add(Result{Impl: "cpp", Scenario: "launch_enqueue", Unit: "us/launch", Value: v, Checked: true, Pass: pass + 1})
+		add(Result{Impl: "cpp", Scenario: "h2d_pinned", Size: 4096, Unit: "GB/s", Value: 10, Checked: true, Pass: pass + 1})
+	}
+	for round, v := range []float64{4.4, 5.4, 5.0} {
+		add(Result{Impl: "gpuactor", Backend: "cuda", Scenario: "launch_enqueue", Unit: "us/launch", Value: v, Checked: true, Round: round + 1})
+		add(Result{Impl: "gpuactor", Backend: "cuda", Scenario: "h2d_pinned", Size: 4096, Unit: "GB/s", Value: float64(5 + round), Checked: true, Round: round + 1})
+	}
+	var out bytes.Buffer
+	printTables(&out, rep)
+	s := out.String()
+	assert.Equal(t, 1, strings.Count(s, "launch_enqueue"), "one row for three rounds:\n%s", s)
+	assert.Contains(t, s, "ratio range")
+	assert.Contains(t, s, "1.00×", "median of 4.4/4.5, 5.4/4.5 and 5.0/5.0")
+	assert.Contains(t, s, "0.98–1.20×", "the rounds' range")
+	assert.Contains(t, s, "5.00", "gpuactor's median over rounds")
+	assert.Contains(t, s, "50%", "the C++ passes differ by 6 ÷ 4 − 1")
+	assert.Contains(t, s, "0.60×", "bandwidth: median of 5, 6 and 7 over 10")
+	assert.Contains(t, s, "0.50–0.70×")
+
+	rep.Results[len(rep.Results)-1].Checked = false // a failed round fails the row
+	out.Reset()
+	printTables(&out, rep)
+	assert.Contains(t, out.String(), "FAILED")
+}
+
+func TestRoundsFlag(t *testing.T) {
+	o, err := parseFlags([]string{"-rounds", "3"})
+	require.NoError(t, err)
+	assert.Equal(t, 3, o.rounds)
+	_, err = parseFlags([]string{"-rounds", "0"})
+	assert.Error(t, err)
 }

@@ -14,6 +14,7 @@ import (
 // plots draws bandwidth against transfer size and µs per launch against goroutines, for
 // gpuactor on the GPU (the simulator when there is none) and the C++ baseline.
 func plots(dir string, rep *Report) error {
+	rep = &Report{Meta: rep.Meta, Results: collapseRounds(rep.Results)} // one point per row
 	backend := "sim"
 	if slices.Contains(rep.Meta.Backends, "cuda") {
 		backend = "cuda"

@@ -7,26 +7,37 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"text/tabwriter"
 )
 
 // printTables writes one table per backend: gpuactor's figure and, on the GPU, the C++
-// baseline's, their ratio (gpuactor ÷ C++), and the peers' figures where they ran.
+// baseline's, their ratio (gpuactor ÷ C++), and the peers' figures where they ran. Rows run
+// in rounds (-rounds) show the median over rounds, and the median and range of the rounds'
+// ratios.
 func printTables(w io.Writer, rep *Report) {
+	rows := collapseRounds(rep.Results)
+	inRounds := slices.ContainsFunc(rows, func(r Result) bool { return r.rounds > 1 })
 	for _, b := range rep.Meta.Backends {
 		fmt.Fprintf(w, "\n== gpuactor on %s", b)
 		if b == "cuda" {
 			fmt.Fprintf(w, ": %s (compute %s), driver %s, runtime %s — ratio = gpuactor ÷ C++ (times: lower is better; GB/s: higher is better); C++ is the mean of a run before and one after gpuactor's, and C++ drift is how far those two differ", rep.Meta.GPU, rep.Meta.CC, rep.Meta.Driver, rep.Meta.Runtime)
+			if inRounds {
+				fmt.Fprint(w, "; in rounds: gpuactor and C++ are medians and means over the rounds and passes, ratio the median of each round's ratio to the C++ passes around it, and ratio range their spread")
+			}
 		}
 		fmt.Fprintln(w)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		if b == "cuda" {
+		switch {
+		case b == "cuda" && inRounds:
+			fmt.Fprintln(tw, "scenario\tsize\tunit\tC++\tC++ drift\tgpuactor\tratio\tratio range\tcupy\tcuda.core\t")
+		case b == "cuda":
 			fmt.Fprintln(tw, "scenario\tsize\tunit\tC++\tC++ drift\tgpuactor\tratio\tcupy\tcuda.core\t")
-		} else {
+		default:
 			fmt.Fprintln(tw, "scenario\tsize\tunit\tgpuactor\t")
 		}
-		for _, r := range rep.Results {
+		for _, r := range rows {
 			if r.Impl != "gpuactor" || r.Backend != b {
 				continue
 			}
@@ -36,8 +47,15 @@ func printTables(w io.Writer, rep *Report) {
 					continue
 				}
 				cpp, drift := lookupSpread(rep, "cpp", r, row.p99)
+				rat, spread := ratio(row.value, cpp), "-"
+				if med, lo, hi, ok := roundRatios(rep, r, row.p99); ok {
+					rat, spread = fmt.Sprintf("%.2f×", med), rangeLabel(lo, hi)
+				}
+				if inRounds {
+					rat += "\t" + spread
+				}
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", row.label, sizeLabel(r.Size), r.Unit,
-					numPtr(cpp), driftLabel(cpp, drift), num(row.value, r.Checked), ratio(row.value, cpp),
+					numPtr(cpp), driftLabel(cpp, drift), num(row.value, r.Checked), rat,
 					numPtr(lookup(rep, "cupy", r, row.p99)), numPtr(lookup(rep, "cuda.core", r, row.p99)))
 			}
 		}

@@ -49,12 +49,24 @@ func run(ctx context.Context, o *options) error {
 		runExternal(ctx, o, rep, 1)
 	}
 	for _, kind := range kinds {
-		if err := runBackend(ctx, o, kind, rep); err != nil {
-			return err
+		if kind != device.BackendCUDA {
+			if err := runBackend(ctx, o, kind, 0, rep); err != nil {
+				return err
+			}
+			continue
 		}
-	}
-	if gpu {
-		runExternal(ctx, o, rep, 2)
+		// Round r of gpuactor's rows runs between C++ passes r and r+1, so that each round
+		// has a baseline measured around it, on a host whose speed drifts.
+		for r := 1; r <= o.rounds; r++ {
+			round := r
+			if o.rounds == 1 {
+				round = 0
+			}
+			if err := runBackend(ctx, o, kind, round, rep); err != nil {
+				return err
+			}
+			runExternal(ctx, o, rep, r+1)
+		}
 	}
 	printTables(os.Stdout, rep)
 	if o.jsonPath != "" {
@@ -92,13 +104,15 @@ func backendsToRun(ctx context.Context, which string) ([]device.BackendKind, err
 	return []device.BackendKind{device.BackendSim}, nil
 }
 
-func runBackend(ctx context.Context, o *options, kind device.BackendKind, rep *Report) error {
+func runBackend(ctx context.Context, o *options, kind device.BackendKind, round int, rep *Report) error {
 	dev, err := device.Open(ctx, o.device, device.WithBackend(kind))
 	if err != nil {
 		return err
 	}
 	defer dev.Close()
-	rep.Meta.Backends = append(rep.Meta.Backends, string(kind))
+	if !slices.Contains(rep.Meta.Backends, string(kind)) {
+		rep.Meta.Backends = append(rep.Meta.Backends, string(kind))
+	}
 	mod, err := dev.Compile(ctx, device.Source{Name: "empty.cu", Code: emptySource, Sim: emptySim})
 	if err != nil {
 		return err
@@ -117,7 +131,7 @@ func runBackend(ctx context.Context, o *options, kind device.BackendKind, rep *R
 		prog.step(fmt.Sprintf("%s %s %s", kind, t.s.name, sizeLabel(t.size)))
 		value, p99, err := t.s.run(e, t.size, o.repeat)
 		r := Result{Impl: "gpuactor", Backend: string(kind), Scenario: t.s.name, Size: t.size, Unit: t.s.unit,
-			Value: value, P99: p99, Repeats: o.repeat, Checked: err == nil}
+			Value: value, P99: p99, Repeats: o.repeat, Checked: err == nil, Round: round}
 		if err != nil {
 			rep.Errors = append(rep.Errors, fmt.Sprintf("gpuactor/%s %s %s: %v", kind, t.s.name, sizeLabel(t.size), err))
 			fmt.Fprintln(os.Stderr, "  FAILED:", err)

@@ -28,9 +28,15 @@ type Result struct {
 	P99      *float64 `json:"p99,omitempty"`
 	Repeats  int      `json:"repeats"`
 	Checked  bool     `json:"checked"`
-	// Pass numbers the C++ baseline's runs: it runs before and after gpuactor, so that the
-	// drift of a shared GPU host over the run shows as the spread between the two.
+	// Pass numbers the C++ baseline's runs: it runs before and after gpuactor (before and
+	// after each round, with -rounds), so that the drift of a shared GPU host over the run
+	// shows as the spread between them.
 	Pass int `json:"pass,omitempty"`
+	// Round numbers gpuactor's runs of its rows with -rounds > 1: round r ran between C++
+	// passes r and r+1. 0 when the rows ran once.
+	Round int `json:"round,omitempty"`
+
+	rounds int // how many rounds collapseRounds folded into this result
 }
 
 // env is what a scenario runs against.

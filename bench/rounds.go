@@ -1,0 +1,91 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+)
+
+// With -rounds, gpuactor's rows run several times on the GPU, each round between two passes
+// of the C++ baseline. A shared GPU host's speed drifts by tens of percent between minutes
+// (C++'s own figures moved 20-60% between calls on the H100 host of session 4), so a single
+// gpuactor run against C++ runs before and after it compares moments, not code. Each round's
+// figure is divided by the mean of the C++ passes around it, and the table reports the median
+// of those ratios and their range.
+
+// collapseRounds returns results with each gpuactor row that ran in rounds folded into one:
+// the median of its rounds' figures (and p99s), checked when every round was. Other results
+// are kept as they are, in order.
+func collapseRounds(results []Result) []Result {
+	type key struct {
+		backend, scenario string
+		size              int64
+	}
+	var out []Result
+	at := map[key]int{}
+	values, p99s := map[key][]float64{}, map[key][]float64{}
+	for _, r := range results {
+		if r.Impl != "gpuactor" || r.Round == 0 {
+			out = append(out, r)
+			continue
+		}
+		k := key{r.Backend, r.Scenario, r.Size}
+		i, ok := at[k]
+		if !ok {
+			i = len(out)
+			at[k] = i
+			c := r
+			c.Round, c.rounds, c.Checked = 0, 0, true
+			out = append(out, c)
+		}
+		out[i].rounds++
+		out[i].Checked = out[i].Checked && r.Checked
+		if r.Checked {
+			values[k] = append(values[k], r.Value)
+			if r.P99 != nil {
+				p99s[k] = append(p99s[k], *r.P99)
+			}
+		}
+	}
+	for k, i := range at {
+		if v := values[k]; len(v) > 0 {
+			out[i].Value = median(v)
+		}
+		if p := p99s[k]; len(p) > 0 {
+			m := median(p)
+			out[i].P99 = &m
+		}
+	}
+	return out
+}
+
+// roundRatios is, for collapsed row r (p99 or not), each round's gpuactor figure over the mean
+// of the C++ passes just before and after that round: their median and range. ok is false
+// when r did not run in rounds or no round has a baseline.
+func roundRatios(rep *Report, r Result, p99 bool) (med, lo, hi float64, ok bool) {
+	if r.rounds == 0 {
+		return 0, 0, 0, false
+	}
+	var ratios []float64
+	for _, g := range rep.Results {
+		if g.Impl != "gpuactor" || g.Round == 0 || g.Backend != r.Backend || g.Scenario != r.Scenario || g.Size != r.Size || !g.Checked {
+			continue
+		}
+		v := pick(&g, p99)
+		if v == nil {
+			continue
+		}
+		passes := &Report{Results: slices.DeleteFunc(slices.Clone(rep.Results), func(c Result) bool {
+			return c.Impl == "cpp" && c.Pass != g.Round && c.Pass != g.Round+1
+		})}
+		if ref := lookup(passes, "cpp", g, p99); ref != nil && *ref > 0 {
+			ratios = append(ratios, *v / *ref)
+		}
+	}
+	if len(ratios) == 0 {
+		return 0, 0, 0, false
+	}
+	return median(ratios), slices.Min(ratios), slices.Max(ratios), true
+}
+
+// rangeLabel shows a range of ratios.
+func rangeLabel(lo, hi float64) string { return fmt.Sprintf("%.2f–%.2f×", lo, hi) }
