@@ -471,14 +471,8 @@ func (d *device) GraphAddCopyHtoD(g backend.Graph, deps []backend.GraphNode, dst
 		return 0, err
 	}
 	from := unsafe.Slice((*byte)(src), n)
-	return d.addNode(op, g, deps, &snode{typ: backend.NodeMemcpy, label: "host-to-device copy", run: func() {
-		to, detail := d.resolve(dst, n)
-		if detail != "" {
-			d.setFault(cudaerr.IllegalAddress, "host-to-device copy node destination: "+detail)
-			return
-		}
-		copy(to, from)
-	}})
+	return d.addNode(op, g, deps, &snode{typ: backend.NodeMemcpy, label: "host-to-device copy",
+		run: d.hostCopy("host-to-device copy node destination", dst, from, true)})
 }
 
 // GraphAddCopyDtoH adds a device-to-host copy node.
@@ -488,14 +482,8 @@ func (d *device) GraphAddCopyDtoH(g backend.Graph, deps []backend.GraphNode, dst
 		return 0, err
 	}
 	to := unsafe.Slice((*byte)(dst), n)
-	return d.addNode(op, g, deps, &snode{typ: backend.NodeMemcpy, label: "device-to-host copy", run: func() {
-		from, detail := d.resolve(src, n)
-		if detail != "" {
-			d.setFault(cudaerr.IllegalAddress, "device-to-host copy node source: "+detail)
-			return
-		}
-		copy(to, from)
-	}})
+	return d.addNode(op, g, deps, &snode{typ: backend.NodeMemcpy, label: "device-to-host copy",
+		run: d.hostCopy("device-to-host copy node source", src, to, false)})
 }
 
 // checkCopy checks the host and device sides of a copy node: the host side must be pinned, as

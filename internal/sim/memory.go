@@ -457,15 +457,27 @@ func (d *device) CopyHtoD(dst backend.DevicePtr, src unsafe.Pointer, n uint64, s
 	if !d.b.host.pinned(src, n) {
 		from = slices.Clone(from) // pageable: staged now, the caller may reuse src
 	}
-	d.submit(st, &task{name: "host-to-device copy", run: func() {
-		to, detail := d.resolve(dst, n)
+	d.submit(st, &task{name: "host-to-device copy", run: d.hostCopy("host-to-device copy destination", dst, from, true)})
+	return nil
+}
+
+// hostCopy is the work of a copy between host bytes and the device span at p of len(host)
+// bytes, in the direction toDevice says, for stream copies and graph copy nodes alike. The
+// span is resolved when the work runs: memory freed since faults the device, as a real copy
+// of it would.
+func (d *device) hostCopy(what string, p backend.DevicePtr, host []byte, toDevice bool) func() {
+	return func() {
+		span, detail := d.resolve(p, uint64(len(host)))
 		if detail != "" {
-			d.setFault(cudaerr.IllegalAddress, "host-to-device copy destination: "+detail)
+			d.setFault(cudaerr.IllegalAddress, what+": "+detail)
 			return
 		}
-		copy(to, from)
-	}})
-	return nil
+		if toDevice {
+			copy(span, host)
+		} else {
+			copy(host, span)
+		}
+	}
 }
 
 // CopyDtoH copies n bytes from the device to host memory on s. Into pageable memory it
@@ -487,14 +499,7 @@ func (d *device) CopyDtoH(dst unsafe.Pointer, src backend.DevicePtr, n uint64, s
 	}
 	to := unsafe.Slice((*byte)(dst), n)
 	pinned := d.b.host.pinned(dst, n)
-	seq := d.submit(st, &task{name: "device-to-host copy", run: func() {
-		from, detail := d.resolve(src, n)
-		if detail != "" {
-			d.setFault(cudaerr.IllegalAddress, "device-to-host copy source: "+detail)
-			return
-		}
-		copy(to, from)
-	}})
+	seq := d.submit(st, &task{name: "device-to-host copy", run: d.hostCopy("device-to-host copy source", src, to, false)})
 	if !pinned {
 		st.wait(seq)
 		return d.alive(op)
