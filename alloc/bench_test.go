@@ -8,6 +8,7 @@ import (
 
 	"github.com/gpuactor/gpuactor/alloc"
 	"github.com/gpuactor/gpuactor/device"
+	"github.com/gpuactor/gpuactor/internal/testdev"
 	"github.com/gpuactor/gpuactor/internal/testgpu"
 	"github.com/gpuactor/gpuactor/streams"
 )
@@ -20,7 +21,7 @@ const benchPairs = 200
 func benchBackends(b *testing.B, fn func(b *testing.B, opts []device.Option)) {
 	b.Run("sim", func(b *testing.B) { fn(b, []device.Option{device.WithSimulator(device.NewSimulator())}) })
 	b.Run("cuda", func(b *testing.B) {
-		testgpu.Need(b, gpuAvailable(), "the cuda backend sees no device")
+		testgpu.Need(b, testdev.GPU(), "the cuda backend sees no device")
 		fn(b, []device.Option{device.WithBackend(device.BackendCUDA)})
 	})
 }

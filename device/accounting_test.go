@@ -7,11 +7,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gpuactor/gpuactor/device"
+	"github.com/gpuactor/gpuactor/internal/testdev"
 )
 
 func TestUsageAndLimit(t *testing.T) {
-	backends(t, func(t *testing.T, opts []device.Option) {
-		ctx := testCtx(t)
+	testdev.Backends(t, func(t *testing.T, opts []device.Option) {
+		ctx := testdev.Ctx(t)
 		dev := openDev(t, append(opts, device.WithMemoryLimit(3<<20)))
 		require.Equal(t, device.Usage{Limit: 3 << 20}, dev.Usage())
 		a, err := dev.Malloc(ctx, 2<<20)
@@ -34,8 +35,8 @@ func TestUsageAndLimit(t *testing.T) {
 
 // Buffers Close frees are uncounted too.
 func TestUsageAfterClose(t *testing.T) {
-	backends(t, func(t *testing.T, opts []device.Option) {
-		ctx := testCtx(t)
+	testdev.Backends(t, func(t *testing.T, opts []device.Option) {
+		ctx := testdev.Ctx(t)
 		dev, err := device.Open(ctx, 0, opts...)
 		require.NoError(t, err)
 		_, err = dev.Malloc(ctx, 1<<20)
@@ -48,8 +49,8 @@ func TestUsageAfterClose(t *testing.T) {
 }
 
 func TestPinnedPoolConcurrent(t *testing.T) {
-	backends(t, func(t *testing.T, opts []device.Option) {
-		ctx := testCtx(t)
+	testdev.Backends(t, func(t *testing.T, opts []device.Option) {
+		ctx := testdev.Ctx(t)
 		dev := openDev(t, opts)
 		pool := dev.PinnedPool()
 		require.Same(t, pool, dev.PinnedPool())

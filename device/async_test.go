@@ -7,11 +7,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gpuactor/gpuactor/device"
+	"github.com/gpuactor/gpuactor/internal/testdev"
 )
 
 func TestAsyncCopies(t *testing.T) {
-	backends(t, func(t *testing.T, opts []device.Option) {
-		ctx := testCtx(t)
+	testdev.Backends(t, func(t *testing.T, opts []device.Option) {
+		ctx := testdev.Ctx(t)
 		dev := openDev(t, opts)
 		const n = 1<<16 + 3
 		src, err := dev.MallocHost(ctx, n)
@@ -47,8 +48,8 @@ func TestAsyncCopies(t *testing.T) {
 }
 
 func TestAsyncCopyBadInput(t *testing.T) {
-	backends(t, func(t *testing.T, opts []device.Option) {
-		ctx := testCtx(t)
+	testdev.Backends(t, func(t *testing.T, opts []device.Option) {
+		ctx := testdev.Ctx(t)
 		dev := openDev(t, opts)
 		other := openDev(t, opts)
 		small, err := dev.MallocHost(ctx, 16)
@@ -81,7 +82,7 @@ func TestAsyncCopyBadInput(t *testing.T) {
 }
 
 func TestRange(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testdev.Ctx(t)
 	dev := openDev(t, []device.Option{device.WithBackend(device.BackendSim)})
 	buf := mustMalloc(t, dev, 100)
 	mid := buf.Slice(10, 20)

@@ -10,13 +10,14 @@ import (
 
 	"github.com/gpuactor/gpuactor/cudaerr"
 	"github.com/gpuactor/gpuactor/device"
+	"github.com/gpuactor/gpuactor/internal/testdev"
 )
 
 // TestBadInput checks that each mistake gets an error naming it, and that the device keeps
 // working afterwards.
 func TestBadInput(t *testing.T) {
-	backends(t, func(t *testing.T, opts []device.Option) {
-		ctx := testCtx(t)
+	testdev.Backends(t, func(t *testing.T, opts []device.Option) {
+		ctx := testdev.Ctx(t)
 		dev := openDev(t, opts)
 		other := openDev(t, opts) // a second actor on the same ordinal: a distinct Device
 		mod := saxpyModule(t, dev)
@@ -94,8 +95,8 @@ func TestBadInput(t *testing.T) {
 }
 
 func TestCompileErrorCarriesLog(t *testing.T) {
-	backends(t, func(t *testing.T, opts []device.Option) {
-		ctx := testCtx(t)
+	testdev.Backends(t, func(t *testing.T, opts []device.Option) {
+		ctx := testdev.Ctx(t)
 		dev := openDev(t, opts)
 		_, err := dev.Compile(ctx, device.Source{Name: "broken.cu", Code: "extern \"C\" __global__ void k(int n) { undeclared_thing = n; }\n"})
 		if dev.Backend() == device.BackendSim && err == nil {
@@ -114,8 +115,8 @@ func TestCompileErrorCarriesLog(t *testing.T) {
 }
 
 func TestOutOfMemoryLeavesDeviceUsable(t *testing.T) {
-	backends(t, func(t *testing.T, opts []device.Option) {
-		ctx := testCtx(t)
+	testdev.Backends(t, func(t *testing.T, opts []device.Option) {
+		ctx := testdev.Ctx(t)
 		dev := openDev(t, opts)
 		_, err := dev.Malloc(ctx, dev.Properties().TotalMemory*2)
 		require.Error(t, err)
@@ -126,9 +127,9 @@ func TestOutOfMemoryLeavesDeviceUsable(t *testing.T) {
 }
 
 func TestCancelledCallerLeavesDeviceUsable(t *testing.T) {
-	backends(t, func(t *testing.T, opts []device.Option) {
+	testdev.Backends(t, func(t *testing.T, opts []device.Option) {
 		dev := openDev(t, opts)
-		ctx, cancel := context.WithCancel(testCtx(t))
+		ctx, cancel := context.WithCancel(testdev.Ctx(t))
 		cancel()
 		_, err := dev.Malloc(ctx, 64)
 		require.ErrorIs(t, err, context.Canceled)
@@ -140,14 +141,14 @@ func TestCancelledCallerLeavesDeviceUsable(t *testing.T) {
 
 func mustMalloc(t *testing.T, dev *device.Device, n uint64) *device.Buffer {
 	t.Helper()
-	b, err := dev.Malloc(testCtx(t), n)
+	b, err := dev.Malloc(testdev.Ctx(t), n)
 	require.NoError(t, err)
 	return b
 }
 
 func TestClosedDevice(t *testing.T) {
-	backends(t, func(t *testing.T, opts []device.Option) {
-		ctx := testCtx(t)
+	testdev.Backends(t, func(t *testing.T, opts []device.Option) {
+		ctx := testdev.Ctx(t)
 		dev, err := device.Open(ctx, 0, opts...)
 		require.NoError(t, err)
 		leaked := mustMalloc(t, dev, 1<<20) // Close frees what the caller forgot
@@ -163,7 +164,7 @@ func TestClosedDevice(t *testing.T) {
 // TestStickyFaultOnSim: a kernel fault fails the device for good, as on a GPU. Only on the
 // simulator: a real fault would poison the GPU's context for the rest of this process.
 func TestStickyFaultOnSim(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testdev.Ctx(t)
 	dev := openDev(t, []device.Option{device.WithBackend(device.BackendSim), device.WithKernelCache("")})
 	mod, err := dev.Compile(ctx, device.Source{Name: "oob.cu", Code: `extern "C" __global__ void oob(float* p, int n) { p[n] = 1; }`,
 		Sim: map[string]device.SimKernel{"oob": func(c *device.KernelCall) error {

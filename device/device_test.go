@@ -11,10 +11,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gpuactor/gpuactor/device"
+	"github.com/gpuactor/gpuactor/internal/testdev"
 )
 
 func TestProperties(t *testing.T) {
-	backends(t, func(t *testing.T, opts []device.Option) {
+	testdev.Backends(t, func(t *testing.T, opts []device.Option) {
 		dev := openDev(t, opts)
 		p := dev.Properties()
 		assert.NotEmpty(t, p.Name)
@@ -25,7 +26,7 @@ func TestProperties(t *testing.T) {
 		assert.GreaterOrEqual(t, p.MaxThreadsPerBlock, 256)
 		assert.Regexp(t, `^[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-9]$`, p.PCIBusID)
 		assert.Positive(t, p.RuntimeVersion)
-		free, total, err := dev.MemInfo(testCtx(t))
+		free, total, err := dev.MemInfo(testdev.Ctx(t))
 		require.NoError(t, err)
 		assert.Equal(t, p.TotalMemory, total)
 		assert.LessOrEqual(t, free, total)
@@ -34,8 +35,8 @@ func TestProperties(t *testing.T) {
 }
 
 func TestCountAndOpenAll(t *testing.T) {
-	backends(t, func(t *testing.T, opts []device.Option) {
-		ctx := testCtx(t)
+	testdev.Backends(t, func(t *testing.T, opts []device.Option) {
+		ctx := testdev.Ctx(t)
 		n, err := device.Count(ctx, opts...)
 		require.NoError(t, err)
 		require.Positive(t, n)
@@ -52,7 +53,7 @@ func TestCountAndOpenAll(t *testing.T) {
 
 // roundTrip copies random values of T to the device and back.
 func roundTrip[T device.Numeric](t *testing.T, dev *device.Device, n int, gen func(*rand.Rand) T) {
-	ctx := testCtx(t)
+	ctx := testdev.Ctx(t)
 	rng := rand.New(rand.NewPCG(uint64(n), 7))
 	in := make([]T, n)
 	for i := range in {
@@ -69,7 +70,7 @@ func roundTrip[T device.Numeric](t *testing.T, dev *device.Device, n int, gen fu
 }
 
 func TestTypedRoundTrips(t *testing.T) {
-	backends(t, func(t *testing.T, opts []device.Option) {
+	testdev.Backends(t, func(t *testing.T, opts []device.Option) {
 		dev := openDev(t, opts)
 		for _, n := range []int{1, 3, 1023, 4097} {
 			roundTrip(t, dev, n, func(r *rand.Rand) int8 { return int8(r.Uint32()) })
@@ -88,8 +89,8 @@ func TestTypedRoundTrips(t *testing.T) {
 }
 
 func TestSlicesMemsetAndDeviceCopy(t *testing.T) {
-	backends(t, func(t *testing.T, opts []device.Option) {
-		ctx := testCtx(t)
+	testdev.Backends(t, func(t *testing.T, opts []device.Option) {
+		ctx := testdev.Ctx(t)
 		dev := openDev(t, opts)
 		a, err := dev.Malloc(ctx, 1000)
 		require.NoError(t, err)
@@ -117,8 +118,8 @@ func TestSlicesMemsetAndDeviceCopy(t *testing.T) {
 }
 
 func TestPinnedHostBuffer(t *testing.T) {
-	backends(t, func(t *testing.T, opts []device.Option) {
-		ctx := testCtx(t)
+	testdev.Backends(t, func(t *testing.T, opts []device.Option) {
+		ctx := testdev.Ctx(t)
 		dev := openDev(t, opts)
 		const n = 1 << 20
 		h, err := dev.MallocHost(ctx, 4*n, device.HostPortable)
@@ -141,8 +142,8 @@ func TestPinnedHostBuffer(t *testing.T) {
 }
 
 func TestSaxpyKernel(t *testing.T) {
-	backends(t, func(t *testing.T, opts []device.Option) {
-		ctx := testCtx(t)
+	testdev.Backends(t, func(t *testing.T, opts []device.Option) {
+		ctx := testdev.Ctx(t)
 		dev := openDev(t, opts)
 		mod := saxpyModule(t, dev)
 		k, err := mod.Kernel(ctx, "saxpy")
@@ -183,8 +184,8 @@ func TestSaxpyKernel(t *testing.T) {
 // TestConcurrentSaxpy runs saxpy from 64 goroutines on one device, each on its own data, and
 // checks every element.
 func TestConcurrentSaxpy(t *testing.T) {
-	backends(t, func(t *testing.T, opts []device.Option) {
-		ctx := testCtx(t)
+	testdev.Backends(t, func(t *testing.T, opts []device.Option) {
+		ctx := testdev.Ctx(t)
 		dev := openDev(t, opts)
 		k, err := saxpyModule(t, dev).Kernel(ctx, "saxpy")
 		require.NoError(t, err)

@@ -1,14 +1,12 @@
 package device_test
 
 import (
-	"context"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/gpuactor/gpuactor/device"
-	"github.com/gpuactor/gpuactor/internal/testgpu"
+	"github.com/gpuactor/gpuactor/internal/testdev"
 )
 
 // saxpySource is the kernel most tests launch, with its Go twin for the simulator.
@@ -51,40 +49,16 @@ var saxpySim = map[string]device.SimKernel{
 
 func saxpyModule(t testing.TB, dev *device.Device) *device.Module {
 	t.Helper()
-	ctx := testCtx(t)
+	ctx := testdev.Ctx(t)
 	mod, err := dev.Compile(ctx, device.Source{Name: "saxpy_test.cu", Code: saxpySource, Sim: saxpySim})
 	require.NoError(t, err)
 	return mod
 }
 
-func testCtx(t testing.TB) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	t.Cleanup(cancel)
-	return ctx
-}
-
-// gpuAvailable reports whether the cuda backend sees a device.
-func gpuAvailable() bool {
-	n, err := device.Count(context.Background(), device.WithBackend(device.BackendCUDA))
-	return err == nil && n > 0
-}
-
-// backends runs fn once on the simulator and once on the real GPU (skipped without one,
-// failed without one when GPUACTOR_REQUIRE_GPU=1).
-func backends(t *testing.T, fn func(t *testing.T, opts []device.Option)) {
-	t.Run("sim", func(t *testing.T) {
-		fn(t, []device.Option{device.WithBackend(device.BackendSim), device.WithKernelCache(t.TempDir())})
-	})
-	t.Run("cuda", func(t *testing.T) {
-		testgpu.Need(t, gpuAvailable(), "the cuda backend sees no device")
-		fn(t, []device.Option{device.WithBackend(device.BackendCUDA), device.WithKernelCache(t.TempDir())})
-	})
-}
-
 // openDev opens device 0 with opts and closes it when the test ends.
 func openDev(t testing.TB, opts []device.Option) *device.Device {
 	t.Helper()
-	dev, err := device.Open(testCtx(t), 0, opts...)
+	dev, err := device.Open(testdev.Ctx(t), 0, opts...)
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, dev.Close()) })
 	return dev
@@ -93,7 +67,7 @@ func openDev(t testing.TB, opts []device.Option) *device.Device {
 // requireUsable proves the device still works after a mistake: a small round trip.
 func requireUsable(t testing.TB, dev *device.Device) {
 	t.Helper()
-	ctx := testCtx(t)
+	ctx := testdev.Ctx(t)
 	buf, err := dev.Malloc(ctx, 64)
 	require.NoError(t, err)
 	in := []uint32{1, 2, 3, 0xdeadbeef}

@@ -3,13 +3,12 @@ package graphs_test
 import (
 	"context"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/graphs"
-	"github.com/gpuactor/gpuactor/internal/testgpu"
+	"github.com/gpuactor/gpuactor/internal/testdev"
 	"github.com/gpuactor/gpuactor/streams"
 )
 
@@ -67,22 +66,11 @@ type fixture struct {
 	opts []device.Option
 }
 
-func testCtx(t testing.TB) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	t.Cleanup(cancel)
-	return ctx
-}
-
-func gpuAvailable() bool {
-	n, err := device.Count(context.Background(), device.WithBackend(device.BackendCUDA))
-	return err == nil && n > 0
-}
-
 // eachBackend runs fn on the simulator and on the GPU (skipped without one, failed without
 // one when GPUACTOR_REQUIRE_GPU=1).
 func eachBackend(t *testing.T, fn func(t *testing.T, f *fixture)) {
 	run := func(t *testing.T, opts []device.Option) {
-		ctx := testCtx(t)
+		ctx := testdev.Ctx(t)
 		dev, err := device.Open(ctx, 0, opts...)
 		require.NoError(t, err)
 		t.Cleanup(func() { require.NoError(t, dev.Close()) })
@@ -90,13 +78,7 @@ func eachBackend(t *testing.T, fn func(t *testing.T, f *fixture)) {
 		f.add, f.mul, f.acc = f.kernels(t, dev)
 		fn(t, f)
 	}
-	t.Run("sim", func(t *testing.T) {
-		run(t, []device.Option{device.WithSimulator(device.NewSimulator()), device.WithKernelCache(t.TempDir())})
-	})
-	t.Run("cuda", func(t *testing.T) {
-		testgpu.Need(t, gpuAvailable(), "the cuda backend sees no device")
-		run(t, []device.Option{device.WithBackend(device.BackendCUDA), device.WithKernelCache(t.TempDir())})
-	})
+	testdev.Backends(t, run)
 }
 
 func (f *fixture) kernels(t *testing.T, dev *device.Device) (add, mul, acc *device.Kernel) {

@@ -12,6 +12,7 @@ import (
 	"github.com/gpuactor/gpuactor/internal/backend"
 	"github.com/gpuactor/gpuactor/internal/nullgpu"
 	"github.com/gpuactor/gpuactor/internal/sim"
+	"github.com/gpuactor/gpuactor/internal/testdev"
 	"github.com/gpuactor/gpuactor/internal/testgpu"
 	"github.com/gpuactor/gpuactor/streams"
 )
@@ -54,7 +55,7 @@ func launchBackends(b *testing.B, bench func(b *testing.B, dev *device.Device, x
 		run(b, func() (*device.Device, error) { return device.OpenOn(ctx, nullgpu.Backend{Backend: sim.New()}, 0) })
 	})
 	b.Run("cuda", func(b *testing.B) {
-		testgpu.Need(b, gpuAvailable(), "the cuda backend sees no device")
+		testgpu.Need(b, testdev.GPU(), "the cuda backend sees no device")
 		run(b, func() (*device.Device, error) { return device.Open(ctx, 0, device.WithBackend(device.BackendCUDA)) })
 	})
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/internal/nullgpu"
 	"github.com/gpuactor/gpuactor/internal/sim"
+	"github.com/gpuactor/gpuactor/internal/testdev"
 	"github.com/gpuactor/gpuactor/internal/testgpu"
 	"github.com/gpuactor/gpuactor/streams"
 )
@@ -21,7 +22,7 @@ import (
 func BenchmarkLaunch(b *testing.B) {
 	for _, g := range []int{1, 8} {
 		b.Run(fmt.Sprintf("cuda/g=%d", g), func(b *testing.B) {
-			testgpu.Need(b, gpuAvailable(), "the cuda backend sees no device")
+			testgpu.Need(b, testdev.GPU(), "the cuda backend sees no device")
 			dev, err := device.Open(context.Background(), 0, device.WithBackend(device.BackendCUDA))
 			require.NoError(b, err)
 			benchLaunch(b, dev, g)
