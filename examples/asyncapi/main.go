@@ -14,7 +14,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/gpuactor/gpuactor/device"
@@ -47,27 +46,18 @@ var simKernels = map[string]device.SimKernel{
 const threads = 512
 
 type config struct {
-	n       int // elements in the array
-	inc     int // what the kernel adds to each
-	ordinal int
-	backend string
-	verbose bool
+	n   int // elements in the array
+	inc int // what the kernel adds to each
+	sample.Flags
 }
 
 func main() {
 	var c config
 	flag.IntVar(&c.n, "n", 16<<20, "ints in the array")
 	flag.IntVar(&c.inc, "inc", 26, "what the kernel adds to every element")
-	flag.IntVar(&c.ordinal, "device", 0, "device ordinal")
-	flag.StringVar(&c.backend, "backend", "", "cuda, sim or auto (default: $GPUACTOR_BACKEND, else auto)")
-	flag.BoolVar(&c.verbose, "v", false, "log which backend was chosen")
+	c.Register()
 	flag.Parse()
-
-	if err := run(c); err != nil {
-		fmt.Println("FAIL:", err)
-		os.Exit(1)
-	}
-	fmt.Println("PASS")
+	sample.Finish(run(c))
 }
 
 func run(c config) (err error) {
@@ -75,7 +65,7 @@ func run(c config) (err error) {
 		return fmt.Errorf("-n must be positive")
 	}
 	ctx := context.Background()
-	dev, err := device.Open(ctx, c.ordinal, sample.Options(c.backend, c.verbose)...)
+	dev, err := device.Open(ctx, c.Ordinal, c.Options()...)
 	if err != nil {
 		return err
 	}

@@ -22,7 +22,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"os"
 
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/examples/internal/sample"
@@ -65,24 +64,16 @@ const threads = 256
 type config struct {
 	n        int
 	launches int
-	ordinal  int
-	backend  string
-	verbose  bool
+	sample.Flags
 }
 
 func main() {
 	var c config
 	flag.IntVar(&c.n, "n", 1<<24, "ints in each array")
 	flag.IntVar(&c.launches, "launches", 100, "launches of each graph")
-	flag.IntVar(&c.ordinal, "device", 0, "device ordinal")
-	flag.StringVar(&c.backend, "backend", "", "cuda, sim or auto (default: $GPUACTOR_BACKEND, else auto)")
-	flag.BoolVar(&c.verbose, "v", false, "log which backend was chosen")
+	c.Register()
 	flag.Parse()
-	if err := run(c); err != nil {
-		fmt.Println("FAIL:", err)
-		os.Exit(1)
-	}
-	fmt.Println("PASS")
+	sample.Finish(run(c))
 }
 
 type env struct {
@@ -117,7 +108,7 @@ func run(c config) (err error) {
 		return fmt.Errorf("-n must be in [1, 2^28] and -launches positive")
 	}
 	ctx := context.Background()
-	dev, err := device.Open(ctx, c.ordinal, sample.Options(c.backend, c.verbose)...)
+	dev, err := device.Open(ctx, c.Ordinal, c.Options()...)
 	if err != nil {
 		return err
 	}

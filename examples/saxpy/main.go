@@ -9,7 +9,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"os"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -43,24 +42,18 @@ func main() {
 	n := flag.Int("n", 1<<20, "elements per goroutine")
 	workers := flag.Int("goroutines", 64, "goroutines launching at once")
 	rounds := flag.Int("rounds", 10, "launches per goroutine")
-	ordinal := flag.Int("device", 0, "device ordinal")
-	backend := flag.String("backend", "", "cuda, sim or auto (default: $GPUACTOR_BACKEND, else auto)")
-	verbose := flag.Bool("v", false, "log which backend was chosen")
+	var f sample.Flags
+	f.Register()
 	flag.Parse()
-
-	if err := run(*n, *workers, *rounds, *ordinal, *backend, *verbose); err != nil {
-		fmt.Println("FAIL:", err)
-		os.Exit(1)
-	}
-	fmt.Println("PASS")
+	sample.Finish(run(*n, *workers, *rounds, f))
 }
 
-func run(n, workers, rounds, ordinal int, backend string, verbose bool) error {
+func run(n, workers, rounds int, f sample.Flags) error {
 	if n <= 0 || workers <= 0 || rounds <= 0 {
 		return fmt.Errorf("-n, -goroutines and -rounds must be positive")
 	}
 	ctx := context.Background()
-	dev, err := device.Open(ctx, ordinal, sample.Options(backend, verbose)...)
+	dev, err := device.Open(ctx, f.Ordinal, f.Options()...)
 	if err != nil {
 		return err
 	}

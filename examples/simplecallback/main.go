@@ -18,7 +18,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"os"
 
 	"golang.org/x/sync/errgroup"
 
@@ -53,23 +52,16 @@ const threads = 512
 type config struct {
 	workers int // workloads, one goroutine and one stream each
 	n       int // elements per workload
-	backend string
-	verbose bool
+	sample.Flags
 }
 
 func main() {
 	var c config
 	flag.IntVar(&c.workers, "workers", 8, "workloads, each on a goroutine and a stream of its own")
 	flag.IntVar(&c.n, "n", 1<<20, "ints per workload")
-	flag.StringVar(&c.backend, "backend", "", "cuda, sim or auto (default: $GPUACTOR_BACKEND, else auto)")
-	flag.BoolVar(&c.verbose, "v", false, "log which backend was chosen")
+	c.RegisterBackend()
 	flag.Parse()
-
-	if err := run(c); err != nil {
-		fmt.Println("FAIL:", err)
-		os.Exit(1)
-	}
-	fmt.Println("PASS")
+	sample.Finish(run(c))
 }
 
 // result is what a worker's host function found.
@@ -83,7 +75,7 @@ func run(c config) (err error) {
 		return fmt.Errorf("-workers and -n must be positive")
 	}
 	ctx := context.Background()
-	devs, err := device.OpenAll(ctx, sample.Options(c.backend, c.verbose)...)
+	devs, err := device.OpenAll(ctx, c.Options()...)
 	if err != nil {
 		return err
 	}

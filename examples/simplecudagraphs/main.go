@@ -18,7 +18,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"sync/atomic"
 
 	"github.com/gpuactor/gpuactor/device"
@@ -99,24 +98,16 @@ const (
 var nan = math.Float64bits(math.NaN())
 
 type config struct {
-	n       int
-	ordinal int
-	backend string
-	verbose bool
+	n int
+	sample.Flags
 }
 
 func main() {
 	var c config
 	flag.IntVar(&c.n, "n", 1<<24, "floats to sum")
-	flag.IntVar(&c.ordinal, "device", 0, "device ordinal")
-	flag.StringVar(&c.backend, "backend", "", "cuda, sim or auto (default: $GPUACTOR_BACKEND, else auto)")
-	flag.BoolVar(&c.verbose, "v", false, "log which backend was chosen")
+	c.Register()
 	flag.Parse()
-	if err := run(c); err != nil {
-		fmt.Println("FAIL:", err)
-		os.Exit(1)
-	}
-	fmt.Println("PASS")
+	sample.Finish(run(c))
 }
 
 // pipeline is what both graphs hold.
@@ -141,7 +132,7 @@ func run(c config) (err error) {
 		return fmt.Errorf("-n must be in [1, 2^30]")
 	}
 	ctx := context.Background()
-	dev, err := device.Open(ctx, c.ordinal, sample.Options(c.backend, c.verbose)...)
+	dev, err := device.Open(ctx, c.Ordinal, c.Options()...)
 	if err != nil {
 		return err
 	}

@@ -17,7 +17,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/gpuactor/gpuactor/device"
@@ -61,9 +60,7 @@ type config struct {
 	iterations int // additions per element per kernel launch
 	reps       int // passes timed per variant
 	factor     int // what each addition adds
-	ordinal    int
-	backend    string
-	verbose    bool
+	sample.Flags
 }
 
 func main() {
@@ -73,16 +70,9 @@ func main() {
 	flag.IntVar(&c.iterations, "iterations", 5, "additions per element per kernel launch (num_iterations)")
 	flag.IntVar(&c.reps, "reps", 10, "passes timed per variant (the printed times are per pass)")
 	flag.IntVar(&c.factor, "factor", 5, "what each addition adds")
-	flag.IntVar(&c.ordinal, "device", 0, "device ordinal")
-	flag.StringVar(&c.backend, "backend", "", "cuda, sim or auto (default: $GPUACTOR_BACKEND, else auto)")
-	flag.BoolVar(&c.verbose, "v", false, "log which backend was chosen")
+	c.Register()
 	flag.Parse()
-
-	if err := run(c); err != nil {
-		fmt.Println("FAIL:", err)
-		os.Exit(1)
-	}
-	fmt.Println("PASS")
+	sample.Finish(run(c))
 }
 
 func run(c config) (err error) {
@@ -96,7 +86,7 @@ func run(c config) (err error) {
 		return fmt.Errorf("the results would overflow an int")
 	}
 	ctx := context.Background()
-	dev, err := device.Open(ctx, c.ordinal, sample.Options(c.backend, c.verbose)...)
+	dev, err := device.Open(ctx, c.Ordinal, c.Options()...)
 	if err != nil {
 		return err
 	}

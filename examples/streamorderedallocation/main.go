@@ -14,7 +14,6 @@ import (
 	"flag"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"time"
 
 	"github.com/gpuactor/gpuactor/alloc"
@@ -48,24 +47,16 @@ const threads = 256
 type config struct {
 	n          int
 	iterations int
-	ordinal    int
-	backend    string
-	verbose    bool
+	sample.Flags
 }
 
 func main() {
 	var c config
 	flag.IntVar(&c.n, "n", 1<<20, "elements per vector")
 	flag.IntVar(&c.iterations, "iterations", 20, "iterations of each timed loop")
-	flag.IntVar(&c.ordinal, "device", 0, "device ordinal")
-	flag.StringVar(&c.backend, "backend", "", "cuda, sim or auto (default: $GPUACTOR_BACKEND, else auto)")
-	flag.BoolVar(&c.verbose, "v", false, "log which backend was chosen")
+	c.Register()
 	flag.Parse()
-	if err := run(c); err != nil {
-		fmt.Println("FAIL:", err)
-		os.Exit(1)
-	}
-	fmt.Println("PASS")
+	sample.Finish(run(c))
 }
 
 // job is what one vector addition needs: the kernel, its stream, pinned inputs and output.
@@ -82,7 +73,7 @@ func run(c config) (err error) {
 		return fmt.Errorf("-n and -iterations must be positive")
 	}
 	ctx := context.Background()
-	dev, err := device.Open(ctx, c.ordinal, sample.Options(c.backend, c.verbose)...)
+	dev, err := device.Open(ctx, c.Ordinal, c.Options()...)
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
-// Package sample holds what gpuactor's example programs share: turning their common -backend
-// and -v flags into device options, the line that names the device they run on, awaiting a
-// set of futures, and deferred cleanups that keep their errors.
+// Package sample holds what gpuactor's example programs share: their common -device,
+// -backend and -v flags and the device options these ask for, the line that names the device
+// they run on, awaiting a set of futures, deferred cleanups that keep their errors, and the
+// PASS or FAIL they end with.
 package sample
 
 import (
