@@ -31,8 +31,8 @@ func graphScenarios() []scenario {
 	for _, n := range graphNodeCounts {
 		out = append(out,
 			scenario{name: "graph_instantiate", unit: "us", size: n, run: graphInstantiate},
-			scenario{name: "graph_launch", unit: "us/launch", size: n, run: graphLaunchCost},
-			scenario{name: "graph_node", unit: "us/node", size: n, run: graphNodeTime})
+			scenario{name: "graph_launch", unit: "us/launch", size: n, run: traced("graph_launch", graphLaunchCost)},
+			scenario{name: "graph_node", unit: "us/node", size: n, run: traced("graph_node", graphNodeTime)})
 	}
 	return append(out, scenario{name: "graph_update_launch", unit: "us/iter", size: 1, run: graphUpdateLaunch})
 }

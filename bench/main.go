@@ -35,8 +35,9 @@ type options struct {
 	built     string // the C++ baseline built by this run
 	peers     bool
 	device    int
-	copiers   int // streams.StagingWorkers for the staged rows; 0: the library's choice
-	rounds    int // on the GPU: how many times gpuactor's rows run, each between two C++ passes
+	copiers   int           // streams.StagingWorkers for the staged rows; 0: the library's choice
+	awaitSpin time.Duration // the device actor's Await spin (actor.WithAwaitSpin); 0: the library's default
+	rounds    int           // on the GPU: how many times gpuactor's rows run, each between two C++ passes
 }
 
 func main() {
@@ -66,6 +67,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.BoolVar(&o.peers, "peers", true, "run bench/peers/peers.py when python3 can import cupy or cuda.core")
 	fs.IntVar(&o.device, "device", 0, "device ordinal")
 	fs.IntVar(&o.copiers, "staging-workers", 0, "goroutines copying host memory in the staged rows (streams.StagingWorkers; 0: sized to the host)")
+	fs.DurationVar(&o.awaitSpin, "await-spin", 0, "how long a caller's Await spins before parking (actor.WithAwaitSpin; 0: the library's default). C++'s cudaStreamSynchronize spins for as long as it waits")
 	fs.IntVar(&o.rounds, "rounds", 1, "on the GPU, run gpuactor's rows this many times, each between two C++ passes, and report the median ratio over rounds (for noisy hosts)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -75,6 +77,9 @@ func parseFlags(args []string) (*options, error) {
 	}
 	if o.repeat < 1 {
 		return nil, fmt.Errorf("-repeat must be at least 1, got %d", o.repeat)
+	}
+	if o.awaitSpin < 0 {
+		return nil, fmt.Errorf("-await-spin must not be negative, got %v", o.awaitSpin)
 	}
 	if o.rounds < 1 {
 		return nil, fmt.Errorf("-rounds must be at least 1, got %d", o.rounds)

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/gpuactor/gpuactor/actor"
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/internal/cudart"
 )
@@ -105,7 +106,11 @@ func backendsToRun(ctx context.Context, which string) ([]device.BackendKind, err
 }
 
 func runBackend(ctx context.Context, o *options, kind device.BackendKind, round int, rep *Report) error {
-	dev, err := device.Open(ctx, o.device, device.WithBackend(kind))
+	opts := []device.Option{device.WithBackend(kind)}
+	if o.awaitSpin > 0 {
+		opts = append(opts, device.WithActorOptions(actor.WithAwaitSpin(o.awaitSpin)))
+	}
+	dev, err := device.Open(ctx, o.device, opts...)
 	if err != nil {
 		return err
 	}
