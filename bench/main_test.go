@@ -103,3 +103,36 @@ func TestRoundsFlag(t *testing.T) {
 	_, err = parseFlags([]string{"-rounds", "0"})
 	assert.Error(t, err)
 }
+
+func TestBreakdownDividesRowsOfTheSameRound(t *testing.T) {
+	rep := &Report{Meta: Meta{Backends: []string{"cuda"}, GPU: "Test GPU"}}
+	add := func(r Result) { rep.Results = append(rep.Results, r) }
+	for round, v := range []float64{3.0, 3.3, 3.6} {
+		add(Result{Impl: "gpuactor", Backend: "cuda", Scenario: "launch_enqueue", Unit: "us/launch", Value: v, Checked: true, Round: round + 1})
+		add(Result{Impl: "gpuactor", Backend: "cuda", Scenario: "stream_launch", Unit: "us/launch", Value: v * float64(100+round) / 100, Checked: true, Round: round + 1})
+		add(Result{Impl: "gpuactor", Backend: "cuda", Scenario: "binding_launch_enqueue", Unit: "us/launch", Value: 3, Checked: true, Round: round + 1})
+	}
+	// graph_node by size: only the sizes that have a binding row are divided.
+	for _, n := range []int64{1, 10, 100} {
+		add(Result{Impl: "gpuactor", Backend: "cuda", Scenario: "graph_node", Size: n, Unit: "us/node", Value: 2, Checked: true})
+	}
+	add(Result{Impl: "gpuactor", Backend: "cuda", Scenario: "binding_graph_node", Size: 1, Unit: "us/node", Value: 1.6, Checked: true})
+	add(Result{Impl: "gpuactor", Backend: "cuda", Scenario: "binding_graph_node", Size: 10, Unit: "us/node", Value: 2, Checked: false})
+	// The sim's rows are not the GPU's.
+	add(Result{Impl: "gpuactor", Backend: "sim", Scenario: "h2d_async_64B", Size: 64, Unit: "us/copy", Value: 1, Checked: true})
+	add(Result{Impl: "gpuactor", Backend: "sim", Scenario: "binding_h2d_async_64B", Size: 64, Unit: "us/copy", Value: 1, Checked: true})
+
+	var out bytes.Buffer
+	printBreakdown(&out, rep)
+	s := out.String()
+	assert.Contains(t, s, "stream_launch ÷ launch_enqueue: 1.01× (1.00–1.02× over 3 round(s))")
+	assert.Contains(t, s, "launch_enqueue ÷ binding_launch_enqueue: 1.10× (1.00–1.20× over 3 round(s))")
+	assert.Contains(t, s, "graph_node 1B ÷ binding_graph_node: 1.25×")
+	assert.NotContains(t, s, "graph_node 10B", "a failed binding row divides nothing")
+	assert.NotContains(t, s, "graph_node 100B")
+	assert.NotContains(t, s, "h2d_async_64B ÷", "sim rows are left out")
+
+	out.Reset()
+	printBreakdown(&out, &Report{})
+	assert.Empty(t, out.String(), "no pairs, no section")
+}

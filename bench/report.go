@@ -61,6 +61,7 @@ func printTables(w io.Writer, rep *Report) {
 		}
 		tw.Flush()
 	}
+	printBreakdown(w, rep)
 	for _, e := range rep.Errors {
 		fmt.Fprintln(w, "ERROR:", e)
 	}

@@ -76,9 +76,10 @@ const launchesPerRepeat = 20000
 // process has used more than two streams, and stay so (bench/cbaseline/graphstate.cu: 0.50 µs
 // a node against 0.68 on an H200, in C++ too); the C++ baseline runs everything on one
 // stream. So the graph rows run first, on one stream of their own (graphStream), and the
-// rows that drive several streams at once run last.
+// rows that drive several streams at once run last. The binding rows (binding_rows.go) follow
+// the graph rows: each opens a stream of its own, which the graph rows must not see first.
 func scenarios() []scenario {
-	all := append(append(append(graphScenarios(), coreScenarios()...), streamScenarios()...), allocScenarios()...)
+	all := slices.Concat(graphScenarios(), bindingScenarios(), coreScenarios(), streamScenarios(), allocScenarios())
 	slices.SortStableFunc(all, func(a, b scenario) int {
 		return cmp.Compare(b2i(a.manyStreams), b2i(b.manyStreams))
 	})
