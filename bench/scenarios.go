@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"os"
 	"runtime"
 	"slices"
 	"sync"
@@ -294,6 +295,10 @@ func stagedBandwidth(h2d bool) func(*env, int64, int) (float64, *float64, error)
 		}
 		defer s.Destroy(e.ctx)
 		host := make([]byte, size)
+		defer func() {
+			up, down := s.StagingWorkers()
+			fmt.Fprintf(os.Stderr, "staged %d B: %d upload and %d download workers\n", size, up, down)
+		}()
 		return bandwidth(e, size, repeat, h2d, host, func(buf *device.Buffer) error {
 			for range clampIters(size) {
 				var f *streams.Future
