@@ -16,6 +16,6 @@ for ex in streamorderedallocation simplecudagraphs graphmemorynodes; do
   timeout 120 .gpu/bin/$ex >> "$out/examples.txt" 2>&1; echo "$ex rc=$?" | tee -a "$log"
 done
 timeout 400 .gpu/bin/bench -backend cuda -save -out "$out/results" -peers=false -repeat 5 -rounds ${ROUNDS:-1} -sizes 1M,16M,256M \
-  -scenarios ${SCENARIOS:-launch_enqueue,launch_roundtrip,h2d_async_64B,h2d_pinned,d2h_pinned,h2d_staged,d2h_staged,stream_launch,stream_launch_8,stream_h2d_async_64B,malloc_free,malloc_free_pair,mallocasync_free_pair,mallocasync_free_pair_8,graph_instantiate,graph_launch,graph_node,graph_update_launch} \
+  -scenarios ${SCENARIOS:-launch_enqueue,launch_roundtrip,h2d_async_64B,h2d_pinned,d2h_pinned,h2d_staged,d2h_staged,stream_launch,stream_launch_8,stream_h2d_async_64B,malloc_free,malloc_free_pair,mallocasync_free_pair,mallocasync_free_pair_8,graph_instantiate,graph_launch,graph_node,graph_update_launch,binding_launch_enqueue,binding_h2d_async_64B,binding_graph_node,binding_mallocasync_free_pair} \
   2>> "$log"
 echo "suite rc=$?" | tee -a "$log"
