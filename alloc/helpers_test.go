@@ -65,18 +65,7 @@ func (f *fixture) stream(t *testing.T) *streams.Stream {
 }
 
 // other opens device 1 of the same machine, skipping when there is none.
-func (f *fixture) other(t *testing.T) *device.Device {
-	t.Helper()
-	n, err := device.Count(f.ctx, f.opts...)
-	require.NoError(t, err)
-	if n < 2 {
-		t.Skip("needs two devices")
-	}
-	d, err := device.Open(f.ctx, 1, f.opts...)
-	require.NoError(t, err)
-	t.Cleanup(func() { require.NoError(t, d.Close()) })
-	return d
-}
+func (f *fixture) other(t *testing.T) *device.Device { return testdev.Second(t, f.ctx, f.opts) }
 
 func await(t *testing.T, ctx context.Context, fut *streams.Future) {
 	t.Helper()

@@ -99,9 +99,7 @@ func bindingSmallCopies(dd *direct, size int64, repeat int) (float64, error) {
 	}
 	defer dd.dev.HostFree(src)
 	host := unsafe.Slice((*byte)(src), size*slots)
-	for i := range host {
-		host[i] = byte(i * 7)
-	}
+	fillPattern(host, 7)
 	dst, err := dd.dev.Malloc(uint64(size))
 	if err != nil {
 		return 0, err

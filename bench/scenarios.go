@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"runtime"
 	"slices"
 	"sync"
 	"time"
@@ -404,50 +403,25 @@ func mallocFree(e *env, size int64, repeat int) (float64, *float64, error) {
 }
 
 // bindingCall times a trivial runtime call made straight through the binding on a locked
-// thread: the binding's own per-call cost, without the actor.
+// thread (onBinding): the binding's own per-call cost, without the actor.
 func bindingCall(call func(backend.Device, backend.Stream, backend.Event) error) func(*env, int64, int) (float64, *float64, error) {
-	return func(e *env, _ int64, repeat int) (float64, *float64, error) {
-		var (
-			value float64
-			err   error
-			done  = make(chan struct{})
-		)
-		go func() { // its own goroutine, so LockOSThread never leaks into the caller's
-			defer close(done)
-			runtime.LockOSThread()
-			defer runtime.UnlockOSThread()
-			var dd *direct
-			if dd, err = e.binding(); err != nil {
-				return
-			}
-			defer dd.close()
-			d, s := dd.dev, dd.stream
-			var ev backend.Event
-			if ev, err = d.EventCreate(backend.EventDisableTiming); err != nil {
-				return
-			}
-			defer d.EventDestroy(ev)
-			const calls = 100000
-			var samples []float64
-			for r := -1; r < repeat; r++ {
-				start := time.Now()
-				for range calls {
-					if err = call(d, s, ev); err != nil {
-						return
-					}
-				}
-				if err = d.StreamSynchronize(s); err != nil {
-					return
-				}
-				if r >= 0 {
-					samples = append(samples, float64(time.Since(start).Nanoseconds())/calls)
+	return onBinding(func(dd *direct, _ int64, repeat int) (float64, error) {
+		ev, err := dd.dev.EventCreate(backend.EventDisableTiming)
+		if err != nil {
+			return 0, err
+		}
+		defer dd.dev.EventDestroy(ev)
+		const calls = 100000
+		us, err := timedRepeats(dd, calls, repeat, func() error {
+			for range calls {
+				if err := call(dd.dev, dd.stream, ev); err != nil {
+					return err
 				}
 			}
-			value = median(samples)
-		}()
-		<-done
-		return value, nil, err
-	}
+			return nil
+		})
+		return us * 1e3, err
+	})
 }
 
 func checkDevice(e *env, buf *device.Buffer, want []byte) error {

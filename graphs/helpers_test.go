@@ -95,18 +95,7 @@ func (f *fixture) kernels(t *testing.T, dev *device.Device) (add, mul, acc *devi
 }
 
 // second opens device 1, or skips when there is none.
-func (f *fixture) second(t *testing.T) *device.Device {
-	t.Helper()
-	n, err := device.Count(f.ctx, f.opts...)
-	require.NoError(t, err)
-	if n < 2 {
-		t.Skip("needs two devices")
-	}
-	dev, err := device.Open(f.ctx, 1, f.opts...)
-	require.NoError(t, err)
-	t.Cleanup(func() { require.NoError(t, dev.Close()) })
-	return dev
-}
+func (f *fixture) second(t *testing.T) *device.Device { return testdev.Second(t, f.ctx, f.opts) }
 
 func (f *fixture) stream(t *testing.T) *streams.Stream {
 	t.Helper()

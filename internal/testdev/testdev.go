@@ -1,11 +1,14 @@
 // Package testdev is what the tests of the module's device-using packages share: a bounded
-// context, whether the cuda backend sees a device, and running a test once per backend.
+// context, whether the cuda backend sees a device, running a test once per backend, and
+// opening a second device.
 package testdev
 
 import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/internal/testgpu"
@@ -37,4 +40,19 @@ func Backends(t *testing.T, fn func(t *testing.T, opts []device.Option)) {
 		testgpu.Need(t, GPU(), "the cuda backend sees no device")
 		fn(t, []device.Option{device.WithBackend(device.BackendCUDA), device.WithKernelCache(t.TempDir())})
 	})
+}
+
+// Second opens device 1 of the machine opts describe, closed with the test; it skips the test
+// when there is no second device.
+func Second(t *testing.T, ctx context.Context, opts []device.Option) *device.Device {
+	t.Helper()
+	n, err := device.Count(ctx, opts...)
+	require.NoError(t, err)
+	if n < 2 {
+		t.Skip("needs two devices")
+	}
+	dev, err := device.Open(ctx, 1, opts...)
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, dev.Close()) })
+	return dev
 }
