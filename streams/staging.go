@@ -46,16 +46,17 @@ const (
 	stagingParallelMin = 1 << 20
 	stagingPart        = 256 << 10
 	// How many goroutines copy host memory depends on the host and on the direction. One
-	// memmoves 10–16 GB/s on the H200 host we measured and 4–7 on the H100 host
-	// (BenchmarkHostCopy). Uploads are best with just enough of them: more memmoves beside the
-	// DMA's reads of host memory slow the link (H200 host, 256 MiB: 46–47 GB/s with 5 of
-	// them, 40–41 with 14). So a ring measures one goroutine's memmove rate when it is made
-	// and takes enough goroutines to fill staging at stagingTarget bytes a second — a little
-	// more than a PCIe gen5 x16 link carries — within [stagingMinWorkers, stagingMaxWorkers]
-	// and leaving two of GOMAXPROCS for the caller and the device's actor. Downloads gain from
-	// every core (same host: 38–40 GB/s with 5, 46–49 with 14; C++ threads doing the same
-	// peak at 16), since the DMA writes land in cache that the copy-outs read: they get
-	// GOMAXPROCS−2, within the same bounds.
+	// memmoves 9–11 GB/s from a slice it has not read before on the H100 and H200 hosts we
+	// measured (BenchmarkMemmoveRate). Uploads are best with just enough of them: more
+	// memmoves beside the DMA's reads of host memory slow the link (H200 host, 256 MiB: 45–47
+	// GB/s with 6 of them, 42–44 with 8, 40–41 with 14; the H100 hosts want 7–8). So a ring
+	// measures one goroutine's memmove rate when it is made (memmoveRate) and takes enough
+	// goroutines to fill staging at stagingTarget bytes a second — a little more than a PCIe
+	// gen5 x16 link carries — within [stagingMinWorkers, stagingMaxWorkers] and leaving two
+	// of GOMAXPROCS for the caller and the device's actor. Downloads gain from every core
+	// (same host: 38–40 GB/s with 5, 46–49 with 14; C++ threads doing the same peak at 16),
+	// since the DMA writes land in cache that the copy-outs read: they get GOMAXPROCS−2,
+	// within the same bounds.
 	stagingTarget     = 64e9
 	stagingMinWorkers = 2
 	stagingMaxWorkers = 16
@@ -92,23 +93,32 @@ func stagingWorkersFor(rate float64, procs int) int {
 }
 
 // hostMemmoveRate is memmoveRate measured once per process: it is the host's, not a
-// stream's, and measuring costs ~2 ms and 8 MiB of garbage.
+// stream's, and measuring costs ~10–25 ms and 68 MiB of garbage, once.
 var hostMemmoveRate = sync.OnceValue(memmoveRate)
 
-// memmoveRate measures one goroutine's memmove rate in bytes a second: the best of three
-// copies of a staging slot's size between buffers already faulted in (~2 ms in all).
+// memmoveProbeSize is how much memmoveRate copies: a source this large is read once, as a
+// filler reads a caller's slice, rather than from cache.
+const memmoveProbeSize = 64 << 20
+
+// memmoveRate measures one goroutine's memmove rate in bytes a second the way a filler
+// copies: a slice it has not read before, a staging slot at a time, into one slot-sized
+// buffer. (Copying the same slot-sized buffer over and over, as this probe once did, measures
+// the cache: it read 12–15 GB/s on H100 and H200 hosts alike and took 4–5 fillers, which
+// upload 0.73× of pinned bandwidth on both; this reads 9–10 GB/s on the H100 hosts and
+// 10.7–11.4 on the H200 host and takes 7 and 6, which upload 0.80–0.85×.)
 func memmoveRate() float64 {
-	src, dst := make([]byte, stagingSlotSize), make([]byte, stagingSlotSize)
+	src, dst := make([]byte, memmoveProbeSize), make([]byte, stagingSlotSize)
 	for i := 0; i < len(src); i += 4096 {
-		src[i], dst[i] = 1, 1
+		src[i] = 1
 	}
-	best := time.Duration(math.MaxInt64)
-	for range 3 {
-		start := time.Now()
-		copy(dst, src)
-		best = min(best, time.Since(start))
+	for i := 0; i < len(dst); i += 4096 {
+		dst[i] = 1
 	}
-	return float64(len(src)) / max(best.Seconds(), 1e-9)
+	start := time.Now()
+	for off := 0; off < len(src); off += len(dst) {
+		copy(dst, src[off:off+len(dst)])
+	}
+	return float64(len(src)) / max(time.Since(start).Seconds(), 1e-9)
 }
 
 // CopyToDevice queues a copy of all of src, a plain Go slice, into the start of dst (a
