@@ -2,6 +2,8 @@ package graphs_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -116,4 +118,133 @@ func BenchmarkLaunchBurst(b *testing.B) {
 		b.ReportMetric(float64(issuing.Nanoseconds())/1e3/float64(b.N*round), "caller-us/launch")
 		b.ReportMetric(float64(total.Nanoseconds())/1e3/float64(b.N*round), "us/launch")
 	})
+}
+
+// BenchmarkRound: the bench graph_node row's round (100 launches of a chain of n empty
+// kernels), three ways, on the same device, stream and executable graph, to tell what the
+// futures and the actor add to a round:
+//   - window: at most 64 launches in flight, each future awaited in turn (the row itself);
+//   - windowspin: window, the caller polling each future until it is ready instead of
+//     parking in Await (what a parked caller's wake-up costs the round);
+//   - burst: the 100 launches issued at once, then every future awaited;
+//   - actorloop: one message whose function, on the actor thread, calls cudaGraphLaunch 100
+//     times and then cudaStreamSynchronize (the C++ baseline's round, no futures).
+//
+// us/node is the whole round's, on the caller's clock; gpu-us/node the GPU's, between timing
+// events recorded before the first launch and after the last.
+func BenchmarkRound(b *testing.B) {
+	ctx := context.Background()
+	for _, n := range []int{1, 10} {
+		for _, way := range []string{"window", "windowspin", "burst", "actorloop"} {
+			b.Run(fmt.Sprintf("%dB/%s", n, way), func(b *testing.B) {
+				testgpu.Need(b, testdev.GPU(), "the cuda backend sees no device")
+				dev, err := device.Open(ctx, 0, device.WithBackend(device.BackendCUDA))
+				require.NoError(b, err)
+				defer dev.Close()
+				mod, err := dev.Compile(ctx, device.Source{Name: "empty.cu", Code: `extern "C" __global__ void empty() {}`})
+				require.NoError(b, err)
+				k, err := mod.Kernel(ctx, "empty")
+				require.NoError(b, err)
+				g, err := graphs.New(ctx, dev)
+				require.NoError(b, err)
+				defer g.Destroy(ctx)
+				var prev *graphs.Node
+				for range n {
+					deps := graphs.After()
+					if prev != nil {
+						deps = graphs.After(prev)
+					}
+					prev, err = g.AddKernel(ctx, deps, k, device.Config{Grid: device.Dim(1), Block: device.Dim(1)})
+					require.NoError(b, err)
+				}
+				x, err := g.Instantiate(ctx)
+				require.NoError(b, err)
+				defer x.Destroy(ctx)
+				s, err := streams.New(ctx, dev)
+				require.NoError(b, err)
+				defer s.Destroy(ctx)
+				_, err = x.Launch(ctx, s).Await(ctx)
+				require.NoError(b, err)
+				xh := graphs.HandleOf(x)
+				onActor := func(op func(rt backend.Device, h backend.Stream) error) {
+					_, err := streams.Exec(ctx, s, func(rt backend.Device, _ *device.Tracker, h backend.Stream) (struct{}, error) {
+						return struct{}{}, op(rt, h)
+					}).Await(ctx)
+					require.NoError(b, err)
+				}
+				var t0, t1 backend.Event
+				onActor(func(rt backend.Device, _ backend.Stream) (err error) {
+					if t0, err = rt.EventCreate(backend.EventDefault); err != nil {
+						return err
+					}
+					t1, err = rt.EventCreate(backend.EventDefault)
+					return err
+				})
+				defer onActor(func(rt backend.Device, _ backend.Stream) error {
+					return errors.Join(rt.EventDestroy(t0), rt.EventDestroy(t1))
+				})
+				const round, window = 100, 64
+				var futs [round]*streams.Future
+				var gpu float64 // ms
+				b.ResetTimer()
+				for range b.N {
+					onActor(func(rt backend.Device, h backend.Stream) error { return rt.EventRecord(t0, h) })
+					await := func(f *streams.Future) {
+						for way == "windowspin" && !f.Ready() {
+						}
+						_, err := f.Await(ctx)
+						require.NoError(b, err)
+					}
+					switch way {
+					case "window", "windowspin":
+						for i := range futs {
+							if i >= window {
+								await(futs[i-window])
+							}
+							futs[i] = x.Launch(ctx, s)
+						}
+					case "burst":
+						for i := range futs {
+							futs[i] = x.Launch(ctx, s)
+						}
+					case "actorloop":
+						onActor(func(rt backend.Device, h backend.Stream) error {
+							for range round {
+								if err := rt.GraphLaunch(xh, h); err != nil {
+									return err
+								}
+							}
+							if err := rt.EventRecord(t1, h); err != nil {
+								return err
+							}
+							return rt.StreamSynchronize(h)
+						})
+					}
+					if way != "actorloop" {
+						onActor(func(rt backend.Device, h backend.Stream) error { return rt.EventRecord(t1, h) })
+						lo := 0
+						if way == "window" || way == "windowspin" {
+							lo = round - window
+						}
+						for _, f := range futs[lo:] {
+							await(f)
+						}
+					}
+					b.StopTimer()
+					onActor(func(rt backend.Device, _ backend.Stream) error {
+						if err := rt.EventSynchronize(t1); err != nil {
+							return err
+						}
+						ms, err := rt.EventElapsed(t0, t1)
+						gpu += float64(ms)
+						return err
+					})
+					b.StartTimer()
+				}
+				nodes := float64(b.N * round * n)
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/1e3/nodes, "us/node")
+				b.ReportMetric(gpu*1e3/nodes, "gpu-us/node")
+			})
+		}
+	}
 }
