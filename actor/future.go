@@ -90,6 +90,8 @@ func (f *Future[T]) SetAwaitSpin(d time.Duration) {
 // Complete sets the result. Only the first call has an effect; it reports whether this call
 // was it, so racing completers (e.g. a timeout and the real result) can tell who won. Safe from
 // any goroutine.
+// Completing a Call's future that a goroutine is parked on asks the actor to let that
+// goroutine run at once (Actor.handOff).
 func (f *Future[T]) Complete(v T, err error) bool {
 	if !f.state.CompareAndSwap(statePending, stateCompleting) {
 		return false
@@ -98,6 +100,9 @@ func (f *Future[T]) Complete(v T, err error) bool {
 	f.state.Store(stateDone) // publishes val/err to anyone who loads stateDone
 	if w := f.ch.Swap(closedWaiter); w != nil && w != closedWaiter {
 		close(w.c)
+		if a := f.owner; a != nil {
+			a.woke.Store(true) // see Actor.handOff
+		}
 	}
 	return true
 }

@@ -119,3 +119,50 @@ func TestCallIntoRefusesASentFuture(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, int32(1), runs.Load())
 }
+
+// Completing a Call's future that a goroutine parked on asks its actor to hand off; a future
+// nobody waits on, or one of no actor, does not.
+func TestCompleteOfAParkedWaiterAsksForHandOff(t *testing.T) {
+	a := &Actor{}
+	quiet := &Future[int]{owner: a}
+	require.True(t, quiet.Complete(1, nil))
+	assert.False(t, a.woke.Load(), "no waiter was parked")
+
+	waited := &Future[int]{owner: a}
+	done := waited.Done() // what Await parks on
+	require.True(t, waited.Complete(2, nil))
+	<-done
+	assert.True(t, a.woke.Load(), "the parked waiter's wake is the actor's to hand off")
+
+	a.woke.Store(false)
+	orphan := NewFuture[int]()
+	_ = orphan.Done()
+	require.True(t, orphan.Complete(3, nil))
+	assert.False(t, a.woke.Load(), "a future of no actor asks nothing of one")
+}
+
+// A waiter parked on a long op gets its result, and the actor, having handed off, goes on
+// serving: the hand-off clears the request and loses no message.
+func TestParkedWaiterIsHandedOff(t *testing.T) {
+	a, err := New(WithAwaitSpin(0)) // park at once
+	require.NoError(t, err)
+	defer a.Close()
+	ctx := context.Background()
+	release := make(chan struct{})
+	f := Call(ctx, a, func() (int, error) { <-release; return 7, nil })
+	got := make(chan int)
+	go func() {
+		v, err := f.Await(ctx)
+		assert.NoError(t, err)
+		got <- v
+	}()
+	require.Eventually(t, func() bool { return f.ch.Load() != nil }, 5*time.Second, time.Millisecond, "the waiter parks")
+	close(release)
+	require.Equal(t, 7, <-got)
+	require.Eventually(t, func() bool { return !a.woke.Load() }, 5*time.Second, time.Millisecond, "the actor handed off")
+	for i := range 100 {
+		v, err := Call(ctx, a, func() (int, error) { return i, nil }).Await(ctx)
+		require.NoError(t, err)
+		require.Equal(t, i, v)
+	}
+}
