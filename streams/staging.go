@@ -103,9 +103,10 @@ const memmoveProbeSize = 64 << 20
 // memmoveRate measures one goroutine's memmove rate in bytes a second the way a filler
 // copies: a slice it has not read before, a staging slot at a time, into one slot-sized
 // buffer. (Copying the same slot-sized buffer over and over, as this probe once did, measures
-// the cache: it read 12–15 GB/s on H100 and H200 hosts alike and took 4–5 fillers, which
-// upload 0.73× of pinned bandwidth on both; this reads 9–10 GB/s on the H100 hosts and
-// 10.7–11.4 on the H200 host and takes 7 and 6, which upload 0.80–0.85×.)
+// the cache: it read 12–15 GB/s on H100 and H200 hosts alike and took 4–6 fillers, which
+// uploaded ~0.73× of pinned bandwidth on both; this reads 8.7–10.3 GB/s on the H100 hosts and
+// 10.7–12.9 on the H200 host and takes 7–8 and 5–7, which upload 0.78–0.83× on all but the
+// noisiest machine measured.)
 func memmoveRate() float64 {
 	src, dst := make([]byte, memmoveProbeSize), make([]byte, stagingSlotSize)
 	for i := 0; i < len(src); i += 4096 {
