@@ -29,9 +29,7 @@ func benchBackends(b *testing.B, fn func(b *testing.B, opts []device.Option)) {
 func benchStream(b *testing.B, opts []device.Option) (context.Context, *streams.Stream) {
 	b.Helper()
 	ctx := context.Background()
-	dev, err := device.Open(ctx, 0, opts...)
-	require.NoError(b, err)
-	b.Cleanup(func() { require.NoError(b, dev.Close()) })
+	dev := testdev.Open(b, ctx, opts)
 	s, err := streams.New(ctx, dev)
 	require.NoError(b, err)
 	b.Cleanup(func() { _ = s.Destroy(context.Background()) })

@@ -12,23 +12,10 @@ import (
 	"github.com/gpuactor/gpuactor/streams"
 )
 
-const testSource = `
-extern "C" __global__ void add_u32(unsigned int* p, unsigned int v, int n) {
-    int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) p[i] += v;
-}
-`
+const testSource = testdev.AddU32
 
 var testSim = map[string]device.SimKernel{
-	"add_u32": func(c *device.KernelCall) error {
-		n := int(c.Int32(2))
-		p := device.SimSlice[uint32](c, 0, n)
-		v := c.Uint32(1)
-		for i := range p {
-			p[i] += v
-		}
-		return nil
-	},
+	"add_u32": testdev.AddU32Sim,
 }
 
 type fixture struct {
@@ -44,9 +31,7 @@ func eachBackend(t *testing.T, fn func(t *testing.T, f *fixture), extra ...devic
 	run := func(t *testing.T, opts []device.Option) {
 		opts = append(opts, extra...)
 		ctx := testdev.Ctx(t)
-		dev, err := device.Open(ctx, 0, opts...)
-		require.NoError(t, err)
-		t.Cleanup(func() { require.NoError(t, dev.Close()) })
+		dev := testdev.Open(t, ctx, opts)
 		mod, err := dev.Compile(ctx, device.Source{Name: "alloc_test.cu", Code: testSource, Sim: testSim})
 		require.NoError(t, err)
 		add, err := mod.Kernel(ctx, "add_u32")

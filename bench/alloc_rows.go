@@ -1,7 +1,6 @@
 package main
 
 import (
-	"sync"
 	"time"
 
 	"github.com/gpuactor/gpuactor/alloc"
@@ -43,31 +42,19 @@ func mallocAsyncPairs(e *env, size int64, g, repeat int) (float64, *float64, err
 	var samples []float64
 	for r := -1; r < repeat; r++ {
 		start := time.Now()
-		var wg sync.WaitGroup
-		errs := make(chan error, g)
-		for _, s := range ss {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				var last *streams.Future
-				for range allocPairs {
-					b, _, err := alloc.MallocAsync[byte](e.ctx, s, n)
-					if err != nil {
-						errs <- err
-						return
-					}
-					last = b.FreeAsync(e.ctx, s)
+		if err := fanOut(g, func(i int) error {
+			var last *streams.Future
+			for range allocPairs {
+				b, _, err := alloc.MallocAsync[byte](e.ctx, ss[i], n)
+				if err != nil {
+					return err
 				}
-				_, err := last.Await(e.ctx)
-				errs <- err
-			}()
-		}
-		wg.Wait()
-		close(errs)
-		for err := range errs {
-			if err != nil {
-				return 0, nil, err
+				last = b.FreeAsync(e.ctx, ss[i])
 			}
+			_, err := last.Await(e.ctx)
+			return err
+		}); err != nil {
+			return 0, nil, err
 		}
 		if r >= 0 {
 			samples = append(samples, float64(time.Since(start).Nanoseconds())/1e3/float64(allocPairs*g))

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"runtime"
-	"sync"
 	"testing"
 	"time"
 
@@ -71,20 +70,16 @@ func BenchmarkLaunch(b *testing.B) {
 				ctx := context.Background()
 				per := b.N/g + 1
 				b.ResetTimer()
-				var wg sync.WaitGroup
-				for range g {
-					wg.Add(1)
-					go func() {
-						defer wg.Done()
-						for range per {
-							if err := dev.Launch(ctx, k, one); err != nil {
-								b.Error(err)
-								return
-							}
+				if err := fanOut(g, func(int) error {
+					for range per {
+						if err := dev.Launch(ctx, k, one); err != nil {
+							return err
 						}
-					}()
+					}
+					return nil
+				}); err != nil {
+					b.Fatal(err)
 				}
-				wg.Wait()
 				if err := dev.Synchronize(ctx); err != nil {
 					b.Fatal(err)
 				}
@@ -103,18 +98,12 @@ func BenchmarkPipelined(b *testing.B) {
 				ctx := context.Background()
 				per := b.N/g + 1
 				b.ResetTimer()
-				var wg sync.WaitGroup
-				for range g {
-					wg.Add(1)
-					go func() {
-						defer wg.Done()
-						e := &env{ctx: ctx, dev: dev, empty: k}
-						if err := inFlight(e, per, func() *actor.Future[struct{}] { return dev.LaunchAsync(ctx, k, one) }); err != nil {
-							b.Error(err)
-						}
-					}()
+				e := &env{ctx: ctx, dev: dev, empty: k}
+				if err := fanOut(g, func(int) error {
+					return inFlight(e, per, func() *actor.Future[struct{}] { return dev.LaunchAsync(ctx, k, one) })
+				}); err != nil {
+					b.Fatal(err)
 				}
-				wg.Wait()
 				if err := dev.Synchronize(ctx); err != nil {
 					b.Fatal(err)
 				}

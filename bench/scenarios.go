@@ -7,8 +7,9 @@ import (
 	"fmt"
 	"os"
 	"slices"
-	"sync"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/gpuactor/gpuactor/actor"
 	"github.com/gpuactor/gpuactor/device"
@@ -119,6 +120,16 @@ func coreScenarios() []scenario {
 	}
 }
 
+// fanOut runs work(0) … work(g-1) on goroutines of their own and returns the first error once
+// all have returned.
+func fanOut(g int, work func(i int) error) error {
+	var eg errgroup.Group
+	for i := range g {
+		eg.Go(func() error { return work(i) })
+	}
+	return eg.Wait()
+}
+
 // launchRate: g goroutines each keep up to 64 empty launches in flight through LaunchAsync
 // futures; one Synchronize ends each repeat. Per-launch time is batch time / launches.
 func launchRate(e *env, g, repeat int) (float64, *float64, error) {
@@ -126,21 +137,10 @@ func launchRate(e *env, g, repeat int) (float64, *float64, error) {
 	var samples []float64
 	for r := -1; r < repeat; r++ { // r == -1 is the warm-up
 		start := time.Now()
-		var wg sync.WaitGroup
-		errs := make(chan error, g)
-		for range g {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				errs <- inFlight(e, per, func() *actor.Future[struct{}] { return e.dev.LaunchAsync(e.ctx, e.empty, one) })
-			}()
-		}
-		wg.Wait()
-		close(errs)
-		for err := range errs {
-			if err != nil {
-				return 0, nil, err
-			}
+		if err := fanOut(g, func(int) error {
+			return inFlight(e, per, func() *actor.Future[struct{}] { return e.dev.LaunchAsync(e.ctx, e.empty, one) })
+		}); err != nil {
+			return 0, nil, err
 		}
 		if err := e.dev.Synchronize(e.ctx); err != nil {
 			return 0, nil, err

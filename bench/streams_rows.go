@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"os"
-	"sync"
 	"time"
 
 	"github.com/gpuactor/gpuactor/device"
@@ -41,21 +40,10 @@ func streamLaunchRate(e *env, g, repeat int) (float64, *float64, error) {
 	var samples []float64
 	for r := -1; r < repeat; r++ {
 		start := time.Now()
-		var wg sync.WaitGroup
-		errs := make(chan error, g)
-		for _, s := range ss {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				errs <- inFlight(e, per, func() *streams.Future { return s.Launch(e.ctx, e.empty, one) })
-			}()
-		}
-		wg.Wait()
-		close(errs)
-		for err := range errs {
-			if err != nil {
-				return 0, nil, err
-			}
+		if err := fanOut(g, func(i int) error {
+			return inFlight(e, per, func() *streams.Future { return ss[i].Launch(e.ctx, e.empty, one) })
+		}); err != nil {
+			return 0, nil, err
 		}
 		if r >= 0 {
 			samples = append(samples, float64(time.Since(start).Nanoseconds())/1e3/float64(per*g))

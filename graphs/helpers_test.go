@@ -13,11 +13,7 @@ import (
 )
 
 // kernels of the graph tests, with their Go twins for the simulator.
-const testSource = `
-extern "C" __global__ void add_u32(unsigned int* p, unsigned int v, int n) {
-    int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) p[i] += v;
-}
+const testSource = testdev.AddU32 + `
 extern "C" __global__ void acc_u32(unsigned int* out, const unsigned int* in, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) out[i] += in[i];
@@ -29,15 +25,7 @@ extern "C" __global__ void mul_u32(unsigned int* p, unsigned int v, int n) {
 `
 
 var testSim = map[string]device.SimKernel{
-	"add_u32": func(c *device.KernelCall) error {
-		n := int(c.Int32(2))
-		p := device.SimSlice[uint32](c, 0, n)
-		v := c.Uint32(1)
-		for i := range p {
-			p[i] += v
-		}
-		return nil
-	},
+	"add_u32": testdev.AddU32Sim,
 	"acc_u32": func(c *device.KernelCall) error {
 		n := int(c.Int32(2))
 		out, in := device.SimSlice[uint32](c, 0, n), device.SimSlice[uint32](c, 1, n)
@@ -71,9 +59,7 @@ type fixture struct {
 func eachBackend(t *testing.T, fn func(t *testing.T, f *fixture)) {
 	run := func(t *testing.T, opts []device.Option) {
 		ctx := testdev.Ctx(t)
-		dev, err := device.Open(ctx, 0, opts...)
-		require.NoError(t, err)
-		t.Cleanup(func() { require.NoError(t, dev.Close()) })
+		dev := testdev.Open(t, ctx, opts)
 		f := &fixture{ctx: ctx, dev: dev, opts: opts}
 		f.add, f.mul, f.acc = f.kernels(t, dev)
 		fn(t, f)

@@ -28,20 +28,8 @@ func launchBackends(b *testing.B, bench func(b *testing.B, dev *device.Device, x
 	run := func(b *testing.B, open func() (*device.Device, error)) {
 		dev, err := open()
 		require.NoError(b, err)
-		defer dev.Close()
-		mod, err := dev.Compile(ctx, device.Source{Name: "empty.cu", Code: `extern "C" __global__ void empty() {}`,
-			Sim: map[string]device.SimKernel{"empty": func(*device.KernelCall) error { return nil }}})
-		require.NoError(b, err)
-		k, err := mod.Kernel(ctx, "empty")
-		require.NoError(b, err)
-		g, err := graphs.New(ctx, dev)
-		require.NoError(b, err)
-		defer g.Destroy(ctx)
-		_, err = g.AddKernel(ctx, graphs.After(), k, device.Config{Grid: device.Dim(1), Block: device.Dim(1)})
-		require.NoError(b, err)
-		x, err := g.Instantiate(ctx)
-		require.NoError(b, err)
-		defer x.Destroy(ctx)
+		b.Cleanup(func() { _ = dev.Close() }) // after emptyChain's cleanups
+		x := emptyChain(b, dev, 1)
 		s, err := streams.New(ctx, dev)
 		require.NoError(b, err)
 		defer s.Destroy(ctx)
@@ -61,6 +49,30 @@ func launchBackends(b *testing.B, bench func(b *testing.B, dev *device.Device, x
 		testgpu.Need(b, testdev.GPU(), "the cuda backend sees no device")
 		run(b, func() (*device.Device, error) { return device.Open(ctx, 0, device.WithBackend(device.BackendCUDA)) })
 	})
+}
+
+// emptyChain instantiates a graph of n empty kernels, each after the previous one, on dev;
+// the graph and the Exec are destroyed with b.
+func emptyChain(b *testing.B, dev *device.Device, n int) *graphs.Exec {
+	ctx := context.Background()
+	mod, err := dev.Compile(ctx, device.Source{Name: "empty.cu", Code: `extern "C" __global__ void empty() {}`,
+		Sim: map[string]device.SimKernel{"empty": func(*device.KernelCall) error { return nil }}})
+	require.NoError(b, err)
+	k, err := mod.Kernel(ctx, "empty")
+	require.NoError(b, err)
+	g, err := graphs.New(ctx, dev)
+	require.NoError(b, err)
+	b.Cleanup(func() { _ = g.Destroy(ctx) })
+	deps := graphs.After()
+	for range n {
+		node, err := g.AddKernel(ctx, deps, k, device.Config{Grid: device.Dim(1), Block: device.Dim(1)})
+		require.NoError(b, err)
+		deps = graphs.After(node)
+	}
+	x, err := g.Instantiate(ctx)
+	require.NoError(b, err)
+	b.Cleanup(func() { _ = x.Destroy(ctx) })
+	return x
 }
 
 // BenchmarkLaunch: Exec.Launch of a graph of one empty kernel with up to 64 launches in
@@ -122,7 +134,7 @@ func BenchmarkLaunchBurst(b *testing.B) {
 }
 
 // BenchmarkRound: the bench graph_node row's round (100 launches of a chain of n empty
-// kernels), three ways, on the same device, stream and executable graph, to tell what the
+// kernels), four ways, on the same device, stream and executable graph, to tell what the
 // futures and the actor add to a round:
 //   - window: at most 64 launches in flight, each future awaited in turn (the row itself);
 //   - windowspin: window, the caller polling each future until it is ready instead of
@@ -143,26 +155,8 @@ func BenchmarkRound(b *testing.B) {
 				testgpu.Need(b, testdev.GPU(), "the cuda backend sees no device")
 				dev, err := device.Open(ctx, 0, device.WithBackend(device.BackendCUDA))
 				require.NoError(b, err)
-				defer dev.Close()
-				mod, err := dev.Compile(ctx, device.Source{Name: "empty.cu", Code: `extern "C" __global__ void empty() {}`})
-				require.NoError(b, err)
-				k, err := mod.Kernel(ctx, "empty")
-				require.NoError(b, err)
-				g, err := graphs.New(ctx, dev)
-				require.NoError(b, err)
-				defer g.Destroy(ctx)
-				var prev *graphs.Node
-				for range n {
-					deps := graphs.After()
-					if prev != nil {
-						deps = graphs.After(prev)
-					}
-					prev, err = g.AddKernel(ctx, deps, k, device.Config{Grid: device.Dim(1), Block: device.Dim(1)})
-					require.NoError(b, err)
-				}
-				x, err := g.Instantiate(ctx)
-				require.NoError(b, err)
-				defer x.Destroy(ctx)
+				b.Cleanup(func() { _ = dev.Close() }) // after emptyChain's cleanups
+				x := emptyChain(b, dev, n)
 				s, err := streams.New(ctx, dev)
 				require.NoError(b, err)
 				defer s.Destroy(ctx)

@@ -13,11 +13,7 @@ import (
 )
 
 // kernels used by the stream tests, with their Go twins for the simulator.
-const testSource = `
-extern "C" __global__ void add_u32(unsigned int* p, unsigned int v, int n) {
-    int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) p[i] += v;
-}
+const testSource = testdev.AddU32 + `
 extern "C" __global__ void spin(long long cycles) {
     long long start = clock64();
     while (clock64() - start < cycles) {}
@@ -25,15 +21,7 @@ extern "C" __global__ void spin(long long cycles) {
 `
 
 var testSim = map[string]device.SimKernel{
-	"add_u32": func(c *device.KernelCall) error {
-		n := int(c.Int32(2))
-		p := device.SimSlice[uint32](c, 0, n)
-		v := c.Uint32(1)
-		for i := range p {
-			p[i] += v
-		}
-		return nil
-	},
+	"add_u32": testdev.AddU32Sim,
 	"spin": func(c *device.KernelCall) error {
 		time.Sleep(time.Duration(c.Int64(0)/1_000_000) * time.Millisecond) // ~1 ms per 1e6 cycles
 		return nil
@@ -53,9 +41,7 @@ type fixture struct {
 func eachBackend(t *testing.T, fn func(t *testing.T, f *fixture)) {
 	run := func(t *testing.T, opts []device.Option) {
 		ctx := testdev.Ctx(t)
-		dev, err := device.Open(ctx, 0, opts...)
-		require.NoError(t, err)
-		t.Cleanup(func() { require.NoError(t, dev.Close()) })
+		dev := testdev.Open(t, ctx, opts)
 		mod, err := dev.Compile(ctx, device.Source{Name: "streams_test.cu", Code: testSource, Sim: testSim})
 		require.NoError(t, err)
 		add, err := mod.Kernel(ctx, "add_u32")

@@ -56,3 +56,32 @@ func Second(t *testing.T, ctx context.Context, opts []device.Option) *device.Dev
 	t.Cleanup(func() { require.NoError(t, dev.Close()) })
 	return dev
 }
+
+// AddU32 is the CUDA source of add_u32(p, v, n), which adds v to each of the n words at p: the
+// kernel the packages' tests launch. A test module adds its own kernels after it.
+const AddU32 = `
+extern "C" __global__ void add_u32(unsigned int* p, unsigned int v, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) p[i] += v;
+}
+`
+
+// AddU32Sim is add_u32's twin for the simulator.
+func AddU32Sim(c *device.KernelCall) error {
+	n := int(c.Int32(2))
+	p := device.SimSlice[uint32](c, 0, n)
+	v := c.Uint32(1)
+	for i := range p {
+		p[i] += v
+	}
+	return nil
+}
+
+// Open opens device 0 of the machine opts describe, closed (and checked) with the test.
+func Open(t testing.TB, ctx context.Context, opts []device.Option) *device.Device {
+	t.Helper()
+	dev, err := device.Open(ctx, 0, opts...)
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, dev.Close()) })
+	return dev
+}
