@@ -1,0 +1,157 @@
+package graphs_test
+
+import (
+	"context"
+	"slices"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpuactor/gpuactor/actor"
+	"github.com/gpuactor/gpuactor/device"
+	"github.com/gpuactor/gpuactor/graphs"
+	"github.com/gpuactor/gpuactor/internal/backend"
+	"github.com/gpuactor/gpuactor/streams"
+)
+
+// BenchmarkActorTimeline: where a launch's time goes on the actor thread. A round issues 100
+// messages at once, each calling cudaGraphLaunch between two clock reads, and awaits them in
+// turn (the caller spins on the future the actor is running); a held round queues the same
+// 100 behind a message that holds the actor until all are in, with nobody waiting while they
+// run; a loop round makes the 100 calls from one message. call-us is a call's median
+// duration, gap-us the median time from one call's end to the next one's start (mean- the
+// means, p90gap-us the 90th percentile), and launch-us the Exec.Launch path's time per launch,
+// issued at once, up to the actor's clock after the last. spin2us replaces each call by a
+// 2 µs busy wait in Go: what the message path costs next to a call that is not a cgo call.
+func BenchmarkActorTimeline(b *testing.B) {
+	for _, call := range []string{"launch", "spin2us"} {
+		b.Run(call, func(b *testing.B) {
+			launchBackends(b, func(b *testing.B, dev *device.Device, x *graphs.Exec, s *streams.Stream) {
+				actorTimeline(b, dev, x, s, call == "spin2us")
+			})
+		})
+	}
+}
+
+// actorTimeline is BenchmarkActorTimeline on one backend; with spin, each call busy-waits 2 µs
+// in Go instead of launching.
+func actorTimeline(b *testing.B, dev *device.Device, x *graphs.Exec, s *streams.Stream, spin bool) {
+	ctx := context.Background()
+	var err error
+	xh := graphs.HandleOf(x)
+	const round = 100
+	base := time.Now()
+	type span struct{ from, to time.Duration }
+	timed := func(rt backend.Device, h backend.Stream) (span, error) {
+		from := time.Since(base)
+		if spin {
+			for time.Since(base)-from < 2*time.Microsecond {
+			}
+			return span{from, time.Since(base)}, nil
+		}
+		err := rt.GraphLaunch(xh, h)
+		return span{from, time.Since(base)}, err
+	}
+	sync := func() {
+		_, err := streams.Exec(ctx, s, func(rt backend.Device, _ *device.Tracker, h backend.Stream) (struct{}, error) {
+			return struct{}{}, rt.StreamSynchronize(h)
+		}).Await(ctx)
+		require.NoError(b, err)
+	}
+	var calls, gaps, heldCalls, heldGaps, loopCalls, loopGaps, launch []float64
+	record := func(sp []span, calls, gaps *[]float64) {
+		for i, x := range sp {
+			*calls = append(*calls, (x.to - x.from).Seconds())
+			if i > 0 {
+				*gaps = append(*gaps, (x.from - sp[i-1].to).Seconds())
+			}
+		}
+	}
+	futs := make([]*actor.Future[span], round)
+	var launches [round]*streams.Future
+	b.ResetTimer()
+	for range b.N {
+		for i := range futs {
+			futs[i] = streams.Exec(ctx, s, func(rt backend.Device, _ *device.Tracker, h backend.Stream) (span, error) { return timed(rt, h) })
+		}
+		sp := make([]span, round)
+		for i, f := range futs {
+			sp[i], err = f.Await(ctx)
+			require.NoError(b, err)
+		}
+		record(sp, &calls, &gaps)
+		sync()
+		// held: the same messages, all queued before the actor sees any (a first message
+		// holds it), with nobody waiting on a future while they run.
+		var release atomic.Bool
+		hold := device.Exec(ctx, dev, func(backend.Device, *device.Tracker) (struct{}, error) {
+			for !release.Load() {
+			}
+			return struct{}{}, nil
+		})
+		for i := range futs {
+			futs[i] = streams.Exec(ctx, s, func(rt backend.Device, _ *device.Tracker, h backend.Stream) (span, error) { return timed(rt, h) })
+		}
+		release.Store(true)
+		time.Sleep(time.Millisecond)
+		_, err = hold.Await(ctx)
+		require.NoError(b, err)
+		for i, f := range futs {
+			sp[i], err = f.Await(ctx)
+			require.NoError(b, err)
+		}
+		record(sp, &heldCalls, &heldGaps)
+		sync()
+		loop, err := streams.Exec(ctx, s, func(rt backend.Device, _ *device.Tracker, h backend.Stream) ([]span, error) {
+			out := make([]span, round)
+			for i := range out {
+				var err error
+				if out[i], err = timed(rt, h); err != nil {
+					return nil, err
+				}
+			}
+			return out, nil
+		}).Await(ctx)
+		require.NoError(b, err)
+		record(loop, &loopCalls, &loopGaps)
+		sync()
+		start := time.Now()
+		for i := range launches {
+			launches[i] = x.Launch(ctx, s)
+		}
+		at, err := device.Exec(ctx, dev, func(backend.Device, *device.Tracker) (time.Time, error) { return time.Now(), nil }).Await(ctx)
+		require.NoError(b, err)
+		launch = append(launch, at.Sub(start).Seconds()/round)
+		for _, f := range launches {
+			_, err := f.Await(ctx)
+			require.NoError(b, err)
+		}
+	}
+	p90 := func(v []float64) float64 {
+		v = slices.Clone(v)
+		slices.Sort(v)
+		return v[len(v)*9/10]
+	}
+	mean := func(v []float64) float64 {
+		t := 0.0
+		for _, x := range v {
+			t += x
+		}
+		return t / float64(len(v))
+	}
+	b.ReportMetric(mean(heldGaps)*1e6, "held-mean-gap-us")
+	b.ReportMetric(medianOf(heldGaps)*1e6, "held-gap-us")
+	b.ReportMetric(medianOf(heldCalls)*1e6, "held-call-us")
+	b.ReportMetric(mean(calls)*1e6, "mean-call-us")
+	b.ReportMetric(mean(gaps)*1e6, "mean-gap-us")
+	b.ReportMetric(mean(loopCalls)*1e6, "loop-mean-call-us")
+	b.ReportMetric(mean(loopGaps)*1e6, "loop-mean-gap-us")
+	b.ReportMetric(medianOf(calls)*1e6, "call-us")
+	b.ReportMetric(medianOf(gaps)*1e6, "gap-us")
+	b.ReportMetric(p90(gaps)*1e6, "p90gap-us")
+	b.ReportMetric(medianOf(loopCalls)*1e6, "loop-call-us")
+	b.ReportMetric(medianOf(loopGaps)*1e6, "loop-gap-us")
+	b.ReportMetric(medianOf(launch)*1e6, "launch-us")
+}
