@@ -186,7 +186,11 @@ func TestKernelFaultIsStickyPerDevice(t *testing.T) {
 	require.NoError(t, err)
 	launch(t, d0, k["overrun"], s, ptrArg(p))
 	var after atomic.Bool
-	require.NoError(t, d0.LaunchHostFunc(s, func() { after.Store(true) }))
+	// The stream runs the kernel while this goroutine goes on, so the fault may already have
+	// landed: then the device refuses the host function, as CUDA does after a sticky error.
+	if err := d0.LaunchHostFunc(s, func() { after.Store(true) }); err != nil {
+		requireCode(t, err, cudaerr.IllegalAddress)
+	}
 
 	err = d0.StreamSynchronize(s)
 	requireCode(t, err, cudaerr.IllegalAddress)
