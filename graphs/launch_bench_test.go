@@ -119,7 +119,7 @@ func BenchmarkLaunchBurst(b *testing.B) {
 				futs[i] = x.Launch(ctx, s)
 			}
 			issuing += time.Since(start)
-			enqueued, err := device.Exec(ctx, dev, func(backend.Device, *device.Tracker) (time.Time, error) { return time.Now(), nil }).Await(ctx)
+			enqueued, err := actorClock(ctx, dev).Await(ctx)
 			require.NoError(b, err)
 			total += enqueued.Sub(start)
 			for _, f := range futs {
@@ -169,24 +169,14 @@ func BenchmarkRound(b *testing.B) {
 					}).Await(ctx)
 					require.NoError(b, err)
 				}
-				var t0, t1 backend.Event
-				onActor(func(rt backend.Device, _ backend.Stream) (err error) {
-					if t0, err = rt.EventCreate(backend.EventDefault); err != nil {
-						return err
-					}
-					t1, err = rt.EventCreate(backend.EventDefault)
-					return err
-				})
-				defer onActor(func(rt backend.Device, _ backend.Stream) error {
-					return errors.Join(rt.EventDestroy(t0), rt.EventDestroy(t1))
-				})
+				span := newGPUSpan(b, dev, s)
 				const round, window = 100, 64
 				var futs [round]*streams.Future
-				var gpu float64        // ms
+				var gpu float64        // s
 				var tail time.Duration // from the GPU's end to the caller's return
 				b.ResetTimer()
 				for range b.N {
-					onActor(func(rt backend.Device, h backend.Stream) error { return rt.EventRecord(t0, h) })
+					span.mark(0)
 					await := func(f *streams.Future) {
 						for way == "windowspin" && !f.Ready() {
 						}
@@ -212,18 +202,18 @@ func BenchmarkRound(b *testing.B) {
 									return err
 								}
 							}
-							if err := rt.EventRecord(t1, h); err != nil {
+							if err := rt.EventRecord(span.ev[1], h); err != nil {
 								return err
 							}
 							return rt.StreamSynchronize(h)
 						})
 					}
 					if way != "actorloop" {
-						onActor(func(rt backend.Device, h backend.Stream) error { return rt.EventRecord(t1, h) })
+						span.mark(1)
 						// Blocks the actor until the GPU is done, so the futures complete after it.
 						end := streams.Exec(ctx, s, func(rt backend.Device, _ *device.Tracker, _ backend.Stream) (time.Time, error) {
 							for {
-								if err := rt.EventQuery(t1); !errors.Is(err, cudaerr.NotReady) {
+								if err := rt.EventQuery(span.ev[1]); !errors.Is(err, cudaerr.NotReady) {
 									return time.Now(), err
 								}
 							}
@@ -241,19 +231,12 @@ func BenchmarkRound(b *testing.B) {
 						tail += done.Sub(gpuEnd)
 					}
 					b.StopTimer()
-					onActor(func(rt backend.Device, _ backend.Stream) error {
-						if err := rt.EventSynchronize(t1); err != nil {
-							return err
-						}
-						ms, err := rt.EventElapsed(t0, t1)
-						gpu += float64(ms)
-						return err
-					})
+					gpu += span.seconds(b)
 					b.StartTimer()
 				}
 				nodes := float64(b.N * round * n)
 				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/1e3/nodes, "us/node")
-				b.ReportMetric(gpu*1e3/nodes, "gpu-us/node")
+				b.ReportMetric(gpu*1e6/nodes, "gpu-us/node")
 				b.ReportMetric(float64(tail.Nanoseconds())/1e3/float64(b.N), "tail-us")
 			})
 		}

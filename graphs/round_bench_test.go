@@ -2,10 +2,8 @@ package graphs_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"runtime"
-	"slices"
 	"testing"
 	"time"
 
@@ -63,6 +61,22 @@ func BenchmarkRoundVsBinding(b *testing.B) {
 			require.NoError(b, err)
 			defer s.Destroy(ctx)
 			xh := graphs.HandleOf(x)
+			const round, window = 100, 64
+			launchAll := func(rt backend.Device, h backend.Stream) error {
+				for range round {
+					if err := rt.GraphLaunch(xh, h); err != nil {
+						return err
+					}
+				}
+				return nil
+			}
+			type timing struct {
+				all, enq time.Duration // the round, and up to the last launch's enqueue
+				gpu      float64       // s, the GPU's span of the round's launches
+				err      error
+			}
+			// The binding's rounds run on a locked thread of their own, with the runtime and
+			// stream handles taken from the actor, timed there.
 			type handles struct {
 				rt backend.Device
 				h  backend.Stream
@@ -71,21 +85,6 @@ func BenchmarkRoundVsBinding(b *testing.B) {
 				return handles{rt, h}, rt.GraphLaunch(xh, h)
 			}).Await(ctx)
 			require.NoError(b, err)
-			const round, window = 100, 64
-			launches := func(rt backend.Device, h backend.Stream) error {
-				for range round {
-					if err := rt.GraphLaunch(xh, h); err != nil {
-						return err
-					}
-				}
-				return rt.StreamSynchronize(h)
-			}
-			// The binding's rounds run on a locked thread of their own, timed there: the whole
-			// round, and up to the last launch's return.
-			type timing struct {
-				all, enq time.Duration
-				gpu      float64 // s, the GPU's span of the round's launches
-			}
 			work, took := make(chan struct{}), make(chan timing)
 			defer close(work)
 			go func() {
@@ -93,23 +92,32 @@ func BenchmarkRoundVsBinding(b *testing.B) {
 				defer runtime.UnlockOSThread()
 				for range work {
 					start := time.Now()
-					for range round {
-						if err := hs.rt.GraphLaunch(xh, hs.h); err != nil {
-							panic(err)
-						}
-					}
+					err := launchAll(hs.rt, hs.h)
 					enq := time.Since(start)
-					if err := hs.rt.StreamSynchronize(hs.h); err != nil {
-						panic(err)
+					if err == nil {
+						err = hs.rt.StreamSynchronize(hs.h)
 					}
-					took <- timing{time.Since(start), enq, 0}
+					took <- timing{all: time.Since(start), enq: enq, err: err}
 				}
 			}()
-			// A round through the actor starts with the actor awake, as the bench row's rounds
-			// (back to back) do: after a binding round it has parked.
-			wake := func() {
-				_, err := device.Exec(ctx, dev, func(backend.Device, *device.Tracker) (struct{}, error) { return struct{}{}, nil }).Await(ctx)
+			binding := func() timing {
+				work <- struct{}{}
+				d := <-took
+				require.NoError(b, d.err)
+				return d
+			}
+			actorloop := func() time.Duration {
+				wakeActor(b, dev)
+				d, err := streams.Exec(ctx, s, func(rt backend.Device, _ *device.Tracker, h backend.Stream) (time.Duration, error) {
+					start := time.Now()
+					if err := launchAll(rt, h); err != nil {
+						return 0, err
+					}
+					err := rt.StreamSynchronize(h)
+					return time.Since(start), err
+				}).Await(ctx)
 				require.NoError(b, err)
+				return d
 			}
 			// A way issues the round's launches with at most k futures in flight, each awaited
 			// in turn (the bench row's k is 64; k = round issues them all at once). A round
@@ -121,41 +129,16 @@ func BenchmarkRoundVsBinding(b *testing.B) {
 				twice   bool
 				between func() // between the two rounds of twice
 			}
-			ways := []way{{"w64", window, false, nil}, {"w64x2", window, true, nil}, {"w64x2wake", window, true, wake},
+			ways := []way{{"w64", window, false, nil}, {"w64x2", window, true, nil},
+				{"w64x2wake", window, true, func() { wakeActor(b, dev) }},
 				{"w64x2sleep", window, true, func() { time.Sleep(200 * time.Microsecond) }}, {"w100", round, false, nil}}
+			span := newGPUSpan(b, dev, s)
 			var futs [round]*streams.Future
-			// Timing events around each round's launches: the GPU's span of the round.
-			evs, err := streams.Exec(ctx, s, func(rt backend.Device, _ *device.Tracker, _ backend.Stream) (ev [2]backend.Event, err error) {
-				if ev[0], err = rt.EventCreate(backend.EventDefault); err != nil {
-					return ev, err
-				}
-				ev[1], err = rt.EventCreate(backend.EventDefault)
-				return ev, err
-			}).Await(ctx)
-			require.NoError(b, err)
-			defer func() {
-				_, _ = streams.Exec(ctx, s, func(rt backend.Device, _ *device.Tracker, _ backend.Stream) (struct{}, error) {
-					return struct{}{}, errors.Join(rt.EventDestroy(evs[0]), rt.EventDestroy(evs[1]))
-				}).Await(ctx)
-			}()
-			record := func(ev backend.Event) *actor.Future[struct{}] {
-				return streams.Exec(ctx, s, func(rt backend.Device, _ *device.Tracker, h backend.Stream) (struct{}, error) {
-					return struct{}{}, rt.EventRecord(ev, h)
-				})
-			}
-			gpuSpan := func() float64 {
-				ms, err := streams.Exec(ctx, s, func(rt backend.Device, _ *device.Tracker, _ backend.Stream) (float32, error) {
-					if err := rt.EventSynchronize(evs[1]); err != nil {
-						return 0, err
-					}
-					return rt.EventElapsed(evs[0], evs[1])
-				}).Await(ctx)
-				require.NoError(b, err)
-				return float64(ms) / 1e3
-			}
+			// issue runs a round and returns its start and the actor's clock after its last
+			// launch.
 			issue := func(k int) (start time.Time, enqueued *actor.Future[time.Time]) {
 				start = time.Now()
-				record(evs[0])
+				span.mark(0)
 				for i := range futs {
 					if i >= k {
 						_, err := futs[i-k].Await(ctx)
@@ -163,9 +146,8 @@ func BenchmarkRoundVsBinding(b *testing.B) {
 					}
 					futs[i] = x.Launch(ctx, s)
 				}
-				record(evs[1])
-				// Runs once the actor has enqueued every launch of the round.
-				enqueued = device.Exec(ctx, dev, func(backend.Device, *device.Tracker) (time.Time, error) { return time.Now(), nil })
+				span.mark(1)
+				enqueued = actorClock(ctx, dev)
 				for _, f := range futs[round-k:] {
 					_, err := f.Await(ctx)
 					require.NoError(b, err)
@@ -173,7 +155,7 @@ func BenchmarkRoundVsBinding(b *testing.B) {
 				return start, enqueued
 			}
 			windowed := func(w way) timing {
-				wake()
+				wakeActor(b, dev)
 				if w.twice {
 					_, first := issue(w.k)
 					_, err := first.Await(ctx)
@@ -186,39 +168,24 @@ func BenchmarkRoundVsBinding(b *testing.B) {
 				all := time.Since(start)
 				at, err := enqueued.Await(ctx)
 				require.NoError(b, err)
-				return timing{all, at.Sub(start), gpuSpan()}
-			}
-			actorloop := func() time.Duration {
-				wake()
-				d, err := streams.Exec(ctx, s, func(rt backend.Device, _ *device.Tracker, h backend.Stream) (time.Duration, error) {
-					start := time.Now()
-					err := launches(rt, h)
-					return time.Since(start), err
-				}).Await(ctx)
-				require.NoError(b, err)
-				return d
+				return timing{all: all, enq: at.Sub(start), gpu: span.seconds(b)}
 			}
 			type series struct{ all, enq, gpu, ratio []float64 }
 			got := make([]series, len(ways))
 			var bind, bindEnq, loop, loopOverBind []float64
 			b.ResetTimer()
 			for i := range b.N {
-				// Each iteration runs every way once, in an order that rotates, around one
-				// binding round.
-				order := make([]int, 0, len(ways)+2)
-				for k := range len(ways) + 2 {
-					order = append(order, (k+i)%(len(ways)+2))
-				}
+				// Each iteration runs every way, the binding and actorloop once, in an order
+				// that rotates.
 				w := make([]timing, len(ways))
 				var d timing
 				var l time.Duration
-				for _, k := range order {
-					switch {
+				for j := range len(ways) + 2 {
+					switch k := (i + j) % (len(ways) + 2); {
 					case k < len(ways):
 						w[k] = windowed(ways[k])
 					case k == len(ways):
-						work <- struct{}{}
-						d = <-took
+						d = binding()
 					default:
 						l = actorloop()
 					}
@@ -233,27 +200,17 @@ func BenchmarkRoundVsBinding(b *testing.B) {
 				loop = append(loop, l.Seconds())
 				loopOverBind = append(loopOverBind, l.Seconds()/d.all.Seconds())
 			}
-			nodes := 1e6 / float64(round*n)
+			perNode, perLaunch := 1e6/float64(round*n), 1e6/float64(round)
 			for k, way := range ways {
-				name := way.name
-				b.ReportMetric(medianOf(got[k].all)*nodes, name+"-us/node")
-				b.ReportMetric(medianOf(got[k].enq)*1e6/round, name+"-enq-us/launch")
-				b.ReportMetric(medianOf(got[k].gpu)*nodes, name+"-gpu-us/node")
-				b.ReportMetric(medianOf(got[k].ratio), name+"-x-binding")
+				b.ReportMetric(quantile(got[k].all, 0.5)*perNode, way.name+"-us/node")
+				b.ReportMetric(quantile(got[k].enq, 0.5)*perLaunch, way.name+"-enq-us/launch")
+				b.ReportMetric(quantile(got[k].gpu, 0.5)*perNode, way.name+"-gpu-us/node")
+				b.ReportMetric(quantile(got[k].ratio, 0.5), way.name+"-x-binding")
 			}
-			b.ReportMetric(medianOf(bind)*nodes, "binding-us/node")
-			b.ReportMetric(medianOf(bindEnq)*1e6/round, "binding-enq-us/launch")
-			b.ReportMetric(medianOf(loop)*nodes, "actorloop-us/node")
-			b.ReportMetric(medianOf(loopOverBind), "actorloop-x-binding")
+			b.ReportMetric(quantile(bind, 0.5)*perNode, "binding-us/node")
+			b.ReportMetric(quantile(bindEnq, 0.5)*perLaunch, "binding-enq-us/launch")
+			b.ReportMetric(quantile(loop, 0.5)*perNode, "actorloop-us/node")
+			b.ReportMetric(quantile(loopOverBind, 0.5), "actorloop-x-binding")
 		})
 	}
-}
-
-func medianOf(v []float64) float64 {
-	if len(v) == 0 {
-		return 0
-	}
-	v = slices.Clone(v)
-	slices.Sort(v)
-	return v[len(v)/2]
 }

@@ -2,7 +2,6 @@ package graphs_test
 
 import (
 	"context"
-	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -39,7 +38,6 @@ func BenchmarkActorTimeline(b *testing.B) {
 // in Go instead of launching.
 func actorTimeline(b *testing.B, dev *device.Device, x *graphs.Exec, s *streams.Stream, spin bool) {
 	ctx := context.Background()
-	var err error
 	xh := graphs.HandleOf(x)
 	const round = 100
 	base := time.Now()
@@ -60,29 +58,39 @@ func actorTimeline(b *testing.B, dev *device.Device, x *graphs.Exec, s *streams.
 		}).Await(ctx)
 		require.NoError(b, err)
 	}
-	var calls, gaps, heldCalls, heldGaps, loopCalls, loopGaps, launch []float64
-	record := func(sp []span, calls, gaps *[]float64) {
+	// Calls and gaps of one way, across rounds.
+	type way struct{ calls, gaps []float64 }
+	var sent, held, loop way
+	var launch []float64
+	add := func(w *way, sp []span) {
 		for i, x := range sp {
-			*calls = append(*calls, (x.to - x.from).Seconds())
+			w.calls = append(w.calls, (x.to - x.from).Seconds())
 			if i > 0 {
-				*gaps = append(*gaps, (x.from - sp[i-1].to).Seconds())
+				w.gaps = append(w.gaps, (x.from - sp[i-1].to).Seconds())
 			}
 		}
 	}
 	futs := make([]*actor.Future[span], round)
-	var launches [round]*streams.Future
-	b.ResetTimer()
-	for range b.N {
+	sp := make([]span, round)
+	send := func() {
 		for i := range futs {
 			futs[i] = streams.Exec(ctx, s, func(rt backend.Device, _ *device.Tracker, h backend.Stream) (span, error) { return timed(rt, h) })
 		}
-		sp := make([]span, round)
+	}
+	collect := func(w *way) {
 		for i, f := range futs {
+			var err error
 			sp[i], err = f.Await(ctx)
 			require.NoError(b, err)
 		}
-		record(sp, &calls, &gaps)
+		add(w, sp)
 		sync()
+	}
+	var launches [round]*streams.Future
+	b.ResetTimer()
+	for range b.N {
+		send()
+		collect(&sent)
 		// held: the same messages, all queued before the actor sees any (a first message
 		// holds it), with nobody waiting on a future while they run.
 		var release atomic.Bool
@@ -91,20 +99,13 @@ func actorTimeline(b *testing.B, dev *device.Device, x *graphs.Exec, s *streams.
 			}
 			return struct{}{}, nil
 		})
-		for i := range futs {
-			futs[i] = streams.Exec(ctx, s, func(rt backend.Device, _ *device.Tracker, h backend.Stream) (span, error) { return timed(rt, h) })
-		}
+		send()
 		release.Store(true)
 		time.Sleep(time.Millisecond)
-		_, err = hold.Await(ctx)
+		_, err := hold.Await(ctx)
 		require.NoError(b, err)
-		for i, f := range futs {
-			sp[i], err = f.Await(ctx)
-			require.NoError(b, err)
-		}
-		record(sp, &heldCalls, &heldGaps)
-		sync()
-		loop, err := streams.Exec(ctx, s, func(rt backend.Device, _ *device.Tracker, h backend.Stream) ([]span, error) {
+		collect(&held)
+		out, err := streams.Exec(ctx, s, func(rt backend.Device, _ *device.Tracker, h backend.Stream) ([]span, error) {
 			out := make([]span, round)
 			for i := range out {
 				var err error
@@ -115,13 +116,13 @@ func actorTimeline(b *testing.B, dev *device.Device, x *graphs.Exec, s *streams.
 			return out, nil
 		}).Await(ctx)
 		require.NoError(b, err)
-		record(loop, &loopCalls, &loopGaps)
+		add(&loop, out)
 		sync()
 		start := time.Now()
 		for i := range launches {
 			launches[i] = x.Launch(ctx, s)
 		}
-		at, err := device.Exec(ctx, dev, func(backend.Device, *device.Tracker) (time.Time, error) { return time.Now(), nil }).Await(ctx)
+		at, err := actorClock(ctx, dev).Await(ctx)
 		require.NoError(b, err)
 		launch = append(launch, at.Sub(start).Seconds()/round)
 		for _, f := range launches {
@@ -129,29 +130,15 @@ func actorTimeline(b *testing.B, dev *device.Device, x *graphs.Exec, s *streams.
 			require.NoError(b, err)
 		}
 	}
-	p90 := func(v []float64) float64 {
-		v = slices.Clone(v)
-		slices.Sort(v)
-		return v[len(v)*9/10]
+	for _, w := range []struct {
+		prefix string
+		way
+	}{{"", sent}, {"held-", held}, {"loop-", loop}} {
+		b.ReportMetric(quantile(w.calls, 0.5)*1e6, w.prefix+"call-us")
+		b.ReportMetric(quantile(w.gaps, 0.5)*1e6, w.prefix+"gap-us")
+		b.ReportMetric(mean(w.calls)*1e6, w.prefix+"mean-call-us")
+		b.ReportMetric(mean(w.gaps)*1e6, w.prefix+"mean-gap-us")
 	}
-	mean := func(v []float64) float64 {
-		t := 0.0
-		for _, x := range v {
-			t += x
-		}
-		return t / float64(len(v))
-	}
-	b.ReportMetric(mean(heldGaps)*1e6, "held-mean-gap-us")
-	b.ReportMetric(medianOf(heldGaps)*1e6, "held-gap-us")
-	b.ReportMetric(medianOf(heldCalls)*1e6, "held-call-us")
-	b.ReportMetric(mean(calls)*1e6, "mean-call-us")
-	b.ReportMetric(mean(gaps)*1e6, "mean-gap-us")
-	b.ReportMetric(mean(loopCalls)*1e6, "loop-mean-call-us")
-	b.ReportMetric(mean(loopGaps)*1e6, "loop-mean-gap-us")
-	b.ReportMetric(medianOf(calls)*1e6, "call-us")
-	b.ReportMetric(medianOf(gaps)*1e6, "gap-us")
-	b.ReportMetric(p90(gaps)*1e6, "p90gap-us")
-	b.ReportMetric(medianOf(loopCalls)*1e6, "loop-call-us")
-	b.ReportMetric(medianOf(loopGaps)*1e6, "loop-gap-us")
-	b.ReportMetric(medianOf(launch)*1e6, "launch-us")
+	b.ReportMetric(quantile(sent.gaps, 0.9)*1e6, "p90gap-us")
+	b.ReportMetric(quantile(launch, 0.5)*1e6, "launch-us")
 }

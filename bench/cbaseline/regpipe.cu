@@ -5,7 +5,7 @@
 // the pinning is split and overlapped with the DMA.
 //
 //   - pinned: cudaMemcpyAsync from/to cudaHostAlloc memory (the link's speed);
-//   - staged T: T threads, two 4 MiB pinned slots each, memcpy + DMA double-buffered;
+//   - staged T: staging.h's copies through two 4 MiB pinned slots on each of T threads;
 //   - regonly C T: cudaHostRegister + cudaHostUnregister of C-byte chunks on T threads, no DMA;
 //   - regpipe C T: T threads; each pins its chunks (c = w, w+T, ...), issues the chunk's DMA on
 //     its own stream, then waits for its previous chunk's DMA and unpins it.
@@ -19,67 +19,11 @@
 // register + unregister ran at 11-16 GB/s with 4k pages and 11-24 with huge pages, no faster
 // on 4 or 8 threads than on one, so the pipelined copies reached
 // 0.14-0.36x of pinned bandwidth in both directions, against 0.82x for staging on 8 threads.
-#include <cuda_runtime.h>
 #include <sys/mman.h>
-#include <algorithm>
-#include <chrono>
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <thread>
-#include <vector>
 
-#define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { printf("%s: %s\n", #x, cudaGetErrorString(e_)); exit(1); } } while (0)
+#include "staging.h"
 
-using clk = std::chrono::steady_clock;
-static double since(clk::time_point t0) { return std::chrono::duration<double>(clk::now() - t0).count(); }
-
-template <class F> double medianGBs(size_t bytes, F f) {
-  f();  // warm-up
-  std::vector<double> v;
-  for (int r = 0; r < 5; r++) {
-    auto t0 = clk::now();
-    f();
-    v.push_back(bytes / since(t0) / 1e9);
-  }
-  std::sort(v.begin(), v.end());
-  return v[2];
-}
-
-static const size_t kSlot = 4 << 20;
 static const int kMaxT = 16;
-
-struct Worker {
-  cudaStream_t s;
-  char* slot[2];
-  cudaEvent_t done[2];
-};
-
-static void staged(bool up, char* host, char* dev, size_t n, std::vector<Worker>& ws, int T) {
-  size_t chunks = (n + kSlot - 1) / kSlot;
-  std::vector<std::thread> th;
-  for (int w = 0; w < T; w++) {
-    th.emplace_back([&, w] {
-      Worker& k = ws[w];
-      int b = 0;
-      for (size_t c = w; c < chunks; c += T, b ^= 1) {
-        size_t off = c * kSlot, len = std::min(kSlot, n - off);
-        CK(cudaEventSynchronize(k.done[b]));
-        if (up) {
-          memcpy(k.slot[b], host + off, len);
-          CK(cudaMemcpyAsync(dev + off, k.slot[b], len, cudaMemcpyHostToDevice, k.s));
-          CK(cudaEventRecord(k.done[b], k.s));
-        } else {
-          CK(cudaMemcpyAsync(k.slot[b], dev + off, len, cudaMemcpyDeviceToHost, k.s));
-          CK(cudaStreamSynchronize(k.s));
-          memcpy(host + off, k.slot[b], len);
-        }
-      }
-      CK(cudaStreamSynchronize(k.s));
-    });
-  }
-  for (auto& t : th) t.join();
-}
 
 static void regonly(char* host, size_t n, size_t C, int T) {
   size_t chunks = (n + C - 1) / C;
@@ -142,15 +86,7 @@ int main(int argc, char** argv) {
   CK(cudaMalloc(&dev, n));
   CK(cudaHostAlloc((void**)&pinned, n, 0));
   memset(pinned, 1, n);
-  std::vector<Worker> ws(kMaxT);
-  for (auto& k : ws) {
-    CK(cudaStreamCreateWithFlags(&k.s, cudaStreamNonBlocking));
-    for (int b = 0; b < 2; b++) {
-      CK(cudaHostAlloc((void**)&k.slot[b], kSlot, 0));
-      CK(cudaEventCreateWithFlags(&k.done[b], cudaEventDisableTiming));
-      CK(cudaEventRecord(k.done[b], k.s));
-    }
-  }
+  std::vector<Worker> ws = makeWorkers(kMaxT);
   size_t mb = n >> 20;
   for (int up = 1; up >= 0; up--) {
     const char* dir = up ? "h2d" : "d2h";
