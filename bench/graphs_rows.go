@@ -24,6 +24,8 @@ const graphLaunches = 100
 //   - graph_launch: the host's cost of one launch, from the call until the actor has enqueued
 //     it on the GPU, read on the actor (us/launch);
 //   - graph_node: the time per node of launches run back to back (us/node; target ≤ 1.05×);
+//   - graph_node_launchn: graph_node's launches queued by one Exec.LaunchN, against the same
+//     C++ row (a C++ replay loop is what LaunchN does on the actor thread);
 //   - graph_update_launch: rebinding a kernel node's argument and launching, in a loop
 //     (us/iteration), through a Template.
 func graphScenarios() []scenario {
@@ -32,7 +34,8 @@ func graphScenarios() []scenario {
 		out = append(out,
 			scenario{name: "graph_instantiate", unit: "us", size: n, run: graphInstantiate},
 			scenario{name: "graph_launch", unit: "us/launch", size: n, run: traced("graph_launch", graphLaunchCost)},
-			scenario{name: "graph_node", unit: "us/node", size: n, run: traced("graph_node", graphNodeTime)})
+			scenario{name: "graph_node", unit: "us/node", size: n, run: traced("graph_node", graphNodeTime)},
+			scenario{name: "graph_node_launchn", unit: "us/node", size: n, ref: "graph_node", run: traced("graph_node_launchn", graphNodeTimeN)})
 	}
 	return append(out, scenario{name: "graph_update_launch", unit: "us/iter", size: 1, run: graphUpdateLaunch})
 }
@@ -163,6 +166,25 @@ func graphNodeTime(e *env, n int64, repeat int) (float64, *float64, error) {
 	for r := -1; r < repeat; r++ {
 		start := time.Now()
 		if err := inFlight(e, graphLaunches, func() *actor.Future[struct{}] { return x.Launch(e.ctx, s) }); err != nil {
+			return 0, nil, err
+		}
+		if r >= 0 {
+			samples = append(samples, float64(time.Since(start).Nanoseconds())/1e3/float64(graphLaunches*n))
+		}
+	}
+	return median(samples), nil, nil
+}
+
+func graphNodeTimeN(e *env, n int64, repeat int) (float64, *float64, error) {
+	x, s, release, err := launchSetup(e, n)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer release()
+	var samples []float64
+	for r := -1; r < repeat; r++ {
+		start := time.Now()
+		if _, err := x.LaunchN(e.ctx, s, graphLaunches).Await(e.ctx); err != nil {
 			return 0, nil, err
 		}
 		if r >= 0 {

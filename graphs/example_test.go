@@ -126,3 +126,33 @@ func ExampleRecord() {
 	// [3 5 7 9]
 	// [31 61 91 121]
 }
+
+// Replay a graph many times in a row at the runtime's own launch rate: a time-stepping loop,
+// here 1000 steps of x = x + 1, queued without one actor message per step.
+func ExampleExec_LaunchN() {
+	ctx := context.Background()
+	dev, k, s := exampleSetup(ctx)
+	defer dev.Close()
+	x, _ := dev.Malloc(ctx, 4*4)
+	cfg := device.Config{Grid: device.Dim(1), Block: device.Dim(32)}
+
+	g, _ := graphs.New(ctx, dev)
+	if _, err := g.AddKernel(ctx, nil, k, cfg, x, float32(1), float32(1), int32(4)); err != nil {
+		panic(err)
+	}
+	exec, err := g.Instantiate(ctx)
+	if err != nil {
+		panic(err)
+	}
+	s.Memset(ctx, x, 0)
+	if _, err := exec.LaunchN(ctx, s, 1000).Await(ctx); err != nil {
+		panic(err)
+	}
+	out := make([]float32, 4)
+	if err := device.CopyFromDevice(ctx, out, x); err != nil {
+		panic(err)
+	}
+	fmt.Println(out)
+	// Output:
+	// [1000 1000 1000 1000]
+}

@@ -22,7 +22,8 @@ import (
 // graph, the bench graph_node row's round (100 launches of a chain of n empty kernels)
 // through gpuactor with the same 100 launches made straight through the binding from a
 // thread of their own, then a synchronize (binding), and from the actor's thread in one
-// message (actorloop). Adjacent rounds share the machine's state, so the median of the
+// message (actorloop), and through Exec.LaunchN (launchn, and launchnx2 for back-to-back
+// rounds). Adjacent rounds share the machine's state, so the median of the
 // per-round ratios (x-binding) says what the actor, the futures and the tracking add to a
 // round, even on hosts whose speed drifts between runs by more than that (the bench's
 // binding rows run seconds apart from the rows they divide).
@@ -119,6 +120,26 @@ func BenchmarkRoundVsBinding(b *testing.B) {
 				require.NoError(b, err)
 				return d
 			}
+			// launchN runs the round as one Exec.LaunchN, after a no-op message, or with twice
+			// right after an untimed one.
+			launchN := func(twice bool) func() time.Duration {
+				return func() time.Duration {
+					wakeActor(b, dev)
+					if twice {
+						_, err := x.LaunchN(ctx, s, round).Await(ctx)
+						require.NoError(b, err)
+					}
+					start := time.Now()
+					_, err := x.LaunchN(ctx, s, round).Await(ctx)
+					require.NoError(b, err)
+					return time.Since(start)
+				}
+			}
+			// Rounds of the actor's own loop and of LaunchN, timed on the caller's clock.
+			loops := []struct {
+				name string
+				run  func() time.Duration
+			}{{"actorloop", actorloop}, {"launchn", launchN(false)}, {"launchnx2", launchN(true)}}
 			// A way issues the round's launches with at most k futures in flight, each awaited
 			// in turn (the bench row's k is 64; k = round issues them all at once). A round
 			// starts with the actor awake, or, with twice, right after an untimed round of the
@@ -172,22 +193,24 @@ func BenchmarkRoundVsBinding(b *testing.B) {
 			}
 			type series struct{ all, enq, gpu, ratio []float64 }
 			got := make([]series, len(ways))
-			var bind, bindEnq, loop, loopOverBind []float64
+			loopGot := make([]series, len(loops))
+			var bind, bindEnq []float64
 			b.ResetTimer()
 			for i := range b.N {
-				// Each iteration runs every way, the binding and actorloop once, in an order
+				// Each iteration runs every way, the binding and every loop once, in an order
 				// that rotates.
 				w := make([]timing, len(ways))
+				l := make([]time.Duration, len(loops))
 				var d timing
-				var l time.Duration
-				for j := range len(ways) + 2 {
-					switch k := (i + j) % (len(ways) + 2); {
+				all := len(ways) + 1 + len(loops)
+				for j := range all {
+					switch k := (i + j) % all; {
 					case k < len(ways):
 						w[k] = windowed(ways[k])
 					case k == len(ways):
 						d = binding()
 					default:
-						l = actorloop()
+						l[k-len(ways)-1] = loops[k-len(ways)-1].run()
 					}
 				}
 				for k := range ways {
@@ -196,9 +219,11 @@ func BenchmarkRoundVsBinding(b *testing.B) {
 					got[k].gpu = append(got[k].gpu, w[k].gpu)
 					got[k].ratio = append(got[k].ratio, w[k].all.Seconds()/d.all.Seconds())
 				}
+				for k := range loops {
+					loopGot[k].all = append(loopGot[k].all, l[k].Seconds())
+					loopGot[k].ratio = append(loopGot[k].ratio, l[k].Seconds()/d.all.Seconds())
+				}
 				bind, bindEnq = append(bind, d.all.Seconds()), append(bindEnq, d.enq.Seconds())
-				loop = append(loop, l.Seconds())
-				loopOverBind = append(loopOverBind, l.Seconds()/d.all.Seconds())
 			}
 			perNode, perLaunch := 1e6/float64(round*n), 1e6/float64(round)
 			for k, way := range ways {
@@ -207,10 +232,12 @@ func BenchmarkRoundVsBinding(b *testing.B) {
 				b.ReportMetric(quantile(got[k].gpu, 0.5)*perNode, way.name+"-gpu-us/node")
 				b.ReportMetric(quantile(got[k].ratio, 0.5), way.name+"-x-binding")
 			}
+			for k, loop := range loops {
+				b.ReportMetric(quantile(loopGot[k].all, 0.5)*perNode, loop.name+"-us/node")
+				b.ReportMetric(quantile(loopGot[k].ratio, 0.5), loop.name+"-x-binding")
+			}
 			b.ReportMetric(quantile(bind, 0.5)*perNode, "binding-us/node")
 			b.ReportMetric(quantile(bindEnq, 0.5)*perLaunch, "binding-enq-us/launch")
-			b.ReportMetric(quantile(loop, 0.5)*perNode, "actorloop-us/node")
-			b.ReportMetric(quantile(loopOverBind, 0.5), "actorloop-x-binding")
 		})
 	}
 }

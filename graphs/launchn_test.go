@@ -1,0 +1,222 @@
+package graphs_test
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpuactor/gpuactor/actor"
+	"github.com/gpuactor/gpuactor/device"
+	"github.com/gpuactor/gpuactor/graphs"
+	"github.com/gpuactor/gpuactor/internal/backend"
+	"github.com/gpuactor/gpuactor/streams"
+)
+
+// incrementer instantiates a graph of one kernel node that adds 1 to every element of a new
+// n-element buffer.
+func (f *fixture) incrementer(t *testing.T) (*graphs.Exec, *device.Buffer) {
+	t.Helper()
+	a := f.buffer(t, n)
+	g := f.graph(t)
+	_, err := g.AddKernel(f.ctx, nil, f.add, cfg(n), a, uint32(1), int32(n))
+	require.NoError(t, err)
+	x, err := g.Instantiate(f.ctx)
+	require.NoError(t, err)
+	return x, a
+}
+
+func TestLaunchNRunsTheGraphNTimesInStreamOrder(t *testing.T) {
+	eachBackend(t, func(t *testing.T, f *fixture) {
+		s := f.stream(t)
+		x, a := f.incrementer(t)
+		total := uint32(0)
+		// Around the size of the messages LaunchN sends (32 runs), and many of them.
+		for _, runs := range []int{1, 31, 32, 33, 64, 100, 1000} {
+			_, err := x.LaunchN(f.ctx, s, runs).Await(f.ctx)
+			require.NoError(t, err, "%d runs", runs)
+			total += uint32(runs)
+			assert.Equal(t, filled(n, total), f.read(t, a), "after %d runs", runs)
+		}
+
+		// Stream order: work queued after LaunchN sees all of its runs, work before none.
+		b := f.buffer(t, n)
+		s.Launch(f.ctx, f.mul, cfg(n), a, uint32(2), int32(n))
+		x.LaunchN(f.ctx, s, 70)
+		last := s.Launch(f.ctx, f.acc, cfg(n), b, a, int32(n))
+		_, err := last.Await(f.ctx)
+		require.NoError(t, err)
+		assert.Equal(t, filled(n, 2*total+70), f.read(t, b))
+	})
+}
+
+// LaunchN's messages interleave with other callers' operations, on the device and on the same
+// stream, and every run of every caller happens.
+func TestLaunchNFromManyGoroutines(t *testing.T) {
+	eachBackend(t, func(t *testing.T, f *fixture) {
+		const callers, runs = 8, 45
+		type pair struct {
+			s *streams.Stream
+			x *graphs.Exec
+			a *device.Buffer
+		}
+		var pairs [2]pair
+		for i := range pairs {
+			x, a := f.incrementer(t)
+			pairs[i] = pair{f.stream(t), x, a}
+		}
+		var wg sync.WaitGroup
+		for i := range callers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				p := pairs[i%2]
+				// One caller replays in one message stream, another mixes single launches in.
+				if i%4 < 2 {
+					_, err := p.x.LaunchN(f.ctx, p.s, runs).Await(f.ctx)
+					assert.NoError(t, err)
+					return
+				}
+				futs := make([]*streams.Future, 0, runs)
+				for range runs {
+					futs = append(futs, p.x.Launch(f.ctx, p.s))
+				}
+				for _, fut := range futs {
+					_, err := fut.Await(f.ctx)
+					assert.NoError(t, err)
+				}
+			}()
+		}
+		wg.Wait()
+		for i, p := range pairs {
+			assert.Equal(t, filled(n, callers/2*runs), f.read(t, p.a), "stream %d: every run counted", i)
+		}
+	})
+}
+
+func TestLaunchNReportsAHostNodePanicOnce(t *testing.T) {
+	eachBackend(t, func(t *testing.T, f *fixture) {
+		s := f.stream(t)
+		g := f.graph(t)
+		var runs atomic.Int32
+		_, err := g.AddHost(f.ctx, nil, func() {
+			if runs.Add(1) == 40 { // in the second message of 32 runs
+				panic("fortieth run")
+			}
+		})
+		require.NoError(t, err)
+		x, err := g.Instantiate(f.ctx)
+		require.NoError(t, err)
+		_, err = x.LaunchN(f.ctx, s, 100).Await(f.ctx)
+		var pe *actor.PanicError
+		require.ErrorAs(t, err, &pe)
+		assert.Equal(t, "fortieth run", pe.Value)
+		assert.Equal(t, int32(100), runs.Load(), "a panic does not stop the graph's later runs")
+
+		_, err = x.LaunchN(f.ctx, s, 10).Await(f.ctx)
+		require.NoError(t, err, "the panic was reported once")
+		require.NoError(t, s.Synchronize(f.ctx), "the stream goes on")
+	})
+}
+
+// flakyCtx is a context whose Err reports nil for its first calls and Canceled after: a
+// cancellation that lands between LaunchN's messages, at a known run.
+type flakyCtx struct {
+	context.Context
+	calls, live atomic.Int32
+}
+
+func (c *flakyCtx) Err() error {
+	if c.calls.Add(1) > c.live.Load() {
+		return context.Canceled
+	}
+	return nil
+}
+
+func TestLaunchNStopsWhereItsContextEnds(t *testing.T) {
+	eachBackend(t, func(t *testing.T, f *fixture) {
+		s := f.stream(t)
+		x, a := f.incrementer(t)
+
+		// Ended before the call: nothing runs.
+		done, cancel := context.WithCancel(f.ctx)
+		cancel()
+		_, err := x.LaunchN(done, s, 100).Await(f.ctx)
+		require.ErrorIs(t, err, context.Canceled)
+
+		// Ended while the messages wait behind a busy actor: nothing runs either, and the
+		// future fails only once the actor has dealt with every message.
+		ctx, cancel := context.WithCancel(f.ctx)
+		gate := make(chan struct{})
+		busy := device.Exec(f.ctx, f.dev, func(backend.Device, *device.Tracker) (struct{}, error) {
+			<-gate
+			return struct{}{}, nil
+		})
+		fut := x.LaunchN(ctx, s, 100)
+		cancel()
+		close(gate)
+		_, err = busy.Await(f.ctx)
+		require.NoError(t, err)
+		_, err = fut.Await(f.ctx)
+		require.ErrorIs(t, err, context.Canceled)
+		assert.Equal(t, filled(n, 0), f.read(t, a))
+
+		// Ended after two messages: their 64 runs happen, and the future waits for them.
+		fc := &flakyCtx{Context: f.ctx}
+		fc.live.Store(3) // LaunchN's own check, then one per message
+		_, err = x.LaunchN(fc, s, 100).Await(f.ctx)
+		require.ErrorIs(t, err, context.Canceled)
+		assert.Equal(t, filled(n, 64), f.read(t, a))
+
+		_, err = x.LaunchN(f.ctx, s, 5).Await(f.ctx)
+		require.NoError(t, err, "the Exec is fine after a cancelled LaunchN")
+		assert.Equal(t, filled(n, 69), f.read(t, a))
+	})
+}
+
+func TestLaunchNBadInput(t *testing.T) {
+	eachBackend(t, func(t *testing.T, f *fixture) {
+		s := f.stream(t)
+		x, a := f.incrementer(t)
+		for _, runs := range []int{0, -1} {
+			_, err := x.LaunchN(f.ctx, s, runs).Await(f.ctx)
+			require.ErrorIs(t, err, device.ErrInvalidArgument, "%d runs", runs)
+			assert.ErrorContains(t, err, "n must be at least 1")
+		}
+		_, err := x.LaunchN(f.ctx, nil, 3).Await(f.ctx)
+		require.ErrorIs(t, err, device.ErrInvalidArgument, "nil stream")
+		var none *graphs.Exec
+		_, err = none.LaunchN(f.ctx, s, 3).Await(f.ctx)
+		require.ErrorIs(t, err, device.ErrInvalidArgument, "nil Exec")
+
+		gone, err := streams.New(f.ctx, f.dev)
+		require.NoError(t, err)
+		require.NoError(t, gone.Destroy(f.ctx))
+		_, err = x.LaunchN(f.ctx, gone, 40).Await(f.ctx)
+		require.ErrorIs(t, err, streams.ErrDestroyed, "a destroyed stream")
+
+		y, b := f.incrementer(t)
+		require.NoError(t, y.Destroy(f.ctx))
+		_, err = y.LaunchN(f.ctx, s, 3).Await(f.ctx)
+		require.ErrorIs(t, err, graphs.ErrDestroyed, "a destroyed Exec")
+		assert.Equal(t, filled(n, 0), f.read(t, b))
+
+		// Destroyed while its runs wait on the stream: they still run (Destroy's promise).
+		z, c := f.incrementer(t)
+		gate := make(chan struct{})
+		s.HostFunc(f.ctx, func() { <-gate })
+		fut := z.LaunchN(f.ctx, s, 100)
+		require.NoError(t, z.Destroy(f.ctx))
+		close(gate)
+		_, err = fut.Await(f.ctx)
+		require.NoError(t, err)
+		assert.Equal(t, filled(n, 100), f.read(t, c))
+
+		_, err = x.LaunchN(f.ctx, s, 3).Await(f.ctx)
+		require.NoError(t, err, "the device is fine after all that")
+		assert.Equal(t, filled(n, 3), f.read(t, a))
+	})
+}
