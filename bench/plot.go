@@ -12,7 +12,8 @@ import (
 )
 
 // plots draws bandwidth against transfer size and µs per launch against goroutines, for
-// gpuactor on the GPU (the simulator when there is none) and the C++ baseline.
+// gpuactor on the GPU (the simulator when there is none) and the C++ baseline. A run without
+// copy rows gets no bandwidth plot.
 func plots(dir string, rep *Report) error {
 	rep = &Report{Meta: rep.Meta, Results: collapseRounds(rep.Results)} // one point per row
 	backend := "sim"
@@ -64,6 +65,9 @@ func bandwidthPlot(path, title, backend string, rep *Report) error {
 			}
 			i++
 		}
+	}
+	if i == 0 {
+		return nil // a run of -scenarios without copies: nothing to draw, and a log axis refuses an empty range
 	}
 	p.Y.Min, p.Y.Max = 0, p.Y.Max*1.08 // room above the top line
 	return p.Save(9*vg.Inch, 5.5*vg.Inch, path)

@@ -33,3 +33,18 @@ func TestPlotsFromCommittedResults(t *testing.T) {
 		}
 	}
 }
+
+// A run of -scenarios without copy rows (the graph rows alone, say) saves its results: it
+// gets the launch plot and no bandwidth plot, where the log axis once panicked on no data.
+func TestPlotsWithoutCopyRows(t *testing.T) {
+	rep := Report{Meta: Meta{GPU: "test GPU", Backends: []string{"cuda"}}, Results: []Result{
+		{Impl: "gpuactor", Backend: "cuda", Scenario: "graph_node", Size: 1, Unit: "us/node", Value: 2, Checked: true},
+		{Impl: "cpp", Backend: "cuda", Scenario: "graph_node", Size: 1, Unit: "us/node", Value: 1.9, Checked: true},
+	}}
+	out := t.TempDir()
+	require.NoError(t, plots(out, &rep))
+	_, err := os.Stat(filepath.Join(out, "bandwidth.svg"))
+	require.ErrorIs(t, err, os.ErrNotExist)
+	_, err = os.Stat(filepath.Join(out, "launch.svg"))
+	require.NoError(t, err)
+}
