@@ -87,6 +87,9 @@ func (f *Future[T]) SetAwaitSpin(d time.Duration) {
 	f.spin.Store(int64(d))
 }
 
+// AwaitSpin reports how long Await spins before parking.
+func (f *Future[T]) AwaitSpin() time.Duration { return time.Duration(f.spin.Load()) }
+
 // Complete sets the result. Only the first call has an effect; it reports whether this call
 // was it, so racing completers (e.g. a timeout and the real result) can tell who won. Safe from
 // any goroutine.

@@ -166,3 +166,12 @@ func TestParkedWaiterIsHandedOff(t *testing.T) {
 		require.Equal(t, i, v)
 	}
 }
+
+func TestAwaitSpinReadsWhatWasSet(t *testing.T) {
+	f := NewFuture[int]()
+	assert.Equal(t, DefaultAwaitSpin, f.AwaitSpin())
+	f.SetAwaitSpin(3 * time.Millisecond)
+	assert.Equal(t, 3*time.Millisecond, f.AwaitSpin())
+	f.SetAwaitSpin(-time.Second)
+	assert.Zero(t, f.AwaitSpin(), "a negative spin parks at once")
+}

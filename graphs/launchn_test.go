@@ -5,6 +5,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -13,6 +14,7 @@ import (
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/graphs"
 	"github.com/gpuactor/gpuactor/internal/backend"
+	"github.com/gpuactor/gpuactor/internal/testdev"
 	"github.com/gpuactor/gpuactor/streams"
 )
 
@@ -218,5 +220,41 @@ func TestLaunchNBadInput(t *testing.T) {
 		_, err = x.LaunchN(f.ctx, s, 3).Await(f.ctx)
 		require.NoError(t, err, "the device is fine after all that")
 		assert.Equal(t, filled(n, 3), f.read(t, a))
+	})
+}
+
+// A caller awaiting a replay spins for about as long as the runs take, within bounds, unless
+// the device's futures are set not to spin.
+func TestLaunchNFutureSpinsForTheReplay(t *testing.T) {
+	eachBackend(t, func(t *testing.T, f *fixture) {
+		s := f.stream(t)
+		x, _ := f.incrementer(t)
+		few := x.LaunchN(f.ctx, s, 2)
+		assert.Equal(t, actor.DefaultAwaitSpin, few.AwaitSpin(), "short replays keep the default")
+		hundred := x.LaunchN(f.ctx, s, 100)
+		assert.Equal(t, 400*time.Microsecond, hundred.AwaitSpin())
+		many := x.LaunchN(f.ctx, s, 6000)
+		assert.Equal(t, 20*time.Millisecond, many.AwaitSpin(), "capped at the actor's busy spin")
+		for _, fut := range []*streams.Future{few, hundred, many} {
+			_, err := fut.Await(f.ctx)
+			require.NoError(t, err)
+		}
+
+		quiet := testdev.Open(t, f.ctx, append(f.opts, device.WithActorOptions(actor.WithAwaitSpin(0))))
+		qs, err := streams.New(f.ctx, quiet)
+		require.NoError(t, err)
+		g, err := graphs.New(f.ctx, quiet)
+		require.NoError(t, err)
+		_, err = g.AddEmpty(f.ctx, nil)
+		require.NoError(t, err)
+		qx, err := g.Instantiate(f.ctx)
+		require.NoError(t, err)
+		fut := qx.LaunchN(f.ctx, qs, 100)
+		assert.Zero(t, fut.AwaitSpin(), "a device whose futures park at once")
+		_, err = fut.Await(f.ctx)
+		require.NoError(t, err)
+		require.NoError(t, qx.Destroy(f.ctx))
+		require.NoError(t, g.Destroy(f.ctx))
+		require.NoError(t, qs.Destroy(f.ctx))
 	})
 }
