@@ -17,16 +17,14 @@ import (
 // that other callers' messages are not held up behind a long replay.
 const launchChunk = 32
 
-// A caller awaiting a replay waits for the GPU, as a C++ program's cudaStreamSynchronize after
-// its launch loop does, spinning: a goroutine parked past Await's spin window (100 µs by
-// default) wakes 20–25 µs after the future completes on the GPU hosts, a tenth of a 100-run
-// replay of a one-node graph. So LaunchN's future spins for as long as its runs take at
-// replayFloor each, up to replaySpinMax, the device actor's own busy spin while GPU work is in
-// flight; a future set not to spin (actor.WithAwaitSpin(0)) is left so.
-const (
-	replayFloor   = 4 * time.Microsecond
-	replaySpinMax = 20 * time.Millisecond
-)
+// replaySpin is how long Await on a LaunchN future spins before parking. A caller awaiting a
+// replay waits for the GPU, as a C++ program's cudaStreamSynchronize after its launch loop
+// does, and that spins by default; a goroutine parked past Await's default window (100 µs)
+// wakes 20–25 µs after the future completes on the GPU hosts: a tenth of a 100-run replay of a
+// one-node graph, 2% of one of a ten-node graph. So the future spins as long as the device
+// actor does while GPU work is in flight (20 ms), past which a wake-up is noise; a future set
+// not to spin (actor.WithAwaitSpin(0)) is left so.
+const replaySpin = 20 * time.Millisecond
 
 // LaunchN queues n runs of the graph on s, back to back, as a replay loop on the device's
 // actor thread would: the way to replay a graph many times at the runtime's own launch rate,
@@ -37,8 +35,8 @@ const (
 // The runs are queued in messages of a few dozen, so other callers' operations may be queued
 // on the device, and on s, between them. If ctx ends before every run is queued, the rest are
 // not queued, and the future fails with ctx's error once the queued ones have run; the same
-// holds after a launch is refused. Await on the future spins (rather than parks) for about as
-// long as the runs take at the launch rate, up to 20 ms: see replayFloor.
+// holds after a launch is refused. Await on the future spins for up to 20 ms before it parks,
+// as cudaStreamSynchronize does (replaySpin says why).
 func (x *Exec) LaunchN(ctx context.Context, s *streams.Stream, n int) *streams.Future {
 	if err := x.usableOn(s); err != nil {
 		return failed(err)
@@ -62,7 +60,7 @@ func (x *Exec) LaunchN(ctx context.Context, s *streams.Stream, n int) *streams.F
 		f = streams.SubmitThen(send, s, &o.Op, o, o.result)
 	}
 	if spin := f.AwaitSpin(); spin > 0 {
-		f.SetAwaitSpin(max(spin, min(time.Duration(n)*replayFloor, replaySpinMax)))
+		f.SetAwaitSpin(max(spin, replaySpin))
 	}
 	return f
 }
