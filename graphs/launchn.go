@@ -11,10 +11,10 @@ import (
 )
 
 // launchChunk is how many runs one message of LaunchN queues. A message costs the actor about
-// 0.5 µs on the H100 hosts, a quarter of an empty graph's launch, so one per run is what keeps
-// a one-node graph's replay above the runtime's own rate; 32 runs a message bring that cost
-// under 1%, and keep any one message under ~0.1 ms of the actor's time for small graphs, so
-// that other callers' messages are not held up behind a long replay.
+// 0.5 µs on the H100 hosts, a quarter of an empty graph's launch, so a message per run makes a
+// one-node graph's replay 20–30% slower than the runtime's own loop; 32 runs a message bring
+// that cost under 1%, and keep any one message under ~0.1 ms of the actor's time for small
+// graphs, so that other callers' messages are not held up behind a long replay.
 const launchChunk = 32
 
 // replaySpin is how long Await on a LaunchN future spins before parking. A caller awaiting a
@@ -35,7 +35,9 @@ const replaySpin = 20 * time.Millisecond
 // The runs are queued in messages of a few dozen, so other callers' operations may be queued
 // on the device, and on s, between them. If ctx ends before every run is queued, the rest are
 // not queued, and the future fails with ctx's error once the queued ones have run; the same
-// holds after a launch is refused. Await on the future spins for up to 20 ms before it parks,
+// holds after a launch is refused. LaunchN returns once its messages are sent: past about
+// 30,000 runs that waits for room in the actor's mailbox, even if ctx ends (the messages left
+// then queue nothing). Await on the future spins for up to 20 ms before it parks,
 // as cudaStreamSynchronize does (replaySpin says why).
 func (x *Exec) LaunchN(ctx context.Context, s *streams.Stream, n int) *streams.Future {
 	if err := x.usableOn(s); err != nil {
