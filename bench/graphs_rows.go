@@ -34,8 +34,8 @@ func graphScenarios() []scenario {
 		out = append(out,
 			scenario{name: "graph_instantiate", unit: "us", size: n, run: graphInstantiate},
 			scenario{name: "graph_launch", unit: "us/launch", size: n, run: traced("graph_launch", graphLaunchCost)},
-			scenario{name: "graph_node", unit: "us/node", size: n, run: traced("graph_node", graphNodeTime)},
-			scenario{name: "graph_node_launchn", unit: "us/node", size: n, ref: "graph_node", run: traced("graph_node_launchn", graphNodeTimeN)})
+			scenario{name: "graph_node", unit: "us/node", size: n, run: traced("graph_node", graphNodeTime(launchEach))},
+			scenario{name: "graph_node_launchn", unit: "us/node", size: n, ref: "graph_node", run: traced("graph_node_launchn", graphNodeTime(launchAll))})
 	}
 	return append(out, scenario{name: "graph_update_launch", unit: "us/iter", size: 1, run: graphUpdateLaunch})
 }
@@ -156,42 +156,37 @@ func graphLaunchCost(e *env, n int64, repeat int) (float64, *float64, error) {
 	return median(samples), nil, nil
 }
 
-func graphNodeTime(e *env, n int64, repeat int) (float64, *float64, error) {
-	x, s, release, err := launchSetup(e, n)
-	if err != nil {
-		return 0, nil, err
-	}
-	defer release()
-	var samples []float64
-	for r := -1; r < repeat; r++ {
-		start := time.Now()
-		if err := inFlight(e, graphLaunches, func() *actor.Future[struct{}] { return x.Launch(e.ctx, s) }); err != nil {
+// graphNodeTime times rounds of graphLaunches runs of a chain of n, queued by round, per node.
+func graphNodeTime(round func(e *env, x *graphs.Exec, s *streams.Stream) error) func(*env, int64, int) (float64, *float64, error) {
+	return func(e *env, n int64, repeat int) (float64, *float64, error) {
+		x, s, release, err := launchSetup(e, n)
+		if err != nil {
 			return 0, nil, err
 		}
-		if r >= 0 {
-			samples = append(samples, float64(time.Since(start).Nanoseconds())/1e3/float64(graphLaunches*n))
+		defer release()
+		var samples []float64
+		for r := -1; r < repeat; r++ {
+			start := time.Now()
+			if err := round(e, x, s); err != nil {
+				return 0, nil, err
+			}
+			if r >= 0 {
+				samples = append(samples, float64(time.Since(start).Nanoseconds())/1e3/float64(graphLaunches*n))
+			}
 		}
+		return median(samples), nil, nil
 	}
-	return median(samples), nil, nil
 }
 
-func graphNodeTimeN(e *env, n int64, repeat int) (float64, *float64, error) {
-	x, s, release, err := launchSetup(e, n)
-	if err != nil {
-		return 0, nil, err
-	}
-	defer release()
-	var samples []float64
-	for r := -1; r < repeat; r++ {
-		start := time.Now()
-		if _, err := x.LaunchN(e.ctx, s, graphLaunches).Await(e.ctx); err != nil {
-			return 0, nil, err
-		}
-		if r >= 0 {
-			samples = append(samples, float64(time.Since(start).Nanoseconds())/1e3/float64(graphLaunches*n))
-		}
-	}
-	return median(samples), nil, nil
+// launchEach is graph_node's round: a Launch per run, at most 64 in flight.
+func launchEach(e *env, x *graphs.Exec, s *streams.Stream) error {
+	return inFlight(e, graphLaunches, func() *actor.Future[struct{}] { return x.Launch(e.ctx, s) })
+}
+
+// launchAll is graph_node_launchn's round: one LaunchN.
+func launchAll(e *env, x *graphs.Exec, s *streams.Stream) error {
+	_, err := x.LaunchN(e.ctx, s, graphLaunches).Await(e.ctx)
+	return err
 }
 
 const argKernelSource = `extern "C" __global__ void empty_arg(int x) {}`

@@ -3,6 +3,7 @@ package graphs
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"time"
 
 	"github.com/gpuactor/gpuactor/device"
@@ -17,14 +18,31 @@ import (
 // graphs, so that other callers' messages are not held up behind a long replay.
 const launchChunk = 32
 
-// replaySpin is how long Await on a LaunchN future spins before parking. A caller awaiting a
-// replay waits for the GPU, as a C++ program's cudaStreamSynchronize after its launch loop
-// does, and that spins by default; a goroutine parked past Await's default window (100 µs)
-// wakes 20–25 µs after the future completes on the GPU hosts: a tenth of a 100-run replay of a
-// one-node graph, 2% of one of a ten-node graph. So the future spins as long as the device
-// actor does while GPU work is in flight (20 ms), past which a wake-up is noise; a future set
-// not to spin (actor.WithAwaitSpin(0)) is left so.
-const replaySpin = 20 * time.Millisecond
+// replaySpin is how long Await on a LaunchN future spins before parking, on hosts with
+// replaySpinCPUs or more. A caller awaiting a replay waits for the GPU, as a C++ program's
+// cudaStreamSynchronize after its launch loop does, and that spins by default; a goroutine
+// parked past Await's default window (100 µs) wakes 20–25 µs after the future completes on the
+// GPU hosts: a tenth of a 100-run replay of a one-node graph, 2% of one of a ten-node graph.
+// So the future spins as long as the device actor does while GPU work is in flight (20 ms),
+// past which a wake-up is noise.
+//
+// Where the caller and the actor spinning leave fewer than two CPUs (or Ps) for the rest, the
+// spin starves the goroutines that complete the work (the simulator's streams, host nodes'
+// functions): on a 2-CPU host a simulated 100-run replay took the whole 20 ms. There, and for
+// futures set not to spin (actor.WithAwaitSpin(0)), Await keeps its own window (replayAwaitSpin).
+const (
+	replaySpin     = 20 * time.Millisecond
+	replaySpinCPUs = 4
+)
+
+// replayAwaitSpin is the Await spin of a LaunchN future made with spin, on a host with procs
+// CPUs and Ps (the fewer of the two).
+func replayAwaitSpin(spin time.Duration, procs int) time.Duration {
+	if spin <= 0 || procs < replaySpinCPUs {
+		return spin
+	}
+	return max(spin, replaySpin)
+}
 
 // LaunchN queues n runs of the graph on s, back to back, as a replay loop on the device's
 // actor thread would: the way to replay a graph many times at the runtime's own launch rate,
@@ -37,8 +55,8 @@ const replaySpin = 20 * time.Millisecond
 // not queued, and the future fails with ctx's error once the queued ones have run; the same
 // holds after a launch is refused. LaunchN returns once its messages are sent: past about
 // 30,000 runs that waits for room in the actor's mailbox, even if ctx ends (the messages left
-// then queue nothing). Await on the future spins for up to 20 ms before it parks,
-// as cudaStreamSynchronize does (replaySpin says why).
+// then queue nothing). On hosts with 4 CPUs or more, Await on the future spins for up to
+// 20 ms before it parks, as cudaStreamSynchronize does (replaySpin says why).
 func (x *Exec) LaunchN(ctx context.Context, s *streams.Stream, n int) *streams.Future {
 	if err := x.usableOn(s); err != nil {
 		return failed(err)
@@ -61,9 +79,7 @@ func (x *Exec) LaunchN(ctx context.Context, s *streams.Stream, n int) *streams.F
 		o := &launchChunkOp{b: b, first: first, count: min(launchChunk, n-first)}
 		f = streams.SubmitThen(send, s, &o.Op, o, o.result)
 	}
-	if spin := f.AwaitSpin(); spin > 0 {
-		f.SetAwaitSpin(max(spin, replaySpin))
-	}
+	f.SetAwaitSpin(replayAwaitSpin(f.AwaitSpin(), min(runtime.GOMAXPROCS(0), runtime.NumCPU())))
 	return f
 }
 

@@ -2,6 +2,7 @@ package graphs_test
 
 import (
 	"context"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -76,7 +77,8 @@ func TestLaunchNFromManyGoroutines(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				p := pairs[i%2]
-				// One caller replays in one message stream, another mixes single launches in.
+				// Half the callers replay with LaunchN, the others with single launches, on the
+				// same two streams.
 				if i%4 < 2 {
 					_, err := p.x.LaunchN(f.ctx, p.s, runs).Await(f.ctx)
 					assert.NoError(t, err)
@@ -223,14 +225,21 @@ func TestLaunchNBadInput(t *testing.T) {
 	})
 }
 
-// A caller awaiting a replay spins as cudaStreamSynchronize would, unless the device's futures
-// are set not to spin.
+// A caller awaiting a replay spins as cudaStreamSynchronize would where the host has CPUs to
+// spare, unless the device's futures are set not to spin.
 func TestLaunchNFutureSpinsForTheReplay(t *testing.T) {
+	assert.Equal(t, 20*time.Millisecond, graphs.ReplayAwaitSpin(actor.DefaultAwaitSpin, 16))
+	assert.Equal(t, 20*time.Millisecond, graphs.ReplayAwaitSpin(actor.DefaultAwaitSpin, 4))
+	assert.Equal(t, actor.DefaultAwaitSpin, graphs.ReplayAwaitSpin(actor.DefaultAwaitSpin, 2), "a 2-CPU host")
+	assert.Equal(t, 50*time.Millisecond, graphs.ReplayAwaitSpin(50*time.Millisecond, 16), "a longer spin is kept")
+	assert.Zero(t, graphs.ReplayAwaitSpin(0, 16), "a future set not to spin")
+
 	eachBackend(t, func(t *testing.T, f *fixture) {
 		s := f.stream(t)
 		x, _ := f.incrementer(t)
 		fut := x.LaunchN(f.ctx, s, 2)
-		assert.Equal(t, 20*time.Millisecond, fut.AwaitSpin())
+		want := graphs.ReplayAwaitSpin(actor.DefaultAwaitSpin, min(runtime.GOMAXPROCS(0), runtime.NumCPU()))
+		assert.Equal(t, want, fut.AwaitSpin(), "this host's spin")
 		_, err := fut.Await(f.ctx)
 		require.NoError(t, err)
 		assert.Equal(t, actor.DefaultAwaitSpin, x.Launch(f.ctx, s).AwaitSpin(), "Launch keeps the default")
