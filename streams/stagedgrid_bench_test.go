@@ -1,0 +1,94 @@
+package streams
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpuactor/gpuactor/device"
+	"github.com/gpuactor/gpuactor/internal/testdev"
+)
+
+// BenchmarkStagedUploadGrid times 256 MiB staged uploads through rings of several geometries
+// (slot size and filler count, with the default stagingSpare), beside a pinned upload of the
+// same size and the fillers' host copies alone, all in one process: the figures to tune the
+// ring by on a GPU host. med-GB/s is the median copy's rate.
+func BenchmarkStagedUploadGrid(b *testing.B) {
+	if !testdev.GPU() {
+		b.Skip("needs a GPU")
+	}
+	ctx := context.Background()
+	dev, err := device.Open(ctx, 0, device.WithBackend(device.BackendCUDA))
+	require.NoError(b, err)
+	defer func() { require.NoError(b, dev.Close()) }()
+	const n = 256 << 20
+	buf, err := dev.Malloc(ctx, n)
+	require.NoError(b, err)
+	pinned, err := dev.MallocHost(ctx, n)
+	require.NoError(b, err)
+	src := make([]byte, n)
+	for i := range src {
+		src[i] = byte(i*131 + 7)
+	}
+	b.Run("pinned", func(b *testing.B) {
+		s, err := New(ctx, dev)
+		require.NoError(b, err)
+		defer s.Destroy(ctx)
+		b.SetBytes(n)
+		timedCopies(b, n, func() *Future { return s.CopyHostToDevice(ctx, buf, pinned) })
+	})
+	b.Run("hostcopy", func(b *testing.B) {
+		// The fillers' copies alone, 8 goroutines into pinned slots, with no DMA beside them.
+		const w, chunk = 8, stagingSlotSize
+		b.SetBytes(n)
+		for b.Loop() {
+			var next atomic.Int64
+			var wg sync.WaitGroup
+			for i := range w {
+				wg.Go(func() {
+					dst := pinned.Bytes()[i*chunk : (i+1)*chunk]
+					for k := int(next.Add(1) - 1); k*chunk < n; k = int(next.Add(1) - 1) {
+						copy(dst, src[k*chunk:(k+1)*chunk])
+					}
+				})
+			}
+			wg.Wait()
+		}
+	})
+	for _, slot := range []int{2 << 20, stagingSlotSize} {
+		for _, w := range []int{6, 8, 10} {
+			b.Run(fmt.Sprintf("slot=%dM/fillers=%d", slot>>20, w), func(b *testing.B) {
+				s, err := New(ctx, dev)
+				require.NoError(b, err)
+				defer s.Destroy(ctx)
+				s.staging.Store(newStager(s, stagingParams{slots: w + stagingSpare, slotSize: slot, workers: w, downWorkers: w}))
+				b.SetBytes(n)
+				timedCopies(b, n, func() *Future { return CopyToDevice(ctx, s, buf, src) })
+			})
+		}
+	}
+	// The device buffer holds the last upload.
+	got := make([]byte, n)
+	require.NoError(b, device.CopyFromDevice(ctx, got, buf))
+	require.Equal(b, src, got)
+}
+
+// timedCopies runs copy (of size bytes) b.N times, awaiting each, and reports the median
+// copy's GB/s.
+func timedCopies(b *testing.B, size int, copy func() *Future) {
+	var each []float64
+	for b.Loop() {
+		start := time.Now()
+		_, err := copy().Await(context.Background())
+		require.NoError(b, err)
+		each = append(each, float64(size)/float64(time.Since(start))) // bytes per ns: GB/s
+	}
+	slices.Sort(each)
+	b.ReportMetric(each[len(each)/2], "med-GB/s")
+}
