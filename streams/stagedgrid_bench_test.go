@@ -62,7 +62,7 @@ func BenchmarkStagedUploadGrid(b *testing.B) {
 		}
 	})
 	for _, slot := range []int{2 << 20, stagingSlotSize} {
-		for _, w := range []int{6, 8, 10} {
+		for _, w := range []int{6, 7, 8, 10} {
 			b.Run(fmt.Sprintf("slot=%dM/fillers=%d", slot>>20, w), func(b *testing.B) {
 				s, err := New(ctx, dev)
 				require.NoError(b, err)

@@ -24,13 +24,22 @@ import (
 // chunks copied at once by goroutines of their own — overlaps the host copies with each other
 // and with the DMA, and keeps the link busy. The figures below were measured on an H200 host
 // (16 cores, PCIe gen5): one goroutine memmoves 10–16 GB/s; the DMA keeps ~46 GB/s of its 50
-// even beside 145 GB/s of memmove, so memory bandwidth is not what limits.
+// even beside 145 GB/s of memmove. The H100 hosts vary far more: 8 threads copy 32–71 GB/s
+// between them, and staging, by hand in C++ as here, reaches 0.42–0.83× of pinned bandwidth
+// accordingly (bench/cbaseline/copyvariants.cu).
 const (
 	// stagingSlotSize is a staging buffer's size. The ring has a slot for each of the
 	// goroutines copying host memory (each holds one while it copies a chunk, ~300 µs for
 	// 4 MiB) and stagingSpare more holding chunks queued for the link (~80 µs each at 50 GB/s),
 	// enough that the link never runs dry while the next chunks are copied. Larger slots
-	// measured slower on an H200 host.
+	// measured slower on an H200 host, and 8 MiB ones on the H100 hosts.
+	//
+	// Downloads have more copying goroutines than uploads, so the ring has more slots than
+	// an upload needs; uploads keep to the first workers+stagingSpare of them (upSlots). Each
+	// slot an upload fills is read back by the DMA, and the fewer there are the more of them
+	// the DMA finds in cache: on an H100 host, with 7 fillers, 15 slots uploaded 43–45 GB/s
+	// (medians of 30 copies, three times) where 22 uploaded 41–44, and 36.5 GB/s on average
+	// against 32.1.
 	stagingSlotSize = 4 << 20
 	stagingSpare    = 8
 	// A copy is cut into about stagingSplit chunks of at least stagingMinChunk bytes (at most
@@ -225,9 +234,10 @@ type stager struct {
 	token chan struct{} // capacity 1: held by the copy that is queueing its chunks
 
 	// Under token.
-	next  int                     // the slot the next chunk takes
-	busy  []*Future               // per slot: completes once the slot's last chunk is done with it
-	alloc *actor.Future[struct{}] // the allocation of mem
+	next   int                     // the slot the next download chunk takes
+	nextUp int                     // the slot the next upload chunk takes, below upSlots
+	busy   []*Future               // per slot: completes once the slot's last chunk is done with it
+	alloc  *actor.Future[struct{}] // the allocation of mem
 
 	// Written on the actor thread by the allocation op only; read by copies once alloc has
 	// completed without error, and by release on the actor thread.
@@ -341,6 +351,9 @@ func (st *stager) freeSlots(rt backend.Device) error {
 	return errors.Join(errs...)
 }
 
+// upSlots is how many of the ring's slots uploads use: the first ones.
+func (st *stager) upSlots() int { return min(st.p.slots, st.p.workers+stagingSpare) }
+
 // slot is staging buffer i's memory, the first n bytes of it.
 func (st *stager) slot(i, n int) []byte { return unsafe.Slice((*byte)(st.mem[i]), n) }
 
@@ -402,6 +415,7 @@ type stagedJob struct {
 	chunk   int // bytes a chunk (the last may be shorter)
 	n       int // chunks
 	base    int // the slot of chunk 0
+	slots   int // the slots the copy cycles through: the ring's first slots of them
 	workers int // goroutines copying host memory at once: the direction's workers, at most n
 	perDir  int // the direction's workers (p.workers or p.downWorkers)
 	result  *Future
@@ -488,7 +502,11 @@ func (s *Stream) staged(ctx context.Context, h2d bool, host []byte, m device.Mem
 	if !h2d {
 		perDir = st.p.downWorkers
 	}
-	j := &stagedJob{st: st, ctx: ctx, host: host, mem: m, chunk: chunk, n: n, base: st.next,
+	base, slots := st.next, st.p.slots
+	if h2d {
+		base, slots = st.nextUp, st.upSlots()
+	}
+	j := &stagedJob{st: st, ctx: ctx, host: host, mem: m, chunk: chunk, n: n, base: base, slots: slots,
 		workers: min(perDir, n), perDir: perDir, result: actor.NewFuture[struct{}]()}
 	if h2d {
 		return j.upload()
@@ -518,9 +536,9 @@ func (j *stagedJob) upload() *Future {
 	wg.Wait()
 	j.m = min(int(j.claim.Load()), j.n)
 	for k := range j.m {
-		st.busy[(j.base+k)%st.p.slots] = j.chunks[k].gpu
+		st.busy[(j.base+k)%j.slots] = j.chunks[k].gpu
 	}
-	st.next = (j.base + j.m) % st.p.slots
+	st.nextUp = (j.base + j.m) % j.slots
 	close(j.filled)
 	if j.n == 1 { // one chunk: its own future says it all
 		if c := &j.chunks[0]; j.m == 1 && !c.skipped {
@@ -547,10 +565,10 @@ func (j *stagedJob) fillChunk(k int) {
 	st := j.st
 	c := &j.chunks[k]
 	defer close(c.queued)
-	slot := (j.base + k) % st.p.slots
+	slot := (j.base + k) % j.slots
 	c.skipped = true // until queued
-	if k >= st.p.slots {
-		p := &j.chunks[k-st.p.slots] // the slot's previous chunk, claimed earlier
+	if k >= j.slots {
+		p := &j.chunks[k-j.slots] // the slot's previous chunk, claimed earlier
 		<-p.queued
 		c.gpu = p.gpu
 	} else {
@@ -562,7 +580,7 @@ func (j *stagedJob) fillChunk(k int) {
 				j.fail(j.ctx.Err())
 				return
 			}
-			if k >= st.p.slots {
+			if k >= j.slots {
 				j.fail(err) // an earlier chunk of this copy failed (errors of earlier copies are theirs)
 				return
 			}

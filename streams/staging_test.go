@@ -398,6 +398,43 @@ func stagingPrefix(t *testing.T, want, got []byte, chunk int) int {
 	return k
 }
 
+// TestStagingUploadsKeepToTheirSlots: in a ring with more slots than its uploads need (sized
+// for more download workers), uploads cycle through the first workers+stagingSpare slots only,
+// downloads through all, and copies in both directions, one after another, stay byte for byte.
+func TestStagingUploadsKeepToTheirSlots(t *testing.T) {
+	stagingBackends(t, func(t *testing.T, opts []device.Option) {
+		ctx := stagingCtx(t)
+		dev := stagingOpen(t, opts)
+		s := stagingStream(t, dev)
+		stagingNoLeaks(t)
+		p := stagingParams{slots: 12, slotSize: 1 << 20, workers: 2, downWorkers: 4}
+		st := newStager(s, p)
+		s.staging.Store(st)
+		require.Equal(t, 2+stagingSpare, st.upSlots())
+		const n = 25<<20 + 3 // 26 chunks of 1 MiB: each slot more than once
+		buf := stagingMalloc(t, dev, n)
+		for r := range 3 {
+			src := stagingPattern(n, 40+r)
+			stagingAwait(t, CopyToDevice(ctx, s, buf, src))
+			if r == 0 {
+				for i, b := range st.busy {
+					if i < st.upSlots() {
+						assert.NotNil(t, b, "slot %d: uploads use it", i)
+					} else {
+						assert.Nil(t, b, "slot %d: past the upload's slots", i)
+					}
+				}
+			}
+			dst := make([]byte, n)
+			stagingAwait(t, CopyFromDevice(ctx, s, dst, buf))
+			stagingEqual(t, src, dst, fmt.Sprintf("round %d", r))
+			for i, b := range st.busy {
+				assert.NotNil(t, b, "round %d, slot %d: downloads use every slot", r, i)
+			}
+		}
+	})
+}
+
 func TestStagedCancellation(t *testing.T) {
 	stagingBackends(t, func(t *testing.T, opts []device.Option) {
 		ctx := stagingCtx(t)
