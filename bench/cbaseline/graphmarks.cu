@@ -12,37 +12,14 @@
 // and for the plain way the GPU's span (timing events around the launches) and how much of
 // the round lies outside it (µs a round).
 // Build: nvcc -O2 -std=c++17 -arch=sm_90 -o graphmarks graphmarks.cu
-#include <cuda_runtime.h>
+#include "chain.h"
+
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
 #include <deque>
 #include <vector>
 
-__global__ void empty() {}
-
-#define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { std::printf("%s: %s\n", #x, cudaGetErrorString(e_)); std::exit(1); } } while (0)
-
 using clk = std::chrono::steady_clock;
-
-static cudaGraphExec_t chain(int n) {
-  cudaGraph_t g;
-  CK(cudaGraphCreate(&g, 0));
-  cudaKernelNodeParams p = {};
-  p.func = reinterpret_cast<void*>(empty);
-  p.gridDim = dim3(1);
-  p.blockDim = dim3(1);
-  cudaGraphNode_t prev = nullptr;
-  for (int i = 0; i < n; ++i) {
-    cudaGraphNode_t node;
-    CK(cudaGraphAddKernelNode(&node, g, prev ? &prev : nullptr, prev ? 1 : 0, &p));
-    prev = node;
-  }
-  cudaGraphExec_t x;
-  CK(cudaGraphInstantiateWithFlags(&x, g, 0));
-  CK(cudaGraphDestroy(g));
-  return x;
-}
 
 enum Way { kPlain, kMarks, kWindow, kPolled, kWays };
 static const char* kNames[] = {"plain", "marks", "window", "polled"};
