@@ -26,13 +26,7 @@ import (
 func launchBackends(b *testing.B, bench func(b *testing.B, dev *device.Device, x *graphs.Exec, s *streams.Stream)) {
 	ctx := context.Background()
 	run := func(b *testing.B, open func() (*device.Device, error)) {
-		dev, err := open()
-		require.NoError(b, err)
-		b.Cleanup(func() { _ = dev.Close() }) // after emptyChain's cleanups
-		x := emptyChain(b, dev, 1)
-		s, err := streams.New(ctx, dev)
-		require.NoError(b, err)
-		defer s.Destroy(ctx)
+		dev, x, s := chainBench(b, open, 1)
 		b.ReportAllocs()
 		b.ResetTimer()
 		bench(b, dev, x, s)
@@ -73,6 +67,20 @@ func emptyChain(b *testing.B, dev *device.Device, n int) *graphs.Exec {
 	require.NoError(b, err)
 	b.Cleanup(func() { _ = x.Destroy(ctx) })
 	return x
+}
+
+// chainBench opens a device with open and makes an Exec of n empty kernels and a stream on
+// it, all destroyed with b: the stream first, the device last.
+func chainBench(b *testing.B, open func() (*device.Device, error), n int) (*device.Device, *graphs.Exec, *streams.Stream) {
+	ctx := context.Background()
+	dev, err := open()
+	require.NoError(b, err)
+	b.Cleanup(func() { _ = dev.Close() }) // after emptyChain's cleanups
+	x := emptyChain(b, dev, n)
+	s, err := streams.New(ctx, dev)
+	require.NoError(b, err)
+	b.Cleanup(func() { _ = s.Destroy(ctx) })
+	return dev, x, s
 }
 
 // BenchmarkLaunch: Exec.Launch of a graph of one empty kernel with up to 64 launches in
@@ -153,14 +161,10 @@ func BenchmarkRound(b *testing.B) {
 		for _, way := range []string{"window", "windowspin", "burst", "actorloop"} {
 			b.Run(fmt.Sprintf("%dB/%s", n, way), func(b *testing.B) {
 				testgpu.Need(b, testdev.GPU(), "the cuda backend sees no device")
-				dev, err := device.Open(ctx, 0, device.WithBackend(device.BackendCUDA))
-				require.NoError(b, err)
-				b.Cleanup(func() { _ = dev.Close() }) // after emptyChain's cleanups
-				x := emptyChain(b, dev, n)
-				s, err := streams.New(ctx, dev)
-				require.NoError(b, err)
-				defer s.Destroy(ctx)
-				_, err = x.Launch(ctx, s).Await(ctx)
+				dev, x, s := chainBench(b, func() (*device.Device, error) {
+					return device.Open(ctx, 0, device.WithBackend(device.BackendCUDA))
+				}, n)
+				_, err := x.Launch(ctx, s).Await(ctx)
 				require.NoError(b, err)
 				xh := graphs.HandleOf(x)
 				onActor := func(op func(rt backend.Device, h backend.Stream) error) {

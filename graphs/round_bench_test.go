@@ -54,13 +54,7 @@ func BenchmarkRoundVsBinding(b *testing.B) {
 		n := c.n
 		b.Run(name, func(b *testing.B) {
 			testgpu.Need(b, testdev.GPU(), "the cuda backend sees no device")
-			dev, err := device.Open(ctx, 0, opts...)
-			require.NoError(b, err)
-			b.Cleanup(func() { _ = dev.Close() }) // after emptyChain's cleanups
-			x := emptyChain(b, dev, n)
-			s, err := streams.New(ctx, dev)
-			require.NoError(b, err)
-			defer s.Destroy(ctx)
+			dev, x, s := chainBench(b, func() (*device.Device, error) { return device.Open(ctx, 0, opts...) }, n)
 			xh := graphs.HandleOf(x)
 			const round, window = 100, 64
 			launchAll := func(rt backend.Device, h backend.Stream) error {

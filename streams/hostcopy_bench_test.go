@@ -25,23 +25,27 @@ func BenchmarkHostCopy(b *testing.B) {
 		b.Run(fmt.Sprintf("workers=%d", w), func(b *testing.B) {
 			b.SetBytes(size)
 			for b.Loop() {
-				var next atomic.Int64
-				var wg sync.WaitGroup
-				for range w {
-					wg.Go(func() {
-						for {
-							k := int(next.Add(1) - 1)
-							if k*chunk >= size {
-								return
-							}
-							copy(ring[k%slots], src[k*chunk:(k+1)*chunk])
-						}
-					})
-				}
-				wg.Wait()
+				copyChunks(ring, src, w)
 			}
 		})
 	}
+}
+
+// copyChunks copies src, a chunk the size of ring's slots at a time, into ring's slots in
+// turn, on w goroutines that each take the next chunk: the fillers' host copies without the
+// GPU. src holds a whole number of chunks.
+func copyChunks(ring [][]byte, src []byte, w int) {
+	chunk := len(ring[0])
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range w {
+		wg.Go(func() {
+			for k := int(next.Add(1) - 1); k*chunk < len(src); k = int(next.Add(1) - 1) {
+				copy(ring[k%len(ring)], src[k*chunk:(k+1)*chunk])
+			}
+		})
+	}
+	wg.Wait()
 }
 
 // BenchmarkMemmoveRate reports the ring's memmove-rate probe (one goroutine copying a slice

@@ -35,11 +35,12 @@ const (
 	// measured slower on an H200 host, and 8 MiB ones on the H100 hosts.
 	//
 	// Downloads have more copying goroutines than uploads, so the ring has more slots than
-	// an upload needs; uploads keep to the first workers+stagingSpare of them (upSlots). Each
-	// slot an upload fills is read back by the DMA, and the fewer there are the more of them
-	// the DMA finds in cache: on an H100 host, with 7 fillers, 15 slots uploaded 43–45 GB/s
-	// (medians of 30 copies, three times) where 22 uploaded 41–44, and 36.5 GB/s on average
-	// against 32.1.
+	// an upload needs; a copy cycles through the first of them its direction needs (upSlots
+	// for uploads, all for downloads). Each slot an upload fills is read back by the DMA, so
+	// fewer slots keep that working set smaller: on an H100 host, with 7 fillers, 15 slots
+	// uploaded 43–45 GB/s (medians of 30 copies, three times) where 22 uploaded 41–44, and
+	// 36.5 GB/s on average against 32.1; with 8 fillers, and in the bench row on another
+	// host, there was no clear difference.
 	stagingSlotSize = 4 << 20
 	stagingSpare    = 8
 	// A copy is cut into about stagingSplit chunks of at least stagingMinChunk bytes (at most
@@ -634,7 +635,7 @@ func (j *stagedJob) uploadTail() {
 // Under token.
 func (j *stagedJob) download() *Future {
 	st := j.st
-	slots := min(st.p.slots, j.n)
+	slots := min(j.slots, j.n)
 	j.dl = make([]*stagedChunk, j.n)
 	j.ready = make([]chan struct{}, j.n)
 	for k := range j.ready {
@@ -645,7 +646,7 @@ func (j *stagedJob) download() *Future {
 	j.slotFree = make([]*Future, slots)
 	r := 0
 	for ; r < slots && !j.stopped(); r++ {
-		if b := st.busy[(j.base+r)%st.p.slots]; b != nil {
+		if b := st.busy[(j.base+r)%j.slots]; b != nil {
 			// Its previous chunk's error, if any, belongs to that chunk's copy.
 			if _, err := b.Await(j.ctx); err != nil && j.ctx.Err() != nil {
 				j.fail(j.ctx.Err())
@@ -658,9 +659,9 @@ func (j *stagedJob) download() *Future {
 		}
 	}
 	for i := range r { // the slots this copy took; the others keep their previous chunk's future
-		st.busy[(j.base+i)%st.p.slots] = j.slotFree[i]
+		st.busy[(j.base+i)%j.slots] = j.slotFree[i]
 	}
-	st.next = (j.base + r) % st.p.slots
+	st.next = (j.base + r) % j.slots
 	if r == 0 {
 		j.stop()
 		return failed(j.firstErr())
@@ -695,7 +696,7 @@ func (j *stagedJob) queueDownload(k int) bool {
 	}
 	part, off := j.part(k)
 	st := j.st
-	j.dl[k] = st.s.downloadChunk(j.ctx, st, (j.base+k)%st.p.slots, j.split(j.n-k), j.mem, off, part)
+	j.dl[k] = st.s.downloadChunk(j.ctx, st, (j.base+k)%j.slots, j.split(j.n-k), j.mem, off, part)
 	st.queued.Add(1)
 	close(j.ready[k])
 	if j.unqueued.Add(-1) == 0 {
@@ -754,8 +755,8 @@ func (j *stagedJob) copyOutWorker() {
 		st.pendMu.Lock()
 		delete(st.pending, c)
 		st.pendMu.Unlock()
-		if next := k + st.p.slots; next >= j.n || !j.queueDownload(next) {
-			j.slotFree[k%st.p.slots].Complete(struct{}{}, nil)
+		if next := k + j.slots; next >= j.n || !j.queueDownload(next) {
+			j.slotFree[k%j.slots].Complete(struct{}{}, nil)
 		}
 	}
 	if j.live.Add(-1) == 0 {

@@ -16,10 +16,6 @@
 #include <immintrin.h>
 #include <mutex>
 
-using copyFn = void (*)(char*, const char*, size_t);
-
-static void copyMemcpy(char* d, const char* s, size_t n) { memcpy(d, s, n); }
-
 static void copyMovsb(char* d, const char* s, size_t n) {
   asm volatile("rep movsb" : "+D"(d), "+S"(s), "+c"(n) : : "memory");
 }
@@ -55,38 +51,16 @@ struct Variant {
 static const Variant kCopies[] = {
     {"memcpy", copyMemcpy}, {"movsb", copyMovsb}, {"avx", copyAVX<false>}, {"avx-nt", copyAVX<true>}};
 
-// Pinned slots of up to 8 MiB, enough for both shapes at 16 threads.
+// The ring's pinned slots: up to 8 MiB, and enough for 16 fillers and 24 spare.
 static const size_t kMaxSlot = 8 << 20;
 static const int kMaxSlots = 40;
 
+// The ring shape's slots, one stream and an event per slot.
 struct Ring {
   cudaStream_t s;
   char* slot[kMaxSlots];
   cudaEvent_t done[kMaxSlots];
-  std::vector<cudaStream_t> ws;  // per-thread streams for the "streams" shape
-  std::vector<cudaEvent_t> wdone;
 };
-
-// stagedStreams: T threads, each with its own stream and two slots (slots 2w, 2w+1).
-static void stagedStreams(Ring& r, char* host, char* dev, size_t n, int T, size_t slot, copyFn cp) {
-  size_t chunks = (n + slot - 1) / slot;
-  std::vector<std::thread> th;
-  for (int w = 0; w < T; w++) {
-    th.emplace_back([&, w] {
-      int b = 0;
-      for (size_t c = w; c < chunks; c += T, b ^= 1) {
-        size_t off = c * slot, len = std::min(slot, n - off);
-        int i = 2 * w + b;
-        CK(cudaEventSynchronize(r.wdone[i]));
-        cp(r.slot[i], host + off, len);
-        CK(cudaMemcpyAsync(dev + off, r.slot[i], len, cudaMemcpyHostToDevice, r.ws[w]));
-        CK(cudaEventRecord(r.wdone[i], r.ws[w]));
-      }
-      CK(cudaStreamSynchronize(r.ws[w]));
-    });
-  }
-  for (auto& t : th) t.join();
-}
 
 // stagedRing: T fillers claim chunks in order; chunk k uses slot k%S once chunk k-S is done
 // with it, and every DMA goes to one stream.
@@ -139,13 +113,8 @@ int main() {
     memset(r.slot[i], 0, kMaxSlot);
     CK(cudaEventCreateWithFlags(&r.done[i], cudaEventDisableTiming));
   }
-  r.ws.resize(16);
-  r.wdone.resize(32);
-  for (auto& s : r.ws) CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-  for (int i = 0; i < 32; i++) {
-    CK(cudaEventCreateWithFlags(&r.wdone[i], cudaEventDisableTiming));
-    CK(cudaEventRecord(r.wdone[i], r.ws[i / 2]));
-  }
+  // The streams shape's workers: 16, each with two slots of the largest size.
+  std::vector<Worker> ws = makeWorkers(16, kMaxSlot);
   auto pinnedGBs = [&] {
     return medianGBs(n, [&] {
       CK(cudaMemcpyAsync(dev, pinned, n, cudaMemcpyHostToDevice, r.s));
@@ -174,7 +143,7 @@ int main() {
           double p = pinnedGBs();
           double g = medianGBs(n, [&] {
             if (ring) stagedRing(r, host, dev, n, T, slot, v.f, 8);
-            else stagedStreams(r, host, dev, n, T, slot, v.f);
+            else staged(true, host, dev, n, ws, T, slot, v.f);
           });
           printf("h2d slot=%zuM threads=%d copy=%s shape=%s %.1f GB/s (%.2fx pinned %.1f)\n", slot >> 20, T,
                  v.name, ring ? "ring" : "streams", g, g / p, p);

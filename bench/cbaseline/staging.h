@@ -30,6 +30,10 @@ template <class F> double medianGBs(size_t bytes, F f) {
 
 static const size_t kSlot = 4 << 20;
 
+// copyFn copies a chunk from host memory into a slot (an upload's host side).
+using copyFn = void (*)(char*, const char*, size_t);
+static void copyMemcpy(char* d, const char* s, size_t n) { memcpy(d, s, n); }
+
 struct Worker {
   cudaStream_t s;
   char* slot[2];
@@ -37,8 +41,10 @@ struct Worker {
 };
 
 // staged copies n bytes between host and dev with T workers; worker w takes chunks w, w+T, ...
-static void staged(bool up, char* host, char* dev, size_t n, std::vector<Worker>& ws, int T) {
-  size_t chunks = (n + kSlot - 1) / kSlot;
+// Chunks are chunk bytes (at most the workers' slot size); uploads copy each in with cp.
+static void staged(bool up, char* host, char* dev, size_t n, std::vector<Worker>& ws, int T,
+                   size_t chunk = kSlot, copyFn cp = copyMemcpy) {
+  size_t chunks = (n + chunk - 1) / chunk;
   std::vector<std::thread> th;
   for (int w = 0; w < T; w++) {
     th.emplace_back([&, w] {
@@ -46,9 +52,9 @@ static void staged(bool up, char* host, char* dev, size_t n, std::vector<Worker>
       int b = 0;
       if (up) {
         for (size_t c = w; c < chunks; c += T, b ^= 1) {
-          size_t off = c * kSlot, len = std::min(kSlot, n - off);
+          size_t off = c * chunk, len = std::min(chunk, n - off);
           CK(cudaEventSynchronize(k.done[b]));
-          memcpy(k.slot[b], host + off, len);
+          cp(k.slot[b], host + off, len);
           CK(cudaMemcpyAsync(dev + off, k.slot[b], len, cudaMemcpyHostToDevice, k.s));
           CK(cudaEventRecord(k.done[b], k.s));
         }
@@ -56,16 +62,16 @@ static void staged(bool up, char* host, char* dev, size_t n, std::vector<Worker>
         // Issue the DMA of the next chunk before copying out the current one.
         size_t first = w;
         if (first < chunks) {
-          size_t len = std::min(kSlot, n - first * kSlot);
-          CK(cudaMemcpyAsync(k.slot[0], dev + first * kSlot, len, cudaMemcpyDeviceToHost, k.s));
+          size_t len = std::min(chunk, n - first * chunk);
+          CK(cudaMemcpyAsync(k.slot[0], dev + first * chunk, len, cudaMemcpyDeviceToHost, k.s));
           CK(cudaEventRecord(k.done[0], k.s));
         }
         for (size_t c = w; c < chunks; c += T, b ^= 1) {
-          size_t off = c * kSlot, len = std::min(kSlot, n - off);
+          size_t off = c * chunk, len = std::min(chunk, n - off);
           size_t nx = c + T;
           if (nx < chunks) {
-            size_t l2 = std::min(kSlot, n - nx * kSlot);
-            CK(cudaMemcpyAsync(k.slot[b ^ 1], dev + nx * kSlot, l2, cudaMemcpyDeviceToHost, k.s));
+            size_t l2 = std::min(chunk, n - nx * chunk);
+            CK(cudaMemcpyAsync(k.slot[b ^ 1], dev + nx * chunk, l2, cudaMemcpyDeviceToHost, k.s));
             CK(cudaEventRecord(k.done[b ^ 1], k.s));
           }
           CK(cudaEventSynchronize(k.done[b]));
@@ -78,14 +84,14 @@ static void staged(bool up, char* host, char* dev, size_t n, std::vector<Worker>
   for (auto& t : th) t.join();
 }
 
-// makeWorkers makes n workers, each with its own stream and two pinned slots whose events are
-// already recorded (a first wait on them returns at once).
-static std::vector<Worker> makeWorkers(int n) {
+// makeWorkers makes n workers, each with its own stream and two pinned slots of slot bytes
+// whose events are already recorded (a first wait on them returns at once).
+static std::vector<Worker> makeWorkers(int n, size_t slot = kSlot) {
   std::vector<Worker> ws(n);
   for (auto& k : ws) {
     CK(cudaStreamCreateWithFlags(&k.s, cudaStreamNonBlocking));
     for (int b = 0; b < 2; b++) {
-      CK(cudaHostAlloc((void**)&k.slot[b], kSlot, 0));
+      CK(cudaHostAlloc((void**)&k.slot[b], slot, 0));
       CK(cudaEventCreateWithFlags(&k.done[b], cudaEventDisableTiming));
       CK(cudaEventRecord(k.done[b], k.s));
     }
