@@ -30,7 +30,7 @@ func bindingScenarios() []scenario {
 		{name: "binding_h2d_async_64B", unit: "us/copy", size: 64, ref: "h2d_async_64B", run: onBinding(bindingSmallCopies)},
 	}
 	for _, n := range []int64{1, 10} {
-		out = append(out, scenario{name: "binding_graph_node", unit: "us/node", size: n, ref: "graph_node", run: onBinding(bindingGraphNode)})
+		out = append(out, scenario{name: "binding_graph_node", nodes: true, unit: "us/node", size: n, ref: "graph_node", run: onBinding(bindingGraphNode)})
 	}
 	return append(out, scenario{name: "binding_mallocasync_free_pair", unit: "us/pair", size: 1 << 20, ref: "mallocasync_free", run: onBinding(bindingAllocPairs)})
 }

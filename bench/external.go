@@ -28,6 +28,9 @@ func runExternal(ctx context.Context, o *options, rep *Report, pass int) {
 	}
 	args := []string{"--scenarios", strings.Join(names, ","), "--sizes", joinSizes(o.sizes),
 		"--repeat", strconv.Itoa(o.repeat), "--device", strconv.Itoa(o.device)}
+	if o.graphSizes != nil {
+		args = append(args, "--graph-sizes", joinSizes(o.graphSizes))
+	}
 
 	if bin, err := cbaseline(ctx, o, rep.Meta.CC); err != nil {
 		rep.Errors = append(rep.Errors, "C++ baseline: "+err.Error())
@@ -57,26 +60,37 @@ func cbaseline(ctx context.Context, o *options, cc string) (string, error) {
 	if o.built != "" {
 		return o.built, nil
 	}
+	out := filepath.Join(os.TempDir(), "gpuactor-cbaseline")
+	ok, err := buildSuite(ctx, cc, out)
+	if err != nil || !ok {
+		return "", err
+	}
+	o.built = out
+	return out, nil
+}
+
+// buildSuite builds bench/cbaseline/suite.cu with nvcc for compute capability cc into out,
+// with extra nvcc flags. ok is false, with no error, when there is no nvcc.
+func buildSuite(ctx context.Context, cc, out string, extra ...string) (ok bool, err error) {
 	nvcc, err := exec.LookPath("nvcc")
 	if err != nil {
 		if _, statErr := os.Stat("/usr/local/cuda/bin/nvcc"); statErr != nil {
 			fmt.Fprintln(os.Stderr, "no nvcc: the C++ baseline column stays empty (pass -cbaseline PATH to use a prebuilt one)")
-			return "", nil
+			return false, nil
 		}
 		nvcc = "/usr/local/cuda/bin/nvcc"
 	}
 	src := filepath.Join(repoRoot(), "bench", "cbaseline", "suite.cu")
 	if _, err := os.Stat(src); err != nil {
-		return "", fmt.Errorf("C++ baseline source not found: %w", err)
+		return false, fmt.Errorf("C++ baseline source not found: %w", err)
 	}
-	out := filepath.Join(os.TempDir(), "gpuactor-cbaseline")
 	arch := "sm_" + strings.ReplaceAll(cc, ".", "")
-	cmd := exec.CommandContext(ctx, nvcc, "-O2", "-std=c++17", "-arch="+arch, "-o", out, src)
+	args := append([]string{"-O2", "-std=c++17", "-arch=" + arch}, extra...)
+	cmd := exec.CommandContext(ctx, nvcc, append(args, "-o", out, src)...)
 	if msg, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("nvcc: %v\n%s", err, msg)
+		return false, fmt.Errorf("nvcc: %v\n%s", err, msg)
 	}
-	o.built = out
-	return out, nil
+	return true, nil
 }
 
 // peersScript finds bench/peers/peers.py when python3 is there.
@@ -108,6 +122,18 @@ func collect(ctx context.Context, rep *Report, what string, pass int, cmd *exec.
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
+	collectLines(rep, what, pass, out)
+	if err != nil && ctx.Err() == nil {
+		msg := fmt.Sprintf("%s exited: %v: %s", what, err, lastLines(stderr.String(), 5))
+		if what == "cpp" {
+			rep.Errors = append(rep.Errors, msg)
+		}
+		fmt.Fprintln(os.Stderr, msg)
+	}
+}
+
+// collectLines parses the JSON lines of what (cpp or the peers), from pass, into rep.
+func collectLines(rep *Report, what string, pass int, out []byte) {
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
@@ -138,13 +164,6 @@ func collect(ctx context.Context, rep *Report, what string, pass int, cmd *exec.
 			}
 			fmt.Fprintln(os.Stderr, "  "+msg)
 		}
-	}
-	if err != nil && ctx.Err() == nil {
-		msg := fmt.Sprintf("%s exited: %v: %s", what, err, lastLines(stderr.String(), 5))
-		if what == "cpp" {
-			rep.Errors = append(rep.Errors, msg)
-		}
-		fmt.Fprintln(os.Stderr, msg)
 	}
 }
 

@@ -32,10 +32,10 @@ func graphScenarios() []scenario {
 	var out []scenario
 	for _, n := range graphNodeCounts {
 		out = append(out,
-			scenario{name: "graph_instantiate", unit: "us", size: n, run: graphInstantiate},
-			scenario{name: "graph_launch", unit: "us/launch", size: n, run: traced("graph_launch", graphLaunchCost)},
-			scenario{name: "graph_node", unit: "us/node", size: n, run: traced("graph_node", graphNodeTime(launchEach))},
-			scenario{name: "graph_node_launchn", unit: "us/node", size: n, ref: "graph_node", run: traced("graph_node_launchn", graphNodeTime(launchAll))})
+			scenario{name: "graph_instantiate", nodes: true, unit: "us", size: n, run: graphInstantiate},
+			scenario{name: "graph_launch", nodes: true, unit: "us/launch", size: n, run: traced("graph_launch", graphLaunchCost)},
+			scenario{name: "graph_node", nodes: true, unit: "us/node", size: n, run: traced("graph_node", graphNodeTime(launchEach))},
+			scenario{name: "graph_node_launchn", nodes: true, unit: "us/node", size: n, ref: "graph_node", run: traced("graph_node_launchn", graphNodeTime(launchAll))})
 	}
 	return append(out, scenario{name: "graph_update_launch", unit: "us/iter", size: 1, run: graphUpdateLaunch})
 }

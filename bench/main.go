@@ -8,6 +8,8 @@
 //	go run ./bench -backend sim -repeat 3   # the simulator only (CI's smoke run)
 //	go run ./bench -scenarios launch_enqueue,h2d_pinned -sizes 4096,1048576 -json out.json
 //	go run ./bench -save                    # also write bench/results/<gpu>-<date>/
+//	go run ./bench -backend cuda -inprocess -rounds 101 -graph-sizes 1,10 -scenarios graph_node_launchn
+//	                                        # C++ passes in this process, around each row
 //
 // The testing.B benchmarks beside it (go test -bench . ./bench/) measure the actor's costs
 // against the binding called directly.
@@ -18,26 +20,30 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 )
 
 type options struct {
-	backend   string
-	scenarios map[string]bool
-	sizes     []int64
-	repeat    int
-	jsonPath  string
-	save      bool
-	outDir    string
-	cbaseline string
-	built     string // the C++ baseline built by this run
-	peers     bool
-	device    int
-	copiers   int           // streams.StagingWorkers for the staged rows; 0: the library's choice
-	awaitSpin time.Duration // the device actor's Await spin (actor.WithAwaitSpin); 0: the library's default
-	rounds    int           // on the GPU: how many times gpuactor's rows run, each between two C++ passes
+	backend      string
+	scenarios    map[string]bool
+	sizes        []int64
+	repeat       int
+	jsonPath     string
+	save         bool
+	outDir       string
+	cbaseline    string
+	built        string // the C++ baseline built by this run
+	peers        bool
+	device       int
+	copiers      int           // streams.StagingWorkers for the staged rows; 0: the library's choice
+	awaitSpin    time.Duration // the device actor's Await spin (actor.WithAwaitSpin); 0: the library's default
+	rounds       int           // on the GPU: how many times gpuactor's rows run, each between two C++ passes
+	inprocess    bool          // on the GPU: the C++ baseline as a library in this process, its passes around each row
+	cbaselineLib string        // prebuilt C++ baseline library for -inprocess
+	graphSizes   []int64       // the graph rows' node counts to run; nil: all
 }
 
 func main() {
@@ -55,7 +61,7 @@ func main() {
 func parseFlags(args []string) (*options, error) {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	o := &options{}
-	var scen, sizes string
+	var scen, sizes, graphSizes string
 	fs.StringVar(&o.backend, "backend", "all", "all (every backend present), cuda or sim")
 	fs.StringVar(&scen, "scenarios", "", "comma-separated scenario names (default: all): "+strings.Join(scenarioNames(), ","))
 	fs.StringVar(&sizes, "sizes", "4096,65536,1048576,16777216,268435456", "bytes, for the bandwidth scenarios (K, M, G suffixes allowed)")
@@ -69,6 +75,9 @@ func parseFlags(args []string) (*options, error) {
 	fs.IntVar(&o.copiers, "staging-workers", 0, "goroutines copying host memory in the staged rows (streams.StagingWorkers; 0: sized to the host)")
 	fs.DurationVar(&o.awaitSpin, "await-spin", 0, "how long a caller's Await spins before parking (actor.WithAwaitSpin; 0: the library's default). C++'s cudaStreamSynchronize spins for as long as it waits")
 	fs.IntVar(&o.rounds, "rounds", 1, "on the GPU, run gpuactor's rows this many times, each between two C++ passes, and report the median ratio over rounds (for noisy hosts)")
+	fs.BoolVar(&o.inprocess, "inprocess", false, "on the GPU, load the C++ baseline into this process as a library and run each gpuactor row between two passes of its C++ row, moments apart (the peers do not run)")
+	fs.StringVar(&o.cbaselineLib, "cbaseline-lib", "", "prebuilt C++ baseline library for -inprocess (default: build bench/cbaseline/suite.cu with nvcc -shared -DSUITE_LIB)")
+	fs.StringVar(&graphSizes, "graph-sizes", "", "node counts of the graph rows to run, from "+joinSizes(graphNodeCounts)+" (default: all)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -84,6 +93,12 @@ func parseFlags(args []string) (*options, error) {
 	if o.rounds < 1 {
 		return nil, fmt.Errorf("-rounds must be at least 1, got %d", o.rounds)
 	}
+	if o.cbaselineLib != "" && !o.inprocess {
+		return nil, fmt.Errorf("-cbaseline-lib is for -inprocess")
+	}
+	if o.inprocess && o.cbaseline == "off" {
+		return nil, fmt.Errorf("-inprocess runs the C++ baseline: it cannot be -cbaseline off")
+	}
 	switch o.backend {
 	case "all", "cuda", "sim":
 	default:
@@ -92,6 +107,15 @@ func parseFlags(args []string) (*options, error) {
 	var err error
 	if o.sizes, err = parseSizes(sizes); err != nil {
 		return nil, err
+	}
+	if graphSizes != "" {
+		for _, f := range strings.Split(graphSizes, ",") {
+			n, err := strconv.ParseInt(strings.TrimSpace(f), 10, 64)
+			if err != nil || !slices.Contains(graphNodeCounts, n) {
+				return nil, fmt.Errorf("bad node count %q in -graph-sizes (have %s)", f, joinSizes(graphNodeCounts))
+			}
+			o.graphSizes = append(o.graphSizes, n)
+		}
 	}
 	if scen != "" {
 		o.scenarios = map[string]bool{}

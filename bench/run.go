@@ -25,6 +25,9 @@ type Meta struct {
 	CPUs     int      `json:"cpus"`
 	Repeat   int      `json:"repeat"`
 	Backends []string `json:"backends"`
+	// InProcess: the C++ baseline ran as a library in the bench's process, each row's passes
+	// just before and after it (-inprocess), not as a program before and after all of them.
+	InProcess bool `json:"inprocess,omitempty"`
 }
 
 // Report is what -json and -save write.
@@ -37,6 +40,7 @@ type Report struct {
 func run(ctx context.Context, o *options) error {
 	rep := &Report{Meta: Meta{
 		Date: time.Now().UTC().Format("2006-01-02"), Go: runtime.Version(), CPUs: runtime.NumCPU(), Repeat: o.repeat,
+		InProcess: o.inprocess,
 	}}
 	kinds, err := backendsToRun(ctx, o.backend)
 	if err != nil {
@@ -47,9 +51,25 @@ func run(ctx context.Context, o *options) error {
 		if err := probeMeta(ctx, o, rep); err != nil {
 			return err
 		}
-		runExternal(ctx, o, rep, 1)
+		if !o.inprocess {
+			runExternal(ctx, o, rep, 1)
+		}
 	}
 	for _, kind := range kinds {
+		if kind == device.BackendCUDA && o.inprocess {
+			path, err := cbaselineLib(ctx, o, rep.Meta.CC)
+			if err != nil {
+				return err
+			}
+			lib, err := openCppLib(path)
+			if err != nil {
+				return err
+			}
+			if err := runInProcess(ctx, o, kind, lib, rep); err != nil {
+				return err
+			}
+			continue
+		}
 		if kind != device.BackendCUDA {
 			if err := runBackend(ctx, o, kind, 0, rep); err != nil {
 				return err
@@ -106,44 +126,58 @@ func backendsToRun(ctx context.Context, which string) ([]device.BackendKind, err
 }
 
 func runBackend(ctx context.Context, o *options, kind device.BackendKind, round int, rep *Report) error {
+	e, closeEnv, err := openEnv(ctx, o, kind, rep)
+	if err != nil {
+		return err
+	}
+	defer closeEnv()
+	todo := plan(o)
+	prog := &progress{total: len(todo), start: time.Now()}
+	for _, t := range todo {
+		runTask(e, kind, t, round, o.repeat, rep, prog)
+	}
+	return nil
+}
+
+// openEnv opens the device the rows run on, with the empty kernel loaded; close closes it.
+func openEnv(ctx context.Context, o *options, kind device.BackendKind, rep *Report) (e *env, close func(), err error) {
 	opts := []device.Option{device.WithBackend(kind)}
 	if o.awaitSpin > 0 {
 		opts = append(opts, device.WithActorOptions(actor.WithAwaitSpin(o.awaitSpin)))
 	}
 	dev, err := device.Open(ctx, o.device, opts...)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	defer dev.Close()
 	if !slices.Contains(rep.Meta.Backends, string(kind)) {
 		rep.Meta.Backends = append(rep.Meta.Backends, string(kind))
 	}
 	mod, err := dev.Compile(ctx, device.Source{Name: "empty.cu", Code: emptySource, Sim: emptySim})
 	if err != nil {
-		return err
+		return nil, nil, errors.Join(err, dev.Close())
 	}
 	k, err := mod.Kernel(ctx, "empty")
 	if err != nil {
-		return err
+		return nil, nil, errors.Join(err, dev.Close())
 	}
-	e := &env{ctx: ctx, dev: dev, empty: k, binding: func() (*direct, error) { return openDirect(kind, o.device) }, copiers: o.copiers}
-	todo := plan(o)
-	prog := &progress{total: len(todo), start: time.Now()}
-	for _, t := range todo {
-		if t.s.name == "d2d" && kind == device.BackendSim {
-			t.size = 64 << 20 // the simulator copies with the CPU: keep CI quick
-		}
-		prog.step(fmt.Sprintf("%s %s %s", kind, t.s.name, sizeLabel(t.size)))
-		value, p99, err := t.s.run(e, t.size, o.repeat)
-		r := Result{Impl: "gpuactor", Backend: string(kind), Scenario: t.s.name, Size: t.size, Unit: t.s.unit,
-			Value: value, P99: p99, Repeats: o.repeat, Checked: err == nil, Round: round}
-		if err != nil {
-			rep.Errors = append(rep.Errors, fmt.Sprintf("gpuactor/%s %s %s: %v", kind, t.s.name, sizeLabel(t.size), err))
-			fmt.Fprintln(os.Stderr, "  FAILED:", err)
-		}
-		rep.Results = append(rep.Results, r)
+	e = &env{ctx: ctx, dev: dev, empty: k, binding: func() (*direct, error) { return openDirect(kind, o.device) }, copiers: o.copiers}
+	return e, func() { dev.Close() }, nil
+}
+
+// runTask runs one row on e and records its result (and its failure) in rep.
+func runTask(e *env, kind device.BackendKind, t task, round, repeat int, rep *Report, prog *progress) {
+	if t.s.name == "d2d" && kind == device.BackendSim {
+		t.size = 64 << 20 // the simulator copies with the CPU: keep CI quick
 	}
-	return nil
+	prog.step(fmt.Sprintf("%s %s %s", kind, t.s.name, sizeLabel(t.size)))
+	value, p99, err := t.s.run(e, t.size, repeat)
+	r := Result{Impl: "gpuactor", Backend: string(kind), Scenario: t.s.name, Size: t.size, Unit: t.s.unit,
+		Value: value, P99: p99, Repeats: repeat, Checked: err == nil, Round: round}
+	if err != nil {
+		rep.Errors = append(rep.Errors, fmt.Sprintf("gpuactor/%s %s %s: %v", kind, t.s.name, sizeLabel(t.size), err))
+		fmt.Fprintln(os.Stderr, "  FAILED:", err)
+	}
+	rep.Results = append(rep.Results, r)
 }
 
 // probeMeta records the GPU's name and versions, which the C++ build needs before any
@@ -168,7 +202,7 @@ type task struct {
 func plan(o *options) []task {
 	var out []task
 	for _, s := range scenarios() {
-		if !o.wants(s.name) {
+		if !o.wants(s.name) || (s.nodes && o.graphSizes != nil && !slices.Contains(o.graphSizes, s.size)) {
 			continue
 		}
 		if !s.sized {

@@ -56,6 +56,7 @@ type scenario struct {
 	unit  string
 	sized bool   // runs once per -sizes entry
 	size  int64  // fixed size, for unsized rows that still move bytes
+	nodes bool   // size is a graph's node count: runs only where -graph-sizes has it
 	ref   string // the C++ scenario it is compared with, when not its own name
 	// manyStreams: the row has work in flight on several streams at once (see scenarios).
 	manyStreams bool

@@ -9,6 +9,11 @@
 // Output on stdout is JSON lines only (a header, then one "result" per scenario and size, plus
 // "error" lines for failed checks); progress goes to stderr. README.md beside this file has the
 // protocol. Exit status: 0 when every check passed, 1 when a check failed or a CUDA call errored.
+//
+// Built with -DSUITE_LIB -shared -Xcompiler -fPIC it is a library instead, which the runner
+// loads into its own process (go run ./bench -inprocess): suite_run takes the same flags and
+// returns the same JSON lines, so that each gpuactor row can run between two passes of its C++
+// row moments apart, in one process on one context, rather than seconds apart in two.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -57,6 +62,30 @@ static double seconds_since(clk::time_point t0) {
 static const char* kImpl = "cpp";
 static bool g_failed = false;  // any failed check: exit 1 at the end
 
+#ifdef SUITE_LIB
+static std::string g_out;  // the JSON lines of the current suite_run call
+#endif
+
+// emit_line writes one JSON line: to stdout, or in the library to what suite_run returns.
+static void emit_line(const std::string& line) {
+#ifdef SUITE_LIB
+  g_out += line;
+  g_out += '\n';
+#else
+  std::printf("%s\n", line.c_str());
+  std::fflush(stdout);
+#endif
+}
+
+// format is snprintf into a std::string.
+template <class... A> static std::string format(const char* fmt, A... a) {
+  int n = std::snprintf(nullptr, 0, fmt, a...);
+  std::string out(static_cast<size_t>(n) + 1, '\0');
+  std::snprintf(&out[0], out.size(), fmt, a...);
+  out.resize(static_cast<size_t>(n));
+  return out;
+}
+
 static std::string json_escape(const char* s) {
   std::string out;
   for (; *s; ++s) {
@@ -87,19 +116,18 @@ static std::string json_number(double v) {
 static void emit_result(const char* scenario, long long size, const char* unit, double value,
                         double p99, int repeats, bool checked, const std::string& why) {
   std::string sz = size < 0 ? std::string("null") : std::to_string(size);
-  std::printf(
+  emit_line(format(
       "{\"kind\":\"result\",\"impl\":\"%s\",\"scenario\":\"%s\",\"size\":%s,\"unit\":\"%s\","
-      "\"value\":%s,\"p99\":%s,\"repeats\":%d,\"checked\":%s}\n",
+      "\"value\":%s,\"p99\":%s,\"repeats\":%d,\"checked\":%s}",
       kImpl, scenario, sz.c_str(), unit, json_number(value).c_str(), json_number(p99).c_str(),
-      repeats, checked ? "true" : "false");
+      repeats, checked ? "true" : "false"));
   if (!checked) {
     std::string msg = why.empty() ? std::string("check failed") : why;
     if (size >= 0) msg += " (size " + std::to_string(size) + ")";
-    std::printf("{\"kind\":\"error\",\"impl\":\"%s\",\"scenario\":\"%s\",\"message\":\"%s\"}\n",
-                kImpl, scenario, json_escape(msg.c_str()).c_str());
+    emit_line(format("{\"kind\":\"error\",\"impl\":\"%s\",\"scenario\":\"%s\",\"message\":\"%s\"}",
+                     kImpl, scenario, json_escape(msg.c_str()).c_str()));
     g_failed = true;
   }
-  std::fflush(stdout);
   std::fprintf(stderr, "%-16s %12s  %s %s%s\n", scenario, size < 0 ? "-" : sz.c_str(),
                json_number(value).c_str(), unit, checked ? "" : "  CHECK FAILED");
 }
@@ -169,6 +197,7 @@ struct Ctx {
   int device;
   int repeats;
   cudaStream_t s;  // non-blocking: never implicitly ordered after the legacy default stream
+  std::vector<int> graph_sizes;  // the graph rows' chain lengths (--graph-sizes)
 };
 
 static void launch_enqueue(const Ctx& c) {
@@ -509,7 +538,7 @@ static void event_record(const Ctx& c) {
 // ---------------------------------------------------------------------------------------------
 // Graphs: chains of N empty kernel nodes (size = N), as gpuactor's graph rows.
 
-static const int kGraphSizes[] = {1, 10, 100, 1000};
+static const std::vector<int> kGraphSizes = {1, 10, 100, 1000};
 static const int kGraphLaunches = 100;
 
 static cudaGraph_t empty_chain(int n) {
@@ -529,7 +558,7 @@ static cudaGraph_t empty_chain(int n) {
 }
 
 static void graph_instantiate(const Ctx& c) {
-  for (int n : kGraphSizes) {
+  for (int n : c.graph_sizes) {
     cudaGraph_t g = empty_chain(n);
     std::vector<double> per;
     for (int r = -1; r < c.repeats; ++r) {
@@ -548,7 +577,7 @@ static void graph_instantiate(const Ctx& c) {
 // graph_launch: the host cost of cudaGraphLaunch (the calls alone); graph_node: launches run
 // back to back, per node.
 static void graph_launches(const Ctx& c, bool per_node) {
-  for (int n : kGraphSizes) {
+  for (int n : c.graph_sizes) {
     cudaGraph_t g = empty_chain(n);
     cudaGraphExec_t x;
     CHECK(cudaGraphInstantiateWithFlags(&x, g, 0));
@@ -630,7 +659,7 @@ static std::vector<std::string> split(const std::string& s) {
 [[noreturn]] static void usage(const char* msg) {
   std::fprintf(stderr,
                "%s\nusage: suite [--scenarios a,b,...] [--sizes 4096,65536,...] "
-               "[--repeat N] [--device N]\n",
+               "[--graph-sizes 1,10,...] [--repeat N] [--device N]\n",
                msg);
   std::exit(2);
 }
@@ -642,9 +671,14 @@ static long long parse_int(const std::string& s, const char* flag) {
   return v;
 }
 
-int main(int argc, char** argv) {
+// suite_main runs the scenarios argv asks for. The library keeps its stream from one call to
+// the next: a stream per call would leave the process with work on many streams, which slows
+// graphs (graphstate.cu) for the gpuactor rows beside it as much as for these.
+static int suite_main(int argc, char** argv) {
+  g_failed = false;
   std::vector<std::string> wanted;  // empty: all
   std::vector<size_t> sizes = {4096, 65536, 1048576, 16777216, 268435456};
+  std::vector<int> graph_sizes = kGraphSizes;
   int repeats = 21, device = 0;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i], v;
@@ -652,7 +686,8 @@ int main(int argc, char** argv) {
     if (eq != std::string::npos) {  // accept --flag=value too
       v = a.substr(eq + 1);
       a = a.substr(0, eq);
-    } else if (a == "--scenarios" || a == "--sizes" || a == "--repeat" || a == "--device") {
+    } else if (a == "--scenarios" || a == "--sizes" || a == "--graph-sizes" || a == "--repeat" ||
+               a == "--device") {
       if (i + 1 >= argc) usage(("missing value for " + a).c_str());
       v = argv[++i];
     }
@@ -663,6 +698,11 @@ int main(int argc, char** argv) {
       for (auto& s : split(v)) sizes.push_back(static_cast<size_t>(parse_int(s, "--sizes")));
       for (size_t s : sizes)
         if (s == 0) usage("sizes must be positive");
+    } else if (a == "--graph-sizes") {
+      graph_sizes.clear();
+      for (auto& s : split(v)) graph_sizes.push_back(static_cast<int>(parse_int(s, "--graph-sizes")));
+      for (int n : graph_sizes)
+        if (n == 0) usage("graph sizes must be positive");
     } else if (a == "--repeat") {
       repeats = static_cast<int>(parse_int(v, "--repeat"));
       if (repeats < 1) usage("--repeat must be at least 1");
@@ -679,14 +719,24 @@ int main(int argc, char** argv) {
   int rt = 0, drv = 0;
   CHECK(cudaRuntimeGetVersion(&rt));
   CHECK(cudaDriverGetVersion(&drv));
-  std::printf(
+  emit_line(format(
       "{\"kind\":\"header\",\"impl\":\"%s\",\"device\":\"%s\",\"driver\":%d,\"runtime\":%d,"
-      "\"cc\":\"%d.%d\"}\n",
-      kImpl, json_escape(p.name).c_str(), drv, rt, p.major, p.minor);
-  std::fflush(stdout);
+      "\"cc\":\"%d.%d\"}",
+      kImpl, json_escape(p.name).c_str(), drv, rt, p.major, p.minor));
 
-  Ctx c{device, repeats, nullptr};
+#ifdef SUITE_LIB
+  static cudaStream_t kept = nullptr;
+  static int kept_device = -1;
+  if (kept_device != device) {
+    if (kept) CHECK(cudaStreamDestroy(kept));
+    CHECK(cudaStreamCreateWithFlags(&kept, cudaStreamNonBlocking));
+    kept_device = device;
+  }
+  Ctx c{device, repeats, kept, graph_sizes};
+#else
+  Ctx c{device, repeats, nullptr, graph_sizes};
   CHECK(cudaStreamCreateWithFlags(&c.s, cudaStreamNonBlocking));
+#endif
 
   // Canonical order; unsized scenarios take no size, sized ones run once per --sizes entry.
   struct Scenario {
@@ -730,6 +780,25 @@ int main(int argc, char** argv) {
     s.run();
   }
 
+#ifndef SUITE_LIB
   CHECK(cudaStreamDestroy(c.s));
+#endif
   return g_failed ? 1 : 0;
 }
+
+#ifdef SUITE_LIB
+// suite_run runs the suite in the calling process with main's flags (argv[0] is the first
+// flag, not a program name) and returns its JSON lines, valid until the next call; *status is
+// what main would have exited with. One call at a time. A CUDA call that fails outside a check
+// still ends the process, as it ends the program: the run is broken either way.
+extern "C" const char* suite_run(int argc, char** argv, int* status) {
+  g_out.clear();
+  std::vector<char*> args;
+  args.push_back(const_cast<char*>("suite"));
+  for (int i = 0; i < argc; ++i) args.push_back(argv[i]);
+  *status = suite_main(static_cast<int>(args.size()), args.data());
+  return g_out.c_str();
+}
+#else
+int main(int argc, char** argv) { return suite_main(argc, argv); }
+#endif

@@ -1,0 +1,192 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpuactor/gpuactor/device"
+)
+
+func TestGroupByRefPutsRowsOfOneCppRowTogether(t *testing.T) {
+	o, err := parseFlags([]string{"-scenarios", "graph_node,graph_node_launchn,binding_graph_node,h2d_pinned,h2d_staged,launch_enqueue", "-sizes", "4K,1M"})
+	require.NoError(t, err)
+	groups := groupByRef(plan(o))
+	names := map[string][]string{}
+	for _, g := range groups {
+		k := fmt.Sprintf("%s/%d", g.ref, g.size)
+		_, dup := names[k]
+		require.False(t, dup, "C++ row %s in two groups", k)
+		for _, task := range g.tasks {
+			names[k] = append(names[k], task.s.name)
+		}
+	}
+	assert.ElementsMatch(t, []string{"graph_node", "graph_node_launchn", "binding_graph_node"}, names["graph_node/1"])
+	assert.ElementsMatch(t, []string{"graph_node", "graph_node_launchn"}, names["graph_node/100"], "no binding row at 100 nodes")
+	assert.ElementsMatch(t, []string{"h2d_pinned", "h2d_staged"}, names["h2d_pinned/4096"])
+	assert.ElementsMatch(t, []string{"h2d_pinned", "h2d_staged"}, names["h2d_pinned/1048576"])
+	assert.Equal(t, []string{"launch_enqueue"}, names["launch_enqueue/0"])
+	total := 0
+	for _, g := range groups {
+		total += len(g.tasks)
+	}
+	assert.Equal(t, len(plan(o)), total, "every row runs once a round")
+}
+
+func TestSuiteArgsNameOneRowAlone(t *testing.T) {
+	o, err := parseFlags([]string{"-repeat", "7", "-device", "1"})
+	require.NoError(t, err)
+	sized := refGroup{ref: "h2d_pinned", size: 1 << 20, sized: true}.suiteArgs(o)
+	assert.Equal(t, []string{"--scenarios", "h2d_pinned", "--repeat", "7", "--device", "1", "--sizes", "1048576"}, sized)
+	graph := refGroup{ref: "graph_node", size: 10}.suiteArgs(o)
+	assert.Equal(t, []string{"--scenarios", "graph_node", "--repeat", "7", "--device", "1", "--graph-sizes", "10"}, graph)
+	plain := refGroup{ref: "launch_enqueue"}.suiteArgs(o)
+	assert.NotContains(t, plain, "--sizes")
+	assert.NotContains(t, plain, "--graph-sizes")
+}
+
+// fakeSuite answers each pass with one result for the row it names, its value counting the
+// passes, and notes how many gpuactor results the report held at each call.
+type fakeSuite struct {
+	rep    *Report
+	calls  [][]string
+	before []int // gpuactor results in rep at each call
+	status int
+}
+
+func (f *fakeSuite) suite(args []string) ([]byte, int) {
+	f.calls = append(f.calls, args)
+	n := 0
+	for _, r := range f.rep.Results {
+		if r.Impl == "gpuactor" {
+			n++
+		}
+	}
+	f.before = append(f.before, n)
+	scenario, size := args[slices.Index(args, "--scenarios")+1], "null"
+	if i := slices.Index(args, "--sizes"); i >= 0 {
+		size = args[i+1]
+	}
+	unit := "us/launch"
+	if size != "null" {
+		unit = "GB/s"
+	}
+	out := `{"kind":"header","impl":"cpp","device":"fake"}` + "\n" +
+		fmt.Sprintf(`{"kind":"result","impl":"cpp","scenario":%q,"size":%s,"unit":%q,"value":%d,"repeats":1,"checked":true}`, scenario, size, unit, len(f.calls)) + "\n"
+	if f.status != 0 {
+		out += fmt.Sprintf(`{"kind":"error","impl":"cpp","scenario":%q,"message":"check failed"}`, scenario) + "\n"
+	}
+	return []byte(out), f.status
+}
+
+func TestRunInProcessPutsEachRoundBetweenTwoPassesOfItsRow(t *testing.T) {
+	o, err := parseFlags([]string{"-backend", "sim", "-scenarios", "launch_enqueue,h2d_pinned,h2d_staged", "-sizes", "4K", "-repeat", "1", "-rounds", "3"})
+	require.NoError(t, err)
+	rep := &Report{}
+	fake := &fakeSuite{rep: rep}
+	require.NoError(t, runInProcess(context.Background(), o, device.BackendSim, fake, rep))
+	require.Empty(t, rep.Errors)
+
+	// Two C++ rows (launch_enqueue; h2d_pinned 4K for both copy rows), four passes each.
+	require.Len(t, fake.calls, 8)
+	for i, args := range fake.calls[:4] {
+		assert.Equal(t, "launch_enqueue", args[1], "call %d", i)
+	}
+	for i, args := range fake.calls[4:] {
+		assert.Equal(t, "h2d_pinned", args[1], "call %d", i+4)
+	}
+	// Each pass comes after the round before it: one gpuactor row a round for launch_enqueue,
+	// then two (h2d_pinned and h2d_staged).
+	assert.Equal(t, []int{0, 1, 2, 3, 3, 5, 7, 9}, fake.before)
+
+	var cpp, gpu []Result
+	for _, r := range rep.Results {
+		switch r.Impl {
+		case "cpp":
+			cpp = append(cpp, r)
+		case "gpuactor":
+			gpu = append(gpu, r)
+		}
+	}
+	require.Len(t, cpp, 8)
+	for i, r := range cpp {
+		assert.Equal(t, i%4+1, r.Pass, "passes number 1..rounds+1 per C++ row")
+	}
+	require.Len(t, gpu, 9)
+	for _, r := range gpu {
+		assert.True(t, r.Checked, "%s", r.Scenario)
+		assert.Contains(t, []int{1, 2, 3}, r.Round)
+	}
+	// Round r is divided by the mean of passes r and r+1 (the fake's values are 1..8).
+	for _, row := range collapseRounds(rep.Results) {
+		if row.Impl != "gpuactor" || row.Scenario != "launch_enqueue" {
+			continue
+		}
+		med, lo, hi, ok := roundRatios(rep, row, false)
+		require.True(t, ok)
+		var want []float64
+		for _, r := range gpu {
+			if r.Scenario == "launch_enqueue" {
+				want = append(want, r.Value/(float64(r.Round)+0.5))
+			}
+		}
+		assert.InDelta(t, median(want), med, 1e-12)
+		assert.InDelta(t, slices.Min(want), lo, 1e-12)
+		assert.InDelta(t, slices.Max(want), hi, 1e-12)
+	}
+}
+
+func TestRunInProcessRecordsFailedCppChecks(t *testing.T) {
+	o, err := parseFlags([]string{"-backend", "sim", "-scenarios", "launch_enqueue", "-repeat", "1"})
+	require.NoError(t, err)
+	rep := &Report{}
+	fake := &fakeSuite{rep: rep, status: 1}
+	require.NoError(t, runInProcess(context.Background(), o, device.BackendSim, fake, rep))
+	require.Len(t, fake.calls, 2)
+	assert.Len(t, rep.Errors, 2, "each pass's failed check is reported")
+	assert.Contains(t, strings.Join(rep.Errors, "\n"), "check failed")
+}
+
+func TestOpenCppLibNamesWhatIsWrong(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "libnope.so")
+	_, err := openCppLib(missing)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), missing)
+
+	// A library that loads but is not the suite.
+	_, err = openCppLib("libc.so.6")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "suite_run")
+}
+
+func TestInProcessFlags(t *testing.T) {
+	o, err := parseFlags([]string{"-inprocess", "-cbaseline-lib", "/tmp/lib.so"})
+	require.NoError(t, err)
+	assert.True(t, o.inprocess)
+	assert.Equal(t, "/tmp/lib.so", o.cbaselineLib)
+	_, err = parseFlags([]string{"-cbaseline-lib", "/tmp/lib.so"})
+	assert.ErrorContains(t, err, "-inprocess")
+	_, err = parseFlags([]string{"-inprocess", "-cbaseline", "off"})
+	assert.ErrorContains(t, err, "-inprocess")
+}
+
+func TestGraphSizesPickTheGraphRows(t *testing.T) {
+	o, err := parseFlags([]string{"-graph-sizes", "1,10", "-scenarios", "graph_node,binding_graph_node,graph_instantiate,h2d_pinned", "-sizes", "4K"})
+	require.NoError(t, err)
+	var got []string
+	for _, task := range plan(o) {
+		got = append(got, fmt.Sprintf("%s/%d", task.s.name, task.size))
+	}
+	assert.ElementsMatch(t, []string{"graph_instantiate/1", "graph_instantiate/10", "graph_node/1", "graph_node/10",
+		"binding_graph_node/1", "binding_graph_node/10", "h2d_pinned/4096"}, got, "-graph-sizes leaves the byte-sized rows alone")
+	for _, bad := range []string{"3", "x", "1,,10"} {
+		_, err := parseFlags([]string{"-graph-sizes", bad})
+		assert.ErrorContains(t, err, "-graph-sizes", bad)
+	}
+}
