@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gpuactor/gpuactor/device"
+	"github.com/gpuactor/gpuactor/internal/testgpu"
 )
 
 func TestGroupByRefPutsRowsOfOneCppRowTogether(t *testing.T) {
@@ -189,4 +191,35 @@ func TestGraphSizesPickTheGraphRows(t *testing.T) {
 		_, err := parseFlags([]string{"-graph-sizes", bad})
 		assert.ErrorContains(t, err, "-graph-sizes", bad)
 	}
+}
+
+// On a GPU host with nvcc: suite.cu builds as a library, loads, and its passes land around
+// gpuactor's rounds with figures of their own.
+func TestInProcessWithTheBuiltLibrary(t *testing.T) {
+	ctx := context.Background()
+	testgpu.Need(t, gpuPresent(ctx), "the cuda backend sees no device")
+	if _, err := exec.LookPath("nvcc"); err != nil {
+		t.Skip("no nvcc to build the C++ baseline library")
+	}
+	o, err := parseFlags([]string{"-backend", "cuda", "-inprocess", "-scenarios", "graph_node_launchn,h2d_pinned",
+		"-graph-sizes", "1", "-sizes", "1M", "-repeat", "3", "-rounds", "2"})
+	require.NoError(t, err)
+	rep := &Report{}
+	require.NoError(t, probeMeta(ctx, o, rep))
+	path, err := cbaselineLib(ctx, o, rep.Meta.CC)
+	require.NoError(t, err)
+	lib, err := openCppLib(path)
+	require.NoError(t, err)
+	require.NoError(t, runInProcess(ctx, o, device.BackendCUDA, lib, rep))
+	require.Empty(t, rep.Errors)
+	passes := map[string][]int{}
+	for _, r := range rep.Results {
+		if r.Impl == "cpp" {
+			assert.True(t, r.Checked, "%s", r.Scenario)
+			assert.Positive(t, r.Value, "%s", r.Scenario)
+			passes[fmt.Sprintf("%s/%d", r.Scenario, r.Size)] = append(passes[fmt.Sprintf("%s/%d", r.Scenario, r.Size)], r.Pass)
+		}
+	}
+	assert.Equal(t, map[string][]int{"graph_node/1": {1, 2, 3}, "h2d_pinned/1048576": {1, 2, 3}}, passes,
+		"one C++ row a call, three passes around two rounds")
 }
