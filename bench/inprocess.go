@@ -13,6 +13,7 @@ import (
 	"github.com/ebitengine/purego"
 
 	"github.com/gpuactor/gpuactor/device"
+	"github.com/gpuactor/gpuactor/internal/cudart"
 )
 
 // With -inprocess, the C++ baseline is suite.cu built as a shared library and loaded into the
@@ -58,22 +59,7 @@ func (l *cppLib) suite(args []string) ([]byte, int) {
 	}
 	var status int32
 	p, _, _ := purego.SyscallN(l.run, uintptr(len(args)), uintptr(unsafe.Pointer(&argv[0])), uintptr(unsafe.Pointer(&status)))
-	return []byte(cString(p)), int(status)
-}
-
-// cString copies the NUL-terminated C string at address p.
-func cString(p uintptr) string {
-	if p == 0 {
-		return ""
-	}
-	// Reinterpret the word rather than convert the uintptr: the memory is C's, and this is
-	// the form vet and checkptr accept for a foreign address.
-	base := *(*unsafe.Pointer)(unsafe.Pointer(&p))
-	n := 0
-	for *(*byte)(unsafe.Add(base, n)) != 0 {
-		n++
-	}
-	return string(unsafe.Slice((*byte)(base), n))
+	return []byte(cudart.GoString(p)), int(status)
 }
 
 // cbaselineLib returns the C++ baseline library: -cbaseline-lib, else suite.cu built with

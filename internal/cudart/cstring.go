@@ -26,6 +26,10 @@ func gostring(p uintptr) string {
 	return string(unsafe.Slice((*byte)(base), n))
 }
 
+// GoString is gostring for packages that call C through purego themselves (the bench's C++
+// baseline loaded in-process).
+func GoString(p uintptr) string { return gostring(p) }
+
 // cbytes returns the prefix of b before its first NUL.
 func cbytes(b []byte) string {
 	for i, c := range b {
