@@ -62,8 +62,12 @@ func cbaseline(ctx context.Context, o *options, cc string) (string, error) {
 	}
 	out := filepath.Join(os.TempDir(), "gpuactor-cbaseline")
 	ok, err := buildSuite(ctx, cc, out)
-	if err != nil || !ok {
+	if err != nil {
 		return "", err
+	}
+	if !ok {
+		fmt.Fprintln(os.Stderr, "no nvcc: the C++ baseline column stays empty (pass -cbaseline PATH to use a prebuilt one)")
+		return "", nil
 	}
 	o.built = out
 	return out, nil
@@ -75,7 +79,6 @@ func buildSuite(ctx context.Context, cc, out string, extra ...string) (ok bool, 
 	nvcc, err := exec.LookPath("nvcc")
 	if err != nil {
 		if _, statErr := os.Stat("/usr/local/cuda/bin/nvcc"); statErr != nil {
-			fmt.Fprintln(os.Stderr, "no nvcc: the C++ baseline column stays empty (pass -cbaseline PATH to use a prebuilt one)")
 			return false, nil
 		}
 		nvcc = "/usr/local/cuda/bin/nvcc"

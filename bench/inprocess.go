@@ -82,10 +82,10 @@ func cbaselineLib(ctx context.Context, o *options, cc string) (string, error) {
 // refGroup is the gpuactor rows that compare with one C++ row (scenario and size): they run
 // together between its passes, so that each C++ pass is the baseline of every row beside it.
 type refGroup struct {
-	ref   string
-	size  int64
-	sized bool
-	tasks []task
+	ref          string
+	size         int64
+	sized, nodes bool // size is bytes (-sizes) or a graph's node count (-graph-sizes)
+	tasks        []task
 }
 
 // groupByRef groups todo by C++ row, in the order each C++ row is first needed.
@@ -102,7 +102,7 @@ func groupByRef(todo []task) []refGroup {
 		if !ok {
 			i = len(out)
 			at[k] = i
-			out = append(out, refGroup{ref: k.ref, size: k.size, sized: t.s.sized})
+			out = append(out, refGroup{ref: k.ref, size: k.size, sized: t.s.sized, nodes: t.s.nodes})
 		}
 		out[i].tasks = append(out[i].tasks, t)
 	}
@@ -115,8 +115,8 @@ func (g refGroup) suiteArgs(o *options) []string {
 	switch {
 	case g.sized:
 		args = append(args, "--sizes", strconv.FormatInt(g.size, 10))
-	case g.size > 0:
-		args = append(args, "--graph-sizes", strconv.FormatInt(g.size, 10)) // ignored by rows other than the graph rows
+	case g.nodes:
+		args = append(args, "--graph-sizes", strconv.FormatInt(g.size, 10))
 	}
 	return args
 }
@@ -143,12 +143,8 @@ func runInProcess(ctx context.Context, o *options, kind device.BackendKind, cpp 
 		}
 		pass(1)
 		for r := 1; r <= o.rounds; r++ {
-			round := r
-			if o.rounds == 1 {
-				round = 0
-			}
 			for _, t := range g.tasks {
-				runTask(e, kind, t, round, o.repeat, rep, prog)
+				runTask(e, kind, t, o.roundNumber(r), o.repeat, rep, prog)
 			}
 			pass(r + 1)
 		}

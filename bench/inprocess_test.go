@@ -46,11 +46,12 @@ func TestSuiteArgsNameOneRowAlone(t *testing.T) {
 	require.NoError(t, err)
 	sized := refGroup{ref: "h2d_pinned", size: 1 << 20, sized: true}.suiteArgs(o)
 	assert.Equal(t, []string{"--scenarios", "h2d_pinned", "--repeat", "7", "--device", "1", "--sizes", "1048576"}, sized)
-	graph := refGroup{ref: "graph_node", size: 10}.suiteArgs(o)
+	graph := refGroup{ref: "graph_node", size: 10, nodes: true}.suiteArgs(o)
 	assert.Equal(t, []string{"--scenarios", "graph_node", "--repeat", "7", "--device", "1", "--graph-sizes", "10"}, graph)
-	plain := refGroup{ref: "launch_enqueue"}.suiteArgs(o)
-	assert.NotContains(t, plain, "--sizes")
-	assert.NotContains(t, plain, "--graph-sizes")
+	for _, plain := range [][]string{refGroup{ref: "launch_enqueue"}.suiteArgs(o), refGroup{ref: "h2d_async_64B", size: 64}.suiteArgs(o)} {
+		assert.NotContains(t, plain, "--sizes")
+		assert.NotContains(t, plain, "--graph-sizes", "a fixed size is no node count")
+	}
 }
 
 // fakeSuite answers each pass with one result for the row it names, its value counting the

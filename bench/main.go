@@ -166,6 +166,14 @@ func scenarioNames() []string {
 
 func (o *options) wants(name string) bool { return o.scenarios == nil || o.scenarios[name] }
 
+// roundNumber is what Result.Round records for round r (from 1): r, or 0 when the rows run once.
+func (o *options) roundNumber(r int) int {
+	if o.rounds == 1 {
+		return 0
+	}
+	return r
+}
+
 // progress prints a one-line status to stderr, overwritten in place on a terminal.
 type progress struct {
 	done, total int

@@ -79,11 +79,7 @@ func run(ctx context.Context, o *options) error {
 		// Round r of gpuactor's rows runs between C++ passes r and r+1, so that each round
 		// has a baseline measured around it, on a host whose speed drifts.
 		for r := 1; r <= o.rounds; r++ {
-			round := r
-			if o.rounds == 1 {
-				round = 0
-			}
-			if err := runBackend(ctx, o, kind, round, rep); err != nil {
+			if err := runBackend(ctx, o, kind, o.roundNumber(r), rep); err != nil {
 				return err
 			}
 			runExternal(ctx, o, rep, r+1)

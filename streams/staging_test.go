@@ -19,14 +19,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gpuactor/gpuactor/device"
+	"github.com/gpuactor/gpuactor/internal/testdev"
 	"github.com/gpuactor/gpuactor/internal/testgpu"
 )
-
-func stagingCtx(t testing.TB) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	t.Cleanup(cancel)
-	return ctx
-}
 
 // stagingBackends runs fn on the simulator and on the GPU (skipped without one, failed
 // without one when GPUACTOR_REQUIRE_GPU=1), with the options that open a device there.
@@ -43,7 +38,7 @@ func stagingBackends(t *testing.T, fn func(t *testing.T, opts []device.Option)) 
 
 func stagingOpen(t *testing.T, opts []device.Option) *device.Device {
 	t.Helper()
-	dev, err := device.Open(stagingCtx(t), 0, opts...)
+	dev, err := device.Open(testdev.Ctx(t), 0, opts...)
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, dev.Close()) })
 	return dev
@@ -51,7 +46,7 @@ func stagingOpen(t *testing.T, opts []device.Option) *device.Device {
 
 func stagingStream(t *testing.T, dev *device.Device) *Stream {
 	t.Helper()
-	s, err := New(stagingCtx(t), dev)
+	s, err := New(testdev.Ctx(t), dev)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = s.Destroy(context.Background()) })
 	return s
@@ -59,7 +54,7 @@ func stagingStream(t *testing.T, dev *device.Device) *Stream {
 
 func stagingMalloc(t *testing.T, dev *device.Device, n int) *device.Buffer {
 	t.Helper()
-	b, err := dev.Malloc(stagingCtx(t), uint64(n))
+	b, err := dev.Malloc(testdev.Ctx(t), uint64(n))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = b.Free(context.Background()) })
 	return b
@@ -100,7 +95,7 @@ func stagingEqual(t *testing.T, want, got []byte, msg string) {
 // stagingAwait waits for f and requires it to succeed.
 func stagingAwait(t *testing.T, f *Future) {
 	t.Helper()
-	_, err := f.Await(stagingCtx(t))
+	_, err := f.Await(testdev.Ctx(t))
 	require.NoError(t, err)
 }
 
@@ -124,7 +119,7 @@ func stagingNoLeaks(t *testing.T) {
 // stagingRoundTrip uploads and downloads n bytes through s and checks them.
 func stagingRoundTrip(t *testing.T, s *Stream, n, seed int) {
 	t.Helper()
-	require.NoError(t, stagingTrip(stagingCtx(t), s, n, seed))
+	require.NoError(t, stagingTrip(testdev.Ctx(t), s, n, seed))
 }
 
 // stagingTrip is stagingRoundTrip for other goroutines than the test's: it returns what went
@@ -171,7 +166,7 @@ func TestStagingChunks(t *testing.T) {
 
 func TestStagedRoundTripsByteForByte(t *testing.T) {
 	stagingBackends(t, func(t *testing.T, opts []device.Option) {
-		ctx := stagingCtx(t)
+		ctx := testdev.Ctx(t)
 		dev := stagingOpen(t, opts)
 		s := stagingStream(t, dev)
 		stagingNoLeaks(t)
@@ -209,7 +204,7 @@ func TestStagedRoundTripsByteForByte(t *testing.T) {
 }
 
 func stagingTyped[T device.Numeric](t *testing.T, s *Stream, n int, gen func(i int) T) {
-	ctx := stagingCtx(t)
+	ctx := testdev.Ctx(t)
 	src := make([]T, n)
 	for i := range src {
 		src[i] = gen(i)
@@ -234,7 +229,7 @@ func TestStagedTypedRoundTrips(t *testing.T) {
 
 func TestStagedCopiesOrderWithTheStream(t *testing.T) {
 	stagingBackends(t, func(t *testing.T, opts []device.Option) {
-		ctx := stagingCtx(t)
+		ctx := testdev.Ctx(t)
 		dev := stagingOpen(t, opts)
 		s := stagingStream(t, dev)
 		const n = 20<<20 + 9 // several chunks, more than the ring holds
@@ -278,7 +273,7 @@ func TestStagedCopiesRunConcurrently(t *testing.T) {
 		dev := stagingOpen(t, opts)
 		a, b := stagingStream(t, dev), stagingStream(t, dev)
 		stagingNoLeaks(t)
-		ctx := stagingCtx(t)
+		ctx := testdev.Ctx(t)
 		var wg sync.WaitGroup
 		errs := make([]error, 4)
 		// Two streams, two goroutines each, and so also copies sharing one stream's ring.
@@ -298,7 +293,7 @@ func TestStagedCopiesRunConcurrently(t *testing.T) {
 // fewer or more copying goroutines than slots, so that slots are reused within one copy.
 func TestStagingSmallRings(t *testing.T) {
 	stagingBackends(t, func(t *testing.T, opts []device.Option) {
-		ctx := stagingCtx(t)
+		ctx := testdev.Ctx(t)
 		dev := stagingOpen(t, opts)
 		for _, p := range []stagingParams{{2, 1 << 20, 4, 4}, {3, 1 << 20, 2, 3}, {5, 2 << 20, 3, 2}} {
 			t.Run(fmt.Sprintf("%d×%dMiB,%d,%d", p.slots, p.slotSize>>20, p.workers, p.downWorkers), func(t *testing.T) {
@@ -332,7 +327,7 @@ func TestStagingSmallRings(t *testing.T) {
 
 func TestStagedBadInput(t *testing.T) {
 	stagingBackends(t, func(t *testing.T, opts []device.Option) {
-		ctx := stagingCtx(t)
+		ctx := testdev.Ctx(t)
 		dev := stagingOpen(t, opts)
 		s := stagingStream(t, dev)
 		buf := stagingMalloc(t, dev, 64)
@@ -403,7 +398,7 @@ func stagingPrefix(t *testing.T, want, got []byte, chunk int) int {
 // downloads through all, and copies in both directions, one after another, stay byte for byte.
 func TestStagingUploadsKeepToTheirSlots(t *testing.T) {
 	stagingBackends(t, func(t *testing.T, opts []device.Option) {
-		ctx := stagingCtx(t)
+		ctx := testdev.Ctx(t)
 		dev := stagingOpen(t, opts)
 		s := stagingStream(t, dev)
 		stagingNoLeaks(t)
@@ -437,7 +432,7 @@ func TestStagingUploadsKeepToTheirSlots(t *testing.T) {
 
 func TestStagedCancellation(t *testing.T) {
 	stagingBackends(t, func(t *testing.T, opts []device.Option) {
-		ctx := stagingCtx(t)
+		ctx := testdev.Ctx(t)
 		dev := stagingOpen(t, opts)
 		s := stagingStream(t, dev)
 		stagingNoLeaks(t)
@@ -512,7 +507,7 @@ func TestStagedCancellation(t *testing.T) {
 
 func TestStagingDestroyReleasesTheRing(t *testing.T) {
 	stagingBackends(t, func(t *testing.T, opts []device.Option) {
-		ctx := stagingCtx(t)
+		ctx := testdev.Ctx(t)
 		dev := stagingOpen(t, opts)
 		stagingNoLeaks(t)
 
@@ -559,7 +554,7 @@ func TestStagingDestroyReleasesTheRing(t *testing.T) {
 
 func TestStagedCopiesInFlightWhenTheDeviceCloses(t *testing.T) {
 	stagingBackends(t, func(t *testing.T, opts []device.Option) {
-		ctx := stagingCtx(t)
+		ctx := testdev.Ctx(t)
 		dev, err := device.Open(ctx, 0, opts...)
 		require.NoError(t, err)
 		s, err := New(ctx, dev)
@@ -599,7 +594,7 @@ func TestStagingWorkersFitTheHost(t *testing.T) {
 
 func TestStagingWorkersOption(t *testing.T) {
 	stagingBackends(t, func(t *testing.T, opts []device.Option) {
-		ctx := stagingCtx(t)
+		ctx := testdev.Ctx(t)
 		dev := stagingOpen(t, opts)
 		for _, n := range []int{-1, 0, maxStagingWorkers + 1} {
 			_, err := New(ctx, dev, StagingWorkers(n))

@@ -7,11 +7,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gpuactor/gpuactor/device"
+	"github.com/gpuactor/gpuactor/internal/testdev"
 )
 
 func TestStagingWorkersReportsTheRingsChoice(t *testing.T) {
 	stagingBackends(t, func(t *testing.T, opts []device.Option) {
-		ctx := stagingCtx(t)
+		ctx := testdev.Ctx(t)
 		dev := stagingOpen(t, opts)
 		s := stagingStream(t, dev)
 		up, down := s.StagingWorkers()

@@ -115,12 +115,7 @@ int main() {
   }
   // The streams shape's workers: 16, each with two slots of the largest size.
   std::vector<Worker> ws = makeWorkers(16, kMaxSlot);
-  auto pinnedGBs = [&] {
-    return medianGBs(n, [&] {
-      CK(cudaMemcpyAsync(dev, pinned, n, cudaMemcpyHostToDevice, r.s));
-      CK(cudaStreamSynchronize(r.s));
-    });
-  };
+  auto pinnedGBs = [&] { return medianGBs(n, [&] { copyOnce(true, pinned, dev, n, r.s); }); };
   // Host-only rates: T threads copying 4 MiB chunks of host into slots, no DMA.
   for (const Variant& v : kCopies) {
     for (int T : {1, 8}) {

@@ -90,11 +90,7 @@ int main(int argc, char** argv) {
   size_t mb = n >> 20;
   for (int up = 1; up >= 0; up--) {
     const char* dir = up ? "h2d" : "d2h";
-    auto kind = up ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost;
-    double p = medianGBs(n, [&] {
-      CK(cudaMemcpyAsync(up ? (void*)dev : (void*)pinned, up ? (void*)pinned : (void*)dev, n, kind, s));
-      CK(cudaStreamSynchronize(s));
-    });
+    double p = medianGBs(n, [&] { copyOnce(up, pinned, dev, n, s); });
     printf("%s %zuM pinned %.1f GB/s\n", dir, mb, p);
     for (bool huge : {false, true}) {
       const char* pg = huge ? "thp" : "4k";

@@ -47,15 +47,8 @@ int main() {
     const char* sz = n == (1 << 20) ? "1M" : n == (16 << 20) ? "16M" : "256M";
     for (int up = 1; up >= 0; up--) {
       const char* dir = up ? "h2d" : "d2h";
-      auto kind = up ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost;
-      double p = medianGBs(n, [&] {
-        CK(cudaMemcpyAsync(up ? (void*)dev : (void*)pinned, up ? (void*)pinned : (void*)dev, n, kind, s));
-        CK(cudaStreamSynchronize(s));
-      });
-      double pg = medianGBs(n, [&] {
-        CK(cudaMemcpyAsync(up ? (void*)dev : (void*)host, up ? (void*)host : (void*)dev, n, kind, s));
-        CK(cudaStreamSynchronize(s));
-      });
+      double p = medianGBs(n, [&] { copyOnce(up, pinned, dev, n, s); });
+      double pg = medianGBs(n, [&] { copyOnce(up, host, dev, n, s); });
       printf("%s %s pinned %.1f GB/s\n", dir, sz, p);
       printf("%s %s pageable %.1f GB/s\n", dir, sz, pg);
       for (int T : {1, 2, 4, 8, 12, 14, 16}) {
@@ -68,8 +61,7 @@ int main() {
       });
       double regCopy = medianGBs(n, [&] {
         CK(cudaHostRegister(host, n, cudaHostRegisterDefault));
-        CK(cudaMemcpyAsync(up ? (void*)dev : (void*)host, up ? (void*)host : (void*)dev, n, kind, s));
-        CK(cudaStreamSynchronize(s));
+        copyOnce(up, host, dev, n, s);
         CK(cudaHostUnregister(host));
       });
       printf("%s %s register+unregister %.1f GB/s; register+copy+unregister %.1f GB/s\n", dir, sz, reg, regCopy);

@@ -28,6 +28,14 @@ template <class F> double medianGBs(size_t bytes, F f) {
   return v[2];
 }
 
+// copyOnce copies n bytes between host and dev in one cudaMemcpyAsync on s and waits for it:
+// the pinned (or pageable) copy the staged ones are measured against.
+static void copyOnce(bool up, char* host, char* dev, size_t n, cudaStream_t s) {
+  CK(cudaMemcpyAsync(up ? (void*)dev : (void*)host, up ? (void*)host : (void*)dev, n,
+                     up ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost, s));
+  CK(cudaStreamSynchronize(s));
+}
+
 static const size_t kSlot = 4 << 20;
 
 // copyFn copies a chunk from host memory into a slot (an upload's host side).
