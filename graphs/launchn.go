@@ -15,7 +15,9 @@ import (
 // 0.5 µs on the H100 hosts, a quarter of an empty graph's launch, so a message per run makes a
 // one-node graph's replay 20–30% slower than the runtime's own loop; 32 runs a message bring
 // that cost under 1%, and keep any one message under ~0.1 ms of the actor's time for small
-// graphs, so that other callers' messages are not held up behind a long replay.
+// graphs, so that other callers' messages are not held up behind a long replay. A chunk's
+// runs are queued from one crossing into C (backend GraphLaunchN), not one a run: a Go call
+// into C costs a few percent of a one-node graph's launch.
 const launchChunk = 32
 
 // replaySpin is how long Await on a LaunchN future spins before parking, on hosts with
@@ -121,11 +123,8 @@ func (o *launchChunkOp) EnqueueOn(rt backend.Device, _ *device.Tracker, h backen
 		b.fail(err)
 		return nil
 	}
-	for i := range o.count {
-		if err := rt.GraphLaunch(b.x.h, h); err != nil {
-			b.fail(fmt.Errorf("gpuactor/graphs: LaunchN: run %d of %d: %w", o.first+i+1, b.n, err))
-			return nil
-		}
+	if done, err := rt.GraphLaunchN(b.x.h, h, o.count); err != nil {
+		b.fail(fmt.Errorf("gpuactor/graphs: LaunchN: run %d of %d: %w", o.first+done+1, b.n, err))
 	}
 	return nil
 }

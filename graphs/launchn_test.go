@@ -181,6 +181,43 @@ func TestLaunchNStopsWhereItsContextEnds(t *testing.T) {
 	})
 }
 
+// A run the runtime refuses ends the replay there: the runs before it ran, the error names
+// it, and the device goes on. A graph whose allocation is never freed is refused from its
+// second run until another graph frees it.
+func TestLaunchNStopsAtARefusedRun(t *testing.T) {
+	eachBackend(t, func(t *testing.T, f *fixture) {
+		s := f.stream(t)
+		out := f.buffer(t, n)
+		leak := f.graph(t)
+		alloc, p, err := leak.AddAlloc(f.ctx, nil, 4*n)
+		require.NoError(t, err)
+		_, err = leak.AddKernel(f.ctx, graphs.After(alloc), f.add, cfg(n), out, uint32(1), int32(n))
+		require.NoError(t, err)
+		x, err := leak.Instantiate(f.ctx)
+		require.NoError(t, err)
+
+		_, err = x.LaunchN(f.ctx, s, 40).Await(f.ctx)
+		require.Error(t, err)
+		assert.ErrorContains(t, err, "run 2 of 40")
+		assert.Equal(t, filled(n, 1), f.read(t, out), "only the first run ran")
+
+		freer := f.graph(t)
+		_, err = freer.AddFree(f.ctx, nil, p)
+		require.NoError(t, err)
+		fx, err := freer.Instantiate(f.ctx)
+		require.NoError(t, err)
+		_, err = fx.Launch(f.ctx, s).Await(f.ctx)
+		require.NoError(t, err)
+		_, err = x.LaunchN(f.ctx, s, 1).Await(f.ctx)
+		require.NoError(t, err, "runs again once freed")
+		_, err = fx.Launch(f.ctx, s).Await(f.ctx)
+		require.NoError(t, err)
+		assert.Equal(t, filled(n, 2), f.read(t, out))
+		require.NoError(t, x.Destroy(f.ctx))
+		require.NoError(t, f.dev.Synchronize(f.ctx), "the device is fine after the refused run")
+	})
+}
+
 func TestLaunchNBadInput(t *testing.T) {
 	eachBackend(t, func(t *testing.T, f *fixture) {
 		s := f.stream(t)

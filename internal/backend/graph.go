@@ -210,6 +210,10 @@ type GraphDevice interface {
 	GraphUpload(x GraphExec, s Stream) error
 	// GraphLaunch enqueues one run of x on s.
 	GraphLaunch(x GraphExec, s Stream) error
+	// GraphLaunchN enqueues n runs of x on s, back to back, as n GraphLaunch calls would, and
+	// returns how many were queued: n, or those before the first launch refused, with that
+	// launch's error.
+	GraphLaunchN(x GraphExec, s Stream, n int) (int, error)
 	// GraphExecKernelNodeSetParams changes the parameters of kernel node n (of the graph x was
 	// instantiated from) for x's later launches.
 	GraphExecKernelNodeSetParams(x GraphExec, n GraphNode, p KernelNode) error

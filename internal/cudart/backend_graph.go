@@ -231,6 +231,10 @@ func (d *device) GraphLaunch(x backend.GraphExec, s Stream) error {
 	return d.rt.graphLaunch(&d.frame, x, s)
 }
 
+func (d *device) GraphLaunchN(x backend.GraphExec, s Stream, n int) (int, error) {
+	return d.rt.graphLaunchN(&d.frame, x, s, n)
+}
+
 func (d *device) GraphExecKernelNodeSetParams(x backend.GraphExec, n backend.GraphNode, p backend.KernelNode) error {
 	kern, err := d.kernel("cudaGraphExecKernelNodeSetParams", p.Kernel)
 	if err != nil {

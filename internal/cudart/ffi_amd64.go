@@ -18,8 +18,24 @@ func runtimeCgocall(fn uintptr, arg unsafe.Pointer) int32
 
 var ffiTrampolineABI0 uintptr // the address of ffiTrampoline, set in ffi_amd64.s
 
+var ffiRepeatTrampolineABI0 uintptr // the address of ffiRepeatTrampoline, set in ffi_amd64.s
+
 // ffiCall calls f.fn with f.w as its integer arguments and returns its RAX.
 func ffiCall(f *callFrame) uintptr {
 	runtimeCgocall(ffiTrampolineABI0, unsafe.Pointer(f))
 	return f.ret
+}
+
+// ffiRepeat calls f.fn with f.w[:6] as its integer arguments up to n times, all from one
+// crossing into C, and stops at the first call whose 32-bit result is not zero. It returns
+// the number of calls that returned zero and the first result that did not (zero if none).
+// A replay loop of cheap calls (cudaGraphLaunch of a small graph, ~2 µs) otherwise pays the
+// crossing per call: a few percent of each.
+func ffiRepeat(f *callFrame, n int) (done int, ret uintptr) {
+	if n <= 0 {
+		return 0, 0
+	}
+	f.w[6] = uintptr(n)
+	runtimeCgocall(ffiRepeatTrampolineABI0, unsafe.Pointer(f))
+	return int(f.w[7]), f.ret
 }

@@ -301,6 +301,22 @@ func (r *Runtime) graphLaunch(f *callFrame, x backend.GraphExec, s Stream) error
 	return r.invokeErr(fnGraphLaunch, f)
 }
 
+// graphLaunchN enqueues n runs of x on s from one crossing into C (ffiRepeat), and returns
+// how many were queued before the first the runtime refused, with its error: a hot call.
+func (r *Runtime) graphLaunchN(f *callFrame, x backend.GraphExec, s Stream, n int) (int, error) {
+	fn, err := r.syms.get(fnGraphLaunch)
+	if err != nil {
+		return 0, err
+	}
+	f.fn = fn
+	f.w[0], f.w[1] = uintptr(x), uintptr(s)
+	done, code := ffiRepeat(f, n)
+	if int32(code) == 0 {
+		return done, nil
+	}
+	return done, r.newError(runtimeSymNames[fnGraphLaunch], int32(code))
+}
+
 // GraphNodeSetEnabled enables or disables a node of x (cudaGraphNodeSetEnabled).
 func (r *Runtime) GraphNodeSetEnabled(x backend.GraphExec, n backend.GraphNode, enabled bool) error {
 	on := uintptr(0)

@@ -32,6 +32,10 @@ func (*device) Launch(backend.Kernel, backend.Dim3, backend.Dim3, uint32, backen
 
 func (*device) GraphLaunch(backend.GraphExec, backend.Stream) error { return nil }
 
+func (*device) GraphLaunchN(_ backend.GraphExec, _ backend.Stream, n int) (int, error) {
+	return max(n, 0), nil
+}
+
 func (*device) EventRecord(backend.Event, backend.Stream) error { return nil }
 
 // EventQuery reports every record complete: nothing was queued.

@@ -91,6 +91,17 @@ func (d *device) GraphUpload(h backend.GraphExec, sh backend.Stream) error {
 	return nil
 }
 
+// GraphLaunchN queues n runs of the executable graph on s, one GraphLaunch each, and stops at
+// the first refused.
+func (d *device) GraphLaunchN(h backend.GraphExec, sh backend.Stream, n int) (int, error) {
+	for i := range max(n, 0) {
+		if err := d.GraphLaunch(h, sh); err != nil {
+			return i, err
+		}
+	}
+	return max(n, 0), nil
+}
+
 // GraphLaunch queues one run of the executable graph on s. The node parameters are those of
 // the time of the call: later updates apply to later launches.
 func (d *device) GraphLaunch(h backend.GraphExec, sh backend.Stream) error {
