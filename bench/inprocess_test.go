@@ -7,12 +7,14 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/gpuactor/gpuactor/device"
+	"github.com/gpuactor/gpuactor/internal/backend"
 	"github.com/gpuactor/gpuactor/internal/testgpu"
 )
 
@@ -60,11 +62,13 @@ type fakeSuite struct {
 	rep    *Report
 	calls  [][]string
 	before []int // gpuactor results in rep at each call
+	tids   []int // the OS thread of each call
 	status int
 }
 
 func (f *fakeSuite) suite(args []string) ([]byte, int) {
 	f.calls = append(f.calls, args)
+	f.tids = append(f.tids, syscall.Gettid())
 	n := 0
 	for _, r := range f.rep.Results {
 		if r.Impl == "gpuactor" {
@@ -126,6 +130,12 @@ func TestRunInProcessPutsEachRoundBetweenTwoPassesOfItsRow(t *testing.T) {
 		assert.True(t, r.Checked, "%s", r.Scenario)
 		assert.Contains(t, []int{1, 2, 3}, r.Round)
 	}
+	// The copy rows take turns at following the pass.
+	var order []string
+	for _, r := range gpu[3:] {
+		order = append(order, fmt.Sprintf("%d:%s", r.Round, r.Scenario))
+	}
+	assert.Equal(t, []string{"1:h2d_pinned", "1:h2d_staged", "2:h2d_staged", "2:h2d_pinned", "3:h2d_pinned", "3:h2d_staged"}, order)
 	// Round r is divided by the mean of passes r and r+1 (the fake's values are 1..8).
 	for _, row := range collapseRounds(rep.Results) {
 		if row.Impl != "gpuactor" || row.Scenario != "launch_enqueue" {
@@ -143,6 +153,39 @@ func TestRunInProcessPutsEachRoundBetweenTwoPassesOfItsRow(t *testing.T) {
 		assert.InDelta(t, slices.Min(want), lo, 1e-12)
 		assert.InDelta(t, slices.Max(want), hi, 1e-12)
 	}
+}
+
+// With -cpp-thread actor a pass runs on the device actor's thread, where the rows call CUDA
+// from, and the rounds still fall between the passes.
+func TestCppPassesCanRunOnTheActorThread(t *testing.T) {
+	ctx := context.Background()
+	dev, err := device.Open(ctx, 0, device.WithBackend(device.BackendSim))
+	require.NoError(t, err)
+	defer dev.Close()
+	actorTid, err := device.Exec(ctx, dev, func(backend.Device, *device.Tracker) (int, error) { return syscall.Gettid(), nil }).Await(ctx)
+	require.NoError(t, err)
+	fake := &fakeSuite{rep: &Report{}}
+	e := &env{ctx: ctx, dev: dev}
+	for range 3 {
+		_, status := suiteOn(e, "actor", fake, []string{"--scenarios", "launch_enqueue"})
+		require.Zero(t, status)
+	}
+	assert.Equal(t, []int{actorTid, actorTid, actorTid}, fake.tids)
+
+	o, err := parseFlags([]string{"-backend", "sim", "-inprocess", "-cpp-thread", "actor", "-scenarios", "launch_enqueue", "-repeat", "1", "-rounds", "2"})
+	require.NoError(t, err)
+	rep := &Report{}
+	fake = &fakeSuite{rep: rep}
+	require.NoError(t, runInProcess(ctx, o, device.BackendSim, fake, rep))
+	require.Empty(t, rep.Errors)
+	assert.Equal(t, []int{0, 1, 2}, fake.before, "a pass before the first round and after each")
+	assert.Equal(t, fake.tids[0], fake.tids[1], "the one actor thread")
+	assert.Equal(t, fake.tids[0], fake.tids[2], "the one actor thread")
+
+	_, err = parseFlags([]string{"-inprocess", "-cpp-thread", "gpu"})
+	assert.ErrorContains(t, err, "-cpp-thread")
+	_, err = parseFlags([]string{"-cpp-thread", "actor"})
+	assert.ErrorContains(t, err, "-inprocess")
 }
 
 func TestRunInProcessRecordsFailedCppChecks(t *testing.T) {

@@ -1,0 +1,132 @@
+package graphs_test
+
+import (
+	"context"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpuactor/gpuactor/device"
+	"github.com/gpuactor/gpuactor/graphs"
+	"github.com/gpuactor/gpuactor/internal/backend"
+	"github.com/gpuactor/gpuactor/internal/testdev"
+	"github.com/gpuactor/gpuactor/internal/testgpu"
+	"github.com/gpuactor/gpuactor/streams"
+)
+
+// BenchmarkLaunchNRows runs rounds as the bench's graph_node_launchn and binding_graph_node
+// rows do (12 back-to-back rounds of 100 runs of a one-node graph, the first untimed), a row
+// of each in turn, and splits a LaunchN round into its parts on the actor's clock, read by
+// messages queued around the LaunchN:
+//   - pickup: from the caller's start to the actor running the message before the chunks;
+//   - enq: from there to the message after the chunks (the runs' launches);
+//   - tail: from there to Await returning (the GPU finishing, the watermark, the completion);
+//
+// and the binding's round into enq (the launch loop) and tail (cudaStreamSynchronize). The
+// launchn row is the same rounds without the clock messages. A row's figure is its median
+// round; each figure reported is the median over the iterations.
+func BenchmarkLaunchNRows(b *testing.B) {
+	ctx := context.Background()
+	testgpu.Need(b, testdev.GPU(), "the cuda backend sees no device")
+	dev, x, s := chainBench(b, func() (*device.Device, error) {
+		return device.Open(ctx, 0, device.WithBackend(device.BackendCUDA))
+	}, 1)
+	xh := graphs.HandleOf(x)
+	const round, rounds = 100, 12
+	type handles struct {
+		rt backend.Device
+		h  backend.Stream
+	}
+	hs, err := streams.Exec(ctx, s, func(rt backend.Device, _ *device.Tracker, h backend.Stream) (handles, error) {
+		return handles{rt, h}, rt.GraphLaunch(xh, h)
+	}).Await(ctx)
+	require.NoError(b, err)
+	// The binding's rows run on a locked thread of their own, as bench's binding rows do.
+	type bindRound struct{ all, enq time.Duration }
+	work, took := make(chan struct{}), make(chan []bindRound)
+	defer close(work)
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		for range work {
+			var row []bindRound
+			for range rounds {
+				start := time.Now()
+				for range round {
+					if err := hs.rt.GraphLaunch(xh, hs.h); err != nil {
+						panic(err)
+					}
+				}
+				enq := time.Since(start)
+				if err := hs.rt.StreamSynchronize(hs.h); err != nil {
+					panic(err)
+				}
+				row = append(row, bindRound{time.Since(start), enq})
+			}
+			took <- row
+		}
+	}()
+	var (
+		bindAll, bindEnq, bindTail     []float64
+		plain                          []float64
+		all, pickup, enq, tail, ratios []float64
+	)
+	perLaunch := func(d time.Duration) float64 { return d.Seconds() * 1e6 / round }
+	for i := range b.N {
+		var bAll, bEnq, bTail, p, a, pu, e, t []float64
+		rowBinding := func() {
+			work <- struct{}{}
+			for _, r := range (<-took)[1:] {
+				bAll, bEnq, bTail = append(bAll, perLaunch(r.all)), append(bEnq, perLaunch(r.enq)), append(bTail, (r.all-r.enq).Seconds()*1e6)
+			}
+		}
+		rowPlain := func() {
+			for r := range rounds {
+				start := time.Now()
+				_, err := x.LaunchN(ctx, s, round).Await(ctx)
+				require.NoError(b, err)
+				if r > 0 {
+					p = append(p, perLaunch(time.Since(start)))
+				}
+			}
+		}
+		rowClocked := func() {
+			for r := range rounds {
+				start := time.Now()
+				before := actorClock(ctx, dev)
+				f := x.LaunchN(ctx, s, round)
+				after := actorClock(ctx, dev)
+				_, err := f.Await(ctx)
+				require.NoError(b, err)
+				end := time.Now()
+				t0, err := before.Await(ctx)
+				require.NoError(b, err)
+				t1, err := after.Await(ctx)
+				require.NoError(b, err)
+				if r > 0 {
+					a = append(a, perLaunch(end.Sub(start)))
+					pu, e, t = append(pu, t0.Sub(start).Seconds()*1e6), append(e, perLaunch(t1.Sub(t0))), append(t, end.Sub(t1).Seconds()*1e6)
+				}
+			}
+		}
+		rows := []func(){rowBinding, rowPlain, rowClocked}
+		for j := range rows {
+			rows[(i+j)%len(rows)]()
+		}
+		bindAll, bindEnq, bindTail = append(bindAll, quantile(bAll, 0.5)), append(bindEnq, quantile(bEnq, 0.5)), append(bindTail, quantile(bTail, 0.5))
+		plain = append(plain, quantile(p, 0.5))
+		all, pickup, enq, tail = append(all, quantile(a, 0.5)), append(pickup, quantile(pu, 0.5)), append(enq, quantile(e, 0.5)), append(tail, quantile(t, 0.5))
+		ratios = append(ratios, quantile(p, 0.5)/quantile(bAll, 0.5))
+	}
+	b.ReportMetric(quantile(bindAll, 0.5), "binding-us/node")
+	b.ReportMetric(quantile(bindEnq, 0.5), "binding-enq-us/launch")
+	b.ReportMetric(quantile(bindTail, 0.5), "binding-tail-us")
+	b.ReportMetric(quantile(plain, 0.5), "launchn-us/node")
+	b.ReportMetric(quantile(ratios, 0.5), "launchn-x-binding")
+	b.ReportMetric(quantile(all, 0.5), "clocked-us/node")
+	b.ReportMetric(quantile(pickup, 0.5), "clocked-pickup-us")
+	b.ReportMetric(quantile(enq, 0.5), "clocked-enq-us/launch")
+	b.ReportMetric(quantile(tail, 0.5), "clocked-tail-us")
+}
