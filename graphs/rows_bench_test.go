@@ -25,7 +25,9 @@ import (
 //   - tail: from there to Await returning (the GPU finishing, the watermark, the completion);
 //
 // and the binding's round into enq (the launch loop) and tail (cudaStreamSynchronize). The
-// launchn row is the same rounds without the clock messages. A row's figure is its median
+// launchn row is the same rounds without the clock messages; the parked row's enq is the
+// clocked one's with the caller parked in Await rather than spinning beside the actor (does
+// a second busy core slow the launches?). A row's figure is its median
 // round; each figure reported is the median over the iterations.
 func BenchmarkLaunchNRows(b *testing.B) {
 	ctx := context.Background()
@@ -72,10 +74,11 @@ func BenchmarkLaunchNRows(b *testing.B) {
 		bindAll, bindEnq, bindTail     []float64
 		plain                          []float64
 		all, pickup, enq, tail, ratios []float64
+		parkEnq                        []float64
 	)
 	perLaunch := func(d time.Duration) float64 { return d.Seconds() * 1e6 / round }
 	for i := range b.N {
-		var bAll, bEnq, bTail, p, a, pu, e, t []float64
+		var bAll, bEnq, bTail, p, a, pu, e, t, pe []float64
 		rowBinding := func() {
 			work <- struct{}{}
 			for _, r := range (<-took)[1:] {
@@ -92,12 +95,15 @@ func BenchmarkLaunchNRows(b *testing.B) {
 				}
 			}
 		}
-		rowClocked := func() {
+		rowClocked := func(park bool) {
 			for r := range rounds {
 				start := time.Now()
 				before := actorClock(ctx, dev)
 				f := x.LaunchN(ctx, s, round)
 				after := actorClock(ctx, dev)
+				if park {
+					f.SetAwaitSpin(0)
+				}
 				_, err := f.Await(ctx)
 				require.NoError(b, err)
 				end := time.Now()
@@ -105,13 +111,17 @@ func BenchmarkLaunchNRows(b *testing.B) {
 				require.NoError(b, err)
 				t1, err := after.Await(ctx)
 				require.NoError(b, err)
-				if r > 0 {
+				switch {
+				case r == 0:
+				case park:
+					pe = append(pe, perLaunch(t1.Sub(t0)))
+				default:
 					a = append(a, perLaunch(end.Sub(start)))
 					pu, e, t = append(pu, t0.Sub(start).Seconds()*1e6), append(e, perLaunch(t1.Sub(t0))), append(t, end.Sub(t1).Seconds()*1e6)
 				}
 			}
 		}
-		rows := []func(){rowBinding, rowPlain, rowClocked}
+		rows := []func(){rowBinding, rowPlain, func() { rowClocked(false) }, func() { rowClocked(true) }}
 		for j := range rows {
 			rows[(i+j)%len(rows)]()
 		}
@@ -119,6 +129,7 @@ func BenchmarkLaunchNRows(b *testing.B) {
 		plain = append(plain, quantile(p, 0.5))
 		all, pickup, enq, tail = append(all, quantile(a, 0.5)), append(pickup, quantile(pu, 0.5)), append(enq, quantile(e, 0.5)), append(tail, quantile(t, 0.5))
 		ratios = append(ratios, quantile(p, 0.5)/quantile(bAll, 0.5))
+		parkEnq = append(parkEnq, quantile(pe, 0.5))
 	}
 	b.ReportMetric(quantile(bindAll, 0.5), "binding-us/node")
 	b.ReportMetric(quantile(bindEnq, 0.5), "binding-enq-us/launch")
@@ -129,4 +140,5 @@ func BenchmarkLaunchNRows(b *testing.B) {
 	b.ReportMetric(quantile(pickup, 0.5), "clocked-pickup-us")
 	b.ReportMetric(quantile(enq, 0.5), "clocked-enq-us/launch")
 	b.ReportMetric(quantile(tail, 0.5), "clocked-tail-us")
+	b.ReportMetric(quantile(parkEnq, 0.5), "parked-enq-us/launch")
 }

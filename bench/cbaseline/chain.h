@@ -1,9 +1,24 @@
-// chain.h: what the graph probes share (graphmarks.cu, graphpaths.cu): the error check and a
-// chain of n empty kernels, instantiated, as suite.cu's graph rows launch it.
+// chain.h: what the graph probes share (graphmarks.cu, graphpaths.cu, markcost.cu,
+// kernorigin.cu, spinneighbor.cu): the error check, a chain of n empty kernels, instantiated,
+// as suite.cu's graph rows launch it, the clock and the median.
 #pragma once
 #include <cuda_runtime.h>
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <vector>
+
+using clk = std::chrono::steady_clock;
+
+static double micros(clk::time_point a, clk::time_point b) {
+  return std::chrono::duration<double, std::micro>(b - a).count();
+}
+
+static double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
 
 #define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { std::printf("%s: %s\n", #x, cudaGetErrorString(e_)); std::exit(1); } } while (0)
 

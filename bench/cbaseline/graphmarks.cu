@@ -19,8 +19,6 @@
 #include <deque>
 #include <vector>
 
-using clk = std::chrono::steady_clock;
-
 enum Way { kPlain, kMarks, kWindow, kPolled, kWays };
 static const char* kNames[] = {"plain", "marks", "window", "polled"};
 

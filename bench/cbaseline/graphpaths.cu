@@ -14,12 +14,6 @@
 #include <vector>
 
 typedef CUresult (*cuGraphLaunch_t)(CUgraphExec, CUstream);
-using clk = std::chrono::steady_clock;
-
-static double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 
 int main() {
   CK(cudaSetDevice(0));
