@@ -10,7 +10,7 @@
 // most records, at 1.009 and 1.040 in the runs with a stream per way; within 1.003 on one
 // shared stream), so the watermarks are a small part of what a LaunchN round pays over C++.
 // Which streams are in use matters far more: with a stream per way every way enqueued at
-// 2.15–2.28 µs/launch; on one shared stream at 1.34–2.05, once below the GPU's own 1.8 µs a
+// 2.16–2.28 µs/launch; on one shared stream at 1.33–2.06, once below the GPU's own 1.8 µs a
 // graph.
 // Build: nvcc -O2 -std=c++17 -arch=sm_90 -o markcost markcost.cu
 #include "chain.h"
