@@ -5,8 +5,8 @@
 // same cudaKernel_t through cudaGraphAddKernelNode); mod (cuModuleLoadData and
 // cuModuleGetFunction). One stream, the ways rotating round by round; prints the median
 // µs/launch of 100 launches then a synchronize, and the median ratio to static.
-// H100 (session 11): all four within 1.000–1.002× in two runs, so gpuactor's kernels from NVRTC
-// cost its graph rows nothing against the C++ baseline's compiled-in kernel.
+// H100 (session 11, three runs on two machines): all four within 0.993–1.003×, so gpuactor's
+// kernels from NVRTC cost its graph rows nothing against the C++ baseline's compiled-in one.
 // Build: nvcc -O2 -std=c++17 -arch=sm_90 -o kernorigin kernorigin.cu -lnvrtc -lcuda
 #include "chain.h"
 

@@ -6,8 +6,8 @@
 // spin on the last); q (spin on cudaStreamQuery). Each way has a stream of its own, or with
 // "shared" all use one. Prints the median µs/launch of each, the enqueue part, and against
 // plain.
-// H100 (session 11, four runs on two hosts): every way within 0.98–1.04× of plain (rec32, the
-// most records, at 1.009 and 1.040 in the runs with a stream per way; within 1.003 on one
+// H100 (session 11, five runs on two machines): every way within 0.98–1.04× of plain (rec32, the
+// most records, at 1.002–1.040 in the three runs with a stream per way; within 1.003 on one
 // shared stream), so the watermarks are a small part of what a LaunchN round pays over C++.
 // Which streams are in use matters far more: with a stream per way every way enqueued at
 // 2.16–2.28 µs/launch; on one shared stream at 1.33–2.06, once below the GPU's own 1.8 µs a

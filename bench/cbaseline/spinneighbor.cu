@@ -3,7 +3,7 @@
 // thread? Rounds of 100 launches then a synchronize alternate alone and with a spinner,
 // started (outside the timing) before the round and stopped after it. Prints the median
 // µs/launch of each, the enqueue part, and the median ratio.
-// H100 (session 11, no SMT): 1.002× and 1.005× in two runs, so the caller's spin costs the
+// H100 (session 11, no SMT): 1.002–1.006× in three runs, so the caller's spin costs the
 // actor's launches nothing measurable.
 // Build: nvcc -O2 -std=c++17 -arch=sm_90 -o spinneighbor spinneighbor.cu
 #include "chain.h"
