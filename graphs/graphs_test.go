@@ -316,22 +316,12 @@ func TestMemoryNodes(t *testing.T) {
 		assert.Equal(t, filled(n, 27), f.read(t, out))
 
 		// Without a free node the next launch is refused, unless AutoFreeOnLaunch.
-		leak := f.graph(t)
-		a2, p2, err := leak.AddAlloc(f.ctx, nil, 4*n)
-		require.NoError(t, err)
-		_, err = leak.AddKernel(f.ctx, graphs.After(a2), f.add, cfg(n), p2, uint32(1), int32(n))
-		require.NoError(t, err)
-		lx, err := leak.Instantiate(f.ctx)
-		require.NoError(t, err)
+		leak, lx, p2 := f.leaky(t, nil)
 		f.launch(t, lx, s)
 		_, err = lx.Launch(f.ctx, s).Await(f.ctx)
 		require.Error(t, err, "the first launch's allocation is still live")
 		require.NoError(t, s.Synchronize(f.ctx))
-		freer := f.graph(t) // another graph may free it
-		_, err = freer.AddFree(f.ctx, nil, p2)
-		require.NoError(t, err)
-		fx, err := freer.Instantiate(f.ctx)
-		require.NoError(t, err)
+		fx := f.freeing(t, p2) // another graph may free it
 		f.launch(t, fx, s)
 		f.launch(t, lx, s) // allowed again
 		f.launch(t, fx, s)

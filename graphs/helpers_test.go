@@ -118,6 +118,35 @@ func (f *fixture) launch(t *testing.T, x *graphs.Exec, s *streams.Stream) {
 	require.NoError(t, err)
 }
 
+// leaky instantiates a graph that allocates an n-element buffer it never frees, then adds 1
+// to every element of target (the allocation itself when target is nil): a second launch is
+// refused until another graph frees the allocation (see freeing).
+func (f *fixture) leaky(t *testing.T, target any) (*graphs.Graph, *graphs.Exec, device.DevicePtr) {
+	t.Helper()
+	g := f.graph(t)
+	alloc, p, err := g.AddAlloc(f.ctx, nil, 4*n)
+	require.NoError(t, err)
+	if target == nil {
+		target = p
+	}
+	_, err = g.AddKernel(f.ctx, graphs.After(alloc), f.add, cfg(n), target, uint32(1), int32(n))
+	require.NoError(t, err)
+	x, err := g.Instantiate(f.ctx)
+	require.NoError(t, err)
+	return g, x, p
+}
+
+// freeing instantiates a graph of one node that frees p, an allocation of another graph's.
+func (f *fixture) freeing(t *testing.T, p device.DevicePtr) *graphs.Exec {
+	t.Helper()
+	g := f.graph(t)
+	_, err := g.AddFree(f.ctx, nil, p)
+	require.NoError(t, err)
+	x, err := g.Instantiate(f.ctx)
+	require.NoError(t, err)
+	return x
+}
+
 // cfg covers n elements with 256-thread blocks.
 func cfg(n int) device.Config {
 	return device.Config{Grid: device.Dim(uint32((n + 255) / 256)), Block: device.Dim(256)}

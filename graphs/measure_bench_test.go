@@ -3,6 +3,7 @@ package graphs_test
 import (
 	"context"
 	"errors"
+	"runtime"
 	"slices"
 	"testing"
 	"time"
@@ -27,6 +28,41 @@ func actorClock(ctx context.Context, dev *device.Device) *actor.Future[time.Time
 func wakeActor(b *testing.B, dev *device.Device) {
 	_, err := device.Exec(context.Background(), dev, func(backend.Device, *device.Tracker) (struct{}, error) { return struct{}{}, nil }).Await(context.Background())
 	require.NoError(b, err)
+}
+
+// bindingHandles returns the runtime and s's handle, for launching xh straight through the
+// binding from a thread other than the actor's, after one launch of xh on s by the actor.
+func bindingHandles(b *testing.B, s *streams.Stream, xh backend.GraphExec) (backend.Device, backend.Stream) {
+	type handles struct {
+		rt backend.Device
+		h  backend.Stream
+	}
+	ctx := context.Background()
+	hs, err := streams.Exec(ctx, s, func(rt backend.Device, _ *device.Tracker, h backend.Stream) (handles, error) {
+		return handles{rt, h}, rt.GraphLaunch(xh, h)
+	}).Await(ctx)
+	require.NoError(b, err)
+	return hs.rt, hs.h
+}
+
+// lockedThread starts a goroutine locked to an OS thread of its own, as the bench's binding
+// rows run, and returns a function that runs fn there and waits for it. The goroutine ends
+// with b.
+func lockedThread(b *testing.B) func(fn func()) {
+	work, done := make(chan func()), make(chan struct{})
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		for fn := range work {
+			fn()
+			done <- struct{}{}
+		}
+	}()
+	b.Cleanup(func() { close(work) })
+	return func(fn func()) {
+		work <- fn
+		<-done
+	}
 }
 
 // gpuSpan is a pair of timing events on s: recorded before and after some work, they give the

@@ -3,7 +3,6 @@ package graphs_test
 import (
 	"context"
 	"fmt"
-	"runtime"
 	"testing"
 	"time"
 
@@ -72,32 +71,19 @@ func BenchmarkRoundVsBinding(b *testing.B) {
 			}
 			// The binding's rounds run on a locked thread of their own, with the runtime and
 			// stream handles taken from the actor, timed there.
-			type handles struct {
-				rt backend.Device
-				h  backend.Stream
-			}
-			hs, err := streams.Exec(ctx, s, func(rt backend.Device, _ *device.Tracker, h backend.Stream) (handles, error) {
-				return handles{rt, h}, rt.GraphLaunch(xh, h)
-			}).Await(ctx)
-			require.NoError(b, err)
-			work, took := make(chan struct{}), make(chan timing)
-			defer close(work)
-			go func() {
-				runtime.LockOSThread()
-				defer runtime.UnlockOSThread()
-				for range work {
+			rt, h := bindingHandles(b, s, xh)
+			onThread := lockedThread(b)
+			binding := func() timing {
+				var d timing
+				onThread(func() {
 					start := time.Now()
-					err := launchAll(hs.rt, hs.h)
+					err := launchAll(rt, h)
 					enq := time.Since(start)
 					if err == nil {
-						err = hs.rt.StreamSynchronize(hs.h)
+						err = rt.StreamSynchronize(h)
 					}
-					took <- timing{all: time.Since(start), enq: enq, err: err}
-				}
-			}()
-			binding := func() timing {
-				work <- struct{}{}
-				d := <-took
+					d = timing{all: time.Since(start), enq: enq, err: err}
+				})
 				require.NoError(b, d.err)
 				return d
 			}

@@ -2,7 +2,6 @@ package graphs_test
 
 import (
 	"context"
-	"runtime"
 	"testing"
 	"time"
 
@@ -10,10 +9,8 @@ import (
 
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/graphs"
-	"github.com/gpuactor/gpuactor/internal/backend"
 	"github.com/gpuactor/gpuactor/internal/testdev"
 	"github.com/gpuactor/gpuactor/internal/testgpu"
-	"github.com/gpuactor/gpuactor/streams"
 )
 
 // BenchmarkLaunchNRows runs rounds as the bench's graph_node_launchn and binding_graph_node
@@ -37,39 +34,28 @@ func BenchmarkLaunchNRows(b *testing.B) {
 	}, 1)
 	xh := graphs.HandleOf(x)
 	const round, rounds = 100, 12
-	type handles struct {
-		rt backend.Device
-		h  backend.Stream
-	}
-	hs, err := streams.Exec(ctx, s, func(rt backend.Device, _ *device.Tracker, h backend.Stream) (handles, error) {
-		return handles{rt, h}, rt.GraphLaunch(xh, h)
-	}).Await(ctx)
-	require.NoError(b, err)
+	rt, h := bindingHandles(b, s, xh)
+	onThread := lockedThread(b)
 	// The binding's rows run on a locked thread of their own, as bench's binding rows do.
 	type bindRound struct{ all, enq time.Duration }
-	work, took := make(chan struct{}), make(chan []bindRound)
-	defer close(work)
-	go func() {
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
-		for range work {
-			var row []bindRound
+	bindingRow := func() (row []bindRound) {
+		onThread(func() {
 			for range rounds {
 				start := time.Now()
 				for range round {
-					if err := hs.rt.GraphLaunch(xh, hs.h); err != nil {
+					if err := rt.GraphLaunch(xh, h); err != nil {
 						panic(err)
 					}
 				}
 				enq := time.Since(start)
-				if err := hs.rt.StreamSynchronize(hs.h); err != nil {
+				if err := rt.StreamSynchronize(h); err != nil {
 					panic(err)
 				}
 				row = append(row, bindRound{time.Since(start), enq})
 			}
-			took <- row
-		}
-	}()
+		})
+		return row
+	}
 	var (
 		bindAll, bindEnq, bindTail     []float64
 		plain                          []float64
@@ -80,8 +66,7 @@ func BenchmarkLaunchNRows(b *testing.B) {
 	for i := range b.N {
 		var bAll, bEnq, bTail, p, a, pu, e, t, pe []float64
 		rowBinding := func() {
-			work <- struct{}{}
-			for _, r := range (<-took)[1:] {
+			for _, r := range bindingRow()[1:] {
 				bAll, bEnq, bTail = append(bAll, perLaunch(r.all)), append(bEnq, perLaunch(r.enq)), append(bTail, (r.all-r.enq).Seconds()*1e6)
 			}
 		}

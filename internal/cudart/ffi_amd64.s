@@ -2,6 +2,20 @@
 
 #include "textflag.h"
 
+// CALL_FRAME calls the C function of the callFrame at BX with words 0–5 of its arguments in
+// the System V integer argument registers (the caller has put any later words on the stack).
+// AL is zeroed: no vector registers carry arguments.
+#define CALL_FRAME \
+	MOVQ 8(BX), DI; \
+	MOVQ 16(BX), SI; \
+	MOVQ 24(BX), DX; \
+	MOVQ 32(BX), CX; \
+	MOVQ 40(BX), R8; \
+	MOVQ 48(BX), R9; \
+	MOVQ 0(BX), R10; \
+	XORL AX, AX; \
+	CALL R10
+
 // ffiTrampoline calls the C function described by a callFrame (see ffi_amd64.go): words 0–5 of
 // its arguments go in the System V integer argument registers, words 6–11 on the stack, and
 // the function's RAX goes back into the frame. runtime.cgocall runs it on the system stack
@@ -25,15 +39,7 @@ TEXT ffiTrampoline<>(SB), NOSPLIT|NOFRAME, $0
 	MOVQ  AX, 32(SP)
 	MOVQ  96(BX), AX
 	MOVQ  AX, 40(SP)
-	MOVQ  8(BX), DI
-	MOVQ  16(BX), SI
-	MOVQ  24(BX), DX
-	MOVQ  32(BX), CX
-	MOVQ  40(BX), R8
-	MOVQ  48(BX), R9
-	MOVQ  0(BX), R10
-	XORL  AX, AX             // no vector registers carry arguments
-	CALL  R10
+	CALL_FRAME
 	MOVQ  AX, 104(BX)
 	ADDQ  $56, SP
 	POPQ  BX
@@ -59,15 +65,7 @@ TEXT ffiRepeatTrampoline<>(SB), NOSPLIT|NOFRAME, $0
 repeat:
 	CMPQ  R12, 56(BX)        // w[6]: the calls to make
 	JCC   done               // unsigned R12 >= w[6]
-	MOVQ  8(BX), DI
-	MOVQ  16(BX), SI
-	MOVQ  24(BX), DX
-	MOVQ  32(BX), CX
-	MOVQ  40(BX), R8
-	MOVQ  48(BX), R9
-	MOVQ  0(BX), R10
-	XORL  AX, AX
-	CALL  R10
+	CALL_FRAME
 	TESTL AX, AX
 	JNE   refused
 	INCQ  R12
