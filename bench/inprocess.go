@@ -166,11 +166,15 @@ func runInProcess(ctx context.Context, o *options, kind device.BackendKind, cpp 
 	return nil
 }
 
-// suiteOn runs one C++ pass on the thread -cpp-thread names: a thread of the bench's own, as a
-// C++ program runs its loops on its main thread, or the device actor's, where gpuactor's rows
-// make their CUDA calls. A one-node graph's launch is ~2 µs of driver work on the calling
-// core, so which core runs it (its caches, its clock) shows in the ratio; on the actor's
-// thread both sides run on the same one.
+// suiteOn runs one C++ pass on the thread -cpp-thread names: the device actor's, where
+// gpuactor's rows make their CUDA calls (the default), or a thread of the bench's own, as a
+// C++ program runs its loops on its main thread. A one-node graph's launch is ~2 µs of driver
+// work on the calling core, and which core decides it: on an H100 host, one thread pinned to
+// each of the 16 CPUs in turn launched at 1.69–1.85 µs on the fastest and 2.24–2.39 on the
+// slowest, and which CPUs were slow changed from one process to the next (three processes,
+// bench/cbaseline/cpuslot.cu). A pass on
+// a thread of its own may sit on another core than the actor's, and its ratio then measures
+// the cores. On the actor's thread both sides run on the same one.
 func suiteOn(e *env, thread string, cpp suitePasses, args []string) ([]byte, int) {
 	if thread != "actor" {
 		return cpp.suite(args)

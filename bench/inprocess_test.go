@@ -186,6 +186,18 @@ func TestCppPassesCanRunOnTheActorThread(t *testing.T) {
 	assert.ErrorContains(t, err, "-cpp-thread")
 	_, err = parseFlags([]string{"-cpp-thread", "actor"})
 	assert.ErrorContains(t, err, "-inprocess")
+	_, err = parseFlags([]string{"-cpp-thread", "own"})
+	assert.ErrorContains(t, err, "-inprocess")
+
+	o, err = parseFlags([]string{"-inprocess"})
+	require.NoError(t, err)
+	assert.Equal(t, "actor", o.cppThread, "the default in-process")
+	o, err = parseFlags([]string{"-inprocess", "-cpp-thread", "own"})
+	require.NoError(t, err)
+	assert.Equal(t, "own", o.cppThread)
+	o, err = parseFlags(nil)
+	require.NoError(t, err)
+	assert.Empty(t, o.cppThread, "no C++ passes in the process")
 }
 
 func TestRunInProcessRecordsFailedCppChecks(t *testing.T) {

@@ -43,7 +43,7 @@ type options struct {
 	rounds       int           // on the GPU: how many times gpuactor's rows run, each between two C++ passes
 	inprocess    bool          // on the GPU: the C++ baseline as a library in this process, its passes around each row
 	cbaselineLib string        // prebuilt C++ baseline library for -inprocess
-	cppThread    string        // -inprocess: "own" (the bench's goroutine) or "actor" (the device actor's thread)
+	cppThread    string        // -inprocess: "actor" (the device actor's thread, the default) or "own" (a thread of the bench's)
 	graphSizes   []int64       // the graph rows' node counts to run; nil: all
 }
 
@@ -77,7 +77,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.DurationVar(&o.awaitSpin, "await-spin", 0, "how long a caller's Await spins before parking (actor.WithAwaitSpin; 0: the library's default). C++'s cudaStreamSynchronize spins for as long as it waits")
 	fs.IntVar(&o.rounds, "rounds", 1, "on the GPU, run gpuactor's rows this many times, each between two C++ passes, and report the median ratio over rounds (for noisy hosts)")
 	fs.BoolVar(&o.inprocess, "inprocess", false, "on the GPU, load the C++ baseline into this process as a library and run each gpuactor row between two passes of its C++ row, moments apart (the peers do not run)")
-	fs.StringVar(&o.cppThread, "cpp-thread", "own", "with -inprocess, where the C++ passes run: own (a thread of the bench's, as a C++ program's main thread) or actor (the device actor's thread, the one gpuactor's rows call CUDA from)")
+	fs.StringVar(&o.cppThread, "cpp-thread", "", "with -inprocess, where the C++ passes run: actor (the device actor's thread, the one gpuactor's rows call CUDA from; the default) or own (a thread of the bench's, as a C++ program's main thread)")
 	fs.StringVar(&o.cbaselineLib, "cbaseline-lib", "", "prebuilt C++ baseline library for -inprocess (default: build bench/cbaseline/suite.cu with nvcc -shared -DSUITE_LIB)")
 	fs.StringVar(&graphSizes, "graph-sizes", "", "node counts of the graph rows to run, from "+joinSizes(graphNodeCounts)+" (default: all)")
 	if err := fs.Parse(args); err != nil {
@@ -99,10 +99,12 @@ func parseFlags(args []string) (*options, error) {
 		return nil, fmt.Errorf("-cbaseline-lib is for -inprocess")
 	}
 	switch {
-	case o.cppThread != "own" && o.cppThread != "actor":
+	case o.cppThread != "" && o.cppThread != "own" && o.cppThread != "actor":
 		return nil, fmt.Errorf("-cpp-thread must be own or actor, got %q", o.cppThread)
-	case o.cppThread == "actor" && !o.inprocess:
-		return nil, fmt.Errorf("-cpp-thread actor is for -inprocess")
+	case o.cppThread != "" && !o.inprocess:
+		return nil, fmt.Errorf("-cpp-thread is for -inprocess")
+	case o.cppThread == "" && o.inprocess:
+		o.cppThread = "actor"
 	}
 	if o.inprocess && o.cbaseline == "off" {
 		return nil, fmt.Errorf("-inprocess runs the C++ baseline: it cannot be -cbaseline off")

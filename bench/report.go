@@ -25,8 +25,11 @@ func printTables(w io.Writer, rep *Report) {
 			fmt.Fprintf(w, ": %s (compute %s), driver %s, runtime %s — ratio = gpuactor ÷ C++ (times: lower is better; GB/s: higher is better); C++ is the mean of a run before and one after gpuactor's, and C++ drift is how far those two differ", rep.Meta.GPU, rep.Meta.CC, rep.Meta.Driver, rep.Meta.Runtime)
 			if rep.Meta.InProcess {
 				fmt.Fprint(w, "; the C++ baseline ran in this process, a pass of each C++ row just before and after each run of its gpuactor rows")
-				if rep.Meta.CppThread == "actor" {
+				switch rep.Meta.CppThread {
+				case "actor":
 					fmt.Fprint(w, ", on the device actor's thread")
+				case "own":
+					fmt.Fprint(w, ", on a thread of the bench's")
 				}
 			}
 			if inRounds {

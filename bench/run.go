@@ -28,8 +28,9 @@ type Meta struct {
 	// InProcess: the C++ baseline ran as a library in the bench's process, each row's passes
 	// just before and after it (-inprocess), not as a program before and after all of them.
 	InProcess bool `json:"inprocess,omitempty"`
-	// CppThread: where the in-process C++ passes ran, "actor" when on the device actor's
-	// thread (-cpp-thread actor); empty for a thread of the bench's own.
+	// CppThread: where the in-process C++ passes ran: "actor", the device actor's thread, or
+	// "own", a thread of the bench's (-cpp-thread); empty in reports made before the flag's
+	// default became actor, for own.
 	CppThread string `json:"cpp_thread,omitempty"`
 }
 
@@ -45,9 +46,7 @@ func run(ctx context.Context, o *options) error {
 		Date: time.Now().UTC().Format("2006-01-02"), Go: runtime.Version(), CPUs: runtime.NumCPU(), Repeat: o.repeat,
 		InProcess: o.inprocess,
 	}}
-	if o.cppThread == "actor" {
-		rep.Meta.CppThread = o.cppThread
-	}
+	rep.Meta.CppThread = o.cppThread
 	kinds, err := backendsToRun(ctx, o.backend)
 	if err != nil {
 		return err

@@ -24,6 +24,9 @@ type Exec struct {
 
 	mu      sync.Mutex
 	sources map[*Graph]bool // graphs whose nodes name this Exec's nodes: its own, and updates'
+
+	runCost atomic.Int64 // ns a run's launch took in the last LaunchN message (chunkSize)
+	chunk   int          // runs a LaunchN message queues, when a benchmark sets it (SetLaunchChunk)
 }
 
 // InstantiateOption configures Instantiate.

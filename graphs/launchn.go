@@ -11,14 +11,33 @@ import (
 	"github.com/gpuactor/gpuactor/streams"
 )
 
-// launchChunk is how many runs one message of LaunchN queues. A message costs the actor about
-// 0.5 µs on the H100 hosts, a quarter of an empty graph's launch, so a message per run makes a
-// one-node graph's replay 20–30% slower than the runtime's own loop; 32 runs a message bring
-// that cost under 1%, and keep any one message under ~0.1 ms of the actor's time for small
-// graphs, so that other callers' messages are not held up behind a long replay. A chunk's
-// runs are queued from one crossing into C (backend GraphLaunchN), not one a run: a Go call
-// into C costs a few percent of a one-node graph's launch.
-const launchChunk = 32
+// LaunchN sends its runs to the actor in messages, each queuing its runs from one crossing
+// into C (backend GraphLaunchN), since a Go call into C per run costs a few percent of a
+// one-node graph's launch. A message holds the actor for its runs' launches, during which
+// other callers' messages wait and the tracker does not poll; so a message takes about
+// launchBudget of the actor's time: as many runs as the Exec's last message launched in that
+// time (runCost), launchFirst while it has not launched any. The budget is about what a
+// drained batch of 64 kernel launches takes (actor.runList), and holds a 100-run replay of a
+// one-node graph (2.0–2.5 µs a run on the H100 hosts) in one message: on an H100 host, the
+// same 100 runs as four messages of 32 cost 1.5% more, the three extra messages alone
+// (BenchmarkLaunchNGap).
+const (
+	launchBudget = 250 * time.Microsecond
+	launchFirst  = 32
+	launchMax    = 1024
+)
+
+// chunkSize is how many runs a LaunchN message of x queues.
+func (x *Exec) chunkSize() int {
+	if x.chunk > 0 {
+		return x.chunk
+	}
+	cost := time.Duration(x.runCost.Load())
+	if cost <= 0 {
+		return launchFirst
+	}
+	return int(min(max(launchBudget/cost, 1), launchMax))
+}
 
 // replaySpin is how long Await on a LaunchN future spins before parking, on hosts with
 // replaySpinCPUs or more. A caller awaiting a replay waits for the GPU, as a C++ program's
@@ -52,13 +71,14 @@ func replayAwaitSpin(spin time.Duration, procs int) time.Duration {
 // the last run has completed, with the first error any run met (a host node's panic as
 // Launch reports it, a launch the runtime refused, or the GPU's error). n must be at least 1.
 //
-// The runs are queued in messages of a few dozen, so other callers' operations may be queued
-// on the device, and on s, between them. If ctx ends before every run is queued, the rest are
-// not queued, and the future fails with ctx's error once the queued ones have run; the same
-// holds after a launch is refused. LaunchN returns once its messages are sent: past about
-// 30,000 runs that waits for room in the actor's mailbox, even if ctx ends (the messages left
-// then queue nothing). On hosts with 4 CPUs or more, Await on the future spins for up to
-// 20 ms before it parks, as cudaStreamSynchronize does (replaySpin says why).
+// The runs are queued in messages of about a quarter of a millisecond of the actor's time
+// each, so other callers' operations may be queued on the device, and on s, between them. If
+// ctx ends before every run is queued, the rest are not queued, and the future fails with
+// ctx's error once the queued ones have run; the same holds after a launch is refused.
+// LaunchN returns once its messages are sent: a replay of more messages than the actor's
+// mailbox holds (1024 by default: some 100,000 runs of a one-node graph) waits for room in it,
+// even if ctx ends (the messages left then queue nothing). On hosts with 4 CPUs or more, Await on the future spins for up to 20 ms before it
+// parks, as cudaStreamSynchronize does (replaySpin says why).
 func (x *Exec) LaunchN(ctx context.Context, s *streams.Stream, n int) *streams.Future {
 	if err := x.usableOn(s); err != nil {
 		return failed(err)
@@ -73,24 +93,31 @@ func (x *Exec) LaunchN(ctx context.Context, s *streams.Stream, n int) *streams.F
 		return failed(err)
 	}
 	b := &launchBatch{x: x, ctx: ctx, n: n}
-	// The chunks are sent whatever ctx does, so that the last one's future, the caller's,
-	// completes only after the runs queued before it; each chunk checks ctx on the actor.
+	// The messages are sent whatever ctx does, so that the last one's future, the caller's,
+	// completes only after the runs queued before it; each checks ctx on the actor. Only the
+	// last is tracked: its future completes once the GPU has passed it, and so every run
+	// before it; the others' complete once queued, and nobody waits on them.
 	send := context.WithoutCancel(ctx)
+	chunk := x.chunkSize()
 	var f *streams.Future
-	for first := 0; first < n; first += launchChunk {
-		o := &launchChunkOp{b: b, first: first, count: min(launchChunk, n-first)}
+	for first := 0; first < n; first += chunk {
+		o := &launchChunkOp{b: b, first: first, count: min(chunk, n-first)}
+		if first+chunk < n {
+			streams.SubmitQueued(send, s, &o.Op, o)
+			continue
+		}
 		f = streams.SubmitThen(send, s, &o.Op, o, o.result)
 	}
 	f.SetAwaitSpin(replayAwaitSpin(f.AwaitSpin(), min(runtime.GOMAXPROCS(0), runtime.NumCPU())))
 	return f
 }
 
-// launchBatch is one LaunchN: its chunks' shared state, touched only on the actor thread.
+// launchBatch is one LaunchN: its messages' shared state, touched only on the actor thread.
 type launchBatch struct {
 	x   *Exec
 	ctx context.Context
 	n   int
-	err error // the first error of a chunk, queuing or run
+	err error // the first error of a message, queuing or run
 }
 
 // fail keeps err if it is the batch's first.
@@ -107,9 +134,10 @@ type launchChunkOp struct {
 	first, count int
 }
 
-// EnqueueOn queues the chunk's runs, unless the batch has already failed or its context ended.
-// A refused launch ends the batch but does not fail the message when runs were queued before
-// it: the chunk's future must still wait for those (result reports the error).
+// EnqueueOn queues the message's runs, unless the batch has already failed or its context
+// ended, and keeps what a run cost for the Exec's later messages (chunkSize). A refused
+// launch ends the batch but does not fail the message when runs were queued before it: the
+// last message's future must still wait for those (result reports the error).
 func (o *launchChunkOp) EnqueueOn(rt backend.Device, _ *device.Tracker, h backend.Stream) error {
 	b := o.b
 	if b.err != nil {
@@ -123,14 +151,20 @@ func (o *launchChunkOp) EnqueueOn(rt backend.Device, _ *device.Tracker, h backen
 		b.fail(err)
 		return nil
 	}
-	if done, err := rt.GraphLaunchN(b.x.h, h, o.count); err != nil {
+	start := time.Now()
+	done, err := rt.GraphLaunchN(b.x.h, h, o.count)
+	if done > 0 {
+		b.x.runCost.Store(int64(time.Since(start)) / int64(done))
+	}
+	if err != nil {
 		b.fail(fmt.Errorf("gpuactor/graphs: LaunchN: run %d of %d: %w", o.first+done+1, b.n, err))
 	}
 	return nil
 }
 
-// result is the chunk's future's result once the GPU has passed its runs, on the actor thread:
-// chunks complete in stream order, so the last chunk's result is the batch's first error.
+// result is the last message's future's result once the GPU has passed its runs, on the
+// actor thread: the GPU has passed every earlier message's runs too (stream order), so it is
+// the batch's first error.
 func (o *launchChunkOp) result(err error) error {
 	b := o.b
 	if b.x.res.anyHosts() {

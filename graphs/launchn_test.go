@@ -37,7 +37,8 @@ func TestLaunchNRunsTheGraphNTimesInStreamOrder(t *testing.T) {
 		s := f.stream(t)
 		x, a := f.incrementer(t)
 		total := uint32(0)
-		// Around the size of the messages LaunchN sends (32 runs), and many of them.
+		// Around the size of its messages (here 32 runs), and many of them.
+		graphs.SetLaunchChunk(x, 32)
 		for _, runs := range []int{1, 31, 32, 33, 64, 100, 1000} {
 			_, err := x.LaunchN(f.ctx, s, runs).Await(f.ctx)
 			require.NoError(t, err, "%d runs", runs)
@@ -169,6 +170,7 @@ func TestLaunchNStopsWhereItsContextEnds(t *testing.T) {
 		assert.Equal(t, filled(n, 0), f.read(t, a))
 
 		// Ended after two messages: their 64 runs happen, and the future waits for them.
+		graphs.SetLaunchChunk(x, 32)
 		fc := &flakyCtx{Context: f.ctx}
 		fc.live.Store(3) // LaunchN's own check, then one per message
 		_, err = x.LaunchN(fc, s, 100).Await(f.ctx)
@@ -178,6 +180,32 @@ func TestLaunchNStopsWhereItsContextEnds(t *testing.T) {
 		_, err = x.LaunchN(f.ctx, s, 5).Await(f.ctx)
 		require.NoError(t, err, "the Exec is fine after a cancelled LaunchN")
 		assert.Equal(t, filled(n, 69), f.read(t, a))
+	})
+}
+
+// LaunchN sizes its messages by what the Exec's runs cost to launch: a quarter of a
+// millisecond of the actor's time each, 32 runs before it knows. Only the last message is
+// tracked (one watermark callback for the whole replay), and every run happens.
+func TestLaunchNSizesItsMessagesByLaunchCost(t *testing.T) {
+	eachBackend(t, func(t *testing.T, f *fixture) {
+		s := f.stream(t)
+		x, a := f.incrementer(t)
+		assert.Equal(t, 32, graphs.ChunkSize(x), "before any run")
+		_, err := x.LaunchN(f.ctx, s, 40).Await(f.ctx)
+		require.NoError(t, err)
+		cost := graphs.RunCost(x)
+		require.Positive(t, cost)
+		assert.Equal(t, int(min(max(250*time.Microsecond/cost, 1), 1024)), graphs.ChunkSize(x), "a run cost %v", cost)
+
+		graphs.SetLaunchChunk(x, 3)
+		before, err := f.dev.TrackerStats(f.ctx)
+		require.NoError(t, err)
+		_, err = x.LaunchN(f.ctx, s, 40).Await(f.ctx)
+		require.NoError(t, err)
+		after, err := f.dev.TrackerStats(f.ctx)
+		require.NoError(t, err)
+		assert.Equal(t, uint64(1), after.Completed-before.Completed, "14 messages, one tracked")
+		assert.Equal(t, filled(n, 80), f.read(t, a))
 	})
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/graphs"
+	"github.com/gpuactor/gpuactor/internal/backend"
 	"github.com/gpuactor/gpuactor/internal/testdev"
 	"github.com/gpuactor/gpuactor/internal/testgpu"
 )
@@ -24,8 +25,14 @@ import (
 // and the binding's round into enq (the launch loop) and tail (cudaStreamSynchronize). The
 // launchn row is the same rounds without the clock messages; the parked row's enq is the
 // clocked one's with the caller parked in Await rather than spinning beside the actor (does
-// a second busy core slow the launches?). A row's figure is its median
-// round; each figure reported is the median over the iterations.
+// a second busy core slow the launches?). The cloop rows are the C++ baseline's round with
+// no actor in the way: the runs queued from one crossing into C (GraphLaunchN, the C loop
+// LaunchN's chunks use) and a cudaStreamSynchronize, timed where they run, on the actor's
+// thread (one message for all the row's rounds) and on the binding's. launchn-x-cloop is
+// then what LaunchN's messages, futures and tracking cost on the very thread that launches,
+// and cloop-own-x-cloop how far two threads' launch rates differ (one-node launches cost
+// 1.8 to 2.4 µs depending on the CPU the thread runs on: bench/cbaseline/cpuslot.cu). A
+// row's figure is its median round; each figure reported is the median over the iterations.
 func BenchmarkLaunchNRows(b *testing.B) {
 	ctx := context.Background()
 	testgpu.Need(b, testdev.GPU(), "the cuda backend sees no device")
@@ -56,15 +63,30 @@ func BenchmarkLaunchNRows(b *testing.B) {
 		})
 		return row
 	}
+	perLaunch := func(d time.Duration) float64 { return d.Seconds() * 1e6 / round }
+	// cloopRow is the C++ round on rt and h: n runs from one crossing, then a synchronize.
+	cloopRow := func() (row []float64) {
+		for range rounds {
+			start := time.Now()
+			if _, err := rt.GraphLaunchN(xh, h, round); err != nil {
+				panic(err)
+			}
+			if err := rt.StreamSynchronize(h); err != nil {
+				panic(err)
+			}
+			row = append(row, perLaunch(time.Since(start)))
+		}
+		return row[1:]
+	}
 	var (
 		bindAll, bindEnq, bindTail     []float64
-		plain                          []float64
+		plain, cloop, cloopOwn         []float64
+		cloopRatios, ownRatios         []float64
 		all, pickup, enq, tail, ratios []float64
 		parkEnq                        []float64
 	)
-	perLaunch := func(d time.Duration) float64 { return d.Seconds() * 1e6 / round }
 	for i := range b.N {
-		var bAll, bEnq, bTail, p, a, pu, e, t, pe []float64
+		var bAll, bEnq, bTail, p, a, pu, e, t, pe, cl, co []float64
 		rowBinding := func() {
 			for _, r := range bindingRow()[1:] {
 				bAll, bEnq, bTail = append(bAll, perLaunch(r.all)), append(bEnq, perLaunch(r.enq)), append(bTail, (r.all-r.enq).Seconds()*1e6)
@@ -106,7 +128,15 @@ func BenchmarkLaunchNRows(b *testing.B) {
 				}
 			}
 		}
-		rows := []func(){rowBinding, rowPlain, func() { rowClocked(false) }, func() { rowClocked(true) }}
+		rowCLoop := func() {
+			var err error
+			cl, err = device.Exec(ctx, dev, func(backend.Device, *device.Tracker) ([]float64, error) {
+				return cloopRow(), nil
+			}).Await(ctx)
+			require.NoError(b, err)
+		}
+		rowCLoopOwn := func() { onThread(func() { co = cloopRow() }) }
+		rows := []func(){rowBinding, rowPlain, func() { rowClocked(false) }, func() { rowClocked(true) }, rowCLoop, rowCLoopOwn}
 		for j := range rows {
 			rows[(i+j)%len(rows)]()
 		}
@@ -115,6 +145,8 @@ func BenchmarkLaunchNRows(b *testing.B) {
 		all, pickup, enq, tail = append(all, quantile(a, 0.5)), append(pickup, quantile(pu, 0.5)), append(enq, quantile(e, 0.5)), append(tail, quantile(t, 0.5))
 		ratios = append(ratios, quantile(p, 0.5)/quantile(bAll, 0.5))
 		parkEnq = append(parkEnq, quantile(pe, 0.5))
+		cloop, cloopOwn = append(cloop, quantile(cl, 0.5)), append(cloopOwn, quantile(co, 0.5))
+		cloopRatios, ownRatios = append(cloopRatios, quantile(p, 0.5)/quantile(cl, 0.5)), append(ownRatios, quantile(co, 0.5)/quantile(cl, 0.5))
 	}
 	b.ReportMetric(quantile(bindAll, 0.5), "binding-us/node")
 	b.ReportMetric(quantile(bindEnq, 0.5), "binding-enq-us/launch")
@@ -126,4 +158,8 @@ func BenchmarkLaunchNRows(b *testing.B) {
 	b.ReportMetric(quantile(enq, 0.5), "clocked-enq-us/launch")
 	b.ReportMetric(quantile(tail, 0.5), "clocked-tail-us")
 	b.ReportMetric(quantile(parkEnq, 0.5), "parked-enq-us/launch")
+	b.ReportMetric(quantile(cloop, 0.5), "cloop-us/node")
+	b.ReportMetric(quantile(cloopOwn, 0.5), "cloop-own-us/node")
+	b.ReportMetric(quantile(cloopRatios, 0.5), "launchn-x-cloop")
+	b.ReportMetric(quantile(ownRatios, 0.5), "cloop-own-x-cloop")
 }

@@ -64,3 +64,29 @@ func (o *countedOp) EnqueueOn(backend.Device, *device.Tracker, backend.Stream) e
 	o.runs++
 	return nil
 }
+
+// SubmitQueued's future completes once the op is queued, while the GPU has yet to reach it;
+// the stream's next tracked operation completes only after it. A reused op is refused.
+func TestSubmitQueuedCompletesOnceQueued(t *testing.T) {
+	eachBackend(t, func(t *testing.T, f *fixture) {
+		s := f.stream(t)
+		gate := make(chan struct{})
+		held := s.HostFunc(f.ctx, func() { <-gate })
+		o := &countedOp{}
+		_, err := streams.SubmitQueued(f.ctx, s, &o.Op, o).Await(f.ctx)
+		require.NoError(t, err)
+		assert.Equal(t, 1, o.runs)
+		assert.False(t, held.Ready(), "the stream is still held")
+		after := streams.Enqueue(f.ctx, s, nothing)
+		close(gate)
+		_, err = after.Await(f.ctx)
+		require.NoError(t, err)
+		assert.True(t, held.Ready())
+
+		_, err = streams.SubmitQueued(f.ctx, s, &o.Op, o).Await(f.ctx)
+		assert.ErrorIs(t, err, actor.ErrFutureReused)
+		_, err = streams.Submit(f.ctx, s, &o.Op, o).Await(f.ctx)
+		assert.ErrorIs(t, err, actor.ErrFutureReused)
+		assert.Equal(t, 1, o.runs)
+	})
+}

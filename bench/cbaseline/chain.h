@@ -1,6 +1,6 @@
 // chain.h: what the graph probes share (graphmarks.cu, graphpaths.cu, markcost.cu,
-// kernorigin.cu, spinneighbor.cu): the error check, a chain of n empty kernels, instantiated,
-// as suite.cu's graph rows launch it, the clock and the median.
+// kernorigin.cu, spinneighbor.cu, streamslot.cu, cpuslot.cu): the error check, a chain of n
+// empty kernels, instantiated, as suite.cu's graph rows launch it, the clock and the median.
 #pragma once
 #include <cuda_runtime.h>
 #include <algorithm>
