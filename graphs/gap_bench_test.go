@@ -29,7 +29,9 @@ import (
 //   - cloop-streamq: the crossings, with the end waited for by cudaStreamQuery;
 //   - launchn: LaunchN as it is (its messages sized by launch cost: one for these 100 runs);
 //   - launchn-32: LaunchN with messages of 32 runs, as it sent them before (all but the last
-//     untracked, as now).
+//     untracked, as now);
+//   - launchn-parked: LaunchN with the caller parked in Await rather than spinning (what
+//     replaySpin saves).
 //
 // The C loop rows run inside one message on the actor, timed there; the rows take turns at
 // going first. Each figure is the median round of a row, then the median over iterations,
@@ -117,27 +119,34 @@ func BenchmarkLaunchNGap(b *testing.B) {
 		require.NoError(b, err)
 		return got
 	}
-	launchRow := func(per int) []float64 {
+	// launchRow runs LaunchN rounds with per runs a message (0: as LaunchN sizes them), the
+	// caller spinning in Await, or parked there.
+	launchRow := func(per int, parked bool) []float64 {
 		graphs.SetLaunchChunk(x, per)
 		var row []float64
 		for range rounds {
 			start := time.Now()
-			_, err := x.LaunchN(ctx, s, round).Await(ctx)
+			f := x.LaunchN(ctx, s, round)
+			if parked {
+				f.SetAwaitSpin(0)
+			}
+			_, err := f.Await(ctx)
 			require.NoError(b, err)
 			row = append(row, perLaunch(time.Since(start)))
 		}
 		graphs.SetLaunchChunk(x, 0)
 		return row[1:]
 	}
-	names := []string{"cloop", "cloop-chunks", "cloop-end", "cloop-marks", "cloop-streamq", "launchn", "launchn-32"}
+	names := []string{"cloop", "cloop-chunks", "cloop-end", "cloop-marks", "cloop-streamq", "launchn", "launchn-32", "launchn-parked"}
 	rows := []func() []float64{
 		func() []float64 { return cloopRow(round, false, "sync") },
 		func() []float64 { return cloopRow(chunk, false, "sync") },
 		func() []float64 { return cloopRow(chunk, false, "mark") },
 		func() []float64 { return cloopRow(chunk, true, "mark") },
 		func() []float64 { return cloopRow(chunk, false, "streamq") },
-		func() []float64 { return launchRow(0) },
-		func() []float64 { return launchRow(chunk) },
+		func() []float64 { return launchRow(0, false) },
+		func() []float64 { return launchRow(chunk, false) },
+		func() []float64 { return launchRow(0, true) },
 	}
 	figures, ratios := make([][]float64, len(rows)), make([][]float64, len(rows))
 	for i := range b.N {
