@@ -18,9 +18,9 @@ import (
 // launchBudget of the actor's time: as many runs as the Exec's last message launched in that
 // time (runCost), launchFirst while it has not launched any. The budget is about what a
 // drained batch of 64 kernel launches takes (actor.runList), and holds a 100-run replay of a
-// one-node graph (2.0–2.5 µs a run on the H100 hosts) in one message: on an H100 host, the
-// same 100 runs as four messages of 32 cost 1.5% more, the three extra messages alone
-// (BenchmarkLaunchNGap).
+// one-node graph (1.7–2.4 µs a run on the H100 hosts) in one message: the same 100 runs as
+// four messages of 32 cost up to 1.5% more where the host set the pace, the three extra
+// messages alone (BenchmarkLaunchNGap, H100).
 const (
 	launchBudget = 250 * time.Microsecond
 	launchFirst  = 32

@@ -96,10 +96,10 @@ func SubmitThen(ctx context.Context, s *Stream, o *Op, self StreamOp, then func(
 // SubmitQueued is Submit whose future completes once self's work is queued, not when the GPU
 // has passed it: for the leading parts of one operation sent as several messages, whose last
 // part's future (Submit, SubmitThen) completes after the GPU has passed them all, as stream
-// order makes it. Untracked, the leading parts cost the tracker nothing; tracked, a replay's
-// parts (graphs' LaunchN) had watermarks recorded between its runs and queried between its
-// messages, which cost a one-node graph's replay 2.5% on an H100 host (BenchmarkLaunchNGap,
-// cloop-marks).
+// order makes it. Untracked, the leading parts cost the tracker nothing. Tracked, they may
+// get a watermark among the runs, queried between the messages: in a C loop of one-node graph
+// launches on the actor's thread, that pattern cost 2.3–3.0% where the host set the pace, and
+// nothing where the GPU did (graphs' BenchmarkLaunchNGap, cloop-marks, H100).
 func SubmitQueued(ctx context.Context, s *Stream, o *Op, self StreamOp) *Future {
 	if o.s != nil {
 		return actor.Completed(struct{}{}, actor.ErrFutureReused)
