@@ -12,8 +12,6 @@ import (
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/graphs"
 	"github.com/gpuactor/gpuactor/internal/backend"
-	"github.com/gpuactor/gpuactor/internal/testdev"
-	"github.com/gpuactor/gpuactor/internal/testgpu"
 )
 
 // BenchmarkLaunchNGap splits what a LaunchN round of a one-node graph (100 runs) costs over
@@ -38,12 +36,7 @@ import (
 // in µs a launch, and each row's ratio to cloop in the same iteration.
 func BenchmarkLaunchNGap(b *testing.B) {
 	ctx := context.Background()
-	testgpu.Need(b, testdev.GPU(), "the cuda backend sees no device")
-	dev, x, s := chainBench(b, func() (*device.Device, error) {
-		return device.Open(ctx, 0, device.WithBackend(device.BackendCUDA))
-	}, 1)
-	xh := graphs.HandleOf(x)
-	rt, h := bindingHandles(b, s, xh)
+	dev, x, s, rt, xh, h := replaySetup(b)
 	const round, rounds, chunk = 100, 12, 32
 	perLaunch := func(d time.Duration) float64 { return d.Seconds() * 1e6 / round }
 	marks := [2]backend.Event{}

@@ -12,7 +12,10 @@ import (
 
 	"github.com/gpuactor/gpuactor/actor"
 	"github.com/gpuactor/gpuactor/device"
+	"github.com/gpuactor/gpuactor/graphs"
 	"github.com/gpuactor/gpuactor/internal/backend"
+	"github.com/gpuactor/gpuactor/internal/testdev"
+	"github.com/gpuactor/gpuactor/internal/testgpu"
 	"github.com/gpuactor/gpuactor/streams"
 )
 
@@ -43,6 +46,18 @@ func bindingHandles(b *testing.B, s *streams.Stream, xh backend.GraphExec) (back
 	}).Await(ctx)
 	require.NoError(b, err)
 	return hs.rt, hs.h
+}
+
+// replaySetup is what the one-node replay benchmarks drive: the cuda device, an Exec of one
+// empty kernel and a stream, and the runtime and handles that launch it through the binding.
+func replaySetup(b *testing.B) (*device.Device, *graphs.Exec, *streams.Stream, backend.Device, backend.GraphExec, backend.Stream) {
+	testgpu.Need(b, testdev.GPU(), "the cuda backend sees no device")
+	dev, x, s := chainBench(b, func() (*device.Device, error) {
+		return device.Open(context.Background(), 0, device.WithBackend(device.BackendCUDA))
+	}, 1)
+	xh := graphs.HandleOf(x)
+	rt, h := bindingHandles(b, s, xh)
+	return dev, x, s, rt, xh, h
 }
 
 // lockedThread starts a goroutine locked to an OS thread of its own, as the bench's binding

@@ -8,10 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gpuactor/gpuactor/device"
-	"github.com/gpuactor/gpuactor/graphs"
 	"github.com/gpuactor/gpuactor/internal/backend"
-	"github.com/gpuactor/gpuactor/internal/testdev"
-	"github.com/gpuactor/gpuactor/internal/testgpu"
 )
 
 // BenchmarkLaunchNRows runs rounds as the bench's graph_node_launchn and binding_graph_node
@@ -31,17 +28,12 @@ import (
 // thread (one message for all the row's rounds) and on the binding's. launchn-x-cloop is
 // then what LaunchN's messages, futures and tracking cost on the very thread that launches,
 // and cloop-own-x-cloop how far two threads' launch rates differ (one-node launches cost
-// 1.8 to 2.4 µs depending on the CPU the thread runs on: bench/cbaseline/cpuslot.cu). A
+// 1.7 to 2.4 µs depending on the CPU the thread runs on: bench/cbaseline/cpuslot.cu). A
 // row's figure is its median round; each figure reported is the median over the iterations.
 func BenchmarkLaunchNRows(b *testing.B) {
 	ctx := context.Background()
-	testgpu.Need(b, testdev.GPU(), "the cuda backend sees no device")
-	dev, x, s := chainBench(b, func() (*device.Device, error) {
-		return device.Open(ctx, 0, device.WithBackend(device.BackendCUDA))
-	}, 1)
-	xh := graphs.HandleOf(x)
+	dev, x, s, rt, xh, h := replaySetup(b)
 	const round, rounds = 100, 12
-	rt, h := bindingHandles(b, s, xh)
 	onThread := lockedThread(b)
 	// The binding's rows run on a locked thread of their own, as bench's binding rows do.
 	type bindRound struct{ all, enq time.Duration }

@@ -1,6 +1,7 @@
 // chain.h: what the graph probes share (graphmarks.cu, graphpaths.cu, markcost.cu,
 // kernorigin.cu, spinneighbor.cu, streamslot.cu, cpuslot.cu): the error check, a chain of n
-// empty kernels, instantiated, as suite.cu's graph rows launch it, the clock and the median.
+// empty kernels, instantiated, as suite.cu's graph rows launch it, the clock, the median and
+// a timed replay.
 #pragma once
 #include <cuda_runtime.h>
 #include <algorithm>
@@ -41,4 +42,17 @@ static cudaGraphExec_t chain(int n) {
   CK(cudaGraphInstantiateWithFlags(&x, g, 0));
   CK(cudaGraphDestroy(g));
   return x;
+}
+
+// replay times x on s as the suite's graph_node row does: 11 rounds of 100 launches then a
+// synchronize, after one untimed; the median µs a launch.
+inline double replay(cudaGraphExec_t x, cudaStream_t s) {
+  std::vector<double> v;
+  for (int r = -1; r < 11; r++) {
+    auto t0 = clk::now();
+    for (int i = 0; i < 100; i++) CK(cudaGraphLaunch(x, s));
+    CK(cudaStreamSynchronize(s));
+    if (r >= 0) v.push_back(micros(t0, clk::now()) / 100);
+  }
+  return median(v);
 }

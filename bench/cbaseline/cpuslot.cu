@@ -14,17 +14,6 @@
 
 #include <sched.h>
 
-static double replay(cudaGraphExec_t x, cudaStream_t s) {
-  std::vector<double> v;
-  for (int r = -1; r < 11; r++) {
-    auto t0 = clk::now();
-    for (int i = 0; i < 100; i++) CK(cudaGraphLaunch(x, s));
-    CK(cudaStreamSynchronize(s));
-    if (r >= 0) v.push_back(micros(t0, clk::now()) / 100);
-  }
-  return median(v);
-}
-
 static void pin(int cpu) {
   cpu_set_t set;
   CPU_ZERO(&set);

@@ -12,17 +12,6 @@
 // Run: ./streamslot [rounds=61] [streams=4]
 #include "chain.h"
 
-static double replay(cudaGraphExec_t x, cudaStream_t s) {
-  std::vector<double> v;
-  for (int r = -1; r < 11; r++) {
-    auto t0 = clk::now();
-    for (int i = 0; i < 100; i++) CK(cudaGraphLaunch(x, s));
-    CK(cudaStreamSynchronize(s));
-    if (r >= 0) v.push_back(micros(t0, clk::now()) / 100);
-  }
-  return median(v);
-}
-
 int main(int argc, char** argv) {
   const int rounds = argc > 1 ? std::atoi(argv[1]) : 61;
   const int n = argc > 2 ? std::atoi(argv[2]) : 4;
