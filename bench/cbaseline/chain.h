@@ -10,6 +10,8 @@
 #include <cstdlib>
 #include <vector>
 
+#include "emptychain.h"
+
 using clk = std::chrono::steady_clock;
 
 static double micros(clk::time_point a, clk::time_point b) {
@@ -23,21 +25,9 @@ static double median(std::vector<double> v) {
 
 #define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { std::printf("%s: %s\n", #x, cudaGetErrorString(e_)); std::exit(1); } } while (0)
 
-__global__ void empty() {}
-
+// chain is empty_chain(n) instantiated, its graph destroyed.
 static cudaGraphExec_t chain(int n) {
-  cudaGraph_t g;
-  CK(cudaGraphCreate(&g, 0));
-  cudaKernelNodeParams p = {};
-  p.func = reinterpret_cast<void*>(empty);
-  p.gridDim = dim3(1);
-  p.blockDim = dim3(1);
-  cudaGraphNode_t prev = nullptr;
-  for (int i = 0; i < n; ++i) {
-    cudaGraphNode_t node;
-    CK(cudaGraphAddKernelNode(&node, g, prev ? &prev : nullptr, prev ? 1 : 0, &p));
-    prev = node;
-  }
+  cudaGraph_t g = empty_chain(n);
   cudaGraphExec_t x;
   CK(cudaGraphInstantiateWithFlags(&x, g, 0));
   CK(cudaGraphDestroy(g));

@@ -27,6 +27,8 @@
 #include <string>
 #include <vector>
 
+#include "emptychain.h"
+
 // A CUDA call that fails outside a measured check means the run is broken: stop at once.
 #define CHECK(call)                                                                   \
   do {                                                                                \
@@ -47,7 +49,6 @@
     if (e_ != cudaSuccess && (first) == cudaSuccess) (first) = e_;                    \
   } while (0)
 
-__global__ void empty() {}
 __global__ void empty_arg(int) {}
 
 using clk = std::chrono::steady_clock;
@@ -540,22 +541,6 @@ static void event_record(const Ctx& c) {
 
 static const std::vector<int> kGraphSizes = {1, 10, 100, 1000};
 static const int kGraphLaunches = 100;
-
-static cudaGraph_t empty_chain(int n) {
-  cudaGraph_t g;
-  CHECK(cudaGraphCreate(&g, 0));
-  cudaKernelNodeParams p = {};
-  p.func = reinterpret_cast<void*>(empty);
-  p.gridDim = dim3(1);
-  p.blockDim = dim3(1);
-  cudaGraphNode_t prev = nullptr;
-  for (int i = 0; i < n; ++i) {
-    cudaGraphNode_t node;
-    CHECK(cudaGraphAddKernelNode(&node, g, prev ? &prev : nullptr, prev ? 1 : 0, &p));
-    prev = node;
-  }
-  return g;
-}
 
 static void graph_instantiate(const Ctx& c) {
   for (int n : c.graph_sizes) {
