@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -18,13 +19,13 @@ import (
 // pass 1 runs before gpuactor's scenarios, pass r+1 after round r of them; the peers run once,
 // in the last pass.
 func runExternal(ctx context.Context, o *options, rep *Report, pass int) {
-	refs := map[string]bool{}
-	for _, t := range plan(o) {
-		refs[t.s.refName()] = true
-	}
 	var names []string
-	for n := range refs {
-		names = append(names, n)
+	for _, t := range plan(o) {
+		for _, n := range t.s.cppRows() {
+			if !slices.Contains(names, n) {
+				names = append(names, n)
+			}
+		}
 	}
 	args := []string{"--scenarios", strings.Join(names, ","), "--sizes", joinSizes(o.sizes),
 		"--repeat", strconv.Itoa(o.repeat), "--device", strconv.Itoa(o.device)}

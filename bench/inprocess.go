@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 	"unsafe"
 
@@ -84,6 +86,7 @@ func cbaselineLib(ctx context.Context, o *options, cc string) (string, error) {
 // together between its passes, so that each C++ pass is the baseline of every row beside it.
 type refGroup struct {
 	ref          string
+	byHand       []string // the byHand C++ rows of its tasks, run in the same passes
 	size         int64
 	sized, nodes bool // size is bytes (-sizes) or a graph's node count (-graph-sizes)
 	tasks        []task
@@ -106,13 +109,16 @@ func groupByRef(todo []task) []refGroup {
 			out = append(out, refGroup{ref: k.ref, size: k.size, sized: t.s.sized, nodes: t.s.nodes})
 		}
 		out[i].tasks = append(out[i].tasks, t)
+		if h := t.s.byHand; h != "" && !slices.Contains(out[i].byHand, h) {
+			out[i].byHand = append(out[i].byHand, h)
+		}
 	}
 	return out
 }
 
-// suiteArgs are the flags of a C++ pass of g's row alone.
+// suiteArgs are the flags of a C++ pass of g's row alone, with its byHand rows.
 func (g refGroup) suiteArgs(o *options) []string {
-	args := []string{"--scenarios", g.ref, "--repeat", strconv.Itoa(o.repeat), "--device", strconv.Itoa(o.device)}
+	args := []string{"--scenarios", strings.Join(append([]string{g.ref}, g.byHand...), ","), "--repeat", strconv.Itoa(o.repeat), "--device", strconv.Itoa(o.device)}
 	switch {
 	case g.sized:
 		args = append(args, "--sizes", strconv.FormatInt(g.size, 10))

@@ -35,6 +35,13 @@ func TestGroupByRefPutsRowsOfOneCppRowTogether(t *testing.T) {
 	assert.ElementsMatch(t, []string{"graph_node", "graph_node_launchn"}, names["graph_node/100"], "no binding row at 100 nodes")
 	assert.ElementsMatch(t, []string{"h2d_pinned", "h2d_staged"}, names["h2d_pinned/4096"])
 	assert.ElementsMatch(t, []string{"h2d_pinned", "h2d_staged"}, names["h2d_pinned/1048576"])
+	for _, g := range groups {
+		want := []string(nil)
+		if g.ref == "h2d_pinned" {
+			want = []string{"h2d_staged"}
+		}
+		assert.Equal(t, want, g.byHand, "the by-hand rows of %s", g.ref)
+	}
 	assert.Equal(t, []string{"launch_enqueue"}, names["launch_enqueue/0"])
 	total := 0
 	for _, g := range groups {
@@ -48,6 +55,8 @@ func TestSuiteArgsNameOneRowAlone(t *testing.T) {
 	require.NoError(t, err)
 	sized := refGroup{ref: "h2d_pinned", size: 1 << 20, sized: true}.suiteArgs(o)
 	assert.Equal(t, []string{"--scenarios", "h2d_pinned", "--repeat", "7", "--device", "1", "--sizes", "1048576"}, sized)
+	withHand := refGroup{ref: "h2d_pinned", byHand: []string{"h2d_staged"}, size: 4096, sized: true}.suiteArgs(o)
+	assert.Equal(t, []string{"--scenarios", "h2d_pinned,h2d_staged", "--repeat", "7", "--device", "1", "--sizes", "4096"}, withHand)
 	graph := refGroup{ref: "graph_node", size: 10, nodes: true}.suiteArgs(o)
 	assert.Equal(t, []string{"--scenarios", "graph_node", "--repeat", "7", "--device", "1", "--graph-sizes", "10"}, graph)
 	for _, plain := range [][]string{refGroup{ref: "launch_enqueue"}.suiteArgs(o), refGroup{ref: "h2d_async_64B", size: 64}.suiteArgs(o)} {
@@ -84,10 +93,13 @@ func (f *fakeSuite) suite(args []string) ([]byte, int) {
 	if size != "null" {
 		unit = "GB/s"
 	}
-	out := `{"kind":"header","impl":"cpp","device":"fake"}` + "\n" +
-		fmt.Sprintf(`{"kind":"result","impl":"cpp","scenario":%q,"size":%s,"unit":%q,"value":%d,"repeats":1,"checked":true}`, scenario, size, unit, len(f.calls)) + "\n"
-	if f.status != 0 {
-		out += fmt.Sprintf(`{"kind":"error","impl":"cpp","scenario":%q,"message":"check failed"}`, scenario) + "\n"
+	out := `{"kind":"header","impl":"cpp","device":"fake"}` + "\n"
+	// The first row's value counts the calls; a row after it (a byHand row) is ten times that.
+	for i, sc := range strings.Split(scenario, ",") {
+		out += fmt.Sprintf(`{"kind":"result","impl":"cpp","scenario":%q,"size":%s,"unit":%q,"value":%d,"repeats":1,"checked":true}`, sc, size, unit, len(f.calls)*max(1, 10*i)) + "\n"
+		if f.status != 0 {
+			out += fmt.Sprintf(`{"kind":"error","impl":"cpp","scenario":%q,"message":"check failed"}`, sc) + "\n"
+		}
 	}
 	return []byte(out), f.status
 }
@@ -100,13 +112,14 @@ func TestRunInProcessPutsEachRoundBetweenTwoPassesOfItsRow(t *testing.T) {
 	require.NoError(t, runInProcess(context.Background(), o, device.BackendSim, fake, rep))
 	require.Empty(t, rep.Errors)
 
-	// Two C++ rows (launch_enqueue; h2d_pinned 4K for both copy rows), four passes each.
+	// Two C++ rows (launch_enqueue; h2d_pinned 4K for both copy rows, with h2d_staged's
+	// by-hand row in the same passes), four passes each.
 	require.Len(t, fake.calls, 8)
 	for i, args := range fake.calls[:4] {
 		assert.Equal(t, "launch_enqueue", args[1], "call %d", i)
 	}
 	for i, args := range fake.calls[4:] {
-		assert.Equal(t, "h2d_pinned", args[1], "call %d", i+4)
+		assert.Equal(t, "h2d_pinned,h2d_staged", args[1], "call %d", i+4)
 	}
 	// Each pass comes after the round before it: one gpuactor row a round for launch_enqueue,
 	// then two (h2d_pinned and h2d_staged).
@@ -121,9 +134,12 @@ func TestRunInProcessPutsEachRoundBetweenTwoPassesOfItsRow(t *testing.T) {
 			gpu = append(gpu, r)
 		}
 	}
-	require.Len(t, cpp, 8)
-	for i, r := range cpp {
-		assert.Equal(t, i%4+1, r.Pass, "passes number 1..rounds+1 per C++ row")
+	require.Len(t, cpp, 12)
+	for i, r := range cpp[:4] {
+		assert.Equal(t, i+1, r.Pass, "passes number 1..rounds+1 per C++ row")
+	}
+	for i, r := range cpp[4:] {
+		assert.Equal(t, i/2+1, r.Pass, "passes number 1..rounds+1 per C++ row")
 	}
 	require.Len(t, gpu, 9)
 	for _, r := range gpu {
@@ -152,6 +168,21 @@ func TestRunInProcessPutsEachRoundBetweenTwoPassesOfItsRow(t *testing.T) {
 		assert.InDelta(t, median(want), med, 1e-12)
 		assert.InDelta(t, slices.Min(want), lo, 1e-12)
 		assert.InDelta(t, slices.Max(want), hi, 1e-12)
+	}
+	// The staged row against its by-hand row: passes 5..8 of the fake hold 50..80 there.
+	for _, row := range collapseRounds(rep.Results) {
+		if row.Impl != "gpuactor" || row.Scenario != "h2d_staged" {
+			continue
+		}
+		med, _, _, ok := roundRatiosAgainst(rep, row, "h2d_staged", false)
+		require.True(t, ok)
+		var want []float64
+		for _, r := range gpu {
+			if r.Scenario == "h2d_staged" {
+				want = append(want, r.Value/(10*(float64(r.Round)+4.5)))
+			}
+		}
+		assert.InDelta(t, median(want), med, 1e-12)
 	}
 }
 

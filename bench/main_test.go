@@ -136,3 +136,32 @@ func TestBreakdownDividesRowsOfTheSameRound(t *testing.T) {
 	printBreakdown(&out, &Report{})
 	assert.Empty(t, out.String(), "no pairs, no section")
 }
+
+func TestByHandTableDividesStagedRowsByCppStaging(t *testing.T) {
+	rep := &Report{Meta: Meta{Backends: []string{"cuda"}, GPU: "Test GPU"}}
+	add := func(r Result) { rep.Results = append(rep.Results, r) }
+	const size = 256 << 20
+	for pass, v := range []float64{40, 44, 40, 36} {
+		add(Result{Impl: "cpp", Scenario: "h2d_pinned", Size: size, Unit: "GB/s", Value: 50, Checked: true, Pass: pass + 1})
+		add(Result{Impl: "cpp", Scenario: "h2d_staged", Size: size, Unit: "GB/s", Value: v, Checked: true, Pass: pass + 1})
+	}
+	for round, v := range []float64{42, 38, 38} {
+		add(Result{Impl: "gpuactor", Backend: "cuda", Scenario: "h2d_staged", Size: size, Unit: "GB/s", Value: v, Checked: true, Round: round + 1})
+	}
+	var out bytes.Buffer
+	printTables(&out, rep)
+	s := out.String()
+	require.Contains(t, s, "against C++ doing the same by hand")
+	hand := s[strings.Index(s, "against C++ doing the same by hand"):]
+	// Rounds over the by-hand passes around each: 42/42, 38/42, 38/38.
+	assert.Contains(t, hand, "1.00×", "median of the rounds' ratios")
+	assert.Contains(t, hand, "0.90–1.00×", "their range")
+	assert.Contains(t, hand, "0.80×", "the by-hand mean 40 over the pinned target 50")
+	assert.Contains(t, hand, "22%", "the by-hand passes differ by 44 ÷ 36 − 1")
+	main := s[:strings.Index(s, "against C++ doing the same by hand")]
+	assert.Contains(t, main, "0.76×", "the main table still holds the row to pinned: median of 42, 38, 38 over 50")
+
+	out.Reset()
+	printByHand(&out, &Report{Results: rep.Results[len(rep.Results)-3:]})
+	assert.Empty(t, out.String(), "no by-hand C++ row, no section")
+}

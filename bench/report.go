@@ -70,6 +70,7 @@ func printTables(w io.Writer, rep *Report) {
 		}
 		tw.Flush()
 	}
+	printByHand(w, rep)
 	printBreakdown(w, rep)
 	for _, e := range rep.Errors {
 		fmt.Fprintln(w, "ERROR:", e)
@@ -99,12 +100,21 @@ func lookup(rep *Report, impl string, r Result, p99 bool) *float64 {
 }
 
 func lookupSpread(rep *Report, impl string, r Result, p99 bool) (*float64, float64) {
-	ref := r.Scenario
+	return lookupRow(rep, impl, refOf(r.Scenario), r, p99)
+}
+
+// refOf is the C++ scenario gpuactor's scenario name is compared with.
+func refOf(name string) string {
 	for _, s := range scenarios() {
-		if s.name == r.Scenario {
-			ref = s.refName()
+		if s.name == name {
+			return s.refName()
 		}
 	}
+	return name
+}
+
+// lookupRow is lookupSpread against impl's scenario ref, whatever r's own reference is.
+func lookupRow(rep *Report, impl, ref string, r Result, p99 bool) (*float64, float64) {
 	var same, loose []float64
 	for i := range rep.Results {
 		c := &rep.Results[i]

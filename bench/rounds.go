@@ -62,6 +62,11 @@ func collapseRounds(results []Result) []Result {
 // of the C++ passes just before and after that round: their median and range. ok is false
 // when r did not run in rounds or no round has a baseline.
 func roundRatios(rep *Report, r Result, p99 bool) (med, lo, hi float64, ok bool) {
+	return roundRatiosAgainst(rep, r, refOf(r.Scenario), p99)
+}
+
+// roundRatiosAgainst is roundRatios with C++ scenario ref as the baseline.
+func roundRatiosAgainst(rep *Report, r Result, ref string, p99 bool) (med, lo, hi float64, ok bool) {
 	if r.rounds == 0 {
 		return 0, 0, 0, false
 	}
@@ -77,8 +82,8 @@ func roundRatios(rep *Report, r Result, p99 bool) (med, lo, hi float64, ok bool)
 		passes := &Report{Results: slices.DeleteFunc(slices.Clone(rep.Results), func(c Result) bool {
 			return c.Impl == "cpp" && c.Pass != g.Round && c.Pass != g.Round+1
 		})}
-		if ref := lookup(passes, "cpp", g, p99); ref != nil && *ref > 0 {
-			ratios = append(ratios, *v / *ref)
+		if base, _ := lookupRow(passes, "cpp", ref, g, p99); base != nil && *base > 0 {
+			ratios = append(ratios, *v / *base)
 		}
 	}
 	if len(ratios) == 0 {

@@ -58,6 +58,10 @@ type scenario struct {
 	size  int64  // fixed size, for unsized rows that still move bytes
 	nodes bool   // size is a graph's node count: runs only where -graph-sizes has it
 	ref   string // the C++ scenario it is compared with, when not its own name
+	// byHand is a second C++ scenario shown beside it, in a table of its own: C++ doing the
+	// same work by hand (staging pageable memory through pinned slots), where ref is the target
+	// the row is held to (pinned memory). It runs in the same passes as ref.
+	byHand string
 	// manyStreams: the row has work in flight on several streams at once (see scenarios).
 	manyStreams bool
 	run         func(e *env, size int64, repeat int) (value float64, p99 *float64, err error)
@@ -68,6 +72,14 @@ func (s scenario) refName() string {
 		return s.ref
 	}
 	return s.name
+}
+
+// cppRows is every C++ scenario the row is shown against: refName, then byHand.
+func (s scenario) cppRows() []string {
+	if s.byHand != "" {
+		return []string{s.refName(), s.byHand}
+	}
+	return []string{s.refName()}
 }
 
 var one = device.Config{Grid: device.Dim(1), Block: device.Dim(1)}
@@ -112,8 +124,8 @@ func coreScenarios() []scenario {
 		{name: "d2h_pinned", unit: "GB/s", sized: true, run: pinnedBandwidth(false)},
 		{name: "h2d_pageable", unit: "GB/s", sized: true, run: pageableBandwidth(true)},
 		{name: "d2h_pageable", unit: "GB/s", sized: true, run: pageableBandwidth(false)},
-		{name: "h2d_staged", unit: "GB/s", sized: true, ref: "h2d_pinned", run: traced("h2d_staged", stagedBandwidth(true))},
-		{name: "d2h_staged", unit: "GB/s", sized: true, ref: "d2h_pinned", run: traced("d2h_staged", stagedBandwidth(false))},
+		{name: "h2d_staged", unit: "GB/s", sized: true, ref: "h2d_pinned", byHand: "h2d_staged", run: traced("h2d_staged", stagedBandwidth(true))},
+		{name: "d2h_staged", unit: "GB/s", sized: true, ref: "d2h_pinned", byHand: "d2h_staged", run: traced("d2h_staged", stagedBandwidth(false))},
 		{name: "d2d", unit: "GB/s", size: 1 << 30, run: deviceBandwidth},
 		{name: "malloc_free", unit: "us/pair", size: 1 << 20, run: mallocFree},
 		{name: "stream_query", unit: "ns/call", run: bindingCall(func(d backend.Device, s backend.Stream, _ backend.Event) error { return d.StreamQuery(s) })},

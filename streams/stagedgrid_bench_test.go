@@ -1,6 +1,7 @@
 package streams
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"slices"
@@ -83,4 +84,43 @@ func timedCopies(b *testing.B, size int, copy func() *Future) {
 	}
 	slices.Sort(each)
 	b.ReportMetric(each[len(each)/2], "med-GB/s")
+	b.ReportMetric(each[len(each)/10], "p10-GB/s")
+}
+
+// BenchmarkStagedDownloadGrid times 256 MiB staged downloads through rings of several
+// geometries (copy-out workers, slots beyond them, slot size), three rounds of each in turn,
+// in one process: whether the link runs short of queued chunks (more slots would help) or the
+// copy-outs of memory the DMA wrote miss the cache (fewer or smaller ones would). med-GB/s is
+// the median copy's rate, p10-GB/s the tenth percentile's.
+func BenchmarkStagedDownloadGrid(b *testing.B) {
+	if !testdev.GPU() {
+		b.Skip("needs a GPU")
+	}
+	ctx := context.Background()
+	dev, err := device.Open(ctx, 0, device.WithBackend(device.BackendCUDA))
+	require.NoError(b, err)
+	defer func() { require.NoError(b, dev.Close()) }()
+	const n = 256 << 20
+	buf, err := dev.Malloc(ctx, n)
+	require.NoError(b, err)
+	want := make([]byte, n)
+	for i := range want {
+		want[i] = byte(i*131 + 7)
+	}
+	require.NoError(b, device.CopyToDevice(ctx, buf, want))
+	dst := make([]byte, n)
+	for round := range 3 {
+		for _, g := range []struct{ workers, spare, slot int }{{14, 8, 4 << 20}, {14, 4, 4 << 20}, {14, 8, 2 << 20}, {14, 16, 2 << 20}, {14, 8, 1 << 20}, {16, 8, 2 << 20}} {
+			b.Run(fmt.Sprintf("round=%d/workers=%d/spare=%d/slot=%dK", round, g.workers, g.spare, g.slot>>10), func(b *testing.B) {
+				s, err := New(ctx, dev)
+				require.NoError(b, err)
+				defer s.Destroy(ctx)
+				s.staging.Store(newStager(s, stagingParams{slots: g.workers + g.spare, slotSize: g.slot, workers: g.workers, downWorkers: g.workers}))
+				b.SetBytes(n)
+				clear(dst)
+				timedCopies(b, n, func() *Future { return CopyFromDevice(ctx, s, dst, buf) })
+				require.True(b, bytes.Equal(want, dst), "the download landed other bytes")
+			})
+		}
+	}
 }

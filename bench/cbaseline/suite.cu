@@ -1,10 +1,11 @@
 // suite.cu: the C++ baseline for gpuactor's benchmark runner (go run ./bench).
 //
 // Every scenario here calls libcudart directly from one host thread, with nothing in between:
-// it is the floor that gpuactor's figures are divided by. The runner builds and runs it as
+// it is the floor that gpuactor's figures are divided by. The staged rows are the exception:
+// like gpuactor's, they copy host memory on several threads (stagedring.h). The runner builds and runs it as
 //
 //   nvcc -O2 -std=c++17 -arch=sm_90 -o suite bench/cbaseline/suite.cu
-//   ./suite [--scenarios a,b] [--sizes 4096,65536] [--repeat 21] [--device 0]
+//   ./suite [--scenarios a,b] [--sizes 4096,65536] [--repeat 21] [--device 0] [--staging-threads N]
 //
 // Output on stdout is JSON lines only (a header, then one "result" per scenario and size, plus
 // "error" lines for failed checks); progress goes to stderr. README.md beside this file has the
@@ -28,6 +29,7 @@
 #include <vector>
 
 #include "emptychain.h"
+#include "stagedring.h"
 
 // A CUDA call that fails outside a measured check means the run is broken: stop at once.
 #define CHECK(call)                                                                   \
@@ -199,6 +201,7 @@ struct Ctx {
   int repeats;
   cudaStream_t s;  // non-blocking: never implicitly ordered after the legacy default stream
   std::vector<int> graph_sizes;  // the graph rows' chain lengths (--graph-sizes)
+  int staging_up, staging_down;  // the staged rows' copying threads (--staging-threads)
 };
 
 static void launch_enqueue(const Ctx& c) {
@@ -399,6 +402,57 @@ static void transfer(const Ctx& c, const char* name, bool h2d, bool pinned, size
   emit_result(name, static_cast<long long>(size), "GB/s", median(per), NAN, c.repeats, ok, why);
   CHECK(cudaFree(dev));
   host_free(host, pinned);
+}
+
+// One sized staged transfer scenario: pageable (malloc) memory copied through a StagedRing of
+// 4 MiB pinned slots on the suite's stream, each copy waited for, as gpuactor's staged rows
+// wait for each copy's future. The ring has 8 slots beyond its threads, as gpuactor's has.
+static void staged_transfer(const Ctx& c, const char* name, bool h2d, size_t size,
+                            unsigned salt) {
+  const int iters = transfer_iters(size);
+  const int threads = h2d ? c.staging_up : c.staging_down;
+  StagedRing ring(threads, threads + 8, size_t(4) << 20, c.device, c.s);
+  uint8_t* host = host_alloc(size, false);
+  std::vector<uint8_t> want(size);
+  fill_pattern(want.data(), size, salt);
+  uint8_t* dev = nullptr;
+  CHECK(cudaMalloc(reinterpret_cast<void**>(&dev), size));
+  if (h2d) {
+    std::memcpy(host, want.data(), size);  // also touches every page before timing
+    CHECK(cudaMemset(dev, 0, size));
+  } else {
+    CHECK(cudaMemcpy(dev, want.data(), size, cudaMemcpyHostToDevice));
+    std::memset(host, 0, size);
+  }
+  CHECK(cudaDeviceSynchronize());
+  auto batch = [&](int n) {
+    for (int i = 0; i < n; ++i) {
+      if (h2d) ring.upload(dev, host, size);
+      else ring.download(host, dev, size);
+    }
+  };
+  batch(std::min(iters, 4));  // warm-up
+
+  std::vector<double> per;
+  for (int r = 0; r < c.repeats; ++r) {
+    auto t0 = clk::now();
+    batch(iters);
+    per.push_back(static_cast<double>(iters) * static_cast<double>(size) / seconds_since(t0) / 1e9);
+  }
+  std::vector<uint8_t> back;
+  const uint8_t* got = host;
+  if (h2d) {
+    back.resize(size);
+    CHECK(cudaMemcpy(back.data(), dev, size, cudaMemcpyDeviceToHost));
+    got = back.data();
+  }
+  long long at = first_mismatch(got, want.data(), size);
+  std::string why = at < 0 ? "" : mismatch_msg(h2d ? "device buffer" : "host buffer", at, got,
+                                               want.data());
+  std::fprintf(stderr, "%s: %d threads\n", name, ring.threads());
+  emit_result(name, static_cast<long long>(size), "GB/s", median(per), NAN, c.repeats, at < 0, why);
+  CHECK(cudaFree(dev));
+  host_free(host, false);
 }
 
 static void d2d(const Ctx& c) {
@@ -644,7 +698,7 @@ static std::vector<std::string> split(const std::string& s) {
 [[noreturn]] static void usage(const char* msg) {
   std::fprintf(stderr,
                "%s\nusage: suite [--scenarios a,b,...] [--sizes 4096,65536,...] "
-               "[--graph-sizes 1,10,...] [--repeat N] [--device N]\n",
+               "[--graph-sizes 1,10,...] [--repeat N] [--device N] [--staging-threads N]\n",
                msg);
   std::exit(2);
 }
@@ -665,6 +719,11 @@ static int suite_main(int argc, char** argv) {
   std::vector<size_t> sizes = {4096, 65536, 1048576, 16777216, 268435456};
   std::vector<int> graph_sizes = kGraphSizes;
   int repeats = 21, device = 0;
+  // The staged rows' threads: 8 for uploads, which slow the link with more host copies beside
+  // its reads of host memory; every core but two for downloads (streams/staging.go says why).
+  int cores = static_cast<int>(std::thread::hardware_concurrency());
+  int staging_up = std::max(2, std::min(8, cores - 2));
+  int staging_down = std::max(2, std::min(16, cores - 2));
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i], v;
     size_t eq = a.find('=');
@@ -672,7 +731,7 @@ static int suite_main(int argc, char** argv) {
       v = a.substr(eq + 1);
       a = a.substr(0, eq);
     } else if (a == "--scenarios" || a == "--sizes" || a == "--graph-sizes" || a == "--repeat" ||
-               a == "--device") {
+               a == "--device" || a == "--staging-threads") {
       if (i + 1 >= argc) usage(("missing value for " + a).c_str());
       v = argv[++i];
     }
@@ -693,6 +752,9 @@ static int suite_main(int argc, char** argv) {
       if (repeats < 1) usage("--repeat must be at least 1");
     } else if (a == "--device") {
       device = static_cast<int>(parse_int(v, "--device"));
+    } else if (a == "--staging-threads") {
+      staging_up = staging_down = static_cast<int>(parse_int(v, "--staging-threads"));
+      if (staging_up < 1) usage("--staging-threads must be at least 1");
     } else {
       usage(("unknown argument " + a).c_str());
     }
@@ -717,9 +779,9 @@ static int suite_main(int argc, char** argv) {
     CHECK(cudaStreamCreateWithFlags(&kept, cudaStreamNonBlocking));
     kept_device = device;
   }
-  Ctx c{device, repeats, kept, graph_sizes};
+  Ctx c{device, repeats, kept, graph_sizes, staging_up, staging_down};
 #else
-  Ctx c{device, repeats, nullptr, graph_sizes};
+  Ctx c{device, repeats, nullptr, graph_sizes, staging_up, staging_down};
   CHECK(cudaStreamCreateWithFlags(&c.s, cudaStreamNonBlocking));
 #endif
 
@@ -741,6 +803,8 @@ static int suite_main(int argc, char** argv) {
       {"d2h_pinned", sized("d2h_pinned", false, true, 3)},
       {"h2d_pageable", sized("h2d_pageable", true, false, 4)},
       {"d2h_pageable", sized("d2h_pageable", false, false, 5)},
+      {"h2d_staged", [&] { for (size_t sz : sizes) staged_transfer(c, "h2d_staged", true, sz, 8); }},
+      {"d2h_staged", [&] { for (size_t sz : sizes) staged_transfer(c, "d2h_staged", false, sz, 9); }},
       {"d2d", [&] { d2d(c); }},
       {"malloc_free", [&] { malloc_free(c); }},
       {"mallocasync_free", [&] { mallocasync_free(c); }},

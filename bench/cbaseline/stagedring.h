@@ -1,0 +1,176 @@
+// stagedring.h: copies of pageable host memory staged by hand through a ring of pinned slots,
+// the C++ pass of suite.cu's h2d_staged and d2h_staged rows. It does what gpuactor's streams/
+// staging does, with nothing in between: T threads copy chunks between the pageable buffer and
+// the slots, and every chunk's DMA goes to one stream (the suite's), so that the only difference
+// left between the two rows is the library. A pinned copy's bandwidth bounds both; on a host
+// whose memory cannot feed the link three times over (the slice read, the slot written, the
+// slot read by the DMA) this pass is the most staging can reach there.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#define RING_CHECK(call)                                                                \
+  do {                                                                                  \
+    cudaError_t e_ = (call);                                                            \
+    if (e_ != cudaSuccess) {                                                            \
+      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #call,                 \
+                   cudaGetErrorString(e_));                                             \
+      std::exit(1);                                                                     \
+    }                                                                                   \
+  } while (0)
+
+// ThreadPool runs one function on each of its threads at once and waits for all of them, so
+// that a copy's threads are started once per pass, not once per copy.
+class ThreadPool {
+ public:
+  ThreadPool(int n, int device) {
+    for (int w = 0; w < n; ++w)
+      threads_.emplace_back([this, w, device] {
+        RING_CHECK(cudaSetDevice(device));  // the current device is per thread
+        unsigned seen = 0;
+        for (;;) {
+          std::function<void(int)> f;
+          {
+            std::unique_lock<std::mutex> l(mu_);
+            cv_.wait(l, [&] { return quit_ || gen_ != seen; });
+            if (quit_) return;
+            seen = gen_;
+            f = job_;
+          }
+          f(w);
+          std::lock_guard<std::mutex> l(mu_);
+          if (--running_ == 0) done_.notify_all();
+        }
+      });
+  }
+  ~ThreadPool() {
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      quit_ = true;
+    }
+    cv_.notify_all();
+    for (auto& t : threads_) t.join();
+  }
+  int size() const { return static_cast<int>(threads_.size()); }
+  // run calls f(w) on thread w of each, and returns when every call has.
+  void run(std::function<void(int)> f) {
+    std::unique_lock<std::mutex> l(mu_);
+    job_ = std::move(f);
+    running_ = size();
+    ++gen_;
+    cv_.notify_all();
+    done_.wait(l, [&] { return running_ == 0; });
+  }
+
+ private:
+  std::vector<std::thread> threads_;
+  std::mutex mu_;
+  std::condition_variable cv_, done_;
+  std::function<void(int)> job_;
+  unsigned gen_ = 0;
+  int running_ = 0;
+  bool quit_ = false;
+};
+
+// StagedRing is the slots (slot bytes each, one event each) and the threads of staged copies
+// on one stream. Chunk k of a copy takes slot k % slots once chunk k - slots is done with it.
+class StagedRing {
+ public:
+  StagedRing(int threads, int slots, size_t slot, int device, cudaStream_t s)
+      : pool_(threads, device), s_(s), slot_(slot), mem_(slots), done_(slots) {
+    for (int i = 0; i < slots; ++i) {
+      RING_CHECK(cudaHostAlloc(reinterpret_cast<void**>(&mem_[i]), slot, cudaHostAllocDefault));
+      std::memset(mem_[i], 0, slot);  // fault the pages in before any timing
+      RING_CHECK(cudaEventCreateWithFlags(&done_[i], cudaEventDisableTiming));
+    }
+  }
+  ~StagedRing() {
+    for (size_t i = 0; i < mem_.size(); ++i) {
+      RING_CHECK(cudaEventDestroy(done_[i]));
+      RING_CHECK(cudaFreeHost(mem_[i]));
+    }
+  }
+  int threads() const { return pool_.size(); }
+
+  // chunk is the chunk size of an n-byte copy, as gpuactor's stagingChunk picks it: about n/8,
+  // within [1 MiB, slot], evened over the chunks and rounded up to 4 KiB.
+  size_t chunk(size_t n) const {
+    size_t target = std::min(std::max<size_t>(n / 8, size_t(1) << 20), slot_);
+    if (n <= target) return n;
+    size_t chunks = (n + target - 1) / target;
+    size_t c = (n + chunks - 1) / chunks;
+    return std::min((c + 4095) & ~size_t(4095), slot_);
+  }
+
+  // upload copies host[0, n) to dev and returns once the stream has finished it: the threads
+  // take chunks in order, copy each into its slot once the slot's previous chunk has left it,
+  // and queue its DMA.
+  void upload(uint8_t* dev, const uint8_t* host, size_t n) {
+    const size_t c = chunk(n), chunks = (n + c - 1) / c, S = mem_.size();
+    std::atomic<size_t> next{0};
+    std::vector<std::atomic<int>> queued(chunks);
+    for (auto& q : queued) q.store(0);
+    pool_.run([&](int) {
+      for (size_t k; (k = next++) < chunks;) {
+        size_t i = k % S, off = k * c, len = std::min(c, n - off);
+        if (k >= S) {
+          while (!queued[k - S].load(std::memory_order_acquire)) std::this_thread::yield();
+          RING_CHECK(cudaEventSynchronize(done_[i]));
+        }
+        std::memcpy(mem_[i], host + off, len);
+        {
+          std::lock_guard<std::mutex> g(enq_);
+          RING_CHECK(cudaMemcpyAsync(dev + off, mem_[i], len, cudaMemcpyHostToDevice, s_));
+          RING_CHECK(cudaEventRecord(done_[i], s_));
+        }
+        queued[k].store(1, std::memory_order_release);
+      }
+    });
+    RING_CHECK(cudaStreamSynchronize(s_));
+  }
+
+  // download copies dev[0, n) into host: the first chunks are queued one a slot, then the
+  // threads take chunks in order, wait for each to land in its slot, copy it out and at once
+  // queue the chunk that takes the slot next.
+  void download(uint8_t* host, const uint8_t* dev, size_t n) {
+    const size_t c = chunk(n), chunks = (n + c - 1) / c, S = mem_.size();
+    std::vector<std::atomic<int>> queued(chunks);
+    for (auto& q : queued) q.store(0);
+    auto enqueue = [&](size_t k) {
+      size_t i = k % S, off = k * c, len = std::min(c, n - off);
+      std::lock_guard<std::mutex> g(enq_);
+      RING_CHECK(cudaMemcpyAsync(mem_[i], dev + off, len, cudaMemcpyDeviceToHost, s_));
+      RING_CHECK(cudaEventRecord(done_[i], s_));
+      queued[k].store(1, std::memory_order_release);
+    };
+    for (size_t k = 0; k < std::min(chunks, S); ++k) enqueue(k);
+    std::atomic<size_t> next{0};
+    pool_.run([&](int) {
+      for (size_t k; (k = next++) < chunks;) {
+        size_t i = k % S, off = k * c, len = std::min(c, n - off);
+        while (!queued[k].load(std::memory_order_acquire)) std::this_thread::yield();
+        RING_CHECK(cudaEventSynchronize(done_[i]));
+        std::memcpy(host + off, mem_[i], len);
+        if (k + S < chunks) enqueue(k + S);
+      }
+    });
+  }
+
+ private:
+  ThreadPool pool_;
+  cudaStream_t s_;
+  size_t slot_;
+  std::vector<uint8_t*> mem_;
+  std::vector<cudaEvent_t> done_;
+  std::mutex enq_;
+};
