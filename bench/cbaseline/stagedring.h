@@ -10,7 +10,10 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <cmath>
 #include <condition_variable>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -28,6 +31,43 @@
       std::exit(1);                                                                     \
     }                                                                                   \
   } while (0)
+
+// The staged rows' thread counts follow gpuactor's rule (streams/staging.go): uploads take
+// enough threads to fill slots at 64 GB/s at one thread's memcpy rate, since more copies than
+// that beside the DMA's reads of host memory slow the link, and fewer leave it waiting on a
+// host with slow memory (an H100 host whose one thread copied 7.8 GB/s staged 32-39 GB/s with
+// 8 threads and 37-43 with 10); downloads take every core but two. Both within [2, 16].
+static int clamp_threads(int n, int cores) { return std::max(2, std::min({n, 16, cores - 2})); }
+
+// memcpy_rate is one thread's memcpy rate in bytes a second, measured once per process as
+// gpuactor measures it: 64 MiB it has not read before, copied 4 MiB at a time into one buffer.
+static double memcpy_rate() {
+  static const double rate = [] {
+    const size_t n = size_t(64) << 20, piece = size_t(4) << 20;
+    // A byte a page faults the pages in without bringing the rest into cache.
+    uint8_t* src = static_cast<uint8_t*>(std::malloc(n));
+    uint8_t* dst = static_cast<uint8_t*>(std::malloc(piece));
+    if (!src || !dst) std::exit(1);
+    for (size_t i = 0; i < n; i += 4096) src[i] = 1;
+    for (size_t i = 0; i < piece; i += 4096) dst[i] = 1;
+    auto t0 = std::chrono::steady_clock::now();
+    for (size_t off = 0; off < n; off += piece) {
+      std::memcpy(dst, src + off, piece);
+      // dst is freed unread: without this the compiler may drop the copies.
+      asm volatile("" : : "r"(dst) : "memory");
+    }
+    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::free(src);
+    std::free(dst);
+    return static_cast<double>(n) / std::max(s, 1e-9);
+  }();
+  return rate;
+}
+
+static int staging_upload_threads(int cores) {
+  return clamp_threads(static_cast<int>(std::ceil(64e9 / memcpy_rate())), cores);
+}
+static int staging_download_threads(int cores) { return clamp_threads(16, cores); }
 
 // ThreadPool runs one function on each of its threads at once and waits for all of them, so
 // that a copy's threads are started once per pass, not once per copy.

@@ -719,11 +719,11 @@ static int suite_main(int argc, char** argv) {
   std::vector<size_t> sizes = {4096, 65536, 1048576, 16777216, 268435456};
   std::vector<int> graph_sizes = kGraphSizes;
   int repeats = 21, device = 0;
-  // The staged rows' threads: 8 for uploads, which slow the link with more host copies beside
-  // its reads of host memory; every core but two for downloads (streams/staging.go says why).
+  // The staged rows' threads, chosen as gpuactor's staging chooses its goroutines
+  // (stagedring.h): the same parallelism, so that the rows compare the code.
   int cores = static_cast<int>(std::thread::hardware_concurrency());
-  int staging_up = std::max(2, std::min(8, cores - 2));
-  int staging_down = std::max(2, std::min(16, cores - 2));
+  int staging_up = staging_upload_threads(cores);
+  int staging_down = staging_download_threads(cores);
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i], v;
     size_t eq = a.find('=');
