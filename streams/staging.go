@@ -25,8 +25,10 @@ import (
 // and with the DMA, and keeps the link busy. The figures below were measured on an H200 host
 // (16 cores, PCIe gen5): one goroutine memmoves 10–16 GB/s; the DMA keeps ~46 GB/s of its 50
 // even beside 145 GB/s of memmove. The H100 hosts vary far more: 8 threads copy 32–71 GB/s
-// between them, and staging, by hand in C++ as here, reaches 0.42–0.83× of pinned bandwidth
-// accordingly (bench/cbaseline/copyvariants.cu).
+// between them, and staging, by hand in C++ as here, reaches 0.42–0.87× of pinned bandwidth
+// accordingly (bench/cbaseline/copyvariants.cu, and the bench's by-hand rows, which run
+// bench/cbaseline/stagedring.h beside these copies: gpuactor was 0.90–1.10× of them up and
+// 0.94–1.00× down in session 13's runs).
 const (
 	// stagingSlotSize is a staging buffer's size. The ring has a slot for each of the
 	// goroutines copying host memory (each holds one while it copies a chunk, ~300 µs for
