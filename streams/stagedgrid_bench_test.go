@@ -19,22 +19,10 @@ import (
 // same size and the fillers' host copies alone, all in one process: the figures to tune the
 // ring by on a GPU host. med-GB/s is the median copy's rate.
 func BenchmarkStagedUploadGrid(b *testing.B) {
-	if !testdev.GPU() {
-		b.Skip("needs a GPU")
-	}
-	ctx := context.Background()
-	dev, err := device.Open(ctx, 0, device.WithBackend(device.BackendCUDA))
+	ctx, dev, buf, src := gridSetup(b)
+	pinned, err := dev.MallocHost(ctx, gridSize)
 	require.NoError(b, err)
-	defer func() { require.NoError(b, dev.Close()) }()
-	const n = 256 << 20
-	buf, err := dev.Malloc(ctx, n)
-	require.NoError(b, err)
-	pinned, err := dev.MallocHost(ctx, n)
-	require.NoError(b, err)
-	src := make([]byte, n)
-	for i := range src {
-		src[i] = byte(i*131 + 7)
-	}
+	const n = gridSize
 	b.Run("pinned", func(b *testing.B) {
 		s, err := New(ctx, dev)
 		require.NoError(b, err)
@@ -93,21 +81,9 @@ func timedCopies(b *testing.B, size int, copy func() *Future) {
 // copy-outs of memory the DMA wrote miss the cache (fewer or smaller ones would). med-GB/s is
 // the median copy's rate, p10-GB/s the tenth percentile's.
 func BenchmarkStagedDownloadGrid(b *testing.B) {
-	if !testdev.GPU() {
-		b.Skip("needs a GPU")
-	}
-	ctx := context.Background()
-	dev, err := device.Open(ctx, 0, device.WithBackend(device.BackendCUDA))
-	require.NoError(b, err)
-	defer func() { require.NoError(b, dev.Close()) }()
-	const n = 256 << 20
-	buf, err := dev.Malloc(ctx, n)
-	require.NoError(b, err)
-	want := make([]byte, n)
-	for i := range want {
-		want[i] = byte(i*131 + 7)
-	}
+	ctx, dev, buf, want := gridSetup(b)
 	require.NoError(b, device.CopyToDevice(ctx, buf, want))
+	const n = gridSize
 	dst := make([]byte, n)
 	for round := range 3 {
 		for _, g := range []struct{ workers, spare, slot int }{{14, 8, 4 << 20}, {14, 4, 4 << 20}, {14, 8, 2 << 20}, {14, 16, 2 << 20}, {14, 8, 1 << 20}, {16, 8, 2 << 20}} {
@@ -123,4 +99,26 @@ func BenchmarkStagedDownloadGrid(b *testing.B) {
 			})
 		}
 	}
+}
+
+// gridSize is the grid benchmarks' copy size.
+const gridSize = 256 << 20
+
+// gridSetup opens the GPU (skipping without one; closed when b ends) and returns a device
+// buffer of gridSize bytes and a Go slice of as many holding a byte pattern.
+func gridSetup(b *testing.B) (context.Context, *device.Device, *device.Buffer, []byte) {
+	if !testdev.GPU() {
+		b.Skip("needs a GPU")
+	}
+	ctx := context.Background()
+	dev, err := device.Open(ctx, 0, device.WithBackend(device.BackendCUDA))
+	require.NoError(b, err)
+	b.Cleanup(func() { require.NoError(b, dev.Close()) })
+	buf, err := dev.Malloc(ctx, gridSize)
+	require.NoError(b, err)
+	host := make([]byte, gridSize)
+	for i := range host {
+		host[i] = byte(i*131 + 7)
+	}
+	return ctx, dev, buf, host
 }

@@ -4,7 +4,7 @@
 // the slots, and every chunk's DMA goes to one stream (the suite's), so that the only difference
 // left between the two rows is the library. A pinned copy's bandwidth bounds both; on a host
 // whose memory cannot feed the link three times over (the slice read, the slot written, the
-// slot read by the DMA) this pass is the most staging can reach there.
+// slot read by the DMA) this pass shows how near staging gets there.
 #pragma once
 #include <cuda_runtime.h>
 
@@ -22,15 +22,10 @@
 #include <thread>
 #include <vector>
 
-#define RING_CHECK(call)                                                                \
-  do {                                                                                  \
-    cudaError_t e_ = (call);                                                            \
-    if (e_ != cudaSuccess) {                                                            \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #call,                 \
-                   cudaGetErrorString(e_));                                             \
-      std::exit(1);                                                                     \
-    }                                                                                   \
-  } while (0)
+// CHECK (suite.cu's) ends the process on a failed CUDA call; include this after it.
+#ifndef CHECK
+#error "stagedring.h needs CHECK: include it after suite.cu defines it"
+#endif
 
 // The staged rows' thread counts follow gpuactor's rule (streams/staging.go): uploads take
 // enough threads to fill slots at 64 GB/s at one thread's memcpy rate, since more copies than
@@ -76,7 +71,7 @@ class ThreadPool {
   ThreadPool(int n, int device) {
     for (int w = 0; w < n; ++w)
       threads_.emplace_back([this, w, device] {
-        RING_CHECK(cudaSetDevice(device));  // the current device is per thread
+        CHECK(cudaSetDevice(device));  // the current device is per thread
         unsigned seen = 0;
         for (;;) {
           std::function<void(int)> f;
@@ -129,15 +124,15 @@ class StagedRing {
   StagedRing(int threads, int slots, size_t slot, int device, cudaStream_t s)
       : pool_(threads, device), s_(s), slot_(slot), mem_(slots), done_(slots) {
     for (int i = 0; i < slots; ++i) {
-      RING_CHECK(cudaHostAlloc(reinterpret_cast<void**>(&mem_[i]), slot, cudaHostAllocDefault));
+      CHECK(cudaHostAlloc(reinterpret_cast<void**>(&mem_[i]), slot, cudaHostAllocDefault));
       std::memset(mem_[i], 0, slot);  // fault the pages in before any timing
-      RING_CHECK(cudaEventCreateWithFlags(&done_[i], cudaEventDisableTiming));
+      CHECK(cudaEventCreateWithFlags(&done_[i], cudaEventDisableTiming));
     }
   }
   ~StagedRing() {
     for (size_t i = 0; i < mem_.size(); ++i) {
-      RING_CHECK(cudaEventDestroy(done_[i]));
-      RING_CHECK(cudaFreeHost(mem_[i]));
+      CHECK(cudaEventDestroy(done_[i]));
+      CHECK(cudaFreeHost(mem_[i]));
     }
   }
   int threads() const { return pool_.size(); }
@@ -165,18 +160,18 @@ class StagedRing {
         size_t i = k % S, off = k * c, len = std::min(c, n - off);
         if (k >= S) {
           while (!queued[k - S].load(std::memory_order_acquire)) std::this_thread::yield();
-          RING_CHECK(cudaEventSynchronize(done_[i]));
+          CHECK(cudaEventSynchronize(done_[i]));
         }
         std::memcpy(mem_[i], host + off, len);
         {
           std::lock_guard<std::mutex> g(enq_);
-          RING_CHECK(cudaMemcpyAsync(dev + off, mem_[i], len, cudaMemcpyHostToDevice, s_));
-          RING_CHECK(cudaEventRecord(done_[i], s_));
+          CHECK(cudaMemcpyAsync(dev + off, mem_[i], len, cudaMemcpyHostToDevice, s_));
+          CHECK(cudaEventRecord(done_[i], s_));
         }
         queued[k].store(1, std::memory_order_release);
       }
     });
-    RING_CHECK(cudaStreamSynchronize(s_));
+    CHECK(cudaStreamSynchronize(s_));
   }
 
   // download copies dev[0, n) into host: the first chunks are queued one a slot, then the
@@ -189,8 +184,8 @@ class StagedRing {
     auto enqueue = [&](size_t k) {
       size_t i = k % S, off = k * c, len = std::min(c, n - off);
       std::lock_guard<std::mutex> g(enq_);
-      RING_CHECK(cudaMemcpyAsync(mem_[i], dev + off, len, cudaMemcpyDeviceToHost, s_));
-      RING_CHECK(cudaEventRecord(done_[i], s_));
+      CHECK(cudaMemcpyAsync(mem_[i], dev + off, len, cudaMemcpyDeviceToHost, s_));
+      CHECK(cudaEventRecord(done_[i], s_));
       queued[k].store(1, std::memory_order_release);
     };
     for (size_t k = 0; k < std::min(chunks, S); ++k) enqueue(k);
@@ -199,7 +194,7 @@ class StagedRing {
       for (size_t k; (k = next++) < chunks;) {
         size_t i = k % S, off = k * c, len = std::min(c, n - off);
         while (!queued[k].load(std::memory_order_acquire)) std::this_thread::yield();
-        RING_CHECK(cudaEventSynchronize(done_[i]));
+        CHECK(cudaEventSynchronize(done_[i]));
         std::memcpy(host + off, mem_[i], len);
         if (k + S < chunks) enqueue(k + S);
       }

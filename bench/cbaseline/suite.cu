@@ -2,7 +2,8 @@
 //
 // Every scenario here calls libcudart directly from one host thread, with nothing in between:
 // it is the floor that gpuactor's figures are divided by. The staged rows are the exception:
-// like gpuactor's, they copy host memory on several threads (stagedring.h). The runner builds and runs it as
+// like gpuactor's, they copy host memory on several threads (stagedring.h). The runner builds
+// and runs it as
 //
 //   nvcc -O2 -std=c++17 -arch=sm_90 -o suite bench/cbaseline/suite.cu
 //   ./suite [--scenarios a,b] [--sizes 4096,65536] [--repeat 21] [--device 0] [--staging-threads N]
@@ -25,11 +26,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "emptychain.h"
-#include "stagedring.h"
 
 // A CUDA call that fails outside a measured check means the run is broken: stop at once.
 #define CHECK(call)                                                                   \
@@ -50,6 +51,8 @@
     cudaError_t e_ = (call);                                                          \
     if (e_ != cudaSuccess && (first) == cudaSuccess) (first) = e_;                    \
   } while (0)
+
+#include "stagedring.h"  // after CHECK, which it uses
 
 __global__ void empty_arg(int) {}
 
@@ -340,13 +343,20 @@ static void host_free(uint8_t* p, bool pinned) {
   }
 }
 
-// One sized host<->device transfer scenario. Pinned memory uses back-to-back cudaMemcpyAsync on
-// the stream; pageable memory uses plain cudaMemcpy, which is what a program holding ordinary
-// memory gets (the runtime stages it through its own pinned buffers).
-static void transfer(const Ctx& c, const char* name, bool h2d, bool pinned, size_t size,
+// How a transfer scenario's host memory is moved: pinned memory with back-to-back
+// cudaMemcpyAsync on the stream; pageable memory with plain cudaMemcpy, which is what a program
+// holding ordinary memory gets (the runtime stages it through its own pinned buffers); or
+// pageable memory staged by hand through a StagedRing of 4 MiB pinned slots on the stream, 8
+// beyond its threads as gpuactor's ring has, each copy waited for as gpuactor's staged rows
+// wait for each copy's future.
+enum class Way { pinned, pageable, staged };
+
+// One sized host<->device transfer scenario.
+static void transfer(const Ctx& c, const char* name, bool h2d, Way way, size_t size,
                      unsigned salt) {
   const int iters = transfer_iters(size);
   const cudaMemcpyKind kind = h2d ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost;
+  const bool pinned = way == Way::pinned;
 
   // want: the bytes that must arrive. host: the host side of the timed copies.
   uint8_t* host = host_alloc(size, pinned);
@@ -363,15 +373,30 @@ static void transfer(const Ctx& c, const char* name, bool h2d, bool pinned, size
   }
   void* dst = h2d ? static_cast<void*>(dev) : static_cast<void*>(host);
   const void* src = h2d ? static_cast<const void*>(host) : static_cast<const void*>(dev);
+  std::unique_ptr<StagedRing> ring;
+  if (way == Way::staged) {
+    const int threads = h2d ? c.staging_up : c.staging_down;
+    ring.reset(new StagedRing(threads, threads + 8, size_t(4) << 20, c.device, c.s));
+    std::fprintf(stderr, "%s: %d threads\n", name, threads);
+  }
 
   auto batch = [&](int n) {
-    if (pinned) {
-      for (int i = 0; i < n; ++i) CHECK(cudaMemcpyAsync(dst, src, size, kind, c.s));
-      CHECK(cudaStreamSynchronize(c.s));
-    } else {
-      for (int i = 0; i < n; ++i) CHECK(cudaMemcpy(dst, src, size, kind));
-      // A pageable H2D cudaMemcpy may return once the data is staged, before the DMA lands.
-      CHECK(cudaDeviceSynchronize());
+    switch (way) {
+      case Way::pinned:
+        for (int i = 0; i < n; ++i) CHECK(cudaMemcpyAsync(dst, src, size, kind, c.s));
+        CHECK(cudaStreamSynchronize(c.s));
+        break;
+      case Way::pageable:
+        for (int i = 0; i < n; ++i) CHECK(cudaMemcpy(dst, src, size, kind));
+        // A pageable H2D cudaMemcpy may return once the data is staged, before the DMA lands.
+        CHECK(cudaDeviceSynchronize());
+        break;
+      case Way::staged:
+        for (int i = 0; i < n; ++i) {
+          if (h2d) ring->upload(dev, host, size);
+          else ring->download(host, dev, size);
+        }
+        break;
     }
   };
   batch(std::min(iters, 4));  // warm-up
@@ -400,59 +425,9 @@ static void transfer(const Ctx& c, const char* name, bool h2d, bool pinned, size
   if (at >= 0) ok = false, why = mismatch_msg(h2d ? "device buffer" : "host buffer", at, got,
                                               want.data());
   emit_result(name, static_cast<long long>(size), "GB/s", median(per), NAN, c.repeats, ok, why);
+  ring.reset();
   CHECK(cudaFree(dev));
   host_free(host, pinned);
-}
-
-// One sized staged transfer scenario: pageable (malloc) memory copied through a StagedRing of
-// 4 MiB pinned slots on the suite's stream, each copy waited for, as gpuactor's staged rows
-// wait for each copy's future. The ring has 8 slots beyond its threads, as gpuactor's has.
-static void staged_transfer(const Ctx& c, const char* name, bool h2d, size_t size,
-                            unsigned salt) {
-  const int iters = transfer_iters(size);
-  const int threads = h2d ? c.staging_up : c.staging_down;
-  StagedRing ring(threads, threads + 8, size_t(4) << 20, c.device, c.s);
-  uint8_t* host = host_alloc(size, false);
-  std::vector<uint8_t> want(size);
-  fill_pattern(want.data(), size, salt);
-  uint8_t* dev = nullptr;
-  CHECK(cudaMalloc(reinterpret_cast<void**>(&dev), size));
-  if (h2d) {
-    std::memcpy(host, want.data(), size);  // also touches every page before timing
-    CHECK(cudaMemset(dev, 0, size));
-  } else {
-    CHECK(cudaMemcpy(dev, want.data(), size, cudaMemcpyHostToDevice));
-    std::memset(host, 0, size);
-  }
-  CHECK(cudaDeviceSynchronize());
-  auto batch = [&](int n) {
-    for (int i = 0; i < n; ++i) {
-      if (h2d) ring.upload(dev, host, size);
-      else ring.download(host, dev, size);
-    }
-  };
-  batch(std::min(iters, 4));  // warm-up
-
-  std::vector<double> per;
-  for (int r = 0; r < c.repeats; ++r) {
-    auto t0 = clk::now();
-    batch(iters);
-    per.push_back(static_cast<double>(iters) * static_cast<double>(size) / seconds_since(t0) / 1e9);
-  }
-  std::vector<uint8_t> back;
-  const uint8_t* got = host;
-  if (h2d) {
-    back.resize(size);
-    CHECK(cudaMemcpy(back.data(), dev, size, cudaMemcpyDeviceToHost));
-    got = back.data();
-  }
-  long long at = first_mismatch(got, want.data(), size);
-  std::string why = at < 0 ? "" : mismatch_msg(h2d ? "device buffer" : "host buffer", at, got,
-                                               want.data());
-  std::fprintf(stderr, "%s: %d threads\n", name, ring.threads());
-  emit_result(name, static_cast<long long>(size), "GB/s", median(per), NAN, c.repeats, at < 0, why);
-  CHECK(cudaFree(dev));
-  host_free(host, false);
 }
 
 static void d2d(const Ctx& c) {
@@ -790,21 +765,21 @@ static int suite_main(int argc, char** argv) {
     const char* name;
     std::function<void()> run;
   };
-  auto sized = [&](const char* name, bool h2d, bool pinned, unsigned salt) {
-    return [&c, &sizes, name, h2d, pinned, salt] {
-      for (size_t sz : sizes) transfer(c, name, h2d, pinned, sz, salt);
+  auto sized = [&](const char* name, bool h2d, Way way, unsigned salt) {
+    return [&c, &sizes, name, h2d, way, salt] {
+      for (size_t sz : sizes) transfer(c, name, h2d, way, sz, salt);
     };
   };
   std::vector<Scenario> all = {
       {"launch_enqueue", [&] { launch_enqueue(c); }},
       {"launch_roundtrip", [&] { launch_roundtrip(c); }},
       {"h2d_async_64B", [&] { h2d_async_64B(c); }},
-      {"h2d_pinned", sized("h2d_pinned", true, true, 2)},
-      {"d2h_pinned", sized("d2h_pinned", false, true, 3)},
-      {"h2d_pageable", sized("h2d_pageable", true, false, 4)},
-      {"d2h_pageable", sized("d2h_pageable", false, false, 5)},
-      {"h2d_staged", [&] { for (size_t sz : sizes) staged_transfer(c, "h2d_staged", true, sz, 8); }},
-      {"d2h_staged", [&] { for (size_t sz : sizes) staged_transfer(c, "d2h_staged", false, sz, 9); }},
+      {"h2d_pinned", sized("h2d_pinned", true, Way::pinned, 2)},
+      {"d2h_pinned", sized("d2h_pinned", false, Way::pinned, 3)},
+      {"h2d_pageable", sized("h2d_pageable", true, Way::pageable, 4)},
+      {"d2h_pageable", sized("d2h_pageable", false, Way::pageable, 5)},
+      {"h2d_staged", sized("h2d_staged", true, Way::staged, 8)},
+      {"d2h_staged", sized("d2h_staged", false, Way::staged, 9)},
       {"d2d", [&] { d2d(c); }},
       {"malloc_free", [&] { malloc_free(c); }},
       {"mallocasync_free", [&] { mallocasync_free(c); }},
