@@ -86,7 +86,6 @@ func cbaselineLib(ctx context.Context, o *options, cc string) (string, error) {
 // together between its passes, so that each C++ pass is the baseline of every row beside it.
 type refGroup struct {
 	ref          string
-	byHand       []string // the byHand C++ rows of its tasks, run in the same passes
 	size         int64
 	sized, nodes bool // size is bytes (-sizes) or a graph's node count (-graph-sizes)
 	tasks        []task
@@ -109,16 +108,27 @@ func groupByRef(todo []task) []refGroup {
 			out = append(out, refGroup{ref: k.ref, size: k.size, sized: t.s.sized, nodes: t.s.nodes})
 		}
 		out[i].tasks = append(out[i].tasks, t)
-		if h := t.s.byHand; h != "" && !slices.Contains(out[i].byHand, h) {
-			out[i].byHand = append(out[i].byHand, h)
-		}
 	}
 	return out
 }
 
-// suiteArgs are the flags of a C++ pass of g's row alone, with its byHand rows.
+// cppRows is the C++ rows a pass of g runs: its row, then its tasks' byHand rows, so that
+// those share the passes of the row their tasks are held to.
+func (g refGroup) cppRows() []string {
+	rows := []string{g.ref}
+	for _, t := range g.tasks {
+		for _, r := range t.s.cppRows() {
+			if !slices.Contains(rows, r) {
+				rows = append(rows, r)
+			}
+		}
+	}
+	return rows
+}
+
+// suiteArgs are the flags of a C++ pass of g's rows.
 func (g refGroup) suiteArgs(o *options) []string {
-	args := []string{"--scenarios", strings.Join(append([]string{g.ref}, g.byHand...), ","), "--repeat", strconv.Itoa(o.repeat), "--device", strconv.Itoa(o.device)}
+	args := []string{"--scenarios", strings.Join(g.cppRows(), ","), "--repeat", strconv.Itoa(o.repeat), "--device", strconv.Itoa(o.device)}
 	switch {
 	case g.sized:
 		args = append(args, "--sizes", strconv.FormatInt(g.size, 10))

@@ -40,7 +40,7 @@ func TestGroupByRefPutsRowsOfOneCppRowTogether(t *testing.T) {
 		if g.ref == "h2d_pinned" {
 			want = []string{"h2d_staged"}
 		}
-		assert.Equal(t, want, g.byHand, "the by-hand rows of %s", g.ref)
+		assert.Equal(t, append([]string{g.ref}, want...), g.cppRows(), "the C++ rows of %s's passes", g.ref)
 	}
 	assert.Equal(t, []string{"launch_enqueue"}, names["launch_enqueue/0"])
 	total := 0
@@ -55,7 +55,8 @@ func TestSuiteArgsNameOneRowAlone(t *testing.T) {
 	require.NoError(t, err)
 	sized := refGroup{ref: "h2d_pinned", size: 1 << 20, sized: true}.suiteArgs(o)
 	assert.Equal(t, []string{"--scenarios", "h2d_pinned", "--repeat", "7", "--device", "1", "--sizes", "1048576"}, sized)
-	withHand := refGroup{ref: "h2d_pinned", byHand: []string{"h2d_staged"}, size: 4096, sized: true}.suiteArgs(o)
+	staged := task{s: scenario{name: "h2d_staged", ref: "h2d_pinned", byHand: "h2d_staged"}, size: 4096}
+	withHand := refGroup{ref: "h2d_pinned", size: 4096, sized: true, tasks: []task{staged, staged}}.suiteArgs(o)
 	assert.Equal(t, []string{"--scenarios", "h2d_pinned,h2d_staged", "--repeat", "7", "--device", "1", "--sizes", "4096"}, withHand)
 	graph := refGroup{ref: "graph_node", size: 10, nodes: true}.suiteArgs(o)
 	assert.Equal(t, []string{"--scenarios", "graph_node", "--repeat", "7", "--device", "1", "--graph-sizes", "10"}, graph)
