@@ -1,5 +1,5 @@
 // emptychain.h: the empty kernel, and a graph of a chain of n of them, as suite.cu's graph
-// rows and the graph probes (chain.h) build it.
+// rows build it.
 #pragma once
 #include <cuda_runtime.h>
 #include <cstdio>

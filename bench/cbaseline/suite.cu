@@ -230,7 +230,7 @@ static void launch_enqueue(const Ctx& c) {
 // launch_enqueue_8: launch_enqueue spread round-robin over 8 streams of their own, from one
 // thread: the floor for gpuactor's stream_launch_8 (8 goroutines, a stream each, all through
 // one device thread). Last in the canonical order: after work on several streams the GPU runs
-// graphs slower (graphstate.cu).
+// graphs slower (bench/results/FINDINGS.md).
 static void launch_enqueue_8(const Ctx& c) {
   const int kLaunches = 20000, kStreams = 8;
   cudaStream_t ss[kStreams];
@@ -687,7 +687,7 @@ static long long parse_int(const std::string& s, const char* flag) {
 
 // suite_main runs the scenarios argv asks for. The library keeps its stream from one call to
 // the next: a stream per call would leave the process with work on many streams, which slows
-// graphs (graphstate.cu) for the gpuactor rows beside it as much as for these.
+// graphs for the gpuactor rows beside it as much as for these.
 static int suite_main(int argc, char** argv) {
   g_failed = false;
   std::vector<std::string> wanted;  // empty: all
