@@ -3,10 +3,11 @@
 // through futures. It knows nothing about CUDA; the device layer builds on it because CUDA
 // keeps its current device per OS thread.
 //
-// The costs it is engineered around: waking a parked, thread-locked goroutine costs 14–23 µs,
-// more than the ~8.5 µs GPU round trip it wraps. So both sides spin before parking (the actor
-// polls its mailbox, Future.Await polls the result), the actor drains its mailbox in batches,
-// and an idle hook lets the owner poll outstanding work without a message per completion.
+// The cost it is engineered around: waking a parked, thread-locked goroutine costs more than
+// the GPU round trip it wraps. So both sides spin before parking (the actor polls its mailbox,
+// Future.Await polls the result), the actor drains its mailbox in batches, and an idle hook
+// lets the owner poll outstanding work without a message per completion
+// (docs/design/actor-spin.md).
 package actor
 
 import (
@@ -19,7 +20,8 @@ import (
 	"time"
 )
 
-// ErrClosed is returned (possibly wrapped with the actor's name) by sends after Close.
+// ErrClosed is returned (possibly wrapped with the actor's name) by sends after Close, unless
+// WithClosedError gave the actor an error of its own.
 var ErrClosed = errors.New("actor: closed")
 
 // ErrNilOp is returned for a nil function passed as an op; rejecting it at the send keeps the
@@ -133,7 +135,9 @@ func New(opts ...Option) (*Actor, error) {
 		errClosed: ErrClosed,
 		procs:     int32(runtime.GOMAXPROCS(0)),
 	}
-	if cfg.name != "" {
+	if cfg.closedErr != nil {
+		a.errClosed = cfg.closedErr
+	} else if cfg.name != "" {
 		a.errClosed = fmt.Errorf("actor %q: %w", cfg.name, ErrClosed)
 	}
 	started := make(chan error, 1)
@@ -193,47 +197,49 @@ func Call[T any](ctx context.Context, a *Actor, fn func() (T, error)) *Future[T]
 	if fn == nil {
 		return Completed(zero, ErrNilOp)
 	}
-	return CallInto(ctx, a, &Future[T]{}, fn)
+	return CallInto(ctx, a, &Promise[T]{}, fn)
 }
 
 // ErrPending, returned by a Call's op, leaves the op's future pending: the op has arranged for
-// it to be completed later (with Complete), e.g. when the GPU reaches the work it queued. A
-// future completed that way must have been made for CallInto.
+// its promise to be completed later, e.g. when the GPU reaches the work it queued.
 var ErrPending = errors.New("actor: completion pending")
 
-// CallInto is Call with a future the caller made (NewFuture), so that fn can capture it and
+// CallInto is Call with a promise the caller made (NewPromise), so that fn can capture it and
 // complete it later by returning ErrPending. Whatever keeps fn from running or finishing (ctx,
-// Close, the guard, a panic) still completes f, so f never hangs. f must be fresh: sent once.
-func CallInto[T any](ctx context.Context, a *Actor, f *Future[T], fn func() (T, error)) *Future[T] {
+// Close, the guard, a panic) still completes p, so its future never hangs. p must be fresh:
+// sent once.
+func CallInto[T any](ctx context.Context, a *Actor, p *Promise[T], fn func() (T, error)) *Future[T] {
 	if fn == nil {
-		return CallTask(ctx, a, f, nil) // refused as sent, like any op
+		return CallTask(ctx, a, p, nil) // refused as sent, like any op
 	}
-	return CallTask(ctx, a, f, Task[T](funcTask[T](fn)))
+	return CallTask(ctx, a, p, Task[T](funcTask[T](fn)))
 }
 
-// ErrFutureReused is the error of a CallInto or CallTask given a future that was sent before.
-// The future carries its own mailbox entry, so sending it twice would corrupt the mailbox; the
-// second send is refused with a new, completed future and leaves the first untouched.
-var ErrFutureReused = errors.New("actor: future already sent")
+// ErrFutureReused is the error of a CallInto or CallTask given a promise that was sent
+// before. The promise carries its own mailbox entry, so sending it twice would corrupt the
+// mailbox; the second send is refused with a new, completed future and leaves the first
+// untouched.
+var ErrFutureReused = errors.New("actor: promise already sent")
 
-// CallTask is CallInto with a Task, which is handed f when it runs. f may be a zero Future,
-// e.g. a field of the task itself; it must be fresh: a future sent before is refused with
-// ErrFutureReused. A nil task completes f with ErrNilOp.
-func CallTask[T any](ctx context.Context, a *Actor, f *Future[T], t Task[T]) *Future[T] {
+// CallTask is CallInto with a Task, which is handed p when it runs. p may be a zero Promise,
+// e.g. a field of the task itself; it must be fresh: a promise sent before is refused with
+// ErrFutureReused. A nil task completes p with ErrNilOp.
+func CallTask[T any](ctx context.Context, a *Actor, p *Promise[T], t Task[T]) *Future[T] {
 	var zero T
+	f := &p.f
 	if !f.sent.CompareAndSwap(false, true) {
 		return Completed(zero, ErrFutureReused)
 	}
 	if t == nil {
-		f.Complete(zero, ErrNilOp)
+		f.complete(zero, ErrNilOp)
 		return f
 	}
 	f.task, f.owner = t, a
 	f.spin.Store(int64(a.cfg.awaitSpin))
-	f.link.o = f
+	f.link.o = p
 	if err := a.send(ctx, &f.link); err != nil {
 		f.task = nil
-		f.Complete(zero, err)
+		f.complete(zero, err)
 	}
 	return f
 }
@@ -386,12 +392,11 @@ func (a *Actor) loop() {
 // A goroutine woken from the actor's thread (Complete closing the channel it parked on) is
 // queued to run next on the actor's P, and the actor keeps that P: it spins rather than
 // parks. Another P takes the goroutine only once an idle thread has woken, and it then waits
-// out a 3 µs sleep that the runtime takes before stealing a running P's next goroutine, which
-// lasts ~50 µs (the kernel's timer slack). Yielding hands the P, with the woken goroutine, to
-// another thread at once; the actor's thread gets a P back a few µs later. On an H100 host a
-// parked caller returned 22–24 µs after its op ended instead of 70–77 (BenchmarkParkedWake),
-// and the bench's graph_node 10B row went from 1.05× to 1.03× C++. It costs the actor that
-// pause, so it yields only with no message waiting, after a parked waiter was woken.
+// out the short sleep the runtime takes before stealing a running P's next goroutine, which
+// the kernel's timer slack stretches several times over. Yielding hands the P, with the woken
+// goroutine, to another thread at once; the actor's thread gets a P back soon after. It costs
+// the actor that pause, so it yields only with no message waiting, after a parked waiter was
+// woken (docs/design/actor-spin.md).
 func (a *Actor) handOff() {
 	if !a.woke.Load() {
 		return
@@ -406,9 +411,8 @@ func (a *Actor) handOff() {
 const idleEvery = 20 * time.Microsecond
 
 // clockEvery is how many messages of a drained list run between two looks at the clock for
-// idleEvery: reading it costs 30–60 ns on some hosts (an H100 host's time.Now is 60 ns), as
-// much as the actor's own work for a short message, and a few messages overshoot idleEvery
-// by little.
+// idleEvery: a read of the clock costs as much as the actor's own work for a short message on
+// some hosts, and a few messages overshoot idleEvery by little.
 const clockEvery = 4
 
 // clock is the time since the actor started: one read of the monotonic clock, where
@@ -460,8 +464,8 @@ func (a *Actor) spin(busy *bool) bool {
 // runList runs a drained list of messages in order, letting the idle hook poll between
 // every batch of them, and about every idleEvery (the clock is read every clockEvery
 // messages), so that a long drain never starves it:
-// a list of 64 kernel launches takes 200 µs, and work tracked by the hook (GPU completions)
-// must not wait for the whole list.
+// a list of 64 kernel launches takes hundreds of microseconds, and work tracked by the hook
+// (GPU completions) must not wait for the whole list.
 func (a *Actor) runList(n *node) {
 	a.batches.Add(1)
 	for i := 1; n != nil; i++ {

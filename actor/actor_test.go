@@ -91,6 +91,7 @@ func TestPanicBecomesPanicError(t *testing.T) {
 	// A runtime error panic stays matchable through the PanicError.
 	_, err = Call(ctx, a, func() (int, error) {
 		var m map[string]int
+		//lint:ignore SA5000 the runtime error is the point
 		m["x"] = 1
 		return 0, nil
 	}).Await(ctx)
@@ -341,7 +342,7 @@ type tracker struct {
 
 type trackedOp struct {
 	at time.Time
-	f  *Future[time.Time]
+	f  *Promise[time.Time]
 }
 
 func (tr *tracker) idle(bool, time.Duration) bool {
@@ -367,10 +368,11 @@ func TestIdleBusyPolling(t *testing.T) {
 			a := newActor(t, WithIdle(tr.idle), WithSpin(spin), WithBusySpin(spin), WithIdlePoll(200*time.Microsecond))
 			ctx := context.Background()
 			const delay = 20 * time.Millisecond
-			f := NewFuture[time.Time]()
+			p := NewPromise[time.Time]()
+			f := p.Future()
 			start := time.Now()
 			_, err := Call(ctx, a, func() (int, error) {
-				tr.pending = append(tr.pending, trackedOp{start.Add(delay), f})
+				tr.pending = append(tr.pending, trackedOp{start.Add(delay), p})
 				return 0, nil
 			}).Await(ctx)
 			require.NoError(t, err)
@@ -400,10 +402,11 @@ func TestBusySpinKeepsPolling(t *testing.T) {
 	tr := &tracker{}
 	a := newActor(t, WithIdle(tr.idle), WithBusySpin(time.Second))
 	ctx := context.Background()
-	f := NewFuture[time.Time]()
+	p := NewPromise[time.Time]()
+	f := p.Future()
 	start := time.Now()
 	_, err := Call(ctx, a, func() (int, error) {
-		tr.pending = append(tr.pending, trackedOp{start.Add(5 * time.Millisecond), f})
+		tr.pending = append(tr.pending, trackedOp{start.Add(5 * time.Millisecond), p})
 		return 0, nil
 	}).Await(ctx)
 	require.NoError(t, err)
@@ -419,12 +422,12 @@ func TestCloseWaitsForBusyIdle(t *testing.T) {
 	tr := &tracker{}
 	a, err := New(WithIdle(tr.idle))
 	require.NoError(t, err)
-	f := NewFuture[time.Time]()
+	p := NewPromise[time.Time]()
 	require.NoError(t, a.Post(context.Background(), func() {
-		tr.pending = append(tr.pending, trackedOp{time.Now().Add(10 * time.Millisecond), f})
+		tr.pending = append(tr.pending, trackedOp{time.Now().Add(10 * time.Millisecond), p})
 	}))
 	require.NoError(t, a.Close())
-	require.True(t, f.Ready(), "Close let the idle hook finish tracked work first")
+	require.True(t, p.Future().Ready(), "Close let the idle hook finish tracked work first")
 }
 
 func TestSpinThenPark(t *testing.T) {
@@ -512,8 +515,7 @@ func TestBadInput(t *testing.T) {
 	_, err := Call[int](ctx, a, nil).Await(ctx)
 	require.ErrorIs(t, err, ErrNilOp)
 
-	//nolint:staticcheck // a nil context is tolerated as "no deadline"
-	v, err := Call(nil, a, func() (int, error) { return 3, nil }).Await(nil)
+	v, err := Call(ctx, a, func() (int, error) { return 3, nil }).Await(ctx)
 	require.NoError(t, err)
 	require.Equal(t, 3, v)
 	require.Equal(t, uint64(1), a.Stats().Ops, "rejected ops never reached the actor")

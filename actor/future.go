@@ -33,8 +33,9 @@ var closedWaiter = func() *waiter {
 	return w
 }()
 
-// Future is the eventual result of an op. Any number of goroutines may wait on it; the first
-// Complete wins. The zero value is a pending future that parks at once in Await.
+// Future is the read side of an eventual result: any number of goroutines may wait on it, and
+// none of them can complete it. The write side is its Promise, which stays with whoever
+// produces the result (the actor, for a Call).
 type Future[T any] struct {
 	state atomic.Uint32
 	spin  atomic.Int64 // await-spin window in ns; atomic so SetAwaitSpin cannot race Await
@@ -47,27 +48,42 @@ type Future[T any] struct {
 	sent  atomic.Bool // the future was handed to CallTask: its entry must never be queued twice
 }
 
-// Task is the op of CallTask: Run executes on the actor thread and returns the result of f,
-// the future it was sent with, or ErrPending to complete f later. A domain type that holds
-// its future and its op's arguments in one struct is one allocation per op, where a closure
-// and a future are two.
+// Promise is the write side of a Future: whoever holds it completes the future, once. Keep it
+// to the code that produces the result and hand out only Future. The zero value is a pending
+// promise whose future parks at once in Await; NewPromise's spins first.
+type Promise[T any] struct {
+	f Future[T]
+}
+
+// NewPromise returns a pending promise for a result produced later, e.g. by an idle hook that
+// sees the GPU reach an event. Its future's Await spins for DefaultAwaitSpin before parking.
+func NewPromise[T any]() *Promise[T] {
+	p := &Promise[T]{}
+	p.f.spin.Store(int64(DefaultAwaitSpin))
+	return p
+}
+
+// Future is the promise's read side.
+func (p *Promise[T]) Future() *Future[T] { return &p.f }
+
+// Complete sets the result. Only the first call has an effect; it reports whether this call
+// was it, so racing completers (a timeout and the real result, say) can tell who won. Safe
+// from any goroutine. Completing a Call's future that a goroutine is parked on asks the actor
+// to let that goroutine run at once (Actor.handOff).
+func (p *Promise[T]) Complete(v T, err error) bool { return p.f.complete(v, err) }
+
+// Task is the op of CallTask: Run executes on the actor thread and returns the result of p's
+// future, or ErrPending to complete p later. A domain type that holds its promise and its op's
+// arguments in one struct is one allocation per op, where a closure and a future are two.
 type Task[T any] interface {
-	Run(f *Future[T]) (T, error)
+	Run(p *Promise[T]) (T, error)
 }
 
 // funcTask is the Task of Call and CallInto; a func is pointer-shaped, so boxing it costs no
 // allocation.
 type funcTask[T any] func() (T, error)
 
-func (fn funcTask[T]) Run(*Future[T]) (T, error) { return fn() }
-
-// NewFuture returns a pending future for results produced later by someone else, e.g. an idle
-// hook that sees the GPU reach an event. Await spins for DefaultAwaitSpin before parking.
-func NewFuture[T any]() *Future[T] {
-	f := &Future[T]{}
-	f.spin.Store(int64(DefaultAwaitSpin))
-	return f
-}
+func (fn funcTask[T]) Run(*Promise[T]) (T, error) { return fn() }
 
 // Completed returns a future that is already done with v and err, so APIs can always hand back
 // a future, even when they fail before reaching the actor.
@@ -90,12 +106,8 @@ func (f *Future[T]) SetAwaitSpin(d time.Duration) {
 // AwaitSpin reports how long Await spins before parking.
 func (f *Future[T]) AwaitSpin() time.Duration { return time.Duration(f.spin.Load()) }
 
-// Complete sets the result. Only the first call has an effect; it reports whether this call
-// was it, so racing completers (e.g. a timeout and the real result) can tell who won. Safe from
-// any goroutine.
-// Completing a Call's future that a goroutine is parked on asks the actor to let that
-// goroutine run at once (Actor.handOff).
-func (f *Future[T]) Complete(v T, err error) bool {
+// complete is Promise.Complete.
+func (f *Future[T]) complete(v T, err error) bool {
 	if !f.state.CompareAndSwap(statePending, stateCompleting) {
 		return false
 	}
@@ -108,6 +120,13 @@ func (f *Future[T]) Complete(v T, err error) bool {
 		}
 	}
 	return true
+}
+
+// Wait waits for the future like Await and returns only its error: the form for futures whose
+// value says nothing (a stream operation's, say).
+func (f *Future[T]) Wait(ctx context.Context) error {
+	_, err := f.Await(ctx)
+	return err
 }
 
 // Ready reports whether the future has completed.
@@ -152,7 +171,7 @@ func (f *Future[T]) waitCh() chan struct{} {
 // with runtime.Gosched each round) because the result of a short op usually arrives within
 // microseconds and a park/wake would cost more than the op; then it parks. If ctx ends first
 // it returns ctx.Err() at once; the op is unaffected and still completes the future, and no
-// goroutine is left behind. A nil ctx waits without a deadline.
+// goroutine is left behind.
 func (f *Future[T]) Await(ctx context.Context) (T, error) {
 	if f.state.Load() == stateDone {
 		return f.val, f.err
@@ -246,32 +265,33 @@ func (f *Future[T]) cancelled(ctx context.Context) (T, error) {
 	return zero, ctx.Err()
 }
 
-// run executes the Call's op on the actor thread.
-func (f *Future[T]) run(a *Actor) {
+// run executes the Call's op on the actor thread: a Call's message is its promise.
+func (p *Promise[T]) run(a *Actor) {
+	f := &p.f
 	task := f.task
 	f.task = nil
 	if a.cfg.guard != nil {
 		if err := a.cfg.guard(); err != nil {
 			var zero T
-			f.Complete(zero, err)
+			f.complete(zero, err)
 			return
 		}
 	}
-	v, err := task.Run(f)
+	v, err := task.Run(p)
 	if err == ErrPending {
-		return // the op completes f later
+		return // the op completes p later
 	}
 	if err != nil && a.cfg.onErr != nil {
 		a.cfg.onErr(err)
 	}
-	f.Complete(v, err)
+	f.complete(v, err)
 }
 
-func (f *Future[T]) weight() uint64 { return 1 }
+func (p *Promise[T]) weight() uint64 { return 1 }
 
 // fail completes a Call whose op panicked, or was dropped because the actor died.
-func (f *Future[T]) fail(_ *Actor, err error) {
-	f.task = nil
+func (p *Promise[T]) fail(_ *Actor, err error) {
+	p.f.task = nil
 	var zero T
-	f.Complete(zero, err)
+	p.f.complete(zero, err)
 }

@@ -2,6 +2,7 @@ package actor
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -12,15 +13,16 @@ import (
 )
 
 func TestFutureCompleteFirstWins(t *testing.T) {
-	f := NewFuture[int]()
+	p := NewPromise[int]()
+	f := p.Future()
 	require.False(t, f.Ready())
 	require.NoError(t, f.Err())
 	_, err := f.Value()
 	require.ErrorIs(t, err, ErrNotReady)
 	done := f.Done() // asked for before completion: must still be closed by Complete
 
-	require.True(t, f.Complete(1, nil))
-	require.False(t, f.Complete(2, errSentinel))
+	require.True(t, p.Complete(1, nil))
+	require.False(t, p.Complete(2, errSentinel))
 	<-done
 	<-f.Done()
 	v, err := f.Value()
@@ -36,7 +38,6 @@ func TestFutureCompleted(t *testing.T) {
 	require.True(t, f.Ready())
 	require.ErrorIs(t, f.Err(), errSentinel)
 	<-f.Done()
-	require.False(t, f.Complete("y", nil))
 	v, err := f.Await(context.Background())
 	require.Equal(t, "x", v)
 	require.ErrorIs(t, err, errSentinel)
@@ -44,7 +45,8 @@ func TestFutureCompleted(t *testing.T) {
 
 func TestFutureRacingCompleters(t *testing.T) {
 	for range 200 {
-		f := NewFuture[int]()
+		p := NewPromise[int]()
+		f := p.Future()
 		f.SetAwaitSpin(0)
 		var wins atomic.Int32
 		var wg sync.WaitGroup
@@ -55,7 +57,7 @@ func TestFutureRacingCompleters(t *testing.T) {
 				results <- v
 			})
 			wg.Go(func() {
-				if f.Complete(w, nil) {
+				if p.Complete(w, nil) {
 					wins.Add(1)
 				}
 			})
@@ -74,41 +76,44 @@ func TestFutureRacingCompleters(t *testing.T) {
 }
 
 func TestFutureAwaitParksAndWakes(t *testing.T) {
-	f := NewFuture[string]()
+	p := NewPromise[string]()
+	f := p.Future()
 	f.SetAwaitSpin(time.Microsecond) // spin briefly, then park
-	go func() { time.Sleep(5 * time.Millisecond); f.Complete("late", nil) }()
+	go func() { time.Sleep(5 * time.Millisecond); p.Complete("late", nil) }()
 	v, err := f.Await(context.Background())
 	require.NoError(t, err)
 	require.Equal(t, "late", v)
 
-	var zero Future[int] // the zero value works, parking at once
+	var zero Promise[int] // the zero value works, parking at once
 	go zero.Complete(4, nil)
-	n, err := zero.Await(context.Background())
+	n, err := zero.Future().Await(context.Background())
 	require.NoError(t, err)
 	require.Equal(t, 4, n)
 }
 
 func TestFutureAwaitDeadline(t *testing.T) {
-	f := NewFuture[int]()
+	p := NewPromise[int]()
+	f := p.Future()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Millisecond)
 	defer cancel()
 	_, err := f.Await(ctx)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
-	f.Complete(1, nil)
+	p.Complete(1, nil)
 	v, err := f.Await(ctx) // a done future answers even with an ended context
 	require.NoError(t, err)
 	require.Equal(t, 1, v)
 }
 
-// A future carries its own mailbox entry: sending one twice is refused, not queued twice.
-func TestCallIntoRefusesASentFuture(t *testing.T) {
+// A promise carries its own mailbox entry: sending one twice is refused, not queued twice.
+func TestCallIntoRefusesASentPromise(t *testing.T) {
 	a := newActor(t)
 	ctx := context.Background()
-	f := NewFuture[int]()
+	p := NewPromise[int]()
+	f := p.Future()
 	var runs atomic.Int32
-	first := CallInto(ctx, a, f, func() (int, error) { runs.Add(1); return 1, nil })
+	first := CallInto(ctx, a, p, func() (int, error) { runs.Add(1); return 1, nil })
 	require.Same(t, f, first)
-	second := CallInto(ctx, a, f, func() (int, error) { runs.Add(1); return 2, nil })
+	second := CallInto(ctx, a, p, func() (int, error) { runs.Add(1); return 2, nil })
 	require.NotSame(t, f, second)
 	_, err := second.Await(ctx)
 	assert.ErrorIs(t, err, ErrFutureReused)
@@ -124,19 +129,19 @@ func TestCallIntoRefusesASentFuture(t *testing.T) {
 // nobody waits on, or one of no actor, does not.
 func TestCompleteOfAParkedWaiterAsksForHandOff(t *testing.T) {
 	a := &Actor{}
-	quiet := &Future[int]{owner: a}
+	quiet := &Promise[int]{f: Future[int]{owner: a}}
 	require.True(t, quiet.Complete(1, nil))
 	assert.False(t, a.woke.Load(), "no waiter was parked")
 
-	waited := &Future[int]{owner: a}
-	done := waited.Done() // what Await parks on
+	waited := &Promise[int]{f: Future[int]{owner: a}}
+	done := waited.Future().Done() // what Await parks on
 	require.True(t, waited.Complete(2, nil))
 	<-done
 	assert.True(t, a.woke.Load(), "the parked waiter's wake is the actor's to hand off")
 
 	a.woke.Store(false)
-	orphan := NewFuture[int]()
-	_ = orphan.Done()
+	orphan := NewPromise[int]()
+	_ = orphan.Future().Done()
 	require.True(t, orphan.Complete(3, nil))
 	assert.False(t, a.woke.Load(), "a future of no actor asks nothing of one")
 }
@@ -168,10 +173,56 @@ func TestParkedWaiterIsHandedOff(t *testing.T) {
 }
 
 func TestAwaitSpinReadsWhatWasSet(t *testing.T) {
-	f := NewFuture[int]()
+	f := NewPromise[int]().Future()
 	assert.Equal(t, DefaultAwaitSpin, f.AwaitSpin())
 	f.SetAwaitSpin(3 * time.Millisecond)
 	assert.Equal(t, 3*time.Millisecond, f.AwaitSpin())
 	f.SetAwaitSpin(-time.Second)
 	assert.Zero(t, f.AwaitSpin(), "a negative spin parks at once")
+}
+
+func TestFutureWaitReturnsTheError(t *testing.T) {
+	ctx := context.Background()
+	require.NoError(t, Completed(1, nil).Wait(ctx))
+	require.ErrorIs(t, Completed(0, errSentinel).Wait(ctx), errSentinel)
+	p := NewPromise[int]()
+	short, cancel := context.WithTimeout(ctx, time.Millisecond)
+	defer cancel()
+	require.ErrorIs(t, p.Future().Wait(short), context.DeadlineExceeded)
+}
+
+// WaitAll waits for every future, even after one failed, and reports the first failure in
+// argument order.
+func TestWaitAllWaitsForEveryFuture(t *testing.T) {
+	ctx := context.Background()
+	first := errors.New("first")
+	slow := NewPromise[string]()
+	failed := NewPromise[int]()
+	failed.Complete(0, first)
+	late := errors.New("late")
+	go func() {
+		time.Sleep(5 * time.Millisecond)
+		slow.Complete("", late)
+	}()
+	err := WaitAll(ctx, Completed(struct{}{}, nil), failed.Future(), nil, slow.Future())
+	require.ErrorIs(t, err, first)
+	require.True(t, slow.Future().Ready(), "WaitAll returned before a future it was given completed")
+	require.NoError(t, WaitAll(ctx))
+	require.ErrorIs(t, WaitAll(ctx, Completed(0, nil), slow.Future()), late)
+
+	pending := NewPromise[int]()
+	short, cancel := context.WithTimeout(ctx, time.Millisecond)
+	defer cancel()
+	require.ErrorIs(t, WaitAll(short, Completed(0, first), pending.Future()), context.DeadlineExceeded,
+		"an ended context is the answer, not an earlier future's error")
+}
+
+func TestWithClosedError(t *testing.T) {
+	mine := errors.New("mine: closed")
+	a, err := New(WithClosedError(mine))
+	require.NoError(t, err)
+	require.NoError(t, a.Close())
+	_, err = Call(context.Background(), a, func() (int, error) { return 1, nil }).Await(context.Background())
+	require.ErrorIs(t, err, mine)
+	require.ErrorIs(t, a.Post(context.Background(), func() {}), mine)
 }

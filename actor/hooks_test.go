@@ -57,13 +57,13 @@ func TestCallIntoPendingCompletesLater(t *testing.T) {
 	defer a.Close()
 	ctx := context.Background()
 	var later func()
-	f := CallInto(ctx, a, NewFuture[int](), nil)
+	f := CallInto(ctx, a, NewPromise[int](), nil)
 	_, err = f.Await(ctx)
 	require.ErrorIs(t, err, ErrNilOp)
 
-	g := NewFuture[int]()
-	CallInto(ctx, a, g, func() (int, error) {
-		later = func() { g.Complete(42, nil) }
+	gp := NewPromise[int]()
+	g := CallInto(ctx, a, gp, func() (int, error) {
+		later = func() { gp.Complete(42, nil) }
 		return 0, ErrPending
 	})
 	require.NoError(t, a.Post(ctx, func() {})) // the op ran: FIFO
@@ -80,10 +80,10 @@ func TestCallIntoPendingCompletesLater(t *testing.T) {
 	b, err := New(WithGuard(func() error { return refused }))
 	require.NoError(t, err)
 	defer b.Close()
-	h := CallInto(ctx, b, NewFuture[int](), func() (int, error) { return 0, ErrPending })
+	h := CallInto(ctx, b, NewPromise[int](), func() (int, error) { return 0, ErrPending })
 	_, err = h.Await(ctx)
 	assert.ErrorIs(t, err, refused)
-	p := CallInto(ctx, a, NewFuture[int](), func() (int, error) { panic("boom") })
+	p := CallInto(ctx, a, NewPromise[int](), func() (int, error) { panic("boom") })
 	_, err = p.Await(ctx)
 	var pe *PanicError
 	assert.ErrorAs(t, err, &pe)

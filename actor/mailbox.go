@@ -9,11 +9,11 @@ import (
 
 // mailbox is the actor's bounded, lock-free multi-producer queue.
 //
-// A Go channel was the first mailbox; under pipelined load from several goroutines its lock
-// (taken by every send, by the actor's every receive and by its spinning polls) was two thirds
-// of the actor's cost. Here senders push onto an atomic stack with one CAS, and the actor takes
-// everything at once with one swap and reverses it, which keeps each sender's order and drains
-// in batches by construction. Polling while spinning is one atomic load.
+// Not a Go channel: under pipelined load from several goroutines a channel's lock (taken by
+// every send, by the actor's every receive and by its spinning polls) is most of the actor's
+// cost. Here senders push onto an atomic stack with one CAS, and the actor takes everything at
+// once with one swap and reverses it, which keeps each sender's order and drains in batches by
+// construction. Polling while spinning is one atomic load.
 type mailbox struct {
 	head  atomic.Pointer[node] // newest first
 	count atomic.Int64         // pushed and not yet taken: the bound

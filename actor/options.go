@@ -6,9 +6,10 @@ import (
 	"time"
 )
 
-// Defaults. The spin windows are sized against the measured costs they trade with: a locked
-// thread's park/wake costs 14–23 µs and a GPU round trip ~8.5 µs, so spinning a few tens of
-// microseconds catches back-to-back traffic without burning a core when the actor goes quiet.
+// Defaults. The spin windows are sized against the costs they trade with: a locked thread's
+// park and wake costs more than a GPU round trip, so spinning a few tens of microseconds
+// catches back-to-back traffic without burning a core when the actor goes quiet
+// (docs/design/actor-spin.md).
 const (
 	DefaultMailbox   = 1024
 	DefaultBatch     = 64
@@ -31,6 +32,7 @@ type config struct {
 	idlePoll  time.Duration
 	lock      bool
 	name      string
+	closedErr error
 	init      func() error
 	shutdown  func()
 	idle      func(waiting bool, now time.Duration) bool
@@ -120,7 +122,7 @@ func WithBusySpin(d time.Duration) Option {
 
 // WithAwaitSpin sets how long Future.Await spins before parking on a channel (default 100µs),
 // for every future made by Call on this actor. Spinning lets a waiter see a fast op's result
-// without a goroutine park/wake, which costs 15–40 µs on the VMs GPUs are lent in. The default
+// without a goroutine park and wake, which costs tens of microseconds. The default
 // covers the runtime calls that take tens of microseconds (cudaMalloc, cudaFree, a launch and
 // wait, a copy of a few MB); a waiter yields its P while more waiters spin than there are Ps.
 // A negative d makes New fail with ErrBadOption.
@@ -197,3 +199,7 @@ func WithErrorObserver(observe func(error)) Option { return func(c *config) { c.
 func WithName(name string) Option {
 	return func(c *config) { c.name = name }
 }
+
+// WithClosedError makes err what sends after Close, and ops that will never run, fail with,
+// in place of ErrClosed: a library built on the actor gives its users its own sentinel.
+func WithClosedError(err error) Option { return func(c *config) { c.closedErr = err } }

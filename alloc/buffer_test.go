@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gpuactor/gpuactor/alloc"
+	"github.com/gpuactor/gpuactor/cuda"
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/streams"
 )
@@ -25,7 +26,7 @@ func roundTrip[T comparable](t *testing.T, f *fixture, s *streams.Stream, vals [
 	out := make([]T, len(vals))
 	require.NoError(t, b.CopyOut(f.ctx, out))
 	require.Equal(t, vals, out)
-	require.NoError(t, b.Free(f.ctx))
+	require.NoError(t, b.Close(f.ctx))
 }
 
 type particle struct {
@@ -75,7 +76,7 @@ func TestBufferIsDeviceMem(t *testing.T) {
 		}
 		require.NoError(t, b.CopyIn(f.ctx, in))
 		// Kernels and streams' copies take the typed buffer as any device memory.
-		cfg := device.Config{Grid: device.Dim(4), Block: device.Dim(256)}
+		cfg := cuda.LaunchConfig{Grid: cuda.Dim(4), Block: cuda.Dim(256)}
 		await(t, f.ctx, s.Launch(f.ctx, f.add, cfg, b, uint32(10), int32(n)))
 		c, _, err := alloc.MallocAsync[uint32](f.ctx, s, n)
 		require.NoError(t, err)
@@ -90,8 +91,8 @@ func TestBufferIsDeviceMem(t *testing.T) {
 			}
 			require.Equal(t, want, v, "element %d", i)
 		}
-		require.NoError(t, b.Free(f.ctx))
-		require.NoError(t, c.Free(f.ctx))
+		require.NoError(t, b.Close(f.ctx))
+		require.NoError(t, c.Close(f.ctx))
 	})
 }
 
@@ -122,7 +123,7 @@ func TestBufferBadInput(t *testing.T) {
 		err = huge.CopyIn(ctx, []byte{1})
 		require.ErrorIs(t, err, device.ErrAllocFailed)
 		require.ErrorIs(t, err, allocErr)
-		require.ErrorIs(t, huge.Free(ctx), device.ErrAllocFailed)
+		require.ErrorIs(t, huge.Close(ctx), device.ErrAllocFailed)
 		require.Zero(t, f.dev.Usage().Async.Count, "the refused allocation is not counted")
 
 		b, _, err := alloc.MallocAsync[uint32](ctx, s, 8)
@@ -134,23 +135,23 @@ func TestBufferBadInput(t *testing.T) {
 		require.ErrorIs(t, err, device.ErrOutOfRange)
 
 		// Freed in stream order: every later use is ErrFreed, at once.
-		fut := b.FreeAsync(ctx, nil)
-		require.ErrorIs(t, b.CopyIn(ctx, []uint32{1}), device.ErrFreed)
-		require.ErrorIs(t, b.CopyOut(ctx, []uint32{1}), device.ErrFreed)
+		fut := b.CloseOn(ctx, nil)
+		require.ErrorIs(t, b.CopyIn(ctx, []uint32{1}), device.ErrClosed)
+		require.ErrorIs(t, b.CopyOut(ctx, []uint32{1}), device.ErrClosed)
 		_, err = s.Launch(ctx, f.add, one(), b, uint32(1), int32(8)).Await(ctx)
-		require.ErrorIs(t, err, device.ErrFreed)
+		require.ErrorIs(t, err, device.ErrClosed)
 		_, err = s.Memset(ctx, b, 0).Await(ctx)
-		require.ErrorIs(t, err, device.ErrFreed)
-		_, err = b.FreeAsync(ctx, nil).Await(ctx)
-		require.ErrorIs(t, err, device.ErrFreed)
-		require.ErrorIs(t, b.Free(ctx), device.ErrFreed)
+		require.ErrorIs(t, err, device.ErrClosed)
+		_, err = b.CloseOn(ctx, nil).Await(ctx)
+		require.ErrorIs(t, err, device.ErrClosed)
+		require.ErrorIs(t, b.Close(ctx), device.ErrClosed)
 		await(t, ctx, fut)
-		require.ErrorIs(t, b.Buffer.Free(ctx), device.ErrFreed)
+		require.ErrorIs(t, b.Buffer.Close(ctx), device.ErrClosed)
 
 		var nilBuf *alloc.Buffer[uint32]
 		_, err = s.Launch(ctx, f.add, one(), nilBuf, uint32(1), int32(8)).Await(ctx)
 		require.ErrorIs(t, err, device.ErrKernelArgs)
-		_, err = nilBuf.FreeAsync(ctx, nil).Await(ctx)
+		_, err = nilBuf.CloseOn(ctx, nil).Await(ctx)
 		require.ErrorIs(t, err, device.ErrInvalidArgument)
 
 		requireUsable(t, f, s)
@@ -164,10 +165,10 @@ func TestBufferOnAnotherDevice(t *testing.T) {
 		s := f.stream(t)
 		so, err := streams.New(f.ctx, other)
 		require.NoError(t, err)
-		defer so.Destroy(context.Background())
+		defer so.Close(context.Background())
 		b, _, err := alloc.MallocAsync[float32](f.ctx, s, 16)
 		require.NoError(t, err)
-		_, err = b.FreeAsync(f.ctx, so).Await(f.ctx)
+		_, err = b.CloseOn(f.ctx, so).Await(f.ctx)
 		require.ErrorIs(t, err, device.ErrWrongDevice)
 		_, err = so.Memset(f.ctx, b, 0).Await(f.ctx)
 		require.ErrorIs(t, err, device.ErrWrongDevice)
@@ -175,13 +176,13 @@ func TestBufferOnAnotherDevice(t *testing.T) {
 		require.NoError(t, err)
 		_, err = so.Copy(f.ctx, c, b).Await(f.ctx)
 		require.ErrorIs(t, err, device.ErrWrongDevice)
-		require.NoError(t, b.Free(f.ctx))
-		require.NoError(t, c.Free(f.ctx))
+		require.NoError(t, b.Close(f.ctx))
+		require.NoError(t, c.Close(f.ctx))
 	})
 }
 
 // Many goroutines allocate, use and free on several streams at once; the accounting ends at
-// zero and nothing is lost or freed twice.
+// zero and nothing is lost or closed twice.
 func TestConcurrentAllocFree(t *testing.T) {
 	eachBackend(t, func(t *testing.T, f *fixture) {
 		const workers, rounds = 8, 25
@@ -219,7 +220,7 @@ func TestConcurrentAllocFree(t *testing.T) {
 							return
 						}
 					}
-					b.FreeAsync(f.ctx, nil)
+					b.CloseOn(f.ctx, nil)
 				}
 			}()
 		}

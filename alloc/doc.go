@@ -5,19 +5,19 @@
 //
 // Typed buffers. A Buffer[T] holds Len elements of T — a numeric type or a struct of them,
 // with no pointers — on one device, and follows the order of one stream: MallocAsync queues
-// the allocation on it and FreeAsync (or Free) queues the free, so work queued on the stream in
+// the allocation on it and CloseOn (or Close) queues the free, so work queued on the stream in
 // between may use the memory without any synchronization. Buffer[T] embeds the *device.Buffer
 // it is made of, so it is a device.Mem: kernels, streams copies and memsets take it as they
 // take any buffer. A buffer freed, even only queued for freeing, is refused by every later use
-// with device.ErrFreed; a buffer used with another device's stream with device.ErrWrongDevice.
+// with device.ErrClosed; a buffer used with another device's stream with device.ErrWrongDevice.
 //
-// No round trips. MallocAsync, FreeAsync and Free return as soon as their message is queued
+// No round trips. MallocAsync, CloseOn and Close return as soon as their message is queued
 // to the device's actor, without waiting for it: a park and wake-up of the caller costs more
 // than cudaMallocAsync itself. A stream-ordered buffer's address is known once the actor has
 // run the allocation; every use of the buffer (a copy, a memset, a launch taking it, a slice
 // of it, a free) is itself a message queued after it, and the actor runs messages in the
 // order they were queued, so each use finds the address, or the failure. Buffer.Ptr, the one
-// place a caller reads the address, waits for it (PtrWait takes a context).
+// place a caller reads the address, waits for it until its context ends.
 //
 // Where errors surface. MallocAsync fails at once for what it can tell at once: bad
 // arguments, a pool of another device or destroyed, the device's memory limit
@@ -25,9 +25,9 @@
 // allocation was queued; then nothing is allocated. What only the runtime can tell (out of
 // memory, a pool at its maximum size) completes MallocAsync's future with the error, and
 // every later use of the buffer fails with device.ErrAllocFailed wrapping it, freeing
-// included; the buffer is then no longer counted. Free reports at once a second free
-// (device.ErrFreed), a failed allocation, a closed or failed device; a runtime failure of the
-// free itself comes only with FreeAsync's future. device.Usage counts a stream-ordered
+// included; the buffer is then no longer counted. Close reports at once a second free
+// (device.ErrClosed), a failed allocation, a closed or failed device; a runtime failure of the
+// free itself comes only with CloseOn's future. device.Usage counts a stream-ordered
 // allocation from MallocAsync's return until its free is queued, in the caller's order, so a
 // loop that frees and allocates near the limit is never refused by frees the device has yet
 // to run.
@@ -41,7 +41,7 @@
 // recorded after the free.
 //
 // Host memory. MallocPinned allocates page-locked memory (cudaHostAlloc) and GetPinned takes
-// it from the device's reusable PinnedPool. Register page-locks memory Go allocated: see
+// it from the device's reusable PinnedPool (PinnedPoolOf). Register page-locks memory Go allocated: see
 // Register for the lifetime rules.
 //
 // Managed memory. MallocManaged allocates memory the host and the device both address, which

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"reflect"
 	"unsafe"
+
+	"github.com/gpuactor/gpuactor/internal/core"
 )
 
 // elemSize is sizeof(T), or an ErrElemType error when T cannot live in device memory: the GPU
@@ -44,11 +46,11 @@ func plain(t reflect.Type) bool {
 // byteCount is n elements of size bytes, or an error when n is not positive or overflows.
 func byteCount(what string, n int, size uintptr) (uint64, error) {
 	if n <= 0 {
-		return 0, invalid("%s of %d elements", what, n)
+		return 0, core.Invalid("%s of %d elements", what, n)
 	}
 	total := uint64(n) * uint64(size)
 	if total/uint64(size) != uint64(n) {
-		return 0, invalid("%s of %d elements of %d bytes overflows", what, n, size)
+		return 0, core.Invalid("%s of %d elements of %d bytes overflows", what, n, size)
 	}
 	return total, nil
 }

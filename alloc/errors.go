@@ -2,9 +2,12 @@ package alloc
 
 import (
 	"errors"
-	"fmt"
+
+	"github.com/gpuactor/gpuactor/actor"
+	"github.com/gpuactor/gpuactor/streams"
 
 	"github.com/gpuactor/gpuactor/device"
+	"github.com/gpuactor/gpuactor/internal/core"
 )
 
 var (
@@ -12,14 +15,12 @@ var (
 	ErrOversubscribe = errors.New("gpuactor/alloc: managed allocation larger than the device's free memory")
 	// ErrElemType: a Buffer element type that holds pointers, or has no size.
 	ErrElemType = errors.New("gpuactor/alloc: element type cannot live in device memory")
-	// ErrPoolDestroyed: the pool was destroyed.
-	ErrPoolDestroyed = errors.New("gpuactor/alloc: memory pool destroyed")
 )
 
-func invalid(format string, args ...any) error {
-	return fmt.Errorf("%w: "+format, append([]any{device.ErrInvalidArgument}, args...)...)
+func wrongDevice(what string, owner, used *device.Device) error {
+	return core.WrongDevice(what, (*core.Device)(owner), (*core.Device)(used))
 }
 
-func wrongDevice(what string, owner, used *device.Device) error {
-	return fmt.Errorf("%w: %s belongs to device %d, used on device %d", device.ErrWrongDevice, what, owner.Ordinal(), used.Ordinal())
-}
+func coreDev(d *device.Device) *core.Device { return (*core.Device)(d) }
+
+func failed(err error) *streams.Future { return actor.Completed(struct{}{}, err) }

@@ -22,7 +22,7 @@ func ExampleMallocAsync() {
 	if err != nil {
 		panic(err)
 	}
-	defer s.Destroy(ctx)
+	defer s.Close(ctx)
 
 	buf, _, err := alloc.MallocAsync[float64](ctx, s, 4) // usable at once by work on s
 	if err != nil {
@@ -36,7 +36,7 @@ func ExampleMallocAsync() {
 		panic(err)
 	}
 	fmt.Println(out, buf.Len(), buf.ElemSize(), dev.Usage().Async.Bytes)
-	if err := buf.Free(ctx); err != nil {
+	if err := buf.Close(ctx); err != nil {
 		panic(err)
 	}
 	fmt.Println(dev.Usage().Async.Count)
@@ -57,19 +57,22 @@ func ExampleNewPool() {
 	if err != nil {
 		panic(err)
 	}
-	defer s.Destroy(ctx)
+	defer s.Close(ctx)
 
 	pool, err := alloc.NewPool(ctx, dev, alloc.KeepUnused(alloc.KeepAll))
 	if err != nil {
 		panic(err)
 	}
-	defer pool.Destroy(ctx)
+	defer pool.Close(ctx)
 	a, _, err := alloc.MallocAsync[byte](ctx, s, 1<<20, alloc.FromPool(pool))
 	if err != nil {
 		panic(err)
 	}
-	first := a.Ptr()
-	a.FreeAsync(ctx, nil)
+	first, err := a.Ptr(ctx)
+	if err != nil {
+		panic(err)
+	}
+	a.CloseOn(ctx, nil)
 	b, _, err := alloc.MallocAsync[byte](ctx, s, 1<<20, alloc.FromPool(pool)) // same stream: reused
 	if err != nil {
 		panic(err)
@@ -78,8 +81,12 @@ func ExampleNewPool() {
 	if err != nil {
 		panic(err)
 	}
-	fmt.Println(b.Ptr() == first, attrs.UsedCurrent >= 1<<20)
-	_ = b.Free(ctx)
+	second, err := b.Ptr(ctx)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(second == first, attrs.UsedCurrent >= 1<<20)
+	_ = b.Close(ctx)
 	// Output: true true
 }
 
@@ -95,7 +102,7 @@ func ExampleMallocManaged() {
 	if err != nil {
 		panic(err)
 	}
-	defer s.Destroy(ctx)
+	defer s.Close(ctx)
 
 	m, err := alloc.MallocManaged[int32](ctx, dev, 3)
 	if err != nil {
@@ -110,6 +117,6 @@ func ExampleMallocManaged() {
 		panic(err)
 	}
 	fmt.Println(m.Host(), attrs.LastPrefetchLocation)
-	_ = m.Free(ctx)
+	_ = m.Close(ctx)
 	// Output: [7 8 9] device 0
 }

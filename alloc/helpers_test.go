@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gpuactor/gpuactor/alloc"
+	"github.com/gpuactor/gpuactor/cuda"
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/internal/testdev"
 	"github.com/gpuactor/gpuactor/streams"
@@ -14,7 +15,7 @@ import (
 
 const testSource = testdev.AddU32
 
-var testSim = map[string]device.SimKernel{
+var testSim = map[string]cuda.SimKernel{
 	"add_u32": testdev.AddU32Sim,
 }
 
@@ -45,7 +46,7 @@ func (f *fixture) stream(t *testing.T) *streams.Stream {
 	t.Helper()
 	s, err := streams.New(f.ctx, f.dev)
 	require.NoError(t, err)
-	t.Cleanup(func() { _ = s.Destroy(context.Background()) })
+	t.Cleanup(func() { _ = s.Close(context.Background()) })
 	return s
 }
 
@@ -69,7 +70,17 @@ func requireUsable(t *testing.T, f *fixture, s *streams.Stream) {
 	out := make([]uint32, 4)
 	require.NoError(t, b.CopyOut(f.ctx, out))
 	require.Equal(t, in, out)
-	require.NoError(t, b.Free(f.ctx))
+	require.NoError(t, b.Close(f.ctx))
 }
 
-func one() device.Config { return device.Config{Grid: device.Dim(1), Block: device.Dim(256)} }
+func one() cuda.LaunchConfig { return cuda.LaunchConfig{Grid: cuda.Dim(1), Block: cuda.Dim(256)} }
+
+// ptrOf is b's device address, which must be known.
+func ptrOf(t testing.TB, b interface {
+	Ptr(context.Context) (cuda.DevicePtr, error)
+}) cuda.DevicePtr {
+	t.Helper()
+	p, err := b.Ptr(context.Background())
+	require.NoError(t, err)
+	return p
+}

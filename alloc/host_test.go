@@ -1,6 +1,7 @@
 package alloc_test
 
 import (
+	"sync"
 	"testing"
 	"unsafe"
 
@@ -8,6 +9,7 @@ import (
 
 	"github.com/gpuactor/gpuactor/alloc"
 	"github.com/gpuactor/gpuactor/device"
+	"github.com/gpuactor/gpuactor/internal/testdev"
 )
 
 func TestPinned(t *testing.T) {
@@ -25,7 +27,7 @@ func TestPinned(t *testing.T) {
 		require.NoError(t, err)
 		await(t, f.ctx, s.CopyHostToDevice(f.ctx, b, p.HostBuffer))
 		out := make([]float32, 1024)
-		require.NoError(t, b.CopyOut(f.ctx, out))
+		testdev.Read(t, f.ctx, out, b)
 		require.Equal(t, xs, out)
 
 		dp, err := p.DevicePointer(f.ctx, f.dev)
@@ -36,31 +38,31 @@ func TestPinned(t *testing.T) {
 		require.Equal(t, alloc.HostMemory, info.Type)
 		require.Equal(t, uintptr(unsafe.Pointer(&xs[0])), info.HostPointer)
 
-		require.NoError(t, b.Free(f.ctx))
-		require.NoError(t, p.Release(f.ctx))
+		require.NoError(t, b.Close(f.ctx))
+		require.NoError(t, p.Close(f.ctx))
 		require.Nil(t, p.Slice())
-		require.ErrorIs(t, p.Release(f.ctx), device.ErrFreed)
+		require.ErrorIs(t, p.Close(f.ctx), device.ErrClosed)
 		require.Zero(t, f.dev.Usage().Pinned.Count)
 	})
 }
 
 func TestPinnedPoolReuse(t *testing.T) {
 	eachBackend(t, func(t *testing.T, f *fixture) {
-		pool := alloc.PinnedPool(f.dev)
+		pool := alloc.PinnedPoolOf(f.dev)
 		a, err := alloc.GetPinned[uint64](f.ctx, f.dev, 1000) // 8000 bytes: the 64 KiB class
 		require.NoError(t, err)
 		require.Len(t, a.Slice(), 1000)
 		require.Equal(t, uint64(64<<10), a.Size())
 		first := &a.Bytes()[0]
-		require.NoError(t, a.Release(f.ctx))
-		require.ErrorIs(t, pool.Put(f.ctx, a.HostBuffer), device.ErrFreed, "put back twice")
+		require.NoError(t, a.Close(f.ctx))
+		require.ErrorIs(t, pool.Put(f.ctx, a.HostBuffer), device.ErrClosed, "put back twice")
 		b, err := alloc.GetPinned[byte](f.ctx, f.dev, 60<<10)
 		require.NoError(t, err)
 		require.Same(t, first, &b.Bytes()[0], "the released buffer is reused")
 		st := pool.Stats()
 		require.Equal(t, uint64(1), st.Hits)
 		require.Equal(t, uint64(1), st.Misses)
-		require.NoError(t, b.Release(f.ctx))
+		require.NoError(t, b.Close(f.ctx))
 		require.Equal(t, 1, pool.Stats().CachedBuffers)
 		require.NoError(t, pool.SetLimit(f.ctx, 0))
 		require.Zero(t, pool.Stats().CachedBytes)
@@ -71,7 +73,7 @@ func TestPinnedPoolReuse(t *testing.T) {
 		plain, err := f.dev.MallocHost(f.ctx, 1000)
 		require.NoError(t, err)
 		require.ErrorIs(t, pool.Put(f.ctx, plain), device.ErrInvalidArgument)
-		require.NoError(t, plain.Free(f.ctx))
+		require.NoError(t, plain.Close(f.ctx))
 	})
 }
 
@@ -96,17 +98,17 @@ func TestRegister(t *testing.T) {
 		back := make([]float64, len(data))
 		require.NoError(t, b.CopyOut(f.ctx, back))
 		require.Equal(t, data, back)
-		require.NoError(t, b.Free(f.ctx))
+		require.NoError(t, b.Close(f.ctx))
 
 		_, err = alloc.Register(f.ctx, f.dev, data[:10])
 		require.Error(t, err, "registering memory already registered")
 		require.Equal(t, uint64(1), f.dev.Usage().Registered.Count)
 
-		require.NoError(t, r.Unregister(f.ctx))
+		require.NoError(t, r.Close(f.ctx))
 		require.Nil(t, r.Slice())
-		require.ErrorIs(t, r.Unregister(f.ctx), device.ErrFreed)
+		require.ErrorIs(t, r.Close(f.ctx), device.ErrClosed)
 		_, err = r.DevicePointer(f.ctx)
-		require.ErrorIs(t, err, device.ErrFreed)
+		require.ErrorIs(t, err, device.ErrClosed)
 		require.Zero(t, f.dev.Usage().Registered.Count)
 		info, err = alloc.PointerAttributes(f.ctx, f.dev, uintptr(unsafe.Pointer(&data[0])))
 		require.NoError(t, err)
@@ -133,7 +135,7 @@ func TestRegisterReleasedByClose(t *testing.T) {
 		// The memory can be registered again: the registration is gone.
 		r2, err := alloc.Register(f.ctx, f.dev, data)
 		require.NoError(t, err)
-		require.NoError(t, r2.Unregister(f.ctx))
+		require.NoError(t, r2.Close(f.ctx))
 	})
 }
 
@@ -142,27 +144,73 @@ func TestPointerAttributes(t *testing.T) {
 		s := f.stream(t)
 		b, _, err := alloc.MallocAsync[int32](f.ctx, s, 100)
 		require.NoError(t, err)
-		info, err := alloc.PointerAttributes(f.ctx, f.dev, uintptr(b.Ptr()))
+		info, err := alloc.PointerAttributes(f.ctx, f.dev, uintptr(ptrOf(t, b)))
 		require.NoError(t, err)
 		require.Equal(t, alloc.DeviceMemory, info.Type)
 		require.Equal(t, f.dev.Ordinal(), info.Device)
-		require.Equal(t, uintptr(b.Ptr()), info.DevicePointer)
+		require.Equal(t, uintptr(ptrOf(t, b)), info.DevicePointer)
 		require.Zero(t, info.HostPointer)
-		require.NoError(t, b.Free(f.ctx))
+		require.NoError(t, b.Close(f.ctx))
 
 		m, err := alloc.MallocManaged[int32](f.ctx, f.dev, 100)
 		require.NoError(t, err)
-		info, err = alloc.PointerAttributes(f.ctx, f.dev, uintptr(m.Ptr()))
+		info, err = alloc.PointerAttributes(f.ctx, f.dev, uintptr(ptrOf(t, m)))
 		require.NoError(t, err)
 		require.Equal(t, alloc.ManagedMemory, info.Type)
-		require.Equal(t, uintptr(m.Ptr()), info.DevicePointer)
+		require.Equal(t, uintptr(ptrOf(t, m)), info.DevicePointer)
 		require.Equal(t, uintptr(unsafe.Pointer(&m.Host()[0])), info.HostPointer)
-		require.NoError(t, m.Free(f.ctx))
+		require.NoError(t, m.Close(f.ctx))
 
 		goMem := make([]byte, 64)
 		info, err = alloc.PointerAttributes(f.ctx, f.dev, uintptr(unsafe.Pointer(&goMem[0])))
 		require.NoError(t, err)
 		require.Equal(t, alloc.Unregistered, info.Type)
 		require.Equal(t, "unregistered", info.Type.String())
+	})
+}
+
+// The pool serves many goroutines at once: every Get is a hit or a miss, the cached buffers
+// are what the device counts as pinned, and Trim gives them all back.
+func TestPinnedPoolConcurrent(t *testing.T) {
+	eachBackend(t, func(t *testing.T, f *fixture) {
+		pool := alloc.PinnedPoolOf(f.dev)
+		require.Same(t, pool, alloc.PinnedPoolOf(f.dev))
+		var wg sync.WaitGroup
+		errs := make(chan error, 8)
+		for w := range 8 {
+			wg.Go(func() {
+				for i := range 20 {
+					h, err := pool.Get(f.ctx, uint64(1+(w*20+i)%300_000))
+					if err != nil {
+						errs <- err
+						return
+					}
+					b := h.Bytes()
+					b[0], b[len(b)-1] = byte(w), byte(i)
+					if err := pool.Put(f.ctx, h); err != nil {
+						errs <- err
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			require.NoError(t, err)
+		}
+		st := pool.Stats()
+		require.Equal(t, uint64(160), st.Hits+st.Misses)
+		require.Positive(t, st.Hits)
+		require.Equal(t, uint64(st.CachedBuffers), f.dev.Usage().Pinned.Count)
+		require.NoError(t, pool.Trim(f.ctx))
+		require.Zero(t, f.dev.Usage().Pinned.Count)
+		_, err := pool.Get(f.ctx, 0)
+		require.ErrorIs(t, err, device.ErrInvalidArgument)
+		require.ErrorIs(t, pool.Put(f.ctx, nil), device.ErrInvalidArgument)
+		h, err := pool.Get(f.ctx, 100)
+		require.NoError(t, err)
+		require.NoError(t, h.Close(f.ctx))
+		require.ErrorIs(t, pool.Put(f.ctx, h), device.ErrClosed, "a closed buffer is not taken back")
 	})
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/internal/backend"
+	"github.com/gpuactor/gpuactor/internal/core"
 )
 
 // Location is where managed memory lives or should live: the host or one device.
@@ -48,7 +49,7 @@ func (l Location) String() string {
 func (l Location) backend() (backend.Location, error) {
 	switch {
 	case !l.valid:
-		return backend.Location{}, invalid("no location given (use Host() or OnDevice(d))")
+		return backend.Location{}, core.Invalid("no location given (use Host() or OnDevice(d))")
 	case l.host:
 		return backend.Location{Type: backend.LocationHost}, nil
 	}

@@ -6,9 +6,10 @@ import (
 	"fmt"
 	"unsafe"
 
-	"github.com/gpuactor/gpuactor/actor"
+	"github.com/gpuactor/gpuactor/cuda"
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/internal/backend"
+	"github.com/gpuactor/gpuactor/internal/core"
 	"github.com/gpuactor/gpuactor/streams"
 )
 
@@ -21,6 +22,7 @@ type Managed[T any] struct {
 	*device.Buffer
 	n    int
 	host unsafe.Pointer
+	mem  device.Buffer // the embedded buffer points here
 }
 
 // ManagedOption configures MallocManaged.
@@ -32,11 +34,12 @@ type managedConfig struct{ flags uint32 }
 // kernel may use it only after Attach to its stream. The default is cudaMemAttachGlobal.
 func AttachHost() ManagedOption { return func(c *managedConfig) { c.flags = backend.AttachHost } }
 
-// MallocManaged allocates n elements of T of managed memory on d. A request larger than the
-// device's free memory is refused with ErrOversubscribe.
+// MallocManaged allocates n elements of T of managed memory on d, and returns once they are
+// allocated. A request larger than the device's free memory is refused with
+// ErrOversubscribe. Free it with Close (the embedded buffer's), or let the device's Close.
 func MallocManaged[T any](ctx context.Context, d *device.Device, n int, opts ...ManagedOption) (*Managed[T], error) {
 	if d == nil {
-		return nil, invalid("MallocManaged on a nil device")
+		return nil, core.Invalid("MallocManaged on a nil device")
 	}
 	size, err := elemSize[T]()
 	if err != nil {
@@ -50,7 +53,8 @@ func MallocManaged[T any](ctx context.Context, d *device.Device, n int, opts ...
 	for _, o := range opts {
 		o(&c)
 	}
-	return device.Exec(ctx, d, func(rt backend.Device, _ *device.Tracker) (*Managed[T], error) {
+	cd := coreDev(d)
+	return core.Run(ctx, cd, func(rt backend.Device, _ *core.Tracker) (*Managed[T], error) {
 		supported, err := rt.Attribute(backend.AttrManagedMemory)
 		if err != nil {
 			return nil, err
@@ -65,26 +69,28 @@ func MallocManaged[T any](ctx context.Context, d *device.Device, n int, opts ...
 		if bytes > free {
 			return nil, fmt.Errorf("%w: %d bytes requested, device %d has %d free", ErrOversubscribe, bytes, d.Ordinal(), free)
 		}
-		if err := d.Charge(device.KindManaged, bytes); err != nil {
+		if err := cd.Charge(core.KindManaged, bytes); err != nil {
 			return nil, err
 		}
 		p, err := rt.MallocManaged(bytes, c.flags)
 		if err != nil {
-			d.Uncharge(device.KindManaged, bytes)
+			cd.Refund(core.KindManaged, bytes)
 			return nil, fmt.Errorf("gpuactor/alloc: MallocManaged(%d bytes) on device %d: %w", bytes, d.Ordinal(), err)
 		}
 		host, err := rt.ManagedHost(p, bytes)
 		if err != nil {
-			d.Uncharge(device.KindManaged, bytes)
+			cd.Refund(core.KindManaged, bytes)
 			return nil, errors.Join(err, rt.Free(p))
 		}
-		buf := d.Adopt(p, bytes, device.KindManaged, releaseManaged)
-		return &Managed[T]{Buffer: buf, n: n, host: host}, nil
+		m := &Managed[T]{n: n, host: host}
+		m.Buffer = &m.mem
+		cd.Adopt((*core.Buffer)(&m.mem), p, bytes, core.KindManaged, releaseManaged)
+		return m, nil
 	}).Await(ctx)
 }
 
 // releaseManaged frees managed memory once no stream may still use it.
-func releaseManaged(rt backend.Device, p device.DevicePtr, _ backend.Stream) error {
+func releaseManaged(rt backend.Device, p cuda.DevicePtr, _ backend.Stream) error {
 	if err := rt.Synchronize(); err != nil {
 		return err
 	}
@@ -94,9 +100,9 @@ func releaseManaged(rt backend.Device, p device.DevicePtr, _ backend.Stream) err
 // Len is the number of elements.
 func (m *Managed[T]) Len() int { return m.n }
 
-// Host is the memory as seen by the host, or nil once freed. Do not keep it past Free.
+// Host is the memory as seen by the host, or nil once freed. Do not keep it past Close.
 func (m *Managed[T]) Host() []T {
-	if m == nil || m.Buffer == nil || m.Freed() {
+	if m == nil || m.Buffer == nil || m.Closed() {
 		return nil
 	}
 	return unsafe.Slice((*T)(m.host), m.n)
@@ -105,7 +111,7 @@ func (m *Managed[T]) Host() []T {
 // Prefetch queues the migration of the whole allocation to loc on s (a stream of the
 // memory's device); the future completes when the GPU reaches it.
 func (m *Managed[T]) Prefetch(ctx context.Context, s *streams.Stream, loc Location) *streams.Future {
-	return m.onStream(ctx, s, func(rt backend.Device, h backend.Stream, p backend.DevicePtr, n uint64) error {
+	return m.onStream(ctx, s, func(rt backend.Device, h backend.Stream, p cuda.DevicePtr, n uint64) error {
 		l, err := loc.backend()
 		if err != nil {
 			return err
@@ -118,9 +124,9 @@ func (m *Managed[T]) Prefetch(ctx context.Context, s *streams.Stream, loc Locati
 // AttachSingle only s's work may use it, with AttachGlobal any stream's, with AttachToHost
 // only the host.
 func (m *Managed[T]) Attach(ctx context.Context, s *streams.Stream, how Attachment) *streams.Future {
-	return m.onStream(ctx, s, func(rt backend.Device, h backend.Stream, p backend.DevicePtr, n uint64) error {
+	return m.onStream(ctx, s, func(rt backend.Device, h backend.Stream, p cuda.DevicePtr, n uint64) error {
 		if how != AttachSingle && how != AttachGlobal && how != AttachToHost {
-			return invalid("unknown attachment %d", uint32(how))
+			return core.Invalid("unknown attachment %d", uint32(how))
 		}
 		return rt.StreamAttachMem(h, p, n, uint32(how))
 	})
@@ -136,20 +142,20 @@ const (
 	AttachSingle = Attachment(backend.AttachSingle) // only the stream attached to
 )
 
-func (m *Managed[T]) onStream(ctx context.Context, s *streams.Stream, op func(rt backend.Device, h backend.Stream, p backend.DevicePtr, n uint64) error) *streams.Future {
+func (m *Managed[T]) onStream(ctx context.Context, s *streams.Stream, op func(rt backend.Device, h backend.Stream, p cuda.DevicePtr, n uint64) error) *streams.Future {
 	if m == nil || m.Buffer == nil {
-		return actor.Completed(struct{}{}, invalid("nil managed buffer"))
+		return failed(core.Invalid("nil managed buffer"))
 	}
 	if s == nil {
-		return actor.Completed(struct{}{}, invalid("nil stream"))
+		return failed(core.Invalid("nil stream"))
 	}
 	d := m.Device()
 	if s.Device() != d {
-		return actor.Completed(struct{}{}, wrongDevice("managed buffer", d, s.Device()))
+		return failed(wrongDevice("managed buffer", d, s.Device()))
 	}
-	buf := m.Buffer
-	return streams.Enqueue(ctx, s, func(rt backend.Device, _ *device.Tracker, h backend.Stream) error {
-		p, n, err := d.Resolve("managed buffer", buf)
+	buf, cd := m.Buffer, coreDev(d)
+	return core.Queue(ctx, (*core.Stream)(s), func(rt backend.Device, _ *core.Tracker, h backend.Stream) error {
+		p, n, err := cd.Resolve("managed buffer", buf)
 		if err != nil {
 			return err
 		}
@@ -174,29 +180,28 @@ const (
 // (ignored by the read-mostly advice and UnsetPreferredLocation).
 func (m *Managed[T]) Advise(ctx context.Context, advice Advice, loc Location) error {
 	if m == nil || m.Buffer == nil {
-		return invalid("Advise on a nil managed buffer")
+		return core.Invalid("Advise on a nil managed buffer")
 	}
 	if advice < SetReadMostly || advice > UnsetAccessedBy {
-		return invalid("unknown advice %d", int32(advice))
+		return core.Invalid("unknown advice %d", int32(advice))
 	}
 	d := m.Device()
-	buf := m.Buffer
-	_, err := device.Exec(ctx, d, func(rt backend.Device, _ *device.Tracker) (struct{}, error) {
-		p, n, err := d.Resolve("managed buffer", buf)
+	buf, cd := m.Buffer, coreDev(d)
+	return core.Do(ctx, cd, func(rt backend.Device, _ *core.Tracker) error {
+		p, n, err := cd.Resolve("managed buffer", buf)
 		if err != nil {
-			return struct{}{}, err
+			return err
 		}
 		l := backend.Location{Type: backend.LocationDevice, ID: int32(d.Ordinal())}
 		if loc.IsSet() {
 			if l, err = loc.backend(); err != nil {
-				return struct{}{}, err
+				return err
 			}
 		} else if advice != SetReadMostly && advice != UnsetReadMostly && advice != UnsetPreferredLocation {
-			return struct{}{}, invalid("advice %d needs a location", int32(advice))
+			return core.Invalid("advice %d needs a location", int32(advice))
 		}
-		return struct{}{}, rt.MemAdvise(p, n, backend.Advice(advice), l)
-	}).Await(ctx)
-	return err
+		return rt.MemAdvise(p, n, backend.Advice(advice), l)
+	})
 }
 
 // RangeAttributes is what the driver reports of a managed allocation.
@@ -210,13 +215,13 @@ type RangeAttributes struct {
 // Attributes reads the allocation's range attributes.
 func (m *Managed[T]) Attributes(ctx context.Context) (RangeAttributes, error) {
 	if m == nil || m.Buffer == nil {
-		return RangeAttributes{}, invalid("Attributes of a nil managed buffer")
+		return RangeAttributes{}, core.Invalid("Attributes of a nil managed buffer")
 	}
 	d := m.Device()
-	buf := m.Buffer
-	return device.Exec(ctx, d, func(rt backend.Device, _ *device.Tracker) (RangeAttributes, error) {
+	buf, cd := m.Buffer, coreDev(d)
+	return core.Run(ctx, cd, func(rt backend.Device, _ *core.Tracker) (RangeAttributes, error) {
 		var a RangeAttributes
-		p, n, err := d.Resolve("managed buffer", buf)
+		p, n, err := cd.Resolve("managed buffer", buf)
 		if err != nil {
 			return a, err
 		}

@@ -6,7 +6,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gpuactor/gpuactor/alloc"
+	"github.com/gpuactor/gpuactor/cuda"
 	"github.com/gpuactor/gpuactor/device"
+	"github.com/gpuactor/gpuactor/internal/testdev"
 )
 
 // The host writes managed memory, prefetches it to the device, a kernel updates it, it is
@@ -32,7 +34,7 @@ func TestManagedPrefetch(t *testing.T) {
 		require.True(t, ok, "last prefetch %v", a.LastPrefetchLocation)
 		require.Equal(t, f.dev.Ordinal(), dev)
 
-		cfg := device.Config{Grid: device.Dim(n / 256), Block: device.Dim(256)}
+		cfg := cuda.LaunchConfig{Grid: cuda.Dim(n / 256), Block: cuda.Dim(256)}
 		await(t, f.ctx, s.Launch(f.ctx, f.add, cfg, m, uint32(3), int32(n)))
 		await(t, f.ctx, m.Prefetch(f.ctx, s, alloc.Host()))
 		a, err = m.Attributes(f.ctx)
@@ -44,10 +46,10 @@ func TestManagedPrefetch(t *testing.T) {
 
 		// Copies through the stream API see the same memory.
 		out := make([]uint32, 8)
-		require.NoError(t, device.CopyFromDevice(f.ctx, out, m))
+		testdev.Read(t, f.ctx, out, m)
 		require.Equal(t, []uint32{3, 4, 5, 6, 7, 8, 9, 10}, out)
 
-		require.NoError(t, m.Free(f.ctx))
+		require.NoError(t, m.Close(f.ctx))
 		require.Nil(t, m.Host())
 		require.Zero(t, f.dev.Usage().Managed.Count)
 	})
@@ -58,7 +60,7 @@ func TestManagedAdviseAndAttach(t *testing.T) {
 		s := f.stream(t)
 		m, err := alloc.MallocManaged[float64](f.ctx, f.dev, 4096, alloc.AttachHost())
 		require.NoError(t, err)
-		defer m.Free(f.ctx)
+		defer m.Close(f.ctx)
 		a, err := m.Attributes(f.ctx)
 		require.NoError(t, err)
 		require.False(t, a.ReadMostly)
@@ -110,12 +112,12 @@ func TestManagedBadInput(t *testing.T) {
 		require.ErrorIs(t, m.Advise(f.ctx, alloc.Advice(42), alloc.Host()), device.ErrInvalidArgument)
 		_, err = m.Attach(f.ctx, s, alloc.Attachment(3)).Await(f.ctx)
 		require.ErrorIs(t, err, device.ErrInvalidArgument)
-		require.NoError(t, m.Free(f.ctx))
-		require.ErrorIs(t, m.Free(f.ctx), device.ErrFreed)
+		require.NoError(t, m.Close(f.ctx))
+		require.ErrorIs(t, m.Close(f.ctx), device.ErrClosed)
 		_, err = m.Prefetch(f.ctx, s, alloc.Host()).Await(f.ctx)
-		require.ErrorIs(t, err, device.ErrFreed)
+		require.ErrorIs(t, err, device.ErrClosed)
 		_, err = m.Attributes(f.ctx)
-		require.ErrorIs(t, err, device.ErrFreed)
+		require.ErrorIs(t, err, device.ErrClosed)
 		requireUsable(t, f, s)
 	})
 }

@@ -8,13 +8,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/gpuactor/gpuactor/actor"
 	"github.com/gpuactor/gpuactor/alloc"
+	"github.com/gpuactor/gpuactor/cuda"
 	"github.com/gpuactor/gpuactor/cudaerr"
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/internal/backend"
+	"github.com/gpuactor/gpuactor/internal/core"
 	"github.com/gpuactor/gpuactor/streams"
 )
 
@@ -27,7 +30,7 @@ import (
 func holdActor(t *testing.T, ctx context.Context, dev *device.Device, fail error) (release func()) {
 	t.Helper()
 	started, hold := make(chan struct{}), make(chan struct{})
-	op := device.Exec(ctx, dev, func(backend.Device, *device.Tracker) (struct{}, error) {
+	op := core.Run(ctx, (*core.Device)(dev), func(backend.Device, *core.Tracker) (struct{}, error) {
 		close(started)
 		<-hold
 		return struct{}{}, fail
@@ -70,7 +73,7 @@ func TestMallocAsyncUseWhilePending(t *testing.T) {
 		require.NoError(t, err)
 		require.False(t, made.Ready(), "the allocation cannot have run: the actor is held")
 		set := s.Memset(f.ctx, b, 0)
-		cfg := device.Config{Grid: device.Dim(4), Block: device.Dim(256)}
+		cfg := cuda.LaunchConfig{Grid: cuda.Dim(4), Block: cuda.Dim(256)}
 		add := s.Launch(f.ctx, f.add, cfg, b, uint32(5), int32(n))
 		addHalf := s.Launch(f.ctx, f.add, cfg, b.Elems(0, n/2), uint32(1), int32(n/2))
 		out := make([]uint32, n)
@@ -89,7 +92,7 @@ func TestMallocAsyncUseWhilePending(t *testing.T) {
 			}
 			require.Equal(t, want, v, "element %d", i)
 		}
-		await(t, f.ctx, b.FreeAsync(f.ctx, nil))
+		await(t, f.ctx, b.CloseOn(f.ctx, nil))
 		require.Zero(t, f.dev.Usage().Async.Count)
 	})
 }
@@ -101,7 +104,7 @@ func TestMallocAsyncImmediateUseConcurrent(t *testing.T) {
 	eachBackend(t, func(t *testing.T, f *fixture) {
 		const workers, rounds = 8, 20
 		ss := []*streams.Stream{f.stream(t), f.stream(t), f.stream(t)}
-		cfg := device.Config{Grid: device.Dim(16), Block: device.Dim(256)}
+		cfg := cuda.LaunchConfig{Grid: cuda.Dim(16), Block: cuda.Dim(256)}
 		var wg sync.WaitGroup
 		errs := make(chan error, workers)
 		for w := range workers {
@@ -147,8 +150,8 @@ func TestMallocAsyncImmediateUseConcurrent(t *testing.T) {
 						}
 					}
 					if r%2 == 0 {
-						b.FreeAsync(f.ctx, nil)
-					} else if err := b.Free(f.ctx); err != nil {
+						b.CloseOn(f.ctx, nil)
+					} else if err := b.Close(f.ctx); err != nil {
 						errs <- err
 						return
 					}
@@ -186,10 +189,10 @@ func TestMallocAsyncFailureSurfaces(t *testing.T) {
 
 		// Uses that wait report it at once; stream operations with their futures.
 		for name, err := range map[string]error{
-			"CopyIn":         b.CopyIn(f.ctx, []uint32{1}),
-			"CopyOut":        b.CopyOut(f.ctx, []uint32{1}),
-			"device.Memset":  device.Memset(f.ctx, b, 0),
-			"device.CopyOut": device.CopyFromDevice(f.ctx, []uint32{1}, b),
+			"CopyIn":          b.CopyIn(f.ctx, []uint32{1}),
+			"CopyOut":         b.CopyOut(f.ctx, []uint32{1}),
+			"staged copy in":  streams.CopyToDevice(f.ctx, s, b, []uint32{1}).Wait(f.ctx),
+			"staged copy out": streams.CopyFromDevice(f.ctx, s, []uint32{1}, b).Wait(f.ctx),
 		} {
 			require.ErrorIs(t, err, device.ErrAllocFailed, name)
 			require.ErrorIs(t, err, allocErr, name)
@@ -208,18 +211,20 @@ func TestMallocAsyncFailureSurfaces(t *testing.T) {
 			require.ErrorIs(t, err, allocErr, name)
 		}
 
-		require.Zero(t, b.Ptr(), "a failed allocation has no address")
-		_, err = b.PtrWait(f.ctx)
+		addr, err := b.Ptr(f.ctx)
+		require.Zero(t, addr, "a failed allocation has no address")
 		require.ErrorIs(t, err, device.ErrAllocFailed)
 		require.ErrorIs(t, err, allocErr)
 
 		// Freeing it is a clear error, whichever way, and changes nothing.
-		require.ErrorIs(t, b.Free(f.ctx), device.ErrAllocFailed)
-		_, err = b.FreeAsync(f.ctx, nil).Await(f.ctx)
+		require.ErrorIs(t, b.Close(f.ctx), device.ErrAllocFailed)
+		_, err = b.CloseOn(f.ctx, nil).Await(f.ctx)
 		require.ErrorIs(t, err, device.ErrAllocFailed)
-		require.ErrorIs(t, b.Buffer.Free(f.ctx), device.ErrAllocFailed)
-		require.NoError(t, other.Free(f.ctx))
-		require.Equal(t, before, f.dev.Usage())
+		require.ErrorIs(t, b.Buffer.Close(f.ctx), device.ErrAllocFailed)
+		require.NoError(t, other.Close(f.ctx))
+		after := f.dev.Usage()
+		after.Pinned = before.Pinned // the stream's staging ring, made by the copies above
+		require.Equal(t, before, after)
 		requireUsable(t, f, s)
 	})
 }
@@ -236,14 +241,14 @@ func TestMallocAsyncLimitIsSynchronous(t *testing.T) {
 		_, _, err = alloc.MallocAsync[byte](f.ctx, s, 7*mib)
 		require.ErrorIs(t, err, device.ErrMemoryLimit)
 		require.Equal(t, uint64(1), f.dev.Usage().Async.Count)
-		require.NoError(t, a.Free(f.ctx)) // queued behind the held actor
+		require.NoError(t, a.Close(f.ctx)) // queued behind the held actor
 		require.Zero(t, f.dev.Usage().DeviceBytes(), "a queued free is not counted")
 		b, _, err := alloc.MallocAsync[byte](f.ctx, s, 15*mib)
 		require.NoError(t, err, "the queued free made room")
 		require.Equal(t, uint64(15*mib), f.dev.Usage().DeviceBytes())
 		release()
 		require.NoError(t, b.CopyIn(f.ctx, []byte{1, 2, 3}))
-		require.NoError(t, b.Free(f.ctx))
+		require.NoError(t, b.Close(f.ctx))
 		require.Zero(t, f.dev.Usage().DeviceBytes())
 	}, device.WithMemoryLimit(16*mib))
 }
@@ -282,14 +287,14 @@ func TestMallocAsyncLimitConcurrent(t *testing.T) {
 		require.Len(t, got, 16, "exactly the limit's worth of 1 MiB allocations is granted")
 		require.Equal(t, uint64(16*mib), f.dev.Usage().DeviceBytes())
 		for _, b := range got {
-			require.NoError(t, b.Free(f.ctx))
+			require.NoError(t, b.Close(f.ctx))
 		}
 		require.Zero(t, f.dev.Usage().DeviceBytes())
 	}, device.WithMemoryLimit(16*mib))
 }
 
 // Ptr on a buffer whose allocation the device has not run waits for it (not for the GPU), and
-// then is the buffer's real address; PtrWait gives up with its context.
+// then is the buffer's real address; it gives up with its context.
 func TestMallocAsyncPtrWaits(t *testing.T) {
 	eachBackend(t, func(t *testing.T, f *fixture) {
 		s := f.stream(t)
@@ -299,10 +304,14 @@ func TestMallocAsyncPtrWaits(t *testing.T) {
 		require.NoError(t, err)
 		short, cancel := context.WithTimeout(f.ctx, 20*time.Millisecond)
 		defer cancel()
-		_, err = b.PtrWait(short)
+		_, err = b.Ptr(short)
 		require.ErrorIs(t, err, context.DeadlineExceeded, "the address cannot be known: the actor is held")
-		ptrs := make(chan device.DevicePtr, 1)
-		go func() { ptrs <- b.Ptr() }()
+		ptrs := make(chan cuda.DevicePtr, 1)
+		go func() {
+			p, err := b.Ptr(f.ctx)
+			assert.NoError(t, err)
+			ptrs <- p
+		}()
 		select {
 		case p := <-ptrs:
 			t.Fatalf("Ptr returned %#x before the allocation ran", uint64(p))
@@ -311,7 +320,7 @@ func TestMallocAsyncPtrWaits(t *testing.T) {
 		release()
 		p := <-ptrs
 		require.NotZero(t, p)
-		q, err := b.PtrWait(f.ctx)
+		q, err := b.Ptr(f.ctx)
 		require.NoError(t, err)
 		require.Equal(t, p, q)
 		// The address is the buffer's: a kernel given it by hand writes the buffer.
@@ -322,7 +331,7 @@ func TestMallocAsyncPtrWaits(t *testing.T) {
 		for i, v := range out {
 			require.Equal(t, uint32(9), v, "element %d", i)
 		}
-		require.NoError(t, b.Free(f.ctx))
+		require.NoError(t, b.Close(f.ctx))
 	})
 }
 
@@ -339,33 +348,33 @@ func TestMallocAsyncRefusedByFailedDevice(t *testing.T) {
 		release()
 		_, err = made.Await(f.ctx)
 		require.ErrorIs(t, err, device.ErrDeviceFailed)
-		_, err = b.PtrWait(f.ctx)
+		_, err = b.Ptr(f.ctx)
 		require.ErrorIs(t, err, device.ErrAllocFailed)
 		require.ErrorIs(t, err, device.ErrDeviceFailed)
 		require.Zero(t, f.dev.Usage().Async.Count, "the refused allocation's charge is given back")
-		require.ErrorIs(t, b.Free(f.ctx), device.ErrDeviceFailed)
+		require.ErrorIs(t, b.Close(f.ctx), device.ErrDeviceFailed)
 		_, _, err = alloc.MallocAsync[uint32](f.ctx, s, 64)
 		require.ErrorIs(t, err, device.ErrDeviceFailed, "refused at once on a failed device")
 	})
 }
 
-// Freeing twice is device.ErrFreed, whichever call comes second; of many concurrent Frees of
+// Freeing twice is device.ErrClosed, whichever call comes second; of many concurrent Frees of
 // one buffer exactly one succeeds.
 func TestFreeTwice(t *testing.T) {
 	eachBackend(t, func(t *testing.T, f *fixture) {
 		s := f.stream(t)
 		b, _, err := alloc.MallocAsync[uint32](f.ctx, s, 16)
 		require.NoError(t, err)
-		require.NoError(t, b.Free(f.ctx))
-		require.ErrorIs(t, b.Free(f.ctx), device.ErrFreed)
-		_, err = b.FreeAsync(f.ctx, nil).Await(f.ctx)
-		require.ErrorIs(t, err, device.ErrFreed)
-		require.ErrorIs(t, b.Buffer.Free(f.ctx), device.ErrFreed)
+		require.NoError(t, b.Close(f.ctx))
+		require.ErrorIs(t, b.Close(f.ctx), device.ErrClosed)
+		_, err = b.CloseOn(f.ctx, nil).Await(f.ctx)
+		require.ErrorIs(t, err, device.ErrClosed)
+		require.ErrorIs(t, b.Buffer.Close(f.ctx), device.ErrClosed)
 
 		c, _, err := alloc.MallocAsync[uint32](f.ctx, s, 16)
 		require.NoError(t, err)
-		await(t, f.ctx, c.FreeAsync(f.ctx, nil))
-		require.ErrorIs(t, c.Free(f.ctx), device.ErrFreed)
+		await(t, f.ctx, c.CloseOn(f.ctx, nil))
+		require.ErrorIs(t, c.Close(f.ctx), device.ErrClosed)
 
 		for _, malloc := range []func() (*alloc.Buffer[uint32], error){
 			func() (*alloc.Buffer[uint32], error) {
@@ -380,7 +389,7 @@ func TestFreeTwice(t *testing.T) {
 			var wg sync.WaitGroup
 			results := make(chan error, racers)
 			for range racers {
-				wg.Go(func() { results <- b.Free(f.ctx) })
+				wg.Go(func() { results <- b.Close(f.ctx) })
 			}
 			wg.Wait()
 			close(results)
@@ -390,11 +399,11 @@ func TestFreeTwice(t *testing.T) {
 					ok++
 					continue
 				}
-				require.ErrorIs(t, err, device.ErrFreed)
+				require.ErrorIs(t, err, device.ErrClosed)
 			}
 			require.Equal(t, 1, ok)
 			require.NoError(t, s.Synchronize(f.ctx))
-			require.True(t, b.Freed())
+			require.True(t, b.Closed())
 		}
 		require.Zero(t, f.dev.Usage().Async.Count)
 		require.Zero(t, f.dev.Usage().Device.Count)
@@ -417,7 +426,7 @@ func TestMallocAsyncCancelled(t *testing.T) {
 
 		// Waiting for room in a full mailbox, ctx ends: the same.
 		release := holdActor(t, f.ctx, f.dev, nil)
-		filler := device.Exec(f.ctx, f.dev, func(backend.Device, *device.Tracker) (struct{}, error) { return struct{}{}, nil })
+		filler := core.Run(f.ctx, (*core.Device)(f.dev), func(backend.Device, *core.Tracker) (struct{}, error) { return struct{}{}, nil })
 		short, cancelShort := context.WithTimeout(f.ctx, 20*time.Millisecond)
 		defer cancelShort()
 		b, _, err = alloc.MallocAsync[uint32](short, s, 64)
@@ -438,7 +447,7 @@ func TestMallocAsyncCancelled(t *testing.T) {
 		out := []uint32{0}
 		require.NoError(t, b.CopyOut(f.ctx, out))
 		require.Equal(t, uint32(7), out[0])
-		require.NoError(t, b.Free(f.ctx))
+		require.NoError(t, b.Close(f.ctx))
 		require.Zero(t, f.dev.Usage().Async.Count)
 	}, device.WithActorOptions(actor.WithMailbox(1)))
 }
@@ -461,16 +470,16 @@ func TestFreeDoesNotWait(t *testing.T) {
 			require.NoError(t, b.CopyIn(f.ctx, []uint32{1, 2, 3}))
 			release := holdActor(t, f.ctx, f.dev, nil)
 			var freeErr error
-			require.True(t, returnsWithin(10*time.Second, func() { freeErr = b.Free(f.ctx) }),
+			require.True(t, returnsWithin(10*time.Second, func() { freeErr = b.Close(f.ctx) }),
 				"Free waited for the device")
 			require.NoError(t, freeErr)
-			require.False(t, b.Freed(), "the device has not run the free yet")
+			require.False(t, b.Closed(), "the device has not run the free yet")
 			require.Zero(t, f.dev.Usage().DeviceBytes(), "a queued free is not counted")
 			copied := s.Memset(f.ctx, b, 0)
 			release()
 			_, err = copied.Await(f.ctx)
-			require.ErrorIs(t, err, device.ErrFreed, "queued after the free")
-			require.True(t, b.Freed())
+			require.ErrorIs(t, err, device.ErrClosed, "queued after the free")
+			require.True(t, b.Closed())
 		}
 		requireUsable(t, f, s)
 	})
@@ -493,12 +502,12 @@ func TestFreeAfterClose(t *testing.T) {
 		require.NoError(t, <-closed)
 		_, err = made.Await(f.ctx)
 		require.NoError(t, err, "queued before Close, the allocation was made")
-		require.True(t, b.Freed(), "and freed by Close")
-		require.True(t, c.Freed())
+		require.True(t, b.Closed(), "and freed by Close")
+		require.True(t, c.Closed())
 		require.Equal(t, device.Usage{}, f.dev.Usage())
 		for _, buf := range []*alloc.Buffer[uint32]{b, c} {
-			require.ErrorIs(t, buf.Free(f.ctx), device.ErrClosed)
-			_, err = buf.FreeAsync(f.ctx, nil).Await(f.ctx)
+			require.ErrorIs(t, buf.Close(f.ctx), device.ErrClosed)
+			_, err = buf.CloseOn(f.ctx, nil).Await(f.ctx)
 			require.ErrorIs(t, err, device.ErrClosed)
 		}
 	})

@@ -4,17 +4,19 @@ import (
 	"context"
 	"unsafe"
 
+	"github.com/gpuactor/gpuactor/cuda"
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/internal/backend"
+	"github.com/gpuactor/gpuactor/internal/core"
 )
 
 // Pinned is Len elements of T in page-locked host memory (cudaHostAlloc), which copies move
 // at full link speed and async copies may use. It embeds the *device.HostBuffer it is made
-// of, so streams' copies take it. Its memory is C's, not Go's: do not keep Slice past Release.
+// of, so streams' copies take it. Its memory is C's, not Go's: do not keep Slice past Close.
 type Pinned[T any] struct {
 	*device.HostBuffer
 	n    int
-	pool *device.PinnedPool // non-nil when it came from GetPinned
+	pool *PinnedPool // non-nil when it came from GetPinned
 }
 
 // PinnedFlag is a cudaHostAlloc flag.
@@ -27,10 +29,11 @@ const (
 	WriteCombined = device.HostWriteCombined // fast for the device to read, slow for the CPU to read
 )
 
-// MallocPinned allocates n elements of T of pinned host memory for d.
+// MallocPinned allocates n elements of T of pinned host memory for d; it returns once they are
+// allocated.
 func MallocPinned[T any](ctx context.Context, d *device.Device, n int, flags ...PinnedFlag) (*Pinned[T], error) {
 	if d == nil {
-		return nil, invalid("MallocPinned on a nil device")
+		return nil, core.Invalid("MallocPinned on a nil device")
 	}
 	size, err := elemSize[T]()
 	if err != nil {
@@ -48,10 +51,10 @@ func MallocPinned[T any](ctx context.Context, d *device.Device, n int, flags ...
 }
 
 // GetPinned takes pinned memory for n elements of T from d's reusable PinnedPool, allocating
-// only when the pool has none of that size. Hand it back with Release.
+// only when the pool has none of that size. Hand it back with Close.
 func GetPinned[T any](ctx context.Context, d *device.Device, n int) (*Pinned[T], error) {
 	if d == nil {
-		return nil, invalid("GetPinned on a nil device")
+		return nil, core.Invalid("GetPinned on a nil device")
 	}
 	size, err := elemSize[T]()
 	if err != nil {
@@ -61,16 +64,13 @@ func GetPinned[T any](ctx context.Context, d *device.Device, n int) (*Pinned[T],
 	if err != nil {
 		return nil, err
 	}
-	pool := d.PinnedPool()
+	pool := PinnedPoolOf(d)
 	h, err := pool.Get(ctx, bytes)
 	if err != nil {
 		return nil, err
 	}
 	return &Pinned[T]{HostBuffer: h, n: n, pool: pool}, nil
 }
-
-// PinnedPool is d's pool of reusable pinned buffers.
-func PinnedPool(d *device.Device) *device.PinnedPool { return d.PinnedPool() }
 
 // Len is the number of elements.
 func (p *Pinned[T]) Len() int { return p.n }
@@ -84,34 +84,35 @@ func (p *Pinned[T]) Slice() []T {
 	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b))), p.n)
 }
 
-// Release gives the memory back: to the pool it came from (GetPinned) or to the system.
-func (p *Pinned[T]) Release(ctx context.Context) error {
+// Close gives the memory back: to the pool it came from (GetPinned), at once, or to the
+// system, returning once it is freed.
+func (p *Pinned[T]) Close(ctx context.Context) error {
 	if p == nil || p.HostBuffer == nil {
-		return invalid("Release of a nil pinned buffer")
+		return core.Invalid("Close of a nil pinned buffer")
 	}
 	if p.pool != nil {
 		return p.pool.Put(ctx, p.HostBuffer)
 	}
-	return p.Free(ctx)
+	return p.HostBuffer.Close(ctx)
 }
 
-// DevicePointer is the address kernels use for the memory (allocated with Mapped). Under
-// unified addressing it equals the host address.
-func (p *Pinned[T]) DevicePointer(ctx context.Context, d *device.Device) (device.DevicePtr, error) {
+// DevicePointer is the address kernels use for the memory (allocated with Mapped); it returns
+// once the device's actor has asked. Under unified addressing it equals the host address.
+func (p *Pinned[T]) DevicePointer(ctx context.Context, d *device.Device) (cuda.DevicePtr, error) {
 	if p == nil || p.HostBuffer == nil {
-		return 0, invalid("DevicePointer of a nil pinned buffer")
+		return 0, core.Invalid("DevicePointer of a nil pinned buffer")
 	}
 	return devicePointer(ctx, d, p.HostBuffer.Bytes())
 }
 
-func devicePointer(ctx context.Context, d *device.Device, b []byte) (device.DevicePtr, error) {
+func devicePointer(ctx context.Context, d *device.Device, b []byte) (cuda.DevicePtr, error) {
 	if d == nil {
-		return 0, invalid("DevicePointer on a nil device")
+		return 0, core.Invalid("DevicePointer on a nil device")
 	}
 	if len(b) == 0 {
-		return 0, device.ErrFreed
+		return 0, core.Closed("DevicePointer of closed memory")
 	}
-	return device.Exec(ctx, d, func(rt backend.Device, _ *device.Tracker) (device.DevicePtr, error) {
+	return core.Run(ctx, coreDev(d), func(rt backend.Device, _ *core.Tracker) (cuda.DevicePtr, error) {
 		return rt.HostDevicePointer(unsafe.Pointer(unsafe.SliceData(b)))
 	}).Await(ctx)
 }

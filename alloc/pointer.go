@@ -5,6 +5,7 @@ import (
 
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/internal/backend"
+	"github.com/gpuactor/gpuactor/internal/core"
 )
 
 // MemoryType is what kind of memory a pointer points into.
@@ -47,13 +48,10 @@ type PointerInfo struct {
 // asking through device d (cudaPointerGetAttributes).
 func PointerAttributes(ctx context.Context, d *device.Device, p uintptr) (PointerInfo, error) {
 	if d == nil {
-		return PointerInfo{}, invalid("PointerAttributes on a nil device")
+		return PointerInfo{}, core.Invalid("PointerAttributes on a nil device")
 	}
-	return device.Exec(ctx, d, func(rt backend.Device, _ *device.Tracker) (PointerInfo, error) {
+	return core.Run(ctx, coreDev(d), func(rt backend.Device, _ *core.Tracker) (PointerInfo, error) {
 		a, err := rt.PointerAttributes(p)
 		return PointerInfo{Type: MemoryType(a.Type), Device: a.Device, DevicePointer: a.DevicePointer, HostPointer: a.HostPointer}, err
 	}).Await(ctx)
 }
-
-// Usage is what gpuactor holds on d now, per kind (device.Device.Usage).
-func Usage(d *device.Device) device.Usage { return d.Usage() }

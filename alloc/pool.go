@@ -8,6 +8,7 @@ import (
 
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/internal/backend"
+	"github.com/gpuactor/gpuactor/internal/core"
 )
 
 // Pool is a memory pool of one device (cudaMemPool_t): the memory MallocAsync hands out and
@@ -16,7 +17,7 @@ type Pool struct {
 	dev       *device.Device
 	h         backend.MemPool
 	isDefault bool
-	destroyed atomic.Bool
+	closed    atomic.Bool
 }
 
 // HandleType is a kind of OS handle a pool's memory may be exported as, for IPC.
@@ -60,7 +61,7 @@ func KeepUnused(bytes uint64) PoolOption {
 const KeepAll = ^uint64(0)
 
 // pools is a device's registry of the pools alloc knows, so that CurrentPool returns the
-// *Pool that NewPool made. Actor thread only (device.Local).
+// *Pool that NewPool made. Its map is touched on the actor thread only.
 type pools struct {
 	byHandle map[backend.MemPool]*Pool
 }
@@ -68,7 +69,7 @@ type pools struct {
 type poolsKey struct{}
 
 func registry(d *device.Device) *pools {
-	return d.Local(poolsKey{}, func() any { return &pools{byHandle: map[backend.MemPool]*Pool{}} }).(*pools)
+	return coreDev(d).Ext(poolsKey{}, func() any { return &pools{byHandle: map[backend.MemPool]*Pool{}} }).(*pools)
 }
 
 // lookup returns the registered *Pool of h, registering a wrapper for a pool alloc did not
@@ -87,17 +88,18 @@ func lookup(d *device.Device, rt backend.Device, h backend.MemPool) (*Pool, erro
 	return p, nil
 }
 
-// NewPool creates a memory pool on d. Destroy it with Destroy; Close destroys it too.
+// NewPool creates a memory pool on d and returns once it exists. Close it with Close, or let
+// the device's Close destroy it.
 func NewPool(ctx context.Context, d *device.Device, opts ...PoolOption) (*Pool, error) {
 	if d == nil {
-		return nil, invalid("NewPool on a nil device")
+		return nil, core.Invalid("NewPool on a nil device")
 	}
 	var c poolConfig
 	for _, o := range opts {
 		o(&c)
 	}
 	c.props.Location = backend.Location{Type: backend.LocationDevice, ID: int32(d.Ordinal())}
-	return device.Exec(ctx, d, func(rt backend.Device, tr *device.Tracker) (*Pool, error) {
+	return core.Run(ctx, coreDev(d), func(rt backend.Device, tr *core.Tracker) (*Pool, error) {
 		h, err := rt.MemPoolCreate(c.props)
 		if err != nil {
 			return nil, fmt.Errorf("gpuactor/alloc: creating a pool on device %d: %w", d.Ordinal(), err)
@@ -117,9 +119,9 @@ func NewPool(ctx context.Context, d *device.Device, opts ...PoolOption) (*Pool, 
 // DefaultPool is d's default pool, which MallocAsync uses unless SetCurrentPool said otherwise.
 func DefaultPool(ctx context.Context, d *device.Device) (*Pool, error) {
 	if d == nil {
-		return nil, invalid("DefaultPool of a nil device")
+		return nil, core.Invalid("DefaultPool of a nil device")
 	}
-	return device.Exec(ctx, d, func(rt backend.Device, _ *device.Tracker) (*Pool, error) {
+	return core.Run(ctx, coreDev(d), func(rt backend.Device, _ *core.Tracker) (*Pool, error) {
 		h, err := rt.DefaultMemPool()
 		if err != nil {
 			return nil, err
@@ -131,9 +133,9 @@ func DefaultPool(ctx context.Context, d *device.Device) (*Pool, error) {
 // CurrentPool is the pool MallocAsync uses on d.
 func CurrentPool(ctx context.Context, d *device.Device) (*Pool, error) {
 	if d == nil {
-		return nil, invalid("CurrentPool of a nil device")
+		return nil, core.Invalid("CurrentPool of a nil device")
 	}
-	return device.Exec(ctx, d, func(rt backend.Device, _ *device.Tracker) (*Pool, error) {
+	return core.Run(ctx, coreDev(d), func(rt backend.Device, _ *core.Tracker) (*Pool, error) {
 		h, err := rt.CurrentMemPool()
 		if err != nil {
 			return nil, err
@@ -153,56 +155,55 @@ func (p *Pool) Device() *device.Device { return p.dev }
 // IsDefault reports whether p is its device's default pool.
 func (p *Pool) IsDefault() bool { return p.isDefault }
 
-// Destroyed reports whether Destroy has run.
-func (p *Pool) Destroyed() bool { return p.destroyed.Load() }
+// Closed reports whether Close has run.
+func (p *Pool) Closed() bool { return p.closed.Load() }
 
 // alive is the pool's state check, on the actor thread.
 func (p *Pool) alive() error {
 	if p == nil {
-		return invalid("nil pool")
+		return core.Invalid("nil pool")
 	}
-	if p.destroyed.Load() {
-		return fmt.Errorf("%w: pool used after Destroy", ErrPoolDestroyed)
+	if p.closed.Load() {
+		return core.Closed("pool used after Close")
 	}
 	return nil
 }
 
 func (p *Pool) do(ctx context.Context, fn func(rt backend.Device) error) error {
 	if p == nil {
-		return invalid("nil pool")
+		return core.Invalid("nil pool")
 	}
-	_, err := device.Exec(ctx, p.dev, func(rt backend.Device, _ *device.Tracker) (struct{}, error) {
+	return core.Do(ctx, coreDev(p.dev), func(rt backend.Device, _ *core.Tracker) error {
 		if err := p.alive(); err != nil {
-			return struct{}{}, err
+			return err
 		}
-		return struct{}{}, fn(rt)
-	}).Await(ctx)
-	return err
+		return fn(rt)
+	})
 }
 
-// Destroy destroys a pool NewPool made. Memory still allocated from it stays usable and is
-// released when freed; the device's current pool reverts to the default one if it was p.
-// Destroying a default pool, or destroying twice, is an error.
-func (p *Pool) Destroy(ctx context.Context) error {
+// Close destroys a pool NewPool made and returns once it is destroyed. Memory still
+// allocated from it stays usable and is released when freed; the device's current pool
+// reverts to the default one if it was p. Closing a default pool is an ErrInvalidArgument
+// error, closing twice an ErrClosed one.
+func (p *Pool) Close(ctx context.Context) error {
 	if p == nil {
-		return invalid("Destroy of a nil pool")
+		return core.Invalid("Close of a nil pool")
 	}
 	if p.isDefault {
-		return invalid("the default pool of device %d cannot be destroyed", p.dev.Ordinal())
+		return core.Invalid("the default pool of device %d cannot be destroyed", p.dev.Ordinal())
 	}
-	_, err := device.Exec(ctx, p.dev, func(rt backend.Device, tr *device.Tracker) (struct{}, error) {
+	return core.Do(ctx, coreDev(p.dev), func(rt backend.Device, tr *core.Tracker) error {
 		if err := p.alive(); err != nil {
-			return struct{}{}, err
+			return err
 		}
 		tr.Disown(p)
-		return struct{}{}, p.destroy(rt)
-	}).Await(ctx)
-	return err
+		return p.destroy(rt)
+	})
 }
 
 // destroy runs on the actor thread.
 func (p *Pool) destroy(rt backend.Device) error {
-	p.destroyed.Store(true)
+	p.closed.Store(true)
 	delete(registry(p.dev).byHandle, p.h)
 	if cur, err := rt.CurrentMemPool(); err == nil && cur == p.h {
 		if def, err := rt.DefaultMemPool(); err == nil {
@@ -336,10 +337,10 @@ func (a Access) String() string {
 // The owning device always has read-write access.
 func (p *Pool) SetAccess(ctx context.Context, peer *device.Device, a Access) error {
 	if peer == nil {
-		return invalid("SetAccess for a nil device")
+		return core.Invalid("SetAccess for a nil device")
 	}
 	if a != AccessNone && a != AccessReadWrite {
-		return invalid("pool access %v: only AccessNone and AccessReadWrite are possible", a)
+		return core.Invalid("pool access %v: only AccessNone and AccessReadWrite are possible", a)
 	}
 	return p.do(ctx, func(rt backend.Device) error {
 		return rt.MemPoolSetAccess(p.h, peer.Ordinal(), backend.AccessFlags(a))
@@ -349,7 +350,7 @@ func (p *Pool) SetAccess(ctx context.Context, peer *device.Device, a Access) err
 // Access is how peer may access the pool's memory.
 func (p *Pool) Access(ctx context.Context, peer *device.Device) (Access, error) {
 	if peer == nil {
-		return 0, invalid("Access of a nil device")
+		return 0, core.Invalid("Access of a nil device")
 	}
 	var a Access
 	err := p.do(ctx, func(rt backend.Device) error {

@@ -7,8 +7,10 @@ import (
 	"sync/atomic"
 	"unsafe"
 
+	"github.com/gpuactor/gpuactor/cuda"
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/internal/backend"
+	"github.com/gpuactor/gpuactor/internal/core"
 )
 
 // Registered is Go memory page-locked with cudaHostRegister, so that copies from and to it
@@ -17,8 +19,8 @@ import (
 // Lifetime rules. The registration keeps the slice referenced (and pinned with
 // runtime.Pinner, should the collector ever move objects), so Go cannot free or move it while
 // registered. The caller must not register memory that overlaps a registered range, must not
-// let the GPU use the memory after Unregister, and should unregister before dropping the
-// slice: Unregister, or the device's Close, ends the registration. Registering a slice keeps
+// let the GPU use the memory after Close, and should close the registration before dropping the
+// slice: Close, or the device's Close, ends the registration. Registering a slice keeps
 // its whole backing array alive, not only the elements named.
 type Registered[T any] struct {
 	dev    *device.Device
@@ -39,10 +41,11 @@ const (
 	RegisterReadOnly = RegisterFlag(backend.HostRegisterReadOnly) // the device only reads it
 )
 
-// Register page-locks data for d. Unregister it with Unregister.
+// Register page-locks data for d, and returns once it is registered. End the registration
+// with Close.
 func Register[T any](ctx context.Context, d *device.Device, data []T, flags ...RegisterFlag) (*Registered[T], error) {
 	if d == nil {
-		return nil, invalid("Register on a nil device")
+		return nil, core.Invalid("Register on a nil device")
 	}
 	size, err := elemSize[T]()
 	if err != nil {
@@ -58,12 +61,13 @@ func Register[T any](ctx context.Context, d *device.Device, data []T, flags ...R
 	}
 	r := &Registered[T]{dev: d, data: data, p: unsafe.Pointer(unsafe.SliceData(data)), bytes: bytes}
 	r.pinner.Pin(r.p)
-	op := device.Exec(ctx, d, func(rt backend.Device, tr *device.Tracker) (*Registered[T], error) {
-		if err := d.Charge(device.KindRegistered, bytes); err != nil {
+	cd := coreDev(d)
+	op := core.Run(ctx, cd, func(rt backend.Device, tr *core.Tracker) (*Registered[T], error) {
+		if err := cd.Charge(core.KindRegistered, bytes); err != nil {
 			return nil, err
 		}
 		if err := rt.HostRegister(r.p, bytes, f); err != nil {
-			d.Uncharge(device.KindRegistered, bytes)
+			cd.Refund(core.KindRegistered, bytes)
 			return nil, fmt.Errorf("gpuactor/alloc: registering %d bytes for device %d: %w", bytes, d.Ordinal(), err)
 		}
 		tr.Own(r, func() error { return r.unregister(rt) })
@@ -74,7 +78,7 @@ func Register[T any](ctx context.Context, d *device.Device, data []T, flags ...R
 		// be dropped while pinning); a registration made after all is undone.
 		go func() {
 			if reg, err := op.Await(context.Background()); err == nil {
-				_ = reg.Unregister(context.Background())
+				_ = reg.Close(context.Background())
 			} else {
 				r.pinner.Unpin()
 			}
@@ -84,7 +88,7 @@ func Register[T any](ctx context.Context, d *device.Device, data []T, flags ...R
 	return r, nil
 }
 
-// Slice is the registered memory, or nil once unregistered.
+// Slice is the registered memory, or nil once the registration ended.
 func (r *Registered[T]) Slice() []T {
 	if r.done.Load() {
 		return nil
@@ -95,20 +99,19 @@ func (r *Registered[T]) Slice() []T {
 // Bytes is the registered length in bytes.
 func (r *Registered[T]) Bytes() uint64 { return r.bytes }
 
-// Unregister ends the registration, after the device's work so far has finished (the GPU may
-// still be copying). Unregistering twice is a device.ErrFreed error.
-func (r *Registered[T]) Unregister(ctx context.Context) error {
+// Close ends the registration after the device's work so far has finished (the GPU may still
+// be copying), and returns once it has ended. Closing twice is a device.ErrClosed error.
+func (r *Registered[T]) Close(ctx context.Context) error {
 	if r == nil {
-		return invalid("Unregister of a nil registration")
+		return core.Invalid("Close of a nil registration")
 	}
-	_, err := device.Exec(ctx, r.dev, func(rt backend.Device, tr *device.Tracker) (struct{}, error) {
+	return core.Do(ctx, coreDev(r.dev), func(rt backend.Device, tr *core.Tracker) error {
 		if r.done.Load() {
-			return struct{}{}, fmt.Errorf("%w: memory unregistered twice", device.ErrFreed)
+			return core.Closed("memory unregistered twice")
 		}
 		tr.Disown(r)
-		return struct{}{}, r.unregister(rt)
-	}).Await(ctx)
-	return err
+		return r.unregister(rt)
+	})
 }
 
 // unregister runs on the actor thread.
@@ -118,15 +121,16 @@ func (r *Registered[T]) unregister(rt backend.Device) error {
 	if uerr := rt.HostUnregister(r.p); err == nil {
 		err = uerr
 	}
-	r.dev.Uncharge(device.KindRegistered, r.bytes)
+	coreDev(r.dev).Refund(core.KindRegistered, r.bytes)
 	r.pinner.Unpin()
 	return err
 }
 
-// DevicePointer is the address kernels use for the memory (registered with RegisterMapped).
-func (r *Registered[T]) DevicePointer(ctx context.Context) (device.DevicePtr, error) {
+// DevicePointer is the address kernels use for the memory (registered with RegisterMapped);
+// it returns once the device's actor has asked.
+func (r *Registered[T]) DevicePointer(ctx context.Context) (cuda.DevicePtr, error) {
 	if r == nil || r.done.Load() {
-		return 0, fmt.Errorf("%w: DevicePointer of unregistered memory", device.ErrFreed)
+		return 0, core.Closed("DevicePointer of unregistered memory")
 	}
 	return devicePointer(ctx, r.dev, unsafe.Slice((*byte)(r.p), r.bytes))
 }

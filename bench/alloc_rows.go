@@ -35,7 +35,7 @@ func mallocAsyncPairs(e *env, size int64, g, repeat int) (float64, *float64, err
 		if err != nil {
 			return 0, nil, err
 		}
-		defer s.Destroy(e.ctx)
+		defer s.Close(e.ctx)
 		ss[i] = s
 	}
 	n := int(size)
@@ -49,7 +49,7 @@ func mallocAsyncPairs(e *env, size int64, g, repeat int) (float64, *float64, err
 				if err != nil {
 					return err
 				}
-				last = b.FreeAsync(e.ctx, ss[i])
+				last = b.CloseOn(e.ctx, ss[i])
 			}
 			_, err := last.Await(e.ctx)
 			return err
@@ -71,7 +71,7 @@ func typedMallocFree(e *env, size int64, repeat int) (float64, *float64, error) 
 	if err != nil {
 		return 0, nil, err
 	}
-	defer s.Destroy(e.ctx)
+	defer s.Close(e.ctx)
 	var samples []float64
 	for r := -1; r < repeat; r++ {
 		start := time.Now()
@@ -81,10 +81,10 @@ func typedMallocFree(e *env, size int64, repeat int) (float64, *float64, error) 
 				return 0, nil, err
 			}
 			if i == allocPairs-1 {
-				if _, err := b.FreeAsync(e.ctx, nil).Await(e.ctx); err != nil {
+				if _, err := b.CloseOn(e.ctx, nil).Await(e.ctx); err != nil {
 					return 0, nil, err
 				}
-			} else if err := b.Free(e.ctx); err != nil {
+			} else if err := b.Close(e.ctx); err != nil {
 				return 0, nil, err
 			}
 		}

@@ -8,7 +8,7 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/gpuactor/gpuactor/device"
+	"github.com/gpuactor/gpuactor/cuda"
 	"github.com/gpuactor/gpuactor/internal/backend"
 )
 
@@ -83,7 +83,7 @@ func bindingLaunches(dd *direct, _ int64, repeat int) (float64, error) {
 	const launches = 20000
 	return timedRepeats(dd, launches, repeat, func() error {
 		for range launches {
-			if err := dd.dev.Launch(dd.empty, device.Dim(1), device.Dim(1), 0, dd.stream, nil); err != nil {
+			if err := dd.dev.Launch(dd.empty, cuda.Dim(1), cuda.Dim(1), 0, dd.stream, nil); err != nil {
 				return err
 			}
 		}
@@ -136,7 +136,7 @@ func bindingGraphNode(dd *direct, n int64, repeat int) (float64, error) {
 	defer dd.dev.GraphDestroy(g)
 	var deps []backend.GraphNode
 	for range n {
-		node, err := dd.dev.GraphAddKernelNode(g, deps, backend.KernelNode{Kernel: dd.empty, Grid: device.Dim(1), Block: device.Dim(1)})
+		node, err := dd.dev.GraphAddKernelNode(g, deps, backend.KernelNode{Kernel: dd.empty, Grid: cuda.Dim(1), Block: cuda.Dim(1)})
 		if err != nil {
 			return 0, err
 		}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/gpuactor/gpuactor/cuda"
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/internal/backend"
 	"github.com/gpuactor/gpuactor/internal/cudart"
@@ -45,7 +46,7 @@ func openDirect(kind device.BackendKind, ordinal int) (*direct, error) {
 		return nil, errors.Join(err, d.StreamDestroy(s))
 	}
 	closeAll := func() { unload(); d.StreamDestroy(s) }
-	if err := d.Launch(k, device.Dim(1), device.Dim(1), 0, s, nil); err != nil {
+	if err := d.Launch(k, cuda.Dim(1), cuda.Dim(1), 0, s, nil); err != nil {
 		closeAll()
 		return nil, err
 	}

@@ -86,7 +86,7 @@ func buildSuite(ctx context.Context, cc, out string, extra ...string) (ok bool, 
 	}
 	src := filepath.Join(repoRoot(), "bench", "cbaseline", "suite.cu")
 	if _, err := os.Stat(src); err != nil {
-		return false, fmt.Errorf("C++ baseline source not found: %w", err)
+		return false, fmt.Errorf("the C++ baseline source is not found: %w", err)
 	}
 	arch := "sm_" + strings.ReplaceAll(cc, ".", "")
 	args := append([]string{"-O2", "-std=c++17", "-arch=" + arch}, extra...)

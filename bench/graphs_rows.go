@@ -6,9 +6,11 @@ import (
 	"time"
 
 	"github.com/gpuactor/gpuactor/actor"
+	"github.com/gpuactor/gpuactor/cuda"
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/graphs"
 	"github.com/gpuactor/gpuactor/internal/backend"
+	"github.com/gpuactor/gpuactor/internal/core"
 	"github.com/gpuactor/gpuactor/streams"
 )
 
@@ -64,7 +66,7 @@ func graphInstantiate(e *env, n int64, repeat int) (float64, *float64, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	defer g.Destroy(e.ctx)
+	defer g.Close(e.ctx)
 	var samples []float64
 	for r := -1; r < repeat; r++ {
 		start := time.Now()
@@ -73,7 +75,7 @@ func graphInstantiate(e *env, n int64, repeat int) (float64, *float64, error) {
 		if err != nil {
 			return 0, nil, err
 		}
-		if err := x.Destroy(e.ctx); err != nil {
+		if err := x.Close(e.ctx); err != nil {
 			return 0, nil, err
 		}
 		if r >= 0 {
@@ -84,10 +86,10 @@ func graphInstantiate(e *env, n int64, repeat int) (float64, *float64, error) {
 }
 
 // graphStream is the one stream every graph row uses, made by the first. Graphs run a third
-// slower per node in a process that has used more than two streams (bench/cbaseline/
-// graphstate.cu: 0.50 µs against 0.68 on an H200, in C++ too), and the C++ baseline runs its
-// graph rows on its only stream, so gpuactor's graph rows run first (scenarios) and use only
-// the device's stream and this one.
+// slower per node in a process that has used more than two streams, in C++ too
+// (bench/results/FINDINGS.md), and the C++ baseline runs its graph rows on its only stream,
+// so gpuactor's graph rows run first (scenarios) and use only the device's stream and this
+// one.
 func (e *env) graphStream() (*streams.Stream, error) {
 	if e.graphs == nil {
 		s, err := streams.New(e.ctx, e.dev)
@@ -115,8 +117,8 @@ func launchSetup(e *env, n int64) (*graphs.Exec, *streams.Stream, func(), error)
 	}
 	return x, s, func() {
 		_ = s.Synchronize(e.ctx)
-		_ = x.Destroy(e.ctx)
-		_ = g.Destroy(e.ctx)
+		_ = x.Close(e.ctx)
+		_ = g.Close(e.ctx)
 	}, nil
 }
 
@@ -137,7 +139,7 @@ func graphLaunchCost(e *env, n int64, repeat int) (float64, *float64, error) {
 		// has been enqueued on the GPU. It reads the clock there, so that the figure stops when
 		// the actor is done, not when this goroutine wakes from waiting (a round outlasts
 		// Await's spin, and the wake-up would add ~0.35 µs a launch that is no launch's cost).
-		enqueued, err := device.Exec(e.ctx, e.dev, func(backend.Device, *device.Tracker) (time.Time, error) {
+		enqueued, err := core.Run(e.ctx, (*core.Device)(e.dev), func(backend.Device, *core.Tracker) (time.Time, error) {
 			return time.Now(), nil
 		}).Await(e.ctx)
 		if err != nil {
@@ -191,14 +193,14 @@ func launchAll(e *env, x *graphs.Exec, s *streams.Stream) error {
 
 const argKernelSource = `extern "C" __global__ void empty_arg(int x) {}`
 
-var argKernelSim = map[string]device.SimKernel{"empty_arg": func(*device.KernelCall) error { return nil }}
+var argKernelSim = map[string]cuda.SimKernel{"empty_arg": func(*cuda.KernelCall) error { return nil }}
 
 func graphUpdateLaunch(e *env, _ int64, repeat int) (float64, *float64, error) {
 	mod, err := e.dev.Compile(e.ctx, device.Source{Name: "empty_arg.cu", Code: argKernelSource, Sim: argKernelSim})
 	if err != nil {
 		return 0, nil, err
 	}
-	defer mod.Unload(context.WithoutCancel(e.ctx))
+	defer mod.Close(context.WithoutCancel(e.ctx))
 	k, err := mod.Kernel(e.ctx, "empty_arg")
 	if err != nil {
 		return 0, nil, err
@@ -216,7 +218,7 @@ func graphUpdateLaunch(e *env, _ int64, repeat int) (float64, *float64, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	defer tpl.Destroy(e.ctx)
+	defer tpl.Close(e.ctx)
 	const iters = 2000
 	var samples []float64
 	for r := -1; r < repeat; r++ {

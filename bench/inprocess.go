@@ -16,16 +16,17 @@ import (
 
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/internal/backend"
+	"github.com/gpuactor/gpuactor/internal/core"
 	"github.com/gpuactor/gpuactor/internal/cudart"
 )
 
 // With -inprocess, the C++ baseline is suite.cu built as a shared library and loaded into the
 // bench's own process, and each gpuactor row runs between two passes of its C++ row, moments
-// apart, rather than the whole suite between two runs of the C++ program. On the H100 hosts the
-// C++ figures for one-node graphs moved by up to 126% between passes a minute apart (session 9),
-// which swamps a 5% target; passes milliseconds apart, in one process on one context, drift far
-// less. Both sides then share the process's state too: graphs run slower per node once a
-// process has had work on several streams (graphstate.cu), and here the C++ rows' stream and
+// apart, rather than the whole suite between two runs of the C++ program. On shared GPU hosts
+// the C++ figures for one-node graphs move by as much as the row itself between passes a
+// minute apart, which swamps a 5% target; passes milliseconds apart, in one process on one
+// context, drift far less. Both sides then share the process's state too: graphs run slower
+// per node once a process has had work on several streams, and here the C++ rows' stream and
 // gpuactor's are in one process, so the absolute figures of both can sit above a separate
 // C++ run's while their ratio stays fair.
 
@@ -48,7 +49,7 @@ func openCppLib(path string) (*cppLib, error) {
 	}
 	fn, err := purego.Dlsym(h, "suite_run")
 	if err != nil {
-		return nil, fmt.Errorf("C++ baseline library %s: no suite_run (built without -DSUITE_LIB?): %w", path, err)
+		return nil, fmt.Errorf("the C++ baseline library %s has no suite_run (built without -DSUITE_LIB?): %w", path, err)
 	}
 	return &cppLib{run: fn}, nil
 }
@@ -140,9 +141,8 @@ func (g refGroup) suiteArgs(o *options) []string {
 
 // rotated returns tasks starting at index k mod len(tasks), wrapping round. A round's rows run
 // in this order with k its number, so that each row of a group follows the C++ pass as often
-// as the others and none carries what running first (or last) does to it: in session 10 a
-// one-node graph row's median moved by ~10% with the row that ran before it. (Split by
-// position, session 11's rotated runs showed no steady effect on their host.)
+// as the others and none carries what running first (or last) does to it: a one-node graph
+// row's median can move with the row that ran before it.
 func rotated(tasks []task, k int) []task {
 	if len(tasks) == 0 {
 		return nil
@@ -184,13 +184,12 @@ func runInProcess(ctx context.Context, o *options, kind device.BackendKind, cpp 
 
 // suiteOn runs one C++ pass on the thread -cpp-thread names: the device actor's, where
 // gpuactor's rows make their CUDA calls (the default), or a thread of the bench's own, as a
-// C++ program runs its loops on its main thread. A one-node graph's launch is ~2 µs of driver
-// work on the calling core, and which core decides it: on an H100 host, one thread pinned to
-// each of the 16 CPUs in turn launched at 1.69–1.85 µs on the fastest and 2.24–2.39 on the
-// slowest, and which CPUs were slow changed from one process to the next (three processes,
-// bench/cbaseline/cpuslot.cu). A pass on
-// a thread of its own may sit on another core than the actor's, and its ratio then measures
-// the cores. On the actor's thread both sides run on the same one.
+// C++ program runs its loops on its main thread. A one-node graph's launch is a couple of
+// microseconds of driver work on the calling core, and which core decides it: the cores of a
+// GPU host differ by a fifth or more, and which ones are slow changes from one process to the
+// next (bench/results/FINDINGS.md). A pass on a thread of its own may sit on another core than
+// the actor's, and its ratio then measures the cores. On the actor's thread both sides run on
+// the same one.
 func suiteOn(e *env, thread string, cpp suitePasses, args []string) ([]byte, int) {
 	if thread != "actor" {
 		return cpp.suite(args)
@@ -199,7 +198,7 @@ func suiteOn(e *env, thread string, cpp suitePasses, args []string) ([]byte, int
 		out    []byte
 		status int
 	}
-	r, err := device.Exec(e.ctx, e.dev, func(backend.Device, *device.Tracker) (result, error) {
+	r, err := core.Run(e.ctx, (*core.Device)(e.dev), func(backend.Device, *core.Tracker) (result, error) {
 		out, status := cpp.suite(args)
 		return result{out, status}, nil
 	}).Await(e.ctx)

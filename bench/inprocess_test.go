@@ -15,6 +15,7 @@ import (
 
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/internal/backend"
+	"github.com/gpuactor/gpuactor/internal/core"
 	"github.com/gpuactor/gpuactor/internal/testgpu"
 )
 
@@ -194,7 +195,7 @@ func TestCppPassesCanRunOnTheActorThread(t *testing.T) {
 	dev, err := device.Open(ctx, 0, device.WithBackend(device.BackendSim))
 	require.NoError(t, err)
 	defer dev.Close()
-	actorTid, err := device.Exec(ctx, dev, func(backend.Device, *device.Tracker) (int, error) { return syscall.Gettid(), nil }).Await(ctx)
+	actorTid, err := core.Run(ctx, (*core.Device)(dev), func(backend.Device, *core.Tracker) (int, error) { return syscall.Gettid(), nil }).Await(ctx)
 	require.NoError(t, err)
 	fake := &fakeSuite{rep: &Report{}}
 	e := &env{ctx: ctx, dev: dev}

@@ -10,9 +10,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gpuactor/gpuactor/actor"
+	"github.com/gpuactor/gpuactor/cuda"
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/internal/backend"
 	"github.com/gpuactor/gpuactor/internal/testgpu"
+	"github.com/gpuactor/gpuactor/streams"
 )
 
 // eachBackend runs fn on the simulator and, when there is one, the GPU.
@@ -36,7 +38,7 @@ func eachBackend(b *testing.B, fn func(b *testing.B, dev *device.Device, k *devi
 			if err != nil {
 				b.Fatal(err)
 			}
-			if err := dev.LaunchSync(ctx, k, one); err != nil { // warm up: module load, first launch
+			if err := streams.Default(dev).Launch(ctx, k, one).Wait(ctx); err != nil { // warm up: module load, first launch
 				b.Fatal(err)
 			}
 			fn(b, dev, k)
@@ -53,7 +55,7 @@ func BenchmarkRoundTrip(b *testing.B) {
 	eachBackend(b, func(b *testing.B, dev *device.Device, k *device.Kernel) {
 		ctx := context.Background()
 		for b.Loop() {
-			if err := dev.LaunchSync(ctx, k, one); err != nil {
+			if err := streams.Default(dev).Launch(ctx, k, one).Wait(ctx); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -61,36 +63,8 @@ func BenchmarkRoundTrip(b *testing.B) {
 	})
 }
 
-// BenchmarkLaunch: empty launches from g goroutines at once, each blocking in Launch until its
-// launch is queued before sending the next (the GPU runs behind); one synchronize at the end.
-func BenchmarkLaunch(b *testing.B) {
-	for _, g := range []int{1, 8, 64} {
-		b.Run(goroutines(g), func(b *testing.B) {
-			eachBackend(b, func(b *testing.B, dev *device.Device, k *device.Kernel) {
-				ctx := context.Background()
-				per := b.N/g + 1
-				b.ResetTimer()
-				if err := fanOut(g, func(int) error {
-					for range per {
-						if err := dev.Launch(ctx, k, one); err != nil {
-							return err
-						}
-					}
-					return nil
-				}); err != nil {
-					b.Fatal(err)
-				}
-				if err := dev.Synchronize(ctx); err != nil {
-					b.Fatal(err)
-				}
-				reportMicros(b, per*g)
-			})
-		})
-	}
-}
-
-// BenchmarkPipelined: g goroutines at once, each keeping up to 64 launches in flight through
-// LaunchAsync futures and awaiting the oldest before sending another.
+// BenchmarkPipelined: g goroutines at once, each keeping up to 64 launches on the device's own
+// stream in flight and awaiting the oldest before sending another.
 func BenchmarkPipelined(b *testing.B) {
 	for _, g := range []int{1, 8, 64} {
 		b.Run(goroutines(g), func(b *testing.B) {
@@ -100,7 +74,7 @@ func BenchmarkPipelined(b *testing.B) {
 				b.ResetTimer()
 				e := &env{ctx: ctx, dev: dev, empty: k}
 				if err := fanOut(g, func(int) error {
-					return inFlight(e, per, func() *actor.Future[struct{}] { return dev.LaunchAsync(ctx, k, one) })
+					return inFlight(e, per, func() *actor.Future[struct{}] { return streams.Default(dev).Launch(ctx, k, one) })
 				}); err != nil {
 					b.Fatal(err)
 				}
@@ -132,7 +106,7 @@ func directOn(b *testing.B) (backend.Device, backend.Kernel, backend.Stream) {
 func BenchmarkDirectRoundTrip(b *testing.B) {
 	dev, k, s := directOn(b)
 	for b.Loop() {
-		if err := dev.Launch(k, device.Dim(1), device.Dim(1), 0, s, nil); err != nil {
+		if err := dev.Launch(k, cuda.Dim(1), cuda.Dim(1), 0, s, nil); err != nil {
 			b.Fatal(err)
 		}
 		if err := dev.StreamSynchronize(s); err != nil {
@@ -146,7 +120,7 @@ func BenchmarkDirectRoundTrip(b *testing.B) {
 func BenchmarkDirectLaunch(b *testing.B) {
 	dev, k, s := directOn(b)
 	for b.Loop() {
-		if err := dev.Launch(k, device.Dim(1), device.Dim(1), 0, s, nil); err != nil {
+		if err := dev.Launch(k, cuda.Dim(1), cuda.Dim(1), 0, s, nil); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -176,7 +150,7 @@ func BenchmarkDirectGraphLaunch(b *testing.B) {
 	g, err := dev.GraphCreate()
 	require.NoError(b, err)
 	defer dev.GraphDestroy(g)
-	_, err = dev.GraphAddKernelNode(g, nil, backend.KernelNode{Kernel: k, Grid: device.Dim(1), Block: device.Dim(1)})
+	_, err = dev.GraphAddKernelNode(g, nil, backend.KernelNode{Kernel: k, Grid: cuda.Dim(1), Block: cuda.Dim(1)})
 	require.NoError(b, err)
 	x, err := dev.GraphInstantiate(g, 0)
 	require.NoError(b, err)
@@ -225,7 +199,7 @@ func BenchmarkDirectEventQuery(b *testing.B) {
 	ev, err := dev.EventCreate(backend.EventDisableTiming)
 	require.NoError(b, err)
 	defer dev.EventDestroy(ev)
-	require.NoError(b, dev.Launch(k, device.Dim(1), device.Dim(1), 0, s, nil))
+	require.NoError(b, dev.Launch(k, cuda.Dim(1), cuda.Dim(1), 0, s, nil))
 	require.NoError(b, dev.EventRecord(ev, s))
 	require.NoError(b, dev.StreamSynchronize(s))
 	for b.Loop() {

@@ -2,16 +2,18 @@
 // backend present and, on a GPU host, side by side with the project's own C++ baseline
 // (bench/cbaseline, built with nvcc in the same run) and, where Python has them, CuPy and
 // cuda.core (bench/peers). It prints one table per backend with the ratio to C++, and can
-// save JSON and plots under bench/results/<gpu>-<date>/.
+// save JSON and plots under bench/results/<gpu>/, one folder per GPU holding its latest run.
+// It is a module of its own, so that its plotting dependencies never reach gpuactor's users;
+// run it from bench/:
 //
-//	go run ./bench                          # every backend present, all scenarios
-//	go run ./bench -backend sim -repeat 3   # the simulator only (CI's smoke run)
-//	go run ./bench -scenarios launch_enqueue,h2d_pinned -sizes 4096,1048576 -json out.json
-//	go run ./bench -save                    # also write bench/results/<gpu>-<date>/
-//	go run ./bench -backend cuda -inprocess -rounds 101 -graph-sizes 1,10 -scenarios graph_node_launchn
-//	                                        # C++ passes in this process, around each row
+//	go run .                          # every backend present, all scenarios
+//	go run . -backend sim -repeat 3   # the simulator only (CI's smoke run)
+//	go run . -scenarios launch_enqueue,h2d_pinned -sizes 4096,1048576 -json out.json
+//	go run . -save                    # also write bench/results/<gpu>/
+//	go run . -backend cuda -inprocess -rounds 101 -graph-sizes 1,10 -scenarios graph_node_launchn
+//	                                  # C++ passes in this process, around each row
 //
-// The testing.B benchmarks beside it (go test -bench . ./bench/) measure the actor's costs
+// The testing.B benchmarks beside it (go test -bench . in bench/) measure the actor's costs
 // against the binding called directly.
 package main
 
@@ -69,7 +71,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.IntVar(&o.repeat, "repeat", 21, "timed repeats per figure (the median is reported)")
 	fs.StringVar(&o.jsonPath, "json", "", "write every result as JSON to this file")
 	fs.BoolVar(&o.save, "save", false, "write JSON and plots under -out")
-	fs.StringVar(&o.outDir, "out", "", "results directory for -save (default bench/results/<gpu>-<date>)")
+	fs.StringVar(&o.outDir, "out", "", "results directory for -save (default bench/results/<gpu>)")
 	fs.StringVar(&o.cbaseline, "cbaseline", "", "prebuilt C++ baseline binary (default: build bench/cbaseline/suite.cu with nvcc when present; 'off' to skip)")
 	fs.BoolVar(&o.peers, "peers", true, "run bench/peers/peers.py when python3 can import cupy or cuda.core")
 	fs.IntVar(&o.device, "device", 0, "device ordinal")

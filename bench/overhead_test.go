@@ -86,7 +86,7 @@ func BenchmarkMallocFree(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			if err := buf.Free(ctx); err != nil {
+			if err := buf.Close(ctx); err != nil {
 				b.Fatal(err)
 			}
 		}

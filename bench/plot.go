@@ -96,7 +96,7 @@ func launchPlot(path, title, backend string, rep *Report) error {
 		}
 	}
 	if len(xys) > 0 {
-		if err := addLine(p, "gpuactor (pipelined LaunchAsync)", xys, 0, false); err != nil {
+		if err := addLine(p, "gpuactor (pipelined launches)", xys, 0, false); err != nil {
 			return err
 		}
 	}

@@ -224,7 +224,7 @@ func save(o *options, rep *Report) (string, error) {
 			name = "sim"
 		}
 		slug := strings.Trim(regexp.MustCompile(`[^a-z0-9]+`).ReplaceAllString(strings.ToLower(name), "-"), "-")
-		dir = filepath.Join(repoRoot(), "bench", "results", slug+"-"+rep.Meta.Date)
+		dir = filepath.Join(repoRoot(), "bench", "results", slug) // one folder per GPU: the latest run
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err

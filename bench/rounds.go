@@ -6,8 +6,8 @@ import (
 )
 
 // With -rounds, gpuactor's rows run several times on the GPU, each round between two passes
-// of the C++ baseline. A shared GPU host's speed drifts by tens of percent between minutes
-// (C++'s own figures moved 20-60% between calls on the H100 host of session 4), so a single
+// of the C++ baseline. A shared GPU host's speed drifts by tens of percent between minutes,
+// C++'s own figures included, so a single
 // gpuactor run against C++ runs before and after it compares moments, not code. Each round's
 // figure is divided by the mean of the C++ passes around it, and the table reports the median
 // of those ratios and their range.

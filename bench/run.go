@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gpuactor/gpuactor/actor"
+	"github.com/gpuactor/gpuactor/cuda"
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/internal/cudart"
 )
@@ -219,7 +220,7 @@ func plan(o *options) []task {
 
 const emptySource = `extern "C" __global__ void empty() {}`
 
-var emptySim = map[string]device.SimKernel{"empty": func(*device.KernelCall) error { return nil }}
+var emptySim = map[string]cuda.SimKernel{"empty": func(*cuda.KernelCall) error { return nil }}
 
 // gpuPresent reports whether the cuda backend sees a device.
 func gpuPresent(ctx context.Context) bool {

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/gpuactor/gpuactor/actor"
+	"github.com/gpuactor/gpuactor/cuda"
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/internal/backend"
 	"github.com/gpuactor/gpuactor/streams"
@@ -82,14 +83,13 @@ func (s scenario) cppRows() []string {
 	return []string{s.refName()}
 }
 
-var one = device.Config{Grid: device.Dim(1), Block: device.Dim(1)}
+var one = cuda.LaunchConfig{Grid: cuda.Dim(1), Block: cuda.Dim(1)}
 
 const launchesPerRepeat = 20000
 
 // scenarios is every row, in the order they run. Graphs run a third slower per node once a
-// process has used more than two streams, and stay so (bench/cbaseline/graphstate.cu: 0.50 µs
-// a node against 0.68 on an H200, in C++ too); the C++ baseline runs everything on one
-// stream. So the graph rows run first, on one stream of their own (graphStream), and the
+// process has used more than two streams, and stay so, in C++ too (bench/results/FINDINGS.md);
+// the C++ baseline runs everything on one stream. So the graph rows run first, on one stream of their own (graphStream), and the
 // rows that drive several streams at once run last. The binding rows (binding_rows.go) follow
 // the graph rows: each opens a stream of its own, which the graph rows must not see first.
 func scenarios() []scenario {
@@ -122,8 +122,6 @@ func coreScenarios() []scenario {
 		{name: "h2d_async_64B", unit: "us/copy", size: 64, run: smallAsyncCopies},
 		{name: "h2d_pinned", unit: "GB/s", sized: true, run: pinnedBandwidth(true)},
 		{name: "d2h_pinned", unit: "GB/s", sized: true, run: pinnedBandwidth(false)},
-		{name: "h2d_pageable", unit: "GB/s", sized: true, run: pageableBandwidth(true)},
-		{name: "d2h_pageable", unit: "GB/s", sized: true, run: pageableBandwidth(false)},
 		{name: "h2d_staged", unit: "GB/s", sized: true, ref: "h2d_pinned", byHand: "h2d_staged", run: traced("h2d_staged", stagedBandwidth(true))},
 		{name: "d2h_staged", unit: "GB/s", sized: true, ref: "d2h_pinned", byHand: "d2h_staged", run: traced("d2h_staged", stagedBandwidth(false))},
 		{name: "d2d", unit: "GB/s", size: 1 << 30, run: deviceBandwidth},
@@ -143,15 +141,15 @@ func fanOut(g int, work func(i int) error) error {
 	return eg.Wait()
 }
 
-// launchRate: g goroutines each keep up to 64 empty launches in flight through LaunchAsync
-// futures; one Synchronize ends each repeat. Per-launch time is batch time / launches.
+// launchRate: g goroutines each keep up to 64 empty launches in flight on the device's own
+// stream; one Synchronize ends each repeat. Per-launch time is batch time / launches.
 func launchRate(e *env, g, repeat int) (float64, *float64, error) {
 	per := launchesPerRepeat / g
 	var samples []float64
 	for r := -1; r < repeat; r++ { // r == -1 is the warm-up
 		start := time.Now()
 		if err := fanOut(g, func(int) error {
-			return inFlight(e, per, func() *actor.Future[struct{}] { return e.dev.LaunchAsync(e.ctx, e.empty, one) })
+			return inFlight(e, per, func() *actor.Future[struct{}] { return streams.Default(e.dev).Launch(e.ctx, e.empty, one) })
 		}); err != nil {
 			return 0, nil, err
 		}
@@ -165,14 +163,15 @@ func launchRate(e *env, g, repeat int) (float64, *float64, error) {
 	return median(samples), nil, nil
 }
 
-// launchRoundTrip times each LaunchSync (launch, then wait for the kernel) on its own.
+// launchRoundTrip times each launch on the device's own stream, waited for until the kernel
+// has run, on its own.
 func launchRoundTrip(e *env, _ int64, repeat int) (float64, *float64, error) {
 	const iters = 2000
 	var all []float64
 	for r := -1; r < repeat; r++ {
 		for range iters {
 			start := time.Now()
-			if err := e.dev.LaunchSync(e.ctx, e.empty, one); err != nil {
+			if err := streams.Default(e.dev).Launch(e.ctx, e.empty, one).Wait(e.ctx); err != nil {
 				return 0, nil, err
 			}
 			if r >= 0 {
@@ -188,7 +187,7 @@ func launchRoundTrip(e *env, _ int64, repeat int) (float64, *float64, error) {
 // device holds the last one.
 func smallAsyncCopies(e *env, size int64, repeat int) (float64, *float64, error) {
 	return smallCopies(e, size, repeat, func(buf *device.Buffer, host *device.HostBuffer) *actor.Future[struct{}] {
-		return device.CopyToDeviceAsync(e.ctx, buf, host)
+		return streams.Default(e.dev).CopyHostToDevice(e.ctx, buf, host)
 	})
 }
 
@@ -199,12 +198,12 @@ func smallCopies(e *env, size int64, repeat int, copyOnce func(*device.Buffer, *
 	if err != nil {
 		return 0, nil, err
 	}
-	defer host.Free(e.ctx)
+	defer host.Close(e.ctx)
 	buf, err := e.dev.Malloc(e.ctx, uint64(size))
 	if err != nil {
 		return 0, nil, err
 	}
-	defer buf.Free(e.ctx)
+	defer buf.Close(e.ctx)
 	fillPattern(host.Bytes(), 11)
 	var samples []float64
 	for r := -1; r < repeat; r++ {
@@ -252,14 +251,14 @@ func pinnedBandwidth(h2d bool) func(*env, int64, int) (float64, *float64, error)
 		if err != nil {
 			return 0, nil, err
 		}
-		defer host.Free(e.ctx)
+		defer host.Close(e.ctx)
 		return bandwidth(e, size, repeat, h2d, host.Bytes(), func(buf *device.Buffer) error {
 			var last *actor.Future[struct{}]
 			for range clampIters(size) {
 				if h2d {
-					last = device.CopyToDeviceAsync(e.ctx, buf, host)
+					last = streams.Default(e.dev).CopyHostToDevice(e.ctx, buf, host)
 				} else {
-					last = device.CopyFromDeviceAsync(e.ctx, host, buf)
+					last = streams.Default(e.dev).CopyDeviceToHost(e.ctx, host, buf)
 				}
 			}
 			if err := e.dev.Synchronize(e.ctx); err != nil {
@@ -267,27 +266,6 @@ func pinnedBandwidth(h2d bool) func(*env, int64, int) (float64, *float64, error)
 			}
 			_, err := last.Await(e.ctx)
 			return err
-		})
-	}
-}
-
-// pageableBandwidth: synchronous copies between a plain Go slice and the device.
-func pageableBandwidth(h2d bool) func(*env, int64, int) (float64, *float64, error) {
-	return func(e *env, size int64, repeat int) (float64, *float64, error) {
-		host := make([]byte, size)
-		return bandwidth(e, size, repeat, h2d, host, func(buf *device.Buffer) error {
-			for range clampIters(size) {
-				var err error
-				if h2d {
-					err = device.CopyToDevice(e.ctx, buf, host)
-				} else {
-					err = device.CopyFromDevice(e.ctx, host, buf)
-				}
-				if err != nil {
-					return err
-				}
-			}
-			return nil
 		})
 	}
 }
@@ -306,7 +284,7 @@ func stagedBandwidth(h2d bool) func(*env, int64, int) (float64, *float64, error)
 		if err != nil {
 			return 0, nil, err
 		}
-		defer s.Destroy(e.ctx)
+		defer s.Close(e.ctx)
 		host := make([]byte, size)
 		defer func() {
 			up, down := s.StagingWorkers()
@@ -336,12 +314,12 @@ func bandwidth(e *env, size int64, repeat int, h2d bool, host []byte, batch func
 	if err != nil {
 		return 0, nil, err
 	}
-	defer buf.Free(e.ctx)
+	defer buf.Close(e.ctx)
 	want := make([]byte, size)
 	fillPattern(want, int(size))
 	if h2d {
 		copy(host, want)
-	} else if err := device.CopyToDevice(e.ctx, buf, want); err != nil {
+	} else if err := streams.CopyToDevice(e.ctx, streams.Default(e.dev), buf, want).Wait(e.ctx); err != nil {
 		return 0, nil, err
 	}
 	var samples []float64
@@ -366,15 +344,15 @@ func deviceBandwidth(e *env, size int64, repeat int) (float64, *float64, error) 
 	if err != nil {
 		return 0, nil, err
 	}
-	defer a.Free(e.ctx)
+	defer a.Close(e.ctx)
 	b, err := e.dev.Malloc(e.ctx, uint64(size))
 	if err != nil {
 		return 0, nil, err
 	}
-	defer b.Free(e.ctx)
+	defer b.Close(e.ctx)
 	want := make([]byte, size)
 	fillPattern(want, 5)
-	if err := device.CopyToDevice(e.ctx, a, want); err != nil {
+	if err := streams.CopyToDevice(e.ctx, streams.Default(e.dev), a, want).Wait(e.ctx); err != nil {
 		return 0, nil, err
 	}
 	const iters = 10
@@ -382,7 +360,7 @@ func deviceBandwidth(e *env, size int64, repeat int) (float64, *float64, error) 
 	for r := -1; r < repeat; r++ {
 		start := time.Now()
 		for range iters {
-			device.CopyAsync(e.ctx, b, a)
+			streams.Default(e.dev).Copy(e.ctx, b, a)
 		}
 		if err := e.dev.Synchronize(e.ctx); err != nil {
 			return 0, nil, err
@@ -405,7 +383,7 @@ func mallocFree(e *env, size int64, repeat int) (float64, *float64, error) {
 			if err != nil {
 				return 0, nil, err
 			}
-			if err := b.Free(e.ctx); err != nil {
+			if err := b.Close(e.ctx); err != nil {
 				return 0, nil, err
 			}
 		}
@@ -440,7 +418,7 @@ func bindingCall(call func(backend.Device, backend.Stream, backend.Event) error)
 
 func checkDevice(e *env, buf *device.Buffer, want []byte) error {
 	got := make([]byte, len(want))
-	if err := device.CopyFromDevice(e.ctx, got, buf); err != nil {
+	if err := streams.CopyFromDevice(e.ctx, streams.Default(e.dev), got, buf).Wait(e.ctx); err != nil {
 		return err
 	}
 	return checkBytes(got, want)

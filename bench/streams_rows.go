@@ -33,7 +33,7 @@ func streamLaunchRate(e *env, g, repeat int) (float64, *float64, error) {
 		if err != nil {
 			return 0, nil, err
 		}
-		defer s.Destroy(e.ctx)
+		defer s.Close(e.ctx)
 		ss[i] = s
 	}
 	per := launchesPerRepeat / g
@@ -58,7 +58,7 @@ func streamSmallCopies(e *env, size int64, repeat int) (float64, *float64, error
 	if err != nil {
 		return 0, nil, err
 	}
-	defer s.Destroy(e.ctx)
+	defer s.Close(e.ctx)
 	return smallCopies(e, size, repeat, func(buf *device.Buffer, host *device.HostBuffer) *streams.Future {
 		return s.CopyHostToDevice(e.ctx, buf, host)
 	})

@@ -8,9 +8,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gpuactor/gpuactor/cuda"
 	"github.com/gpuactor/gpuactor/cudaerr"
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/internal/testdev"
+	"github.com/gpuactor/gpuactor/streams"
 )
 
 // TestBadInput checks that each mistake gets an error naming it, and that the device keeps
@@ -29,9 +31,14 @@ func TestBadInput(t *testing.T) {
 		require.NoError(t, err)
 		freed, err := dev.Malloc(ctx, 400)
 		require.NoError(t, err)
-		require.NoError(t, freed.Free(ctx))
-		one := device.Config{Grid: device.Dim(1), Block: device.Dim(128)}
+		require.NoError(t, freed.Close(ctx))
+		one := cuda.LaunchConfig{Grid: cuda.Dim(1), Block: cuda.Dim(128)}
 		p := dev.Properties()
+		s, so := streams.Default(dev), streams.Default(other)
+		launch := func(s *streams.Stream, k *device.Kernel, cfg cuda.LaunchConfig, args ...any) error {
+			return s.Launch(ctx, k, cfg, args...).Wait(ctx)
+		}
+		toDevice := func(dst device.Mem, src []float32) error { return streams.CopyToDevice(ctx, s, dst, src).Wait(ctx) }
 
 		cases := []struct {
 			name string
@@ -39,44 +46,44 @@ func TestBadInput(t *testing.T) {
 			want error
 			text string
 		}{
-			{"nil source slice", func() error { return device.CopyToDevice[float32](ctx, buf, nil) }, device.ErrInvalidArgument, "nil slice"},
-			{"empty source slice", func() error { return device.CopyToDevice(ctx, buf, []float32{}) }, device.ErrInvalidArgument, "empty"},
-			{"nil destination slice", func() error { return device.CopyFromDevice[float32](ctx, nil, buf) }, device.ErrInvalidArgument, "nil slice"},
-			{"nil buffer", func() error { return device.CopyToDevice(ctx, (*device.Buffer)(nil), []float32{1}) }, device.ErrInvalidArgument, "nil buffer"},
-			{"nil Mem", func() error { return device.CopyToDevice(ctx, nil, []float32{1}) }, device.ErrInvalidArgument, "nil"},
-			{"source larger than buffer", func() error { return device.CopyToDevice(ctx, buf, make([]float32, 101)) }, device.ErrOutOfRange, "404 bytes into a 400-byte"},
-			{"destination larger than buffer", func() error { return device.CopyFromDevice(ctx, make([]float64, 51), buf) }, device.ErrOutOfRange, "408 bytes from a 400-byte"},
-			{"slice past the end", func() error { return device.CopyToDevice(ctx, buf.Slice(390, 16), make([]byte, 16)) }, device.ErrOutOfRange, "runs past the end"},
-			{"slice offset past the end", func() error { return device.Memset(ctx, buf.Slice(401, 1), 0) }, device.ErrOutOfRange, "runs past the end"},
-			{"device copy larger than destination", func() error { return device.Copy(ctx, buf.Slice(0, 8), buf.Slice(8, 16)) }, device.ErrOutOfRange, "16 bytes into a 8-byte"},
-			{"double free", func() error { return freed.Free(ctx) }, device.ErrFreed, "freed twice"},
-			{"use after free: copy in", func() error { return device.CopyToDevice(ctx, freed, []float32{1}) }, device.ErrFreed, "used after Free"},
-			{"use after free: copy out", func() error { return device.CopyFromDevice(ctx, make([]byte, 4), freed) }, device.ErrFreed, "used after Free"},
-			{"use after free: kernel argument", func() error { return dev.Launch(ctx, saxpy, one, int32(1), float32(1), freed, buf) }, device.ErrFreed, "used after Free"},
-			{"buffer of another device: copy", func() error { return device.Copy(ctx, buf, foreign) }, device.ErrWrongDevice, "used on device"},
-			{"buffer of another device: argument", func() error { return dev.Launch(ctx, saxpy, one, int32(1), float32(1), foreign, buf) }, device.ErrWrongDevice, "launched on device"},
-			{"kernel of another device", func() error { return other.Launch(ctx, saxpy, one, int32(1), float32(1), buf, buf) }, device.ErrWrongDevice, "was loaded on device"},
-			{"too few arguments", func() error { return dev.Launch(ctx, saxpy, one, int32(1), float32(1), buf) }, device.ErrKernelArgs, "takes 4 argument(s) (int32, float32, pointer, pointer), got 3"},
-			{"too many arguments", func() error { return dev.Launch(ctx, saxpy, one, int32(1), float32(1), buf, buf, buf) }, device.ErrKernelArgs, "got 5"},
-			{"wrong argument kind", func() error { return dev.Launch(ctx, saxpy, one, int32(1), 2.0, buf, buf) }, device.ErrKernelArgs, "argument 1 is float32, got float64"},
-			{"pointer where a scalar goes", func() error { return dev.Launch(ctx, saxpy, one, buf, float32(1), buf, buf) }, device.ErrKernelArgs, "argument 0 is int32, got pointer"},
-			{"unsupported Go type", func() error { return dev.Launch(ctx, saxpy, one, "n", float32(1), buf, buf) }, device.ErrKernelArgs, "unsupported Go type string"},
-			{"Go int that does not fit", func() error { return dev.Launch(ctx, saxpy, one, 1<<40, float32(1), buf, buf) }, device.ErrKernelArgs, "does not fit"},
-			{"nil kernel", func() error { return dev.Launch(ctx, nil, one) }, device.ErrInvalidArgument, "nil kernel"},
+			{"nil source slice", func() error { return toDevice(buf, nil) }, device.ErrInvalidArgument, "nil slice"},
+			{"empty source slice", func() error { return toDevice(buf, []float32{}) }, device.ErrInvalidArgument, "empty"},
+			{"nil destination slice", func() error { return streams.CopyFromDevice[float32](ctx, s, nil, buf).Wait(ctx) }, device.ErrInvalidArgument, "nil slice"},
+			{"nil buffer", func() error { return toDevice((*device.Buffer)(nil), []float32{1}) }, device.ErrInvalidArgument, "nil buffer"},
+			{"nil Mem", func() error { return toDevice(nil, []float32{1}) }, device.ErrInvalidArgument, "nil"},
+			{"source larger than buffer", func() error { return toDevice(buf, make([]float32, 101)) }, device.ErrOutOfRange, "404 bytes into a 400-byte"},
+			{"destination larger than buffer", func() error { return streams.CopyFromDevice(ctx, s, make([]float64, 51), buf).Wait(ctx) }, device.ErrOutOfRange, "408 bytes from a 400-byte"},
+			{"slice past the end", func() error { return s.Memset(ctx, buf.Slice(390, 16), 0).Wait(ctx) }, device.ErrOutOfRange, "runs past the end"},
+			{"slice offset past the end", func() error { return s.Memset(ctx, buf.Slice(401, 1), 0).Wait(ctx) }, device.ErrOutOfRange, "runs past the end"},
+			{"device copy larger than destination", func() error { return s.Copy(ctx, buf.Slice(0, 8), buf.Slice(8, 16)).Wait(ctx) }, device.ErrOutOfRange, "16 bytes into a 8-byte"},
+			{"double close", func() error { return freed.Close(ctx) }, device.ErrClosed, "closed twice"},
+			{"use after close: copy in", func() error { return toDevice(freed, []float32{1}) }, device.ErrClosed, "used after Close"},
+			{"use after close: copy out", func() error { return streams.CopyFromDevice(ctx, s, make([]byte, 4), freed).Wait(ctx) }, device.ErrClosed, "used after Close"},
+			{"use after close: kernel argument", func() error { return launch(s, saxpy, one, int32(1), float32(1), freed, buf) }, device.ErrClosed, "used after Close"},
+			{"buffer of another device: copy", func() error { return s.Copy(ctx, buf, foreign).Wait(ctx) }, device.ErrWrongDevice, "used on device"},
+			{"buffer of another device: argument", func() error { return launch(s, saxpy, one, int32(1), float32(1), foreign, buf) }, device.ErrWrongDevice, "launched on device"},
+			{"kernel of another device", func() error { return launch(so, saxpy, one, int32(1), float32(1), buf, buf) }, device.ErrWrongDevice, "was loaded on device"},
+			{"too few arguments", func() error { return launch(s, saxpy, one, int32(1), float32(1), buf) }, device.ErrKernelArgs, "takes 4 argument(s) (int32, float32, pointer, pointer), got 3"},
+			{"too many arguments", func() error { return launch(s, saxpy, one, int32(1), float32(1), buf, buf, buf) }, device.ErrKernelArgs, "got 5"},
+			{"wrong argument kind", func() error { return launch(s, saxpy, one, int32(1), 2.0, buf, buf) }, device.ErrKernelArgs, "argument 1 is float32, got float64"},
+			{"pointer where a scalar goes", func() error { return launch(s, saxpy, one, buf, float32(1), buf, buf) }, device.ErrKernelArgs, "argument 0 is int32, got pointer"},
+			{"unsupported Go type", func() error { return launch(s, saxpy, one, "n", float32(1), buf, buf) }, device.ErrKernelArgs, "unsupported Go type string"},
+			{"Go int that does not fit", func() error { return launch(s, saxpy, one, 1<<40, float32(1), buf, buf) }, device.ErrKernelArgs, "does not fit"},
+			{"nil kernel", func() error { return launch(s, nil, one) }, device.ErrInvalidArgument, "nil kernel"},
 			{"zero block", func() error {
-				return dev.Launch(ctx, saxpy, device.Config{Grid: device.Dim(1)}, int32(1), float32(1), buf, buf)
+				return launch(s, saxpy, cuda.LaunchConfig{Grid: cuda.Dim(1)}, int32(1), float32(1), buf, buf)
 			}, device.ErrLaunchConfig, "no zero extent"},
 			{"block too large", func() error {
-				return dev.Launch(ctx, saxpy, device.Config{Grid: device.Dim(1), Block: device.Dim(uint32(p.MaxThreadsPerBlock) * 2)}, int32(1), float32(1), buf, buf)
+				return launch(s, saxpy, cuda.LaunchConfig{Grid: cuda.Dim(1), Block: cuda.Dim(uint32(p.MaxThreadsPerBlock) * 2)}, int32(1), float32(1), buf, buf)
 			}, device.ErrLaunchConfig, "exceeds the device's maximum block"},
 			{"too many threads per block", func() error {
-				return dev.Launch(ctx, saxpy, device.Config{Grid: device.Dim(1), Block: device.Dim(64, 64)}, int32(1), float32(1), buf, buf)
+				return launch(s, saxpy, cuda.LaunchConfig{Grid: cuda.Dim(1), Block: cuda.Dim(64, 64)}, int32(1), float32(1), buf, buf)
 			}, device.ErrLaunchConfig, "4096 threads"},
 			{"grid too large", func() error {
-				return dev.Launch(ctx, saxpy, device.Config{Grid: device.Dim(1, p.MaxGrid.Y+1), Block: device.Dim(32)}, int32(1), float32(1), buf, buf)
+				return launch(s, saxpy, cuda.LaunchConfig{Grid: cuda.Dim(1, p.MaxGrid.Y+1), Block: cuda.Dim(32)}, int32(1), float32(1), buf, buf)
 			}, device.ErrLaunchConfig, "exceeds the device's maximum grid"},
 			{"too much shared memory", func() error {
-				return dev.Launch(ctx, saxpy, device.Config{Grid: device.Dim(1), Block: device.Dim(32), SharedMem: 1 << 30}, int32(1), float32(1), buf, buf)
+				return launch(s, saxpy, cuda.LaunchConfig{Grid: cuda.Dim(1), Block: cuda.Dim(32), SharedMem: 1 << 30}, int32(1), float32(1), buf, buf)
 			}, device.ErrLaunchConfig, "shared memory"},
 			{"unknown kernel", func() error { _, err := mod.Kernel(ctx, "nope"); return err }, device.ErrNoKernel, `"nope"`},
 			{"zero-byte Malloc", func() error { _, err := dev.Malloc(ctx, 0); return err }, device.ErrInvalidArgument, "0 bytes"},
@@ -133,17 +140,12 @@ func TestCancelledCallerLeavesDeviceUsable(t *testing.T) {
 		cancel()
 		_, err := dev.Malloc(ctx, 64)
 		require.ErrorIs(t, err, context.Canceled)
-		err = device.CopyToDevice(ctx, mustMalloc(t, dev, 64), []byte{1})
+		err = streams.CopyToDevice(ctx, streams.Default(dev), mustMalloc(t, dev, 64), []byte{1}).Wait(ctx)
+		require.True(t, errors.Is(err, context.Canceled), "got %v", err)
+		err = streams.Default(dev).Memset(ctx, mustMalloc(t, dev, 64), 1).Wait(ctx)
 		require.True(t, errors.Is(err, context.Canceled), "got %v", err)
 		requireUsable(t, dev)
 	})
-}
-
-func mustMalloc(t *testing.T, dev *device.Device, n uint64) *device.Buffer {
-	t.Helper()
-	b, err := dev.Malloc(testdev.Ctx(t), n)
-	require.NoError(t, err)
-	return b
 }
 
 func TestClosedDevice(t *testing.T) {
@@ -157,7 +159,9 @@ func TestClosedDevice(t *testing.T) {
 		require.NoError(t, dev.Close(), "Close is idempotent")
 		_, err = dev.Malloc(ctx, 64)
 		require.ErrorIs(t, err, device.ErrClosed)
-		assert.True(t, leaked.Freed())
+		assert.True(t, leaked.Closed())
+		require.ErrorIs(t, leaked.Close(ctx), device.ErrClosed, "a closed device's buffer")
+		require.ErrorIs(t, streams.Default(dev).Synchronize(ctx), device.ErrClosed)
 	})
 }
 
@@ -167,8 +171,8 @@ func TestStickyFaultOnSim(t *testing.T) {
 	ctx := testdev.Ctx(t)
 	dev := openDev(t, []device.Option{device.WithBackend(device.BackendSim), device.WithKernelCache("")})
 	mod, err := dev.Compile(ctx, device.Source{Name: "oob.cu", Code: `extern "C" __global__ void oob(float* p, int n) { p[n] = 1; }`,
-		Sim: map[string]device.SimKernel{"oob": func(c *device.KernelCall) error {
-			p := device.SimSlice[float32](c, 0, int(c.Int32(1))+1) // one past the end: faults
+		Sim: map[string]cuda.SimKernel{"oob": func(c *cuda.KernelCall) error {
+			p := cuda.SimSlice[float32](c, 0, int(c.Int32(1))+1) // one past the end: faults
 			p[len(p)-1] = 1
 			return nil
 		}}})
@@ -176,7 +180,7 @@ func TestStickyFaultOnSim(t *testing.T) {
 	k, err := mod.Kernel(ctx, "oob")
 	require.NoError(t, err)
 	buf := mustMalloc(t, dev, 16)
-	err = dev.LaunchSync(ctx, k, device.Config{Grid: device.Dim(1), Block: device.Dim(1)}, buf, int32(4))
+	err = streams.Default(dev).Launch(ctx, k, cuda.LaunchConfig{Grid: cuda.Dim(1), Block: cuda.Dim(1)}, buf, int32(4)).Wait(ctx)
 	require.Error(t, err)
 	assert.ErrorIs(t, err, cudaerr.IllegalAddress)
 	require.ErrorIs(t, dev.Err(), device.ErrDeviceFailed)

@@ -9,7 +9,9 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/gpuactor/gpuactor/cuda"
 	"github.com/gpuactor/gpuactor/internal/backend"
+	"github.com/gpuactor/gpuactor/internal/core"
 	"github.com/gpuactor/gpuactor/internal/cudart"
 )
 
@@ -19,7 +21,7 @@ import (
 type Source struct {
 	Name string // file name for diagnostics and the cache key, e.g. "saxpy.cu"
 	Code string
-	Sim  map[string]SimKernel
+	Sim  map[string]cuda.SimKernel
 }
 
 // CompileOption configures Compile.
@@ -32,13 +34,14 @@ func NVRTCOptions(opts ...string) CompileOption {
 	return func(c *compileConfig) { c.options = append(c.options, opts...) }
 }
 
-// Compile compiles src for this device's architecture with NVRTC and loads it. Compiled code
-// is cached on disk, keyed by source, options, architecture and NVRTC version. On the
-// simulator, src is still compiled (to PTX) when NVRTC is installed, so syntax errors show up
-// in tests; the kernels then run as their Go implementations.
+// Compile compiles src for this device's architecture with NVRTC and loads it; it returns
+// once the module is loaded. Compiled code is cached on disk, keyed by source, options,
+// architecture and NVRTC version. On the simulator, src is still compiled (to PTX) when NVRTC
+// is installed, so syntax errors show up in tests; the kernels then run as their Go
+// implementations. Compiling runs on the calling goroutine, never on the device's actor.
 func (d *Device) Compile(ctx context.Context, src Source, opts ...CompileOption) (*Module, error) {
 	if strings.TrimSpace(src.Code) == "" {
-		return nil, invalid("Compile of empty source %q", src.Name)
+		return nil, core.Invalid("Compile of empty source %q", src.Name)
 	}
 	if src.Name == "" {
 		src.Name = "kernel.cu"
@@ -54,17 +57,19 @@ func (d *Device) Compile(ctx context.Context, src Source, opts ...CompileOption)
 	if err != nil {
 		return nil, err
 	}
-	spec := backend.ModuleSpec{Image: image, ImageKind: kind, SimKernels: src.Sim}
-	return d.load(ctx, src.Name, spec, cudaSignatures(src.Code))
+	spec := backend.ModuleSpec{Image: image, ImageKind: backend.ImageKind(kind), SimKernels: src.Sim}
+	m, err := core.LoadModule(ctx, d.core(), src.Name, spec, core.CUDASignatures(src.Code))
+	return (*Module)(m), err
 }
 
 // compileImage runs on the caller's goroutine: NVRTC is thread-safe, and compiling must not
 // hold up the device's actor.
 func (d *Device) compileImage(src Source, options []string) ([]byte, ImageKind, error) {
+	inf, log := d.info(), d.core().Log()
 	nv, err := cudart.LoadNVRTC()
 	if err != nil {
-		if d.kind == BackendSim {
-			d.log.Debug("NVRTC not found: the simulator runs the Go kernels without compiling the source", zap.Error(err))
+		if inf.kind == BackendSim {
+			log.Debug("NVRTC not found: the simulator runs the Go kernels without compiling the source", zap.Error(err))
 			return nil, 0, nil
 		}
 		return nil, 0, fmt.Errorf("gpuactor: compiling %s: %w", src.Name, err)
@@ -77,12 +82,12 @@ func (d *Device) compileImage(src Source, options []string) ([]byte, ImageKind, 
 	if err != nil {
 		return nil, 0, err
 	}
-	arch, kind, err := pickArch(d.props.ComputeCapability.Arch(), archs, d.kind == BackendSim)
+	arch, kind, err := pickArch(inf.props.ComputeCapability.Arch(), archs, inf.kind == BackendSim)
 	if err != nil {
 		return nil, 0, fmt.Errorf("gpuactor: compiling %s with NVRTC %d.%d: %w", src.Name, major, minor, err)
 	}
 	all := append(slices.Clone(options), "--gpu-architecture="+arch)
-	cache := kernelCache{dir: d.cacheDir}
+	cache := kernelCache{dir: inf.cacheDir}
 	key := cacheKey(src.Name, src.Code, all, arch, fmt.Sprintf("nvrtc %d.%d", major, minor))
 	if image, ok := cache.get(key, kind); ok {
 		return image, kind, nil
@@ -100,7 +105,7 @@ func (d *Device) compileImage(src Source, options []string) ([]byte, ImageKind, 
 		image = res.PTX
 	}
 	if err := cache.put(key, kind, image); err != nil {
-		d.log.Warn("kernel cache write failed", zap.String("dir", d.cacheDir), zap.Error(err))
+		log.Warn("kernel cache write failed", zap.String("dir", inf.cacheDir), zap.Error(err))
 	}
 	return image, kind, nil
 }

@@ -2,46 +2,38 @@ package device
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"sync/atomic"
-	"time"
 
 	"go.uber.org/zap"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/gpuactor/gpuactor/actor"
-	"github.com/gpuactor/gpuactor/cudaerr"
 	"github.com/gpuactor/gpuactor/internal/backend"
+	"github.com/gpuactor/gpuactor/internal/core"
 )
 
 // Device is one GPU behind its actor. All methods are safe for concurrent use.
-type Device struct {
-	ordinal  int
-	kind     BackendKind
-	be       backend.Backend
-	act      *actor.Actor
-	props    Properties
-	log      *zap.Logger
-	cacheDir string
-	failed   atomic.Pointer[error]
-	acct     accounting // what gpuactor holds on the device (accounting.go)
-	pinned   atomic.Pointer[PinnedPool]
+type Device core.Device
 
-	// Owned by the actor thread: never touched elsewhere.
-	dev      backend.Device
-	stream   backend.Stream
-	tracker  *Tracker
-	live     liveSet
-	closeErr error
-	ext      map[any]any // domain packages' per-device state (Local)
+// info is what a Device keeps of this package's: its description and how it was opened.
+type info struct {
+	props    Properties
+	kind     BackendKind
+	cacheDir string
 }
 
-// liveSet tracks what the device must release on Close. Actor thread only.
-type liveSet struct {
-	buffers bufList // live.go
-	hosts   map[*HostBuffer]struct{}
-	modules map[*Module]struct{}
+func (d *Device) core() *core.Device { return (*core.Device)(d) }
+
+// info is the device's description. A device that core opened without one (over a wrapped
+// backend, in the module's tests and benchmarks) reads its properties on first use.
+func (d *Device) info() *info {
+	cd := d.core()
+	return cd.InfoOr(func() any {
+		inf := &info{kind: BackendKind(cd.BackendName())}
+		inf.props, _ = core.Run(context.Background(), cd, func(rt backend.Device, _ *core.Tracker) (Properties, error) {
+			return readProperties(cd.Backend(), rt)
+		}).Await(context.Background())
+		return inf
+	}).(*info)
 }
 
 // Count is the number of devices the configured backend sees.
@@ -106,188 +98,70 @@ func OpenAll(ctx context.Context, opts ...Option) ([]*Device, error) {
 }
 
 func open(ctx context.Context, be backend.Backend, c *config, ordinal int) (*Device, error) {
-	n, err := be.DeviceCount()
-	if err != nil {
-		return nil, fmt.Errorf("gpuactor: counting devices: %w", err)
-	}
-	if ordinal < 0 || ordinal >= n {
-		return nil, invalid("device ordinal %d out of range: the %s backend has %d device(s)", ordinal, be.Name(), n)
-	}
-	d := &Device{
-		ordinal:  ordinal,
-		kind:     BackendKind(be.Name()),
-		be:       be,
-		log:      c.logger.With(zap.Int("device", ordinal), zap.String("backend", be.Name())),
-		cacheDir: c.kernelCacheDir(),
-		acct:     accounting{limit: c.memLimit},
-		live: liveSet{
-			hosts:   map[*HostBuffer]struct{}{},
-			modules: map[*Module]struct{}{},
+	kind, cacheDir := BackendKind(be.Name()), c.kernelCacheDir()
+	cd, err := core.Open(ctx, be, core.Config{
+		Logger:       c.logger,
+		MemLimit:     c.memLimit,
+		ActorOptions: c.actorOpts,
+		Describe: func(be backend.Backend, rt backend.Device) (any, core.Limits, error) {
+			props, err := readProperties(be, rt)
+			if err != nil {
+				return nil, core.Limits{}, err
+			}
+			lim := core.Limits{MaxBlock: props.MaxBlock, MaxGrid: props.MaxGrid, MaxThreadsPerBlock: props.MaxThreadsPerBlock,
+				MaxSharedMem: max(props.SharedMemPerBlock, props.SharedMemPerBlockOptin)}
+			return &info{props: props, kind: kind, cacheDir: cacheDir}, lim, nil
 		},
-	}
-	opts := append([]actor.Option{
-		actor.WithName(fmt.Sprintf("gpuactor/%s/%d", be.Name(), ordinal)),
-		actor.WithInit(d.init),
-		actor.WithShutdown(d.release),
-		actor.WithGuard(d.failure),
-		actor.WithErrorObserver(d.note),
-		actor.WithIdle(d.poll),
-	}, c.actorOpts...)
-	act, err := actor.New(opts...)
+	}, ordinal)
 	if err != nil {
-		return nil, fmt.Errorf("gpuactor: opening device %d: %w", ordinal, err)
-	}
-	d.act = act
-	if err := ctx.Err(); err != nil {
-		_ = d.Close()
 		return nil, err
 	}
-	d.log.Debug("device open", zap.String("name", d.props.Name))
+	d := (*Device)(cd)
+	cd.Log().Debug("device described", zap.String("name", d.info().props.Name))
 	return d, nil
 }
 
-// poll is the actor's idle hook: it runs completions the GPU has reached.
-func (d *Device) poll(waiting bool, now time.Duration) bool {
-	if d.tracker == nil {
-		return false
-	}
-	return d.tracker.poll(waiting, now)
-}
-
-// init runs on the actor's locked thread before any op.
-func (d *Device) init() error {
-	dev, err := d.be.Open(d.ordinal)
-	if err != nil {
-		return err
-	}
-	d.dev = dev
-	props, err := readProperties(d.be, dev)
-	if err != nil {
-		return err
-	}
-	d.props = props
-	s, err := dev.StreamCreate(backend.StreamNonBlocking, 0)
-	if err != nil {
-		return fmt.Errorf("gpuactor: creating the device stream: %w", err)
-	}
-	d.stream = s
-	d.tracker = newTracker(dev, d.note)
-	return nil
-}
-
-// release runs on the actor thread after the last op: it frees what the caller left behind.
-func (d *Device) release() {
-	if d.dev == nil || d.tracker == nil {
-		return
-	}
-	var errs []error
-	errs = append(errs, d.tracker.close()) // domain packages' streams and resources first
-	if d.failure() == nil {
-		errs = append(errs, d.dev.StreamSynchronize(d.stream))
-	}
-	for b := d.live.buffers.head; b != nil; {
-		next := b.next // freeBuffer unlinks b
-		errs = append(errs, d.freeBuffer(b))
-		b = next
-	}
-	for h := range d.live.hosts {
-		errs = append(errs, d.freeHost(h))
-	}
-	for m := range d.live.modules {
-		errs = append(errs, d.unload(m))
-	}
-	errs = append(errs, d.dev.StreamDestroy(d.stream))
-	if d.failure() == nil {
-		d.closeErr = errors.Join(errs...)
-	}
-}
-
 // Close finishes the work already sent, frees every buffer, host buffer and module still
-// live, and stops the actor. Later calls fail with ErrClosed. Close is idempotent.
-func (d *Device) Close() error {
-	if err := d.act.Close(); err != nil { // idempotent: later calls wait for nothing
-		return err
-	}
-	return d.closeErr // written by release on the actor, before Close returns
-}
+// live, and stops the actor; it returns once all of that is done. Later calls on the device,
+// and on what it made, fail with ErrClosed. Close is idempotent.
+func (d *Device) Close() error { return d.core().Close() }
 
 // Ordinal is the device's index in its backend.
-func (d *Device) Ordinal() int { return d.ordinal }
+func (d *Device) Ordinal() int { return d.core().Ordinal() }
 
 // Backend is the backend the device runs on (BackendCUDA or BackendSim).
-func (d *Device) Backend() BackendKind { return d.kind }
+func (d *Device) Backend() BackendKind { return d.info().kind }
 
 // Properties are the device's fixed properties, read when it was opened.
-func (d *Device) Properties() Properties { return d.props }
+func (d *Device) Properties() Properties { return d.info().props }
 
 // String names the device for logs.
 func (d *Device) String() string {
-	return fmt.Sprintf("device %d (%s, %s)", d.ordinal, d.props.Name, d.kind)
+	return fmt.Sprintf("device %d (%s, %s)", d.Ordinal(), d.info().props.Name, d.info().kind)
 }
 
 // Err is the sticky error that failed the device, or nil while it is healthy.
-func (d *Device) Err() error { return d.failure() }
+func (d *Device) Err() error { return d.core().Err() }
 
-func (d *Device) failure() error {
-	if p := d.failed.Load(); p != nil {
-		return *p
-	}
-	return nil
-}
-
-// note records a sticky error: the device is unusable from then on.
-func (d *Device) note(err error) {
-	if err == nil || !cudaerr.IsSticky(err) {
-		return
-	}
-	failed := fmt.Errorf("%w: %w", ErrDeviceFailed, err)
-	if d.failed.CompareAndSwap(nil, &failed) {
-		d.log.Error("device failed with a sticky error", zap.Error(err))
-	}
-}
-
-// call runs fn on the actor thread; the actor's guard refuses it once the device has failed,
-// and its error observer notes sticky faults (see open).
-func call[T any](ctx context.Context, d *Device, fn func() (T, error)) *actor.Future[T] {
-	return actor.Call(ctx, d.act, fn)
-}
-
-// do runs fn on the actor thread and waits for it.
-func do(ctx context.Context, d *Device, fn func() error) error {
-	_, err := call(ctx, d, func() (struct{}, error) { return struct{}{}, fn() }).Await(ctx)
-	return err
-}
-
-// MemInfo is the device's free and total memory in bytes, now.
+// MemInfo is the device's free and total memory in bytes, now; it returns once the device's
+// actor has asked the runtime.
 func (d *Device) MemInfo(ctx context.Context) (free, total uint64, err error) {
-	type pair struct{ free, total uint64 }
-	p, err := call(ctx, d, func() (pair, error) {
-		f, t, err := d.dev.MemInfo()
-		return pair{f, t}, err
-	}).Await(ctx)
-	return p.free, p.total, err
+	return d.core().MemInfo(ctx)
 }
 
-// Synchronize waits until all work sent to the device so far has completed.
-func (d *Device) Synchronize(ctx context.Context) error {
-	return do(ctx, d, func() error {
-		if err := d.dev.StreamSynchronize(d.stream); err != nil {
-			return err
-		}
-		return d.dev.Synchronize()
-	})
+// Synchronize waits until all work sent to the device so far has completed on the GPU.
+func (d *Device) Synchronize(ctx context.Context) error { return d.core().Synchronize(ctx) }
+
+// TrackerStats counts the completion tracking's work since the device opened: how many times
+// it polled, watermarks it recorded and asked about, and futures it completed. Completed per
+// watermark says how many operations shared one.
+type TrackerStats struct {
+	Polls, Watermarks, Queries, Completed uint64
 }
 
-// OpenOn opens device ordinal of be, a backend made inside this module: how the module's
-// benchmarks run gpuactor over a wrapped backend (internal/nullgpu). be's type is internal,
-// so code outside the module has no backend to give it. The options that pick a backend
-// (WithBackend, WithSimulator) do not apply.
-func OpenOn(ctx context.Context, be backend.Backend, ordinal int, opts ...Option) (*Device, error) {
-	if be == nil {
-		return nil, invalid("OpenOn needs a backend")
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	return open(ctx, be, newConfig(opts), ordinal)
+// TrackerStats reads the device's completion-tracking counters; it returns once the device's
+// actor has read them.
+func (d *Device) TrackerStats(ctx context.Context) (TrackerStats, error) {
+	s, err := d.core().TrackerStats(ctx)
+	return TrackerStats(s), err
 }

@@ -10,8 +10,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gpuactor/gpuactor/cuda"
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/internal/testdev"
+	"github.com/gpuactor/gpuactor/streams"
 )
 
 func TestProperties(t *testing.T) {
@@ -62,10 +64,10 @@ func roundTrip[T device.Numeric](t *testing.T, dev *device.Device, n int, gen fu
 	var zero T
 	buf, err := dev.Malloc(ctx, uint64(n)*uint64(unsafe.Sizeof(zero)))
 	require.NoError(t, err)
-	defer func() { require.NoError(t, buf.Free(ctx)) }()
-	require.NoError(t, device.CopyToDevice(ctx, buf, in))
+	defer func() { require.NoError(t, buf.Close(ctx)) }()
+	upload(t, buf, in)
 	out := make([]T, n)
-	require.NoError(t, device.CopyFromDevice(ctx, out, buf))
+	download(t, out, buf)
 	require.Equal(t, in, out)
 }
 
@@ -92,15 +94,16 @@ func TestSlicesMemsetAndDeviceCopy(t *testing.T) {
 	testdev.Backends(t, func(t *testing.T, opts []device.Option) {
 		ctx := testdev.Ctx(t)
 		dev := openDev(t, opts)
+		s := streams.Default(dev)
 		a, err := dev.Malloc(ctx, 1000)
 		require.NoError(t, err)
 		b, err := dev.Malloc(ctx, 1000)
 		require.NoError(t, err)
-		require.NoError(t, device.Memset(ctx, a, 0xAB))
-		require.NoError(t, device.Memset(ctx, a.Slice(100, 7), 0x01))
-		require.NoError(t, device.Copy(ctx, b, a))
+		require.NoError(t, s.Memset(ctx, a, 0xAB).Wait(ctx))
+		require.NoError(t, s.Memset(ctx, a.Slice(100, 7), 0x01).Wait(ctx))
+		require.NoError(t, s.Copy(ctx, b, a).Wait(ctx))
 		out := make([]byte, 1000)
-		require.NoError(t, device.CopyFromDevice(ctx, out, b))
+		download(t, out, b)
 		for i, v := range out {
 			want := byte(0xAB)
 			if i >= 100 && i < 107 {
@@ -109,10 +112,10 @@ func TestSlicesMemsetAndDeviceCopy(t *testing.T) {
 			require.Equal(t, want, v, "byte %d", i)
 		}
 		tail := make([]byte, 3)
-		require.NoError(t, device.CopyFromDevice(ctx, tail, b.Slice(104, 3)))
+		download(t, tail, b.Slice(104, 3))
 		assert.Equal(t, []byte{1, 1, 1}, tail)
-		require.NoError(t, device.CopyToDevice(ctx, b.Slice(997, 3), []byte{9, 8, 7}))
-		require.NoError(t, device.CopyFromDevice(ctx, tail, b.Slice(997, 3)))
+		upload(t, b.Slice(997, 3), []byte{9, 8, 7})
+		download(t, tail, b.Slice(997, 3))
 		assert.Equal(t, []byte{9, 8, 7}, tail)
 	})
 }
@@ -131,13 +134,17 @@ func TestPinnedHostBuffer(t *testing.T) {
 		}
 		buf, err := dev.Malloc(ctx, 4*n)
 		require.NoError(t, err)
-		require.NoError(t, device.CopyToDevice(ctx, buf, xs))
-		back := make([]float32, n)
-		require.NoError(t, device.CopyFromDevice(ctx, back, buf))
-		require.Equal(t, xs, back)
-		require.NoError(t, h.Free(ctx))
+		s := streams.Default(dev)
+		require.NoError(t, s.CopyHostToDevice(ctx, buf, h).Wait(ctx))
+		back, err := dev.MallocHost(ctx, 4*n)
+		require.NoError(t, err)
+		require.NoError(t, s.CopyDeviceToHost(ctx, back, buf).Wait(ctx))
+		require.Equal(t, xs, device.HostSlice[float32](back))
+		require.NoError(t, h.Close(ctx))
 		assert.Nil(t, h.Bytes())
-		require.ErrorIs(t, h.Free(ctx), device.ErrFreed)
+		assert.Nil(t, device.HostSlice[float32](h))
+		assert.True(t, h.Closed())
+		require.ErrorIs(t, h.Close(ctx), device.ErrClosed)
 	})
 }
 
@@ -148,7 +155,9 @@ func TestSaxpyKernel(t *testing.T) {
 		mod := saxpyModule(t, dev)
 		k, err := mod.Kernel(ctx, "saxpy")
 		require.NoError(t, err)
-		assert.Equal(t, []device.ArgKind{device.Int32, device.Float32, device.Pointer, device.Pointer}, k.Params())
+		assert.Equal(t, []cuda.ArgKind{cuda.Int32, cuda.Float32, cuda.Pointer, cuda.Pointer}, k.Params())
+		assert.Equal(t, "saxpy", k.Name())
+		assert.Same(t, mod, k.Module())
 		const n = 100_003
 		x, y := make([]float32, n), make([]float32, n)
 		for i := range x {
@@ -158,22 +167,23 @@ func TestSaxpyKernel(t *testing.T) {
 		require.NoError(t, err)
 		dy, err := dev.Malloc(ctx, 4*n)
 		require.NoError(t, err)
-		require.NoError(t, device.CopyToDevice(ctx, dx, x))
-		require.NoError(t, device.CopyToDevice(ctx, dy, y))
-		cfg := device.Config{Grid: device.Dim((n + 255) / 256), Block: device.Dim(256)}
-		require.NoError(t, dev.LaunchSync(ctx, k, cfg, n, float32(3), dx, dy)) // a Go int fits int n
+		upload(t, dx, x)
+		upload(t, dy, y)
+		s := streams.Default(dev)
+		cfg := cuda.LaunchConfig{Grid: cuda.Dim((n + 255) / 256), Block: cuda.Dim(256)}
+		require.NoError(t, s.Launch(ctx, k, cfg, n, float32(3), dx, dy).Wait(ctx)) // a Go int fits int n
 		out := make([]float32, n)
-		require.NoError(t, device.CopyFromDevice(ctx, out, dy))
+		download(t, out, dy)
 		for i := range out {
 			require.Equal(t, 3*x[i]+y[i], out[i], "element %d", i)
 		}
 
 		fill, err := mod.Kernel(ctx, "fill_u32")
 		require.NoError(t, err)
-		require.NoError(t, dev.Launch(ctx, fill, device.Config{Grid: device.Dim(4), Block: device.Dim(64)}, dy, uint32(1000), int64(200)))
+		s.Launch(ctx, fill, cuda.LaunchConfig{Grid: cuda.Dim(4), Block: cuda.Dim(64)}, dy, uint32(1000), int64(200))
 		require.NoError(t, dev.Synchronize(ctx))
 		got := make([]uint32, 201)
-		require.NoError(t, device.CopyFromDevice(ctx, got, dy))
+		download(t, got, dy)
 		for i := range 200 {
 			require.Equal(t, uint32(1000+i), got[i])
 		}

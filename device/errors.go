@@ -4,37 +4,40 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/gpuactor/gpuactor/actor"
+	"github.com/gpuactor/gpuactor/internal/core"
 )
 
-// Errors returned for misuse. Each is wrapped with the detail of what was wrong, so match
-// them with errors.Is.
+// Errors returned for misuse and failure. Each is wrapped with the detail of what was wrong,
+// so match them with errors.Is. The other packages of gpuactor wrap the same sentinels.
 var (
 	// ErrInvalidArgument: a nil or empty slice, a negative or zero size, a nil buffer.
-	ErrInvalidArgument = errors.New("gpuactor: invalid argument")
+	ErrInvalidArgument = core.ErrInvalidArgument
 	// ErrOutOfRange: a copy or view that runs past the end of a buffer or a slice.
-	ErrOutOfRange = errors.New("gpuactor: out of range")
-	// ErrFreed: the buffer, host buffer or module was already freed or unloaded.
-	ErrFreed = errors.New("gpuactor: already freed")
+	ErrOutOfRange = core.ErrOutOfRange
+	// ErrClosed: used after release. A closed device, and a buffer, host buffer, module,
+	// stream, event, graph, pool or any other resource used after its Close (or closed
+	// twice), return an error wrapping it.
+	ErrClosed = core.ErrClosed
 	// ErrAllocFailed: the buffer's stream-ordered allocation failed when the device ran it
-	// (out of memory, a destroyed pool…); every use of the buffer fails with it, wrapping the
+	// (out of memory, a closed pool…); every use of the buffer fails with it, wrapping the
 	// cause, so errors.Is also matches the cause (cudaerr.MemoryAllocation, say).
-	ErrAllocFailed = errors.New("gpuactor: the buffer's allocation failed")
+	ErrAllocFailed = core.ErrAllocFailed
 	// ErrWrongDevice: memory or a kernel of one device used with another.
-	ErrWrongDevice = errors.New("gpuactor: belongs to another device")
+	ErrWrongDevice = core.ErrWrongDevice
 	// ErrLaunchConfig: a grid, block or shared-memory size outside the device's limits.
-	ErrLaunchConfig = errors.New("gpuactor: launch configuration outside device limits")
+	ErrLaunchConfig = core.ErrLaunchConfig
 	// ErrKernelArgs: kernel arguments that do not match the kernel's parameters.
-	ErrKernelArgs = errors.New("gpuactor: kernel arguments do not match parameters")
+	ErrKernelArgs = core.ErrKernelArgs
 	// ErrNoKernel: the module has no kernel of that name (on the simulator: no Go implementation).
-	ErrNoKernel = errors.New("gpuactor: no such kernel")
-	// ErrCompile: NVRTC rejected the source; the *CompileError carries the log.
-	ErrCompile = errors.New("gpuactor: kernel compilation failed")
+	ErrNoKernel = core.ErrNoKernel
 	// ErrDeviceFailed: an earlier sticky error (illegal address, launch failure…) corrupted the
 	// device's context; every later call fails with it. Only a new process recovers the device.
-	ErrDeviceFailed = errors.New("gpuactor: device failed")
-	// ErrClosed: the device was closed.
-	ErrClosed = actor.ErrClosed
+	ErrDeviceFailed = core.ErrDeviceFailed
+	// ErrMemoryLimit: an allocation would take the device past the limit set with
+	// WithMemoryLimit.
+	ErrMemoryLimit = core.ErrMemoryLimit
+	// ErrCompile: NVRTC rejected the source; the *CompileError carries the log.
+	ErrCompile = errors.New("gpuactor: kernel compilation failed")
 	// ErrBackend: the requested backend cannot be used here.
 	ErrBackend = errors.New("gpuactor: backend unavailable")
 )
@@ -53,19 +56,3 @@ func (e *CompileError) Error() string {
 
 // Unwrap lets errors.Is match ErrCompile and the NVRTC error.
 func (e *CompileError) Unwrap() []error { return []error{ErrCompile, e.Err} }
-
-func invalid(format string, args ...any) error {
-	return fmt.Errorf("%w: "+format, append([]any{ErrInvalidArgument}, args...)...)
-}
-
-func outOfRange(format string, args ...any) error {
-	return fmt.Errorf("%w: "+format, append([]any{ErrOutOfRange}, args...)...)
-}
-
-func wrongDevice(what string, owner, used *Device) error {
-	return fmt.Errorf("%w: %s lives on device %d, used on device %d", ErrWrongDevice, what, owner.ordinal, used.ordinal)
-}
-
-func freedErr(format string, args ...any) error {
-	return fmt.Errorf("%w: "+format, append([]any{ErrFreed}, args...)...)
-}

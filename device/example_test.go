@@ -2,9 +2,14 @@ package device_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
+	"github.com/gpuactor/gpuactor/actor"
+	"github.com/gpuactor/gpuactor/alloc"
+	"github.com/gpuactor/gpuactor/cuda"
 	"github.com/gpuactor/gpuactor/device"
+	"github.com/gpuactor/gpuactor/streams"
 )
 
 // Open a device and read its properties. WithBackend(BackendSim) makes the example run the
@@ -21,7 +26,8 @@ func ExampleOpen() {
 	// Output: gpuactor simulator compute 9.0 warp 32
 }
 
-// Compile a kernel from CUDA C++ source, with its Go twin for the simulator, and run it.
+// Compile a kernel from CUDA C++ source, with its Go twin for the simulator, and run it on a
+// stream.
 func ExampleDevice_Compile() {
 	ctx := context.Background()
 	dev, err := device.Open(ctx, 0, device.WithBackend(device.BackendSim))
@@ -36,9 +42,9 @@ func ExampleDevice_Compile() {
 			int i = blockIdx.x * blockDim.x + threadIdx.x;
 			if (i < n) x[i] *= a;
 		}`,
-		Sim: map[string]device.SimKernel{"scale": func(c *device.KernelCall) error {
+		Sim: map[string]cuda.SimKernel{"scale": func(c *cuda.KernelCall) error {
 			n := int(c.Int32(2))
-			x := device.SimSlice[float32](c, 0, n)
+			x := cuda.SimSlice[float32](c, 0, n)
 			for i := range x {
 				x[i] *= c.Float32(1)
 			}
@@ -53,22 +59,41 @@ func ExampleDevice_Compile() {
 	if err != nil {
 		panic(err)
 	}
+	s := streams.Default(dev)
 	xs := []float32{1, 2, 3, 4}
-	buf, err := dev.Malloc(ctx, 4*uint64(len(xs)))
+	buf, _, err := alloc.MallocAsync[float32](ctx, s, len(xs))
 	if err != nil {
 		panic(err)
 	}
-	defer buf.Free(ctx)
-	if err := device.CopyToDevice(ctx, buf, xs); err != nil {
-		panic(err)
-	}
-	cfg := device.Config{Grid: device.Dim(1), Block: device.Dim(32)}
-	if err := dev.LaunchSync(ctx, k, cfg, buf, float32(10), len(xs)); err != nil {
-		panic(err)
-	}
-	if err := device.CopyFromDevice(ctx, xs, buf); err != nil {
+	defer buf.Close(ctx)
+	err = actor.WaitAll(ctx,
+		streams.CopyToDevice(ctx, s, buf, xs),
+		s.Launch(ctx, k, cuda.LaunchConfig{Grid: cuda.Dim(1), Block: cuda.Dim(32)}, buf, float32(10), len(xs)),
+		streams.CopyFromDevice(ctx, s, xs, buf))
+	if err != nil {
 		panic(err)
 	}
 	fmt.Println(xs)
 	// Output: [10 20 30 40]
+}
+
+// Every mistake is an error naming what was wrong, matchable with errors.Is, and the device
+// stays usable.
+func ExampleErrClosed() {
+	ctx := context.Background()
+	dev, err := device.Open(ctx, 0, device.WithBackend(device.BackendSim))
+	if err != nil {
+		panic(err)
+	}
+	defer dev.Close()
+	buf, err := dev.Malloc(ctx, 256)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(buf.Close(ctx))
+	err = buf.Close(ctx) // "gpuactor: closed: buffer 0x… of 256 bytes closed twice"
+	fmt.Println(errors.Is(err, device.ErrClosed))
+	// Output:
+	// <nil>
+	// true
 }

@@ -5,8 +5,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/gpuactor/gpuactor/cuda"
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/internal/testdev"
+	"github.com/gpuactor/gpuactor/streams"
 )
 
 // saxpySource is the kernel most tests launch, with its Go twin for the simulator.
@@ -24,27 +26,27 @@ extern "C" __global__ void fill_u32(unsigned int* out, unsigned int value, long 
 extern "C" __global__ void empty() {}
 `
 
-var saxpySim = map[string]device.SimKernel{
-	"saxpy": func(c *device.KernelCall) error {
+var saxpySim = map[string]cuda.SimKernel{
+	"saxpy": func(c *cuda.KernelCall) error {
 		n := int(c.Int32(0))
 		a := c.Float32(1)
-		x := device.SimSlice[float32](c, 2, n)
-		y := device.SimSlice[float32](c, 3, n)
+		x := cuda.SimSlice[float32](c, 2, n)
+		y := cuda.SimSlice[float32](c, 3, n)
 		for i := range min(uint64(n), c.Threads()) {
 			y[i] = float32(a*x[i]) + y[i] // no fused multiply-add, like the GPU built with --fmad=false
 		}
 		return nil
 	},
-	"fill_u32": func(c *device.KernelCall) error {
+	"fill_u32": func(c *cuda.KernelCall) error {
 		n := c.Int64(2)
 		v := c.Uint32(1)
-		out := device.SimSlice[uint32](c, 0, int(min(n, int64(c.Threads()))))
+		out := cuda.SimSlice[uint32](c, 0, int(min(n, int64(c.Threads()))))
 		for i := range out {
 			out[i] = v + uint32(i)
 		}
 		return nil
 	},
-	"empty": func(*device.KernelCall) error { return nil },
+	"empty": func(*cuda.KernelCall) error { return nil },
 }
 
 func saxpyModule(t testing.TB, dev *device.Device) *device.Module {
@@ -64,6 +66,27 @@ func openDev(t testing.TB, opts []device.Option) *device.Device {
 	return dev
 }
 
+func mustMalloc(t testing.TB, dev *device.Device, n uint64) *device.Buffer {
+	t.Helper()
+	b, err := dev.Malloc(testdev.Ctx(t), n)
+	require.NoError(t, err)
+	return b
+}
+
+// upload copies xs into dst on its device's own stream and waits for it.
+func upload[T device.Numeric](t testing.TB, dst device.Mem, xs []T) {
+	t.Helper()
+	ctx := testdev.Ctx(t)
+	require.NoError(t, streams.CopyToDevice(ctx, streams.Default(device.Range(dst, 0, 0).Buffer().Device()), dst, xs).Wait(ctx))
+}
+
+// download fills xs from src on its device's own stream and waits for it.
+func download[T device.Numeric](t testing.TB, xs []T, src device.Mem) {
+	t.Helper()
+	ctx := testdev.Ctx(t)
+	require.NoError(t, streams.CopyFromDevice(ctx, streams.Default(device.Range(src, 0, 0).Buffer().Device()), xs, src).Wait(ctx))
+}
+
 // requireUsable proves the device still works after a mistake: a small round trip.
 func requireUsable(t testing.TB, dev *device.Device) {
 	t.Helper()
@@ -71,9 +94,9 @@ func requireUsable(t testing.TB, dev *device.Device) {
 	buf, err := dev.Malloc(ctx, 64)
 	require.NoError(t, err)
 	in := []uint32{1, 2, 3, 0xdeadbeef}
-	require.NoError(t, device.CopyToDevice(ctx, buf, in))
+	upload(t, buf, in)
 	out := make([]uint32, 4)
-	require.NoError(t, device.CopyFromDevice(ctx, out, buf))
+	download(t, out, buf)
 	require.Equal(t, in, out)
-	require.NoError(t, buf.Free(ctx))
+	require.NoError(t, buf.Close(ctx))
 }

@@ -2,11 +2,10 @@ package device
 
 import (
 	"context"
-	"fmt"
-	"sync/atomic"
 	"unsafe"
 
 	"github.com/gpuactor/gpuactor/internal/backend"
+	"github.com/gpuactor/gpuactor/internal/core"
 )
 
 // HostFlag is a cudaHostAlloc flag.
@@ -19,73 +18,42 @@ const (
 	HostWriteCombined = HostFlag(backend.HostAllocWriteCombined) // fast for the device to read, slow for the CPU to read
 )
 
-// HostBuffer is page-locked (pinned) host memory: copies to and from it run at full PCIe
-// speed. Its bytes live outside the Go heap; do not use Bytes after Free.
-type HostBuffer struct {
-	dev   *Device
-	p     unsafe.Pointer
-	size  uint64
-	freed atomic.Bool
-}
+// HostBuffer is page-locked (pinned) host memory: copies to and from it run at full link
+// speed, and a stream's copies may read or write it after the call that queued them returns.
+// Its bytes live outside the Go heap; do not use Bytes after Close.
+type HostBuffer core.HostBuffer
 
-// MallocHost allocates size bytes of pinned host memory.
+func (h *HostBuffer) core() *core.HostBuffer { return (*core.HostBuffer)(h) }
+
+// MallocHost allocates size bytes of pinned host memory; it returns once they are allocated.
+// For typed pinned memory, see package alloc.
 func (d *Device) MallocHost(ctx context.Context, size uint64, flags ...HostFlag) (*HostBuffer, error) {
-	if size == 0 {
-		return nil, invalid("MallocHost of 0 bytes")
-	}
 	var f uint32
 	for _, fl := range flags {
 		f |= uint32(fl)
 	}
-	return call(ctx, d, func() (*HostBuffer, error) {
-		if err := d.Charge(KindPinned, size); err != nil {
-			return nil, err
-		}
-		p, err := d.dev.HostAlloc(size, f)
-		if err != nil {
-			d.Uncharge(KindPinned, size)
-			return nil, fmt.Errorf("gpuactor: MallocHost(%d bytes): %w", size, err)
-		}
-		h := &HostBuffer{dev: d, p: p, size: size}
-		d.live.hosts[h] = struct{}{}
-		return h, nil
-	}).Await(ctx)
+	h, err := core.MallocHost(ctx, d.core(), size, f)
+	return (*HostBuffer)(h), err
 }
 
-// Bytes is the buffer's memory, or nil once freed.
-func (h *HostBuffer) Bytes() []byte {
-	if h == nil || h.freed.Load() {
-		return nil
-	}
-	return unsafe.Slice((*byte)(h.p), h.size)
-}
+// Bytes is the buffer's memory, or nil once closed.
+func (h *HostBuffer) Bytes() []byte { return h.core().Bytes() }
 
 // Size is the buffer's length in bytes.
-func (h *HostBuffer) Size() uint64 { return h.size }
+func (h *HostBuffer) Size() uint64 { return h.core().Size() }
 
-// Free releases the pinned memory. Freeing twice is an ErrFreed error.
-func (h *HostBuffer) Free(ctx context.Context) error {
-	if h == nil {
-		return invalid("Free of a nil host buffer")
-	}
-	return do(ctx, h.dev, func() error { return h.dev.freeHost(h) })
-}
+// Device is the device the memory was pinned for.
+func (h *HostBuffer) Device() *Device { return (*Device)(h.core().Device()) }
 
-// freeHost runs on the actor thread.
-func (d *Device) freeHost(h *HostBuffer) error {
-	if h.freed.Load() {
-		return freedErr("host buffer of %d bytes freed twice", h.size)
-	}
-	if err := d.dev.StreamSynchronize(d.stream); err != nil {
-		return err
-	}
-	h.freed.Store(true)
-	delete(d.live.hosts, h)
-	d.Uncharge(KindPinned, h.size)
-	return d.dev.HostFree(h.p)
-}
+// Closed reports whether Close has run.
+func (h *HostBuffer) Closed() bool { return h.core().Closed() }
 
-// HostSlice views a pinned host buffer as a slice of T (len = Size / sizeof(T)).
+// Close frees the pinned memory after the work queued on the device's own stream has
+// finished, and returns once it is freed. Closing twice is an ErrClosed error.
+func (h *HostBuffer) Close(ctx context.Context) error { return h.core().Close(ctx) }
+
+// HostSlice views a pinned host buffer as a slice of T (len = Size / sizeof(T)); nil once the
+// buffer is closed.
 func HostSlice[T Numeric](h *HostBuffer) []T {
 	b := h.Bytes()
 	var zero T
@@ -94,4 +62,11 @@ func HostSlice[T Numeric](h *HostBuffer) []T {
 		return nil
 	}
 	return unsafe.Slice((*T)(unsafe.Pointer(&b[0])), n)
+}
+
+// Numeric is the element types the typed copy helpers move.
+type Numeric interface {
+	~int8 | ~int16 | ~int32 | ~int64 | ~int |
+		~uint8 | ~uint16 | ~uint32 | ~uint64 | ~uint | ~uintptr |
+		~float32 | ~float64
 }

@@ -3,26 +3,9 @@ package device
 import (
 	"fmt"
 
+	"github.com/gpuactor/gpuactor/cuda"
 	"github.com/gpuactor/gpuactor/internal/backend"
 )
-
-// Dim3 is a grid or block shape.
-type Dim3 = backend.Dim3
-
-// Dim builds a Dim3 from up to three extents; missing ones are 1.
-func Dim(xyz ...uint32) Dim3 {
-	d := Dim3{X: 1, Y: 1, Z: 1}
-	if len(xyz) > 0 {
-		d.X = xyz[0]
-	}
-	if len(xyz) > 1 {
-		d.Y = xyz[1]
-	}
-	if len(xyz) > 2 {
-		d.Z = xyz[2]
-	}
-	return d
-}
 
 // ComputeCapability is a device's SM version, e.g. 9.0 for an H100.
 type ComputeCapability struct{ Major, Minor int }
@@ -52,8 +35,8 @@ type Properties struct {
 	WarpSize                  int
 	MaxThreadsPerBlock        int
 	MaxThreadsPerSM           int
-	MaxBlock                  Dim3
-	MaxGrid                   Dim3
+	MaxBlock                  cuda.Dim3
+	MaxGrid                   cuda.Dim3
 	SharedMemPerBlock         int // bytes, without opting in
 	SharedMemPerBlockOptin    int // bytes, the most a kernel can opt in to
 	RegistersPerBlock         int

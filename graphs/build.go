@@ -6,19 +6,21 @@ import (
 	"runtime/debug"
 
 	"github.com/gpuactor/gpuactor/actor"
+	"github.com/gpuactor/gpuactor/cuda"
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/internal/backend"
+	"github.com/gpuactor/gpuactor/internal/core"
 	"github.com/gpuactor/gpuactor/streams"
 )
 
 // add runs an op adding one node after deps; on the actor thread.
-func (g *Graph) add(ctx context.Context, deps Deps, kind Kind, label string, spec *device.LaunchSpec,
+func (g *Graph) add(ctx context.Context, deps Deps, kind Kind, label string, spec *core.LaunchSpec,
 	op func(rt backend.Device, deps []backend.GraphNode) (backend.GraphNode, error)) (*Node, error) {
 	hs, err := deps.handles(g)
 	if err != nil {
 		return nil, err
 	}
-	return exec(ctx, g, func(rt backend.Device, _ *device.Tracker) (*Node, error) {
+	return exec(ctx, g, func(rt backend.Device, _ *core.Tracker) (*Node, error) {
 		h, err := op(rt, hs)
 		if err != nil {
 			return nil, fmt.Errorf("gpuactor/graphs: adding a %s node: %w", kind, err)
@@ -27,14 +29,15 @@ func (g *Graph) add(ctx context.Context, deps Deps, kind Kind, label string, spe
 	})
 }
 
-// AddKernel adds a launch of k with shape cfg and args (as device.Device.Launch takes them).
+// AddKernel adds a launch of k with shape cfg and args (as streams.Stream.Launch takes them),
+// and returns once the node is added.
 // The arguments are checked now and copied into the graph: buffers passed must stay allocated
 // while the graph may run.
-func (g *Graph) AddKernel(ctx context.Context, deps Deps, k *device.Kernel, cfg device.Config, args ...any) (*Node, error) {
+func (g *Graph) AddKernel(ctx context.Context, deps Deps, k *device.Kernel, cfg cuda.LaunchConfig, args ...any) (*Node, error) {
 	if g == nil {
 		return nil, invalid("nil graph")
 	}
-	spec, err := g.dev.PrepareLaunch(k, cfg, args)
+	spec, err := core.PrepareLaunch(coreDev(g.dev), (*core.Kernel)(k), cfg, args)
 	if err != nil {
 		return nil, err
 	}
@@ -53,16 +56,16 @@ func (g *Graph) AddCopy(ctx context.Context, deps Deps, dst, src device.Mem) (*N
 		return nil, invalid("nil graph")
 	}
 	return g.add(ctx, deps, CopyNode, "device-to-device", nil, func(rt backend.Device, hs []backend.GraphNode) (backend.GraphNode, error) {
-		dp, dn, err := g.dev.Resolve("copy destination", dst)
+		dp, dn, err := coreDev(g.dev).Resolve("copy destination", dst)
 		if err != nil {
 			return 0, err
 		}
-		sp, sn, err := g.dev.Resolve("copy source", src)
+		sp, sn, err := coreDev(g.dev).Resolve("copy source", src)
 		if err != nil {
 			return 0, err
 		}
 		if sn > dn {
-			return 0, fmt.Errorf("%w: copy of %d bytes into a %d-byte destination", device.ErrOutOfRange, sn, dn)
+			return 0, core.OutOfRange("copy of %d bytes into a %d-byte destination", sn, dn)
 		}
 		return rt.GraphAddCopyDtoD(g.h, hs, dp, sp, sn)
 	})
@@ -75,11 +78,11 @@ func (g *Graph) AddCopyToDevice(ctx context.Context, deps Deps, dst device.Mem, 
 		return nil, invalid("nil graph")
 	}
 	return g.add(ctx, deps, CopyNode, "host-to-device", nil, func(rt backend.Device, hs []backend.GraphNode) (backend.GraphNode, error) {
-		p, n, err := g.dev.Resolve("copy destination", dst)
+		p, n, err := coreDev(g.dev).Resolve("copy destination", dst)
 		if err != nil {
 			return 0, err
 		}
-		host, err := g.dev.ResolveHost("copy source", src, n)
+		host, err := coreDev(g.dev).ResolveHost("copy source", (*core.HostBuffer)(src), n)
 		if err != nil {
 			return 0, err
 		}
@@ -94,11 +97,11 @@ func (g *Graph) AddCopyFromDevice(ctx context.Context, deps Deps, dst *device.Ho
 		return nil, invalid("nil graph")
 	}
 	return g.add(ctx, deps, CopyNode, "device-to-host", nil, func(rt backend.Device, hs []backend.GraphNode) (backend.GraphNode, error) {
-		p, n, err := g.dev.Resolve("copy source", src)
+		p, n, err := coreDev(g.dev).Resolve("copy source", src)
 		if err != nil {
 			return 0, err
 		}
-		host, err := g.dev.ResolveHost("copy destination", dst, n)
+		host, err := coreDev(g.dev).ResolveHost("copy destination", (*core.HostBuffer)(dst), n)
 		if err != nil {
 			return 0, err
 		}
@@ -112,7 +115,7 @@ func (g *Graph) AddMemset(ctx context.Context, deps Deps, dst device.Mem, value 
 		return nil, invalid("nil graph")
 	}
 	return g.add(ctx, deps, MemsetNode, fmt.Sprintf("%#x", value), nil, func(rt backend.Device, hs []backend.GraphNode) (backend.GraphNode, error) {
-		p, n, err := g.dev.Resolve("memset destination", dst)
+		p, n, err := coreDev(g.dev).Resolve("memset destination", dst)
 		if err != nil {
 			return 0, err
 		}
@@ -167,8 +170,8 @@ func (g *Graph) AddChild(ctx context.Context, deps Deps, child *Graph) (*Node, e
 		return nil, invalid("a graph cannot be its own child")
 	}
 	return g.add(ctx, deps, ChildNode, "", nil, func(rt backend.Device, hs []backend.GraphNode) (backend.GraphNode, error) {
-		if child.destroyed.Load() {
-			return 0, destroyed("child graph")
+		if child.closed.Load() {
+			return 0, closed("child graph")
 		}
 		n, err := rt.GraphAddChildNode(g.h, hs, child.h)
 		if err == nil {
@@ -197,7 +200,7 @@ func (g *Graph) AddEventRecord(ctx context.Context, deps Deps, e *streams.Event)
 		return nil, wrongDevice("event", e.Device(), g.dev)
 	}
 	return g.add(ctx, deps, EventRecordNode, "", nil, func(rt backend.Device, hs []backend.GraphNode) (backend.GraphNode, error) {
-		h, err := streams.EventHandle(e)
+		h, err := (*core.Event)(e).Handle()
 		if err != nil {
 			return 0, err
 		}
@@ -212,7 +215,7 @@ func (g *Graph) AddEventWait(ctx context.Context, deps Deps, e *streams.Event) (
 		return nil, invalid("AddEventWait with a nil graph or event")
 	}
 	return g.add(ctx, deps, EventWaitNode, "", nil, func(rt backend.Device, hs []backend.GraphNode) (backend.GraphNode, error) {
-		h, err := streams.EventHandle(e)
+		h, err := (*core.Event)(e).Handle()
 		if err != nil {
 			return 0, err
 		}
@@ -222,17 +225,17 @@ func (g *Graph) AddEventWait(ctx context.Context, deps Deps, e *streams.Event) (
 
 // AddAlloc adds an allocation of size bytes of device memory and returns its address, which
 // stays the same for every launch. Nodes that use the memory must depend on the allocation;
-// pass the address to kernels as a device.DevicePtr. Free it with AddFree in the same or a
+// pass the address to kernels as a cuda.DevicePtr. Free it with AddFree in the same or a
 // later graph; an executable graph whose allocation is not freed cannot launch again until it
 // is, unless instantiated with AutoFreeOnLaunch.
-func (g *Graph) AddAlloc(ctx context.Context, deps Deps, size uint64) (*Node, device.DevicePtr, error) {
+func (g *Graph) AddAlloc(ctx context.Context, deps Deps, size uint64) (*Node, cuda.DevicePtr, error) {
 	if g == nil {
 		return nil, 0, invalid("nil graph")
 	}
 	if size == 0 {
 		return nil, 0, invalid("AddAlloc of 0 bytes")
 	}
-	var p device.DevicePtr
+	var p cuda.DevicePtr
 	n, err := g.add(ctx, deps, AllocNode, fmt.Sprintf("%d bytes", size), nil, func(rt backend.Device, hs []backend.GraphNode) (backend.GraphNode, error) {
 		n, ptr, err := rt.GraphAddMemAllocNode(g.h, hs, size)
 		p = ptr
@@ -242,7 +245,7 @@ func (g *Graph) AddAlloc(ctx context.Context, deps Deps, size uint64) (*Node, de
 }
 
 // AddFree adds freeing p, the address an AddAlloc returned.
-func (g *Graph) AddFree(ctx context.Context, deps Deps, p device.DevicePtr) (*Node, error) {
+func (g *Graph) AddFree(ctx context.Context, deps Deps, p cuda.DevicePtr) (*Node, error) {
 	if g == nil {
 		return nil, invalid("nil graph")
 	}

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"sync/atomic"
 
-	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/internal/backend"
+	"github.com/gpuactor/gpuactor/internal/core"
 	"github.com/gpuactor/gpuactor/streams"
 )
 
@@ -69,7 +69,7 @@ func BeginCapture(ctx context.Context, s *streams.Stream, opts ...CaptureOption)
 	if s == nil {
 		return nil, invalid("BeginCapture on a nil stream")
 	}
-	f := streams.Exec(ctx, s, func(rt backend.Device, tr *device.Tracker, h backend.Stream) (*Capturing, error) {
+	f := core.RunOn(ctx, coreStream(s), func(rt backend.Device, tr *core.Tracker, h backend.Stream) (*Capturing, error) {
 		added := tr.BeginCapture(h, backend.CaptureMode(c.mode))
 		if err := rt.StreamBeginCapture(h, backend.CaptureMode(c.mode)); err != nil {
 			if added {
@@ -96,7 +96,7 @@ func BeginCapture(ctx context.Context, s *streams.Stream, opts ...CaptureOption)
 func (c *Capturing) Stream() *streams.Stream { return c.s }
 
 // end ends the capture; on the actor thread. discard destroys the graph.
-func (c *Capturing) end(rt backend.Device, tr *device.Tracker, h backend.Stream, discard bool) error {
+func (c *Capturing) end(rt backend.Device, tr *core.Tracker, h backend.Stream, discard bool) error {
 	c.ended.Store(true)
 	tr.Disown(c)
 	g, err := rt.StreamEndCapture(h)
@@ -120,7 +120,7 @@ func (c *Capturing) End(ctx context.Context) (*Graph, error) {
 		return nil, invalid("capture ended twice")
 	}
 	ctx = context.WithoutCancel(ctx)
-	return streams.Exec(ctx, c.s, func(rt backend.Device, tr *device.Tracker, h backend.Stream) (*Graph, error) {
+	return core.RunOn(ctx, coreStream(c.s), func(rt backend.Device, tr *core.Tracker, h backend.Stream) (*Graph, error) {
 		if c.ended.Load() {
 			return nil, invalid("capture ended twice")
 		}
@@ -141,7 +141,7 @@ func (c *Capturing) Abort(ctx context.Context) error {
 		return nil
 	}
 	ctx = context.WithoutCancel(ctx)
-	_, err := streams.Exec(ctx, c.s, func(rt backend.Device, tr *device.Tracker, h backend.Stream) (struct{}, error) {
+	_, err := core.RunOn(ctx, coreStream(c.s), func(rt backend.Device, tr *core.Tracker, h backend.Stream) (struct{}, error) {
 		if c.ended.Load() {
 			return struct{}{}, nil
 		}
@@ -190,7 +190,7 @@ type CaptureStatus struct {
 
 // Status reports whether s is capturing.
 func Status(ctx context.Context, s *streams.Stream) (CaptureStatus, error) {
-	return streams.Exec(ctx, s, func(rt backend.Device, _ *device.Tracker, h backend.Stream) (CaptureStatus, error) {
+	return core.RunOn(ctx, coreStream(s), func(rt backend.Device, _ *core.Tracker, h backend.Stream) (CaptureStatus, error) {
 		info, err := rt.StreamCaptureInfo(h)
 		if err != nil {
 			return CaptureStatus{}, err

@@ -7,8 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/internal/backend"
+	"github.com/gpuactor/gpuactor/internal/core"
 )
 
 // Description is a Go-side picture of a graph, for tests and logs: its nodes in an order where
@@ -56,7 +56,7 @@ func (d Description) String() string {
 
 // Describe describes the graph.
 func (g *Graph) Describe(ctx context.Context) (Description, error) {
-	return exec(ctx, g, func(rt backend.Device, _ *device.Tracker) (Description, error) {
+	return exec(ctx, g, func(rt backend.Device, _ *core.Tracker) (Description, error) {
 		hs, err := rt.GraphNodes(g.h)
 		if err != nil {
 			return Description{}, err
@@ -112,7 +112,7 @@ func (g *Graph) DOT(ctx context.Context) (string, error) {
 	}
 	defer os.RemoveAll(dir)
 	path := filepath.Join(dir, "graph.dot")
-	if _, err := exec(ctx, g, func(rt backend.Device, _ *device.Tracker) (struct{}, error) {
+	if _, err := exec(ctx, g, func(rt backend.Device, _ *core.Tracker) (struct{}, error) {
 		return struct{}{}, rt.GraphDebugDot(g.h, path)
 	}); err != nil {
 		return "", fmt.Errorf("gpuactor/graphs: DOT export: %w", err)

@@ -1,7 +1,6 @@
 // Package graphs runs work as CUDA graphs: a fixed set of GPU operations with their
 // dependencies, instantiated once and launched many times for a fraction of the cost of
-// launching each operation (about 0.8 µs a kernel node on an H100, against 3.4–4 µs a plain
-// launch).
+// launching each operation: a kernel node of a large graph costs a fraction of a plain launch.
 //
 // There are three ways to make a graph:
 //
@@ -14,9 +13,9 @@
 //     request with new buffers or sizes.
 //
 // Instantiate turns a Graph into an Exec, which launches on any stream of its device with a
-// future that completes when the graph has run; LaunchN queues many runs back to back with
-// one message to the actor per few dozen runs, where a launch per message costs the actor a
-// quarter of a small graph's launch. An Exec's kernel nodes can be given new
+// future that completes when the graph has run; LaunchN queues many runs back to back, as
+// many per message to the actor as fit in a quarter of a millisecond of its time, where a
+// launch per message pays the actor's per-message cost every time. An Exec's kernel nodes can be given new
 // arguments (SetKernelArgs), nodes enabled and disabled, and the whole Exec updated from
 // another graph of the same topology (Update); an update that cannot apply fails with an
 // *UpdateError saying why.

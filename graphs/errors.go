@@ -6,12 +6,11 @@ import (
 
 	"github.com/gpuactor/gpuactor/actor"
 	"github.com/gpuactor/gpuactor/device"
+	"github.com/gpuactor/gpuactor/internal/core"
 	"github.com/gpuactor/gpuactor/streams"
 )
 
 var (
-	// ErrDestroyed: the graph, executable graph or template was destroyed.
-	ErrDestroyed = errors.New("gpuactor/graphs: destroyed")
 	// ErrForeignNode: a node of one graph used with another.
 	ErrForeignNode = errors.New("gpuactor/graphs: node belongs to another graph")
 	// ErrCapture: a capture could not begin or end (the stream is already capturing, an
@@ -38,14 +37,16 @@ func (e *UpdateError) Error() string {
 // Unwrap returns the runtime's error.
 func (e *UpdateError) Unwrap() error { return e.Err }
 
-func invalid(format string, args ...any) error {
-	return fmt.Errorf("%w: "+format, append([]any{device.ErrInvalidArgument}, args...)...)
-}
+func invalid(format string, args ...any) error { return core.Invalid(format, args...) }
 
 func wrongDevice(what string, owner, used *device.Device) error {
-	return fmt.Errorf("%w: %s belongs to device %d, used on device %d", device.ErrWrongDevice, what, owner.Ordinal(), used.Ordinal())
+	return core.WrongDevice(what, coreDev(owner), coreDev(used))
 }
 
-func destroyed(what string) error { return fmt.Errorf("%w: %s used after Destroy", ErrDestroyed, what) }
+func closed(what string) error { return core.Closed("%s used after Close", what) }
 
 func failed(err error) *streams.Future { return actor.Completed(struct{}{}, err) }
+
+func coreDev(d *device.Device) *core.Device { return (*core.Device)(d) }
+
+func coreStream(s *streams.Stream) *core.Stream { return (*core.Stream)(s) }

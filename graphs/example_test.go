@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/gpuactor/gpuactor/actor"
+	"github.com/gpuactor/gpuactor/cuda"
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/graphs"
 	"github.com/gpuactor/gpuactor/streams"
@@ -14,9 +16,9 @@ const exampleSource = `extern "C" __global__ void axpb(float* x, float a, float 
 	if (i < n) x[i] = a * x[i] + b;
 }`
 
-var exampleSim = map[string]device.SimKernel{"axpb": func(c *device.KernelCall) error {
+var exampleSim = map[string]cuda.SimKernel{"axpb": func(c *cuda.KernelCall) error {
 	n := int(c.Int32(3))
-	x := device.SimSlice[float32](c, 0, n)
+	x := cuda.SimSlice[float32](c, 0, n)
 	for i := range x {
 		x[i] = c.Float32(1)*x[i] + c.Float32(2)
 	}
@@ -50,7 +52,7 @@ func ExampleGraph_Instantiate() {
 	dev, k, s := exampleSetup(ctx)
 	defer dev.Close()
 	x, _ := dev.Malloc(ctx, 4*4)
-	cfg := device.Config{Grid: device.Dim(1), Block: device.Dim(32)}
+	cfg := cuda.LaunchConfig{Grid: cuda.Dim(1), Block: cuda.Dim(32)}
 
 	g, _ := graphs.New(ctx, dev)
 	zero, _ := g.AddMemset(ctx, nil, x, 0)
@@ -76,7 +78,7 @@ func ExampleCapture() {
 	dev, k, s := exampleSetup(ctx)
 	defer dev.Close()
 	x, _ := dev.Malloc(ctx, 4*4)
-	cfg := device.Config{Grid: device.Dim(1), Block: device.Dim(32)}
+	cfg := cuda.LaunchConfig{Grid: cuda.Dim(1), Block: cuda.Dim(32)}
 
 	g, err := graphs.Capture(ctx, s, func(ctx context.Context) error {
 		s.Memset(ctx, x, 0)
@@ -101,7 +103,7 @@ func ExampleRecord() {
 	ctx := context.Background()
 	dev, k, s := exampleSetup(ctx)
 	defer dev.Close()
-	cfg := device.Config{Grid: device.Dim(1), Block: device.Dim(32)}
+	cfg := cuda.LaunchConfig{Grid: cuda.Dim(1), Block: cuda.Dim(32)}
 	scratch, _ := dev.Malloc(ctx, 4*4)
 
 	var scale graphs.Slot
@@ -113,13 +115,17 @@ func ExampleRecord() {
 	if err != nil {
 		panic(err)
 	}
-	defer tpl.Destroy(ctx)
+	defer tpl.Close(ctx)
 	for i, in := range [][]float32{{1, 2, 3, 4}, {10, 20, 30, 40}} {
 		buf, _ := dev.Malloc(ctx, 4*4)
-		device.CopyToDevice(ctx, buf, in)
-		tpl.Launch(ctx, s, graphs.Args(scale, buf, float32(i+2), float32(1), int32(4))).Await(ctx)
 		out := make([]float32, 4)
-		device.CopyFromDevice(ctx, out, buf)
+		err := actor.WaitAll(ctx,
+			streams.CopyToDevice(ctx, s, buf, in),
+			tpl.Launch(ctx, s, graphs.Args(scale, buf, float32(i+2), float32(1), int32(4))),
+			streams.CopyFromDevice(ctx, s, out, buf))
+		if err != nil {
+			panic(err)
+		}
 		fmt.Println(out)
 	}
 	// Output:
@@ -134,7 +140,7 @@ func ExampleExec_LaunchN() {
 	dev, k, s := exampleSetup(ctx)
 	defer dev.Close()
 	x, _ := dev.Malloc(ctx, 4*4)
-	cfg := device.Config{Grid: device.Dim(1), Block: device.Dim(32)}
+	cfg := cuda.LaunchConfig{Grid: cuda.Dim(1), Block: cuda.Dim(32)}
 
 	g, _ := graphs.New(ctx, dev)
 	if _, err := g.AddKernel(ctx, nil, k, cfg, x, float32(1), float32(1), int32(4)); err != nil {
@@ -149,7 +155,7 @@ func ExampleExec_LaunchN() {
 		panic(err)
 	}
 	out := make([]float32, 4)
-	if err := device.CopyFromDevice(ctx, out, x); err != nil {
+	if err := streams.CopyFromDevice(ctx, s, out, x).Wait(ctx); err != nil {
 		panic(err)
 	}
 	fmt.Println(out)

@@ -8,19 +8,21 @@ import (
 	"sync/atomic"
 
 	"github.com/gpuactor/gpuactor/actor"
+	"github.com/gpuactor/gpuactor/cuda"
 	"github.com/gpuactor/gpuactor/cudaerr"
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/internal/backend"
+	"github.com/gpuactor/gpuactor/internal/core"
 	"github.com/gpuactor/gpuactor/streams"
 )
 
 // Exec is an instantiated graph, launchable on any stream of its device. Its methods are safe
 // for concurrent use; parameter changes apply to launches queued after them.
 type Exec struct {
-	dev       *device.Device
-	h         backend.GraphExec
-	res       *resources
-	destroyed atomic.Bool
+	dev    *device.Device
+	h      backend.GraphExec
+	res    *resources
+	closed atomic.Bool
 
 	mu      sync.Mutex
 	sources map[*Graph]bool // graphs whose nodes name this Exec's nodes: its own, and updates'
@@ -67,7 +69,7 @@ func (g *Graph) Instantiate(ctx context.Context, opts ...InstantiateOption) (*Ex
 	if c.upload != nil && g != nil && c.upload.Device() != g.dev {
 		return nil, wrongDevice("upload stream", c.upload.Device(), g.dev)
 	}
-	x, err := exec(ctx, g, func(rt backend.Device, tr *device.Tracker) (*Exec, error) {
+	x, err := exec(ctx, g, func(rt backend.Device, tr *core.Tracker) (*Exec, error) {
 		h, err := rt.GraphInstantiate(g.h, c.flags)
 		if err != nil {
 			return nil, fmt.Errorf("gpuactor/graphs: instantiating a graph: %w", err)
@@ -80,7 +82,7 @@ func (g *Graph) Instantiate(ctx context.Context, opts ...InstantiateOption) (*Ex
 		return x, err
 	}
 	if _, err := x.Upload(ctx, c.upload).Await(ctx); err != nil {
-		return nil, errors.Join(err, x.Destroy(context.WithoutCancel(ctx)))
+		return nil, errors.Join(err, x.Close(context.WithoutCancel(ctx)))
 	}
 	return x, nil
 }
@@ -89,8 +91,8 @@ func (g *Graph) Instantiate(ctx context.Context, opts ...InstantiateOption) (*Ex
 func (x *Exec) Device() *device.Device { return x.dev }
 
 func (x *Exec) alive() error {
-	if x.destroyed.Load() {
-		return destroyed("executable graph")
+	if x.closed.Load() {
+		return closed("executable graph")
 	}
 	return nil
 }
@@ -102,21 +104,18 @@ func (x *Exec) onStream(ctx context.Context, s *streams.Stream, op func(rt backe
 }
 
 // queue is onStream; then, when set, turns the GPU's result into the future's
-// (streams.EnqueueThen).
+// (core.Tracking.Then).
 func (x *Exec) queue(ctx context.Context, s *streams.Stream, op func(rt backend.Device, h backend.Stream) error, then func(error) error) *streams.Future {
 	if err := x.usableOn(s); err != nil {
 		return actor.Completed(struct{}{}, err)
 	}
-	run := func(rt backend.Device, _ *device.Tracker, h backend.Stream) error {
+	run := func(rt backend.Device, _ *core.Tracker, h backend.Stream) error {
 		if err := x.alive(); err != nil {
 			return err
 		}
 		return op(rt, h)
 	}
-	if then == nil {
-		return streams.Enqueue(ctx, s, run)
-	}
-	return streams.EnqueueThen(ctx, s, run, then)
+	return core.QueueTracked(ctx, coreStream(s), run, core.Tracking{Then: then})
 }
 
 // usableOn checks that x and s are there and s is of x's device.
@@ -139,20 +138,21 @@ func (x *Exec) Launch(ctx context.Context, s *streams.Stream) *streams.Future {
 		return actor.Completed(struct{}{}, err)
 	}
 	o := &launchOp{x: x}
+	var t core.Tracking
 	if x.res.anyHosts() {
-		return streams.SubmitThen(ctx, s, &o.Op, o, x.reportPanic)
+		t.Then = x.reportPanic
 	}
-	return streams.Submit(ctx, s, &o.Op, o)
+	return core.Submit(ctx, coreStream(s), &o.Msg, o, t)
 }
 
 // launchOp is a launch of an Exec: graphs are how work goes below the per-launch floor, so
-// their launch is one object (device.Op says why).
+// their launch is one object (core.Msg says why).
 type launchOp struct {
-	streams.Op
+	core.Msg
 	x *Exec
 }
 
-func (o *launchOp) EnqueueOn(rt backend.Device, _ *device.Tracker, h backend.Stream) error {
+func (o *launchOp) Enqueue(rt backend.Device, _ *core.Tracker, h backend.Stream) error {
 	if err := o.x.alive(); err != nil {
 		return err
 	}
@@ -185,11 +185,11 @@ func (x *Exec) Upload(ctx context.Context, s *streams.Stream) *streams.Future {
 }
 
 // run runs op on the Exec's actor thread, refusing a destroyed Exec.
-func (x *Exec) run(ctx context.Context, op func(rt backend.Device, tr *device.Tracker) error) error {
+func (x *Exec) run(ctx context.Context, op func(rt backend.Device, tr *core.Tracker) error) error {
 	if x == nil {
 		return invalid("nil executable graph")
 	}
-	_, err := device.Exec(ctx, x.dev, func(rt backend.Device, tr *device.Tracker) (struct{}, error) {
+	_, err := core.Run(ctx, coreDev(x.dev), func(rt backend.Device, tr *core.Tracker) (struct{}, error) {
 		if err := x.alive(); err != nil {
 			return struct{}{}, err
 		}
@@ -221,25 +221,25 @@ func (x *Exec) SetKernelArgs(ctx context.Context, n *Node, args ...any) error {
 	if n.spec == nil {
 		return invalid("%s has no known kernel: only nodes of AddKernel and Recorder.Launch take new arguments", n)
 	}
-	return x.SetKernel(ctx, n, n.spec.Kernel(), n.spec.Config(), args...)
+	return x.SetKernel(ctx, n, (*device.Kernel)(n.spec.Kernel()), n.spec.Config(), args...)
 }
 
 // SetKernel makes kernel node n launch k with cfg and args in later launches.
-func (x *Exec) SetKernel(ctx context.Context, n *Node, k *device.Kernel, cfg device.Config, args ...any) error {
+func (x *Exec) SetKernel(ctx context.Context, n *Node, k *device.Kernel, cfg cuda.LaunchConfig, args ...any) error {
 	if err := x.member(n); err != nil {
 		return err
 	}
 	if n.kind != KernelNode {
 		return invalid("%s is not a kernel node", n)
 	}
-	spec, err := x.dev.PrepareLaunch(k, cfg, args)
+	spec, err := core.PrepareLaunch(coreDev(x.dev), (*core.Kernel)(k), cfg, args)
 	if err != nil {
 		return err
 	}
-	return x.run(ctx, func(rt backend.Device, _ *device.Tracker) error { return x.setKernel(rt, n, spec) })
+	return x.run(ctx, func(rt backend.Device, _ *core.Tracker) error { return x.setKernel(rt, n, spec) })
 }
 
-func (x *Exec) setKernel(rt backend.Device, n *Node, spec device.LaunchSpec) error {
+func (x *Exec) setKernel(rt backend.Device, n *Node, spec core.LaunchSpec) error {
 	p, err := spec.Node()
 	if err != nil {
 		return err
@@ -256,7 +256,7 @@ func (x *Exec) SetEnabled(ctx context.Context, n *Node, enabled bool) error {
 	if err := x.member(n); err != nil {
 		return err
 	}
-	return x.run(ctx, func(rt backend.Device, _ *device.Tracker) error { return rt.GraphNodeSetEnabled(x.h, n.h, enabled) })
+	return x.run(ctx, func(rt backend.Device, _ *core.Tracker) error { return rt.GraphNodeSetEnabled(x.h, n.h, enabled) })
 }
 
 // Update takes g's node parameters into the Exec for later launches. g must have the Exec's
@@ -269,9 +269,9 @@ func (x *Exec) Update(ctx context.Context, g *Graph) error {
 	if g.dev != x.dev {
 		return wrongDevice("graph", g.dev, x.dev)
 	}
-	return x.run(ctx, func(rt backend.Device, _ *device.Tracker) error {
-		if g.destroyed.Load() {
-			return destroyed("graph")
+	return x.run(ctx, func(rt backend.Device, _ *core.Tracker) error {
+		if g.closed.Load() {
+			return closed("graph")
 		}
 		info, err := rt.GraphExecUpdate(x.h, g.h)
 		if err != nil || info.Result != backend.UpdateSuccess {
@@ -292,16 +292,16 @@ func (x *Exec) Update(ctx context.Context, g *Graph) error {
 	})
 }
 
-// Destroy destroys the Exec; launches already queued still run. Destroying twice is an
-// ErrDestroyed error.
-func (x *Exec) Destroy(ctx context.Context) error {
-	return x.run(ctx, func(rt backend.Device, tr *device.Tracker) error {
+// Close destroys the Exec and returns once it is destroyed; launches already queued still run.
+// Closing twice is a device.ErrClosed error.
+func (x *Exec) Close(ctx context.Context) error {
+	return x.run(ctx, func(rt backend.Device, tr *core.Tracker) error {
 		tr.Disown(x)
 		return x.destroy(rt)
 	})
 }
 
 func (x *Exec) destroy(rt backend.Device) error {
-	x.destroyed.Store(true)
+	x.closed.Store(true)
 	return errors.Join(rt.GraphExecDestroy(x.h), x.res.release(rt))
 }

@@ -9,9 +9,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gpuactor/gpuactor/cudaerr"
-	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/graphs"
 	"github.com/gpuactor/gpuactor/internal/backend"
+	"github.com/gpuactor/gpuactor/internal/core"
 )
 
 // BenchmarkLaunchNGap splits what a LaunchN round of a one-node graph (100 runs) costs over
@@ -41,14 +41,14 @@ func BenchmarkLaunchNGap(b *testing.B) {
 	perLaunch := func(d time.Duration) float64 { return d.Seconds() * 1e6 / round }
 	marks := [2]backend.Event{}
 	for i := range marks {
-		ev, err := device.Exec(ctx, dev, func(rt backend.Device, _ *device.Tracker) (backend.Event, error) {
+		ev, err := core.Run(ctx, (*core.Device)(dev), func(rt backend.Device, _ *core.Tracker) (backend.Event, error) {
 			return rt.EventCreate(backend.EventDisableTiming)
 		}).Await(ctx)
 		require.NoError(b, err)
 		marks[i] = ev
 	}
 	b.Cleanup(func() {
-		_, _ = device.Exec(ctx, dev, func(rt backend.Device, _ *device.Tracker) (struct{}, error) {
+		_, _ = core.Run(ctx, (*core.Device)(dev), func(rt backend.Device, _ *core.Tracker) (struct{}, error) {
 			for _, ev := range marks {
 				_ = rt.EventDestroy(ev)
 			}
@@ -98,7 +98,7 @@ func BenchmarkLaunchNGap(b *testing.B) {
 		return rt.StreamSynchronize(h)
 	}
 	cloopRow := func(step int, mid bool, end string) []float64 {
-		got, err := device.Exec(ctx, dev, func(backend.Device, *device.Tracker) ([]float64, error) {
+		got, err := core.Run(ctx, (*core.Device)(dev), func(backend.Device, *core.Tracker) ([]float64, error) {
 			var row []float64
 			for range rounds {
 				start := time.Now()

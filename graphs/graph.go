@@ -12,16 +12,17 @@ import (
 	"github.com/gpuactor/gpuactor/actor"
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/internal/backend"
+	"github.com/gpuactor/gpuactor/internal/core"
 )
 
 // Graph is a CUDA graph of one device: nodes and their dependencies, not yet runnable
 // (Instantiate makes an Exec). Its methods are safe for concurrent use; they run on the
 // device's actor thread.
 type Graph struct {
-	dev       *device.Device
-	h         backend.Graph
-	res       *resources
-	destroyed atomic.Bool
+	dev    *device.Device
+	h      backend.Graph
+	res    *resources
+	closed atomic.Bool
 
 	mu    sync.Mutex
 	nodes map[backend.GraphNode]*Node
@@ -124,7 +125,7 @@ func New(ctx context.Context, dev *device.Device) (*Graph, error) {
 	if dev == nil {
 		return nil, invalid("New on a nil device")
 	}
-	return device.Exec(ctx, dev, func(rt backend.Device, tr *device.Tracker) (*Graph, error) {
+	return core.Run(ctx, coreDev(dev), func(rt backend.Device, tr *core.Tracker) (*Graph, error) {
 		h, err := rt.GraphCreate()
 		if err != nil {
 			return nil, fmt.Errorf("gpuactor/graphs: creating a graph: %w", err)
@@ -134,7 +135,7 @@ func New(ctx context.Context, dev *device.Device) (*Graph, error) {
 }
 
 // adopt wraps a graph handle the caller owns; on the actor thread.
-func adopt(dev *device.Device, rt backend.Device, tr *device.Tracker, h backend.Graph, res *resources) *Graph {
+func adopt(dev *device.Device, rt backend.Device, tr *core.Tracker, h backend.Graph, res *resources) *Graph {
 	if res == nil {
 		res = &resources{}
 	}
@@ -147,23 +148,23 @@ func adopt(dev *device.Device, rt backend.Device, tr *device.Tracker, h backend.
 func (g *Graph) Device() *device.Device { return g.dev }
 
 // exec runs op on the graph's actor thread, refusing a destroyed graph.
-func exec[T any](ctx context.Context, g *Graph, op func(rt backend.Device, tr *device.Tracker) (T, error)) (T, error) {
+func exec[T any](ctx context.Context, g *Graph, op func(rt backend.Device, tr *core.Tracker) (T, error)) (T, error) {
 	var zero T
 	if g == nil {
 		return zero, invalid("nil graph")
 	}
-	return device.Exec(ctx, g.dev, func(rt backend.Device, tr *device.Tracker) (T, error) {
-		if g.destroyed.Load() {
-			return zero, destroyed("graph")
+	return core.Run(ctx, coreDev(g.dev), func(rt backend.Device, tr *core.Tracker) (T, error) {
+		if g.closed.Load() {
+			return zero, closed("graph")
 		}
 		return op(rt, tr)
 	}).Await(ctx)
 }
 
-// Destroy destroys the graph. Executable graphs made from it stay valid. Destroying twice is
-// an ErrDestroyed error.
-func (g *Graph) Destroy(ctx context.Context) error {
-	_, err := exec(ctx, g, func(rt backend.Device, tr *device.Tracker) (struct{}, error) {
+// Close destroys the graph and returns once it is destroyed. Executable graphs made from it
+// stay valid. Closing twice is a device.ErrClosed error.
+func (g *Graph) Close(ctx context.Context) error {
+	_, err := exec(ctx, g, func(rt backend.Device, tr *core.Tracker) (struct{}, error) {
 		tr.Disown(g)
 		return struct{}{}, g.destroy(rt)
 	})
@@ -171,14 +172,14 @@ func (g *Graph) Destroy(ctx context.Context) error {
 }
 
 func (g *Graph) destroy(rt backend.Device) error {
-	g.destroyed.Store(true)
+	g.closed.Store(true)
 	err := rt.GraphDestroy(g.h)
 	return errors.Join(err, g.res.release(rt))
 }
 
 // Clone copies the graph. The copy's nodes are new nodes (Nodes lists them).
 func (g *Graph) Clone(ctx context.Context) (*Graph, error) {
-	return exec(ctx, g, func(rt backend.Device, tr *device.Tracker) (*Graph, error) {
+	return exec(ctx, g, func(rt backend.Device, tr *core.Tracker) (*Graph, error) {
 		h, err := rt.GraphClone(g.h)
 		if err != nil {
 			return nil, fmt.Errorf("gpuactor/graphs: cloning a graph: %w", err)

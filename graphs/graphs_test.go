@@ -13,9 +13,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gpuactor/gpuactor/actor"
+	"github.com/gpuactor/gpuactor/cuda"
 	"github.com/gpuactor/gpuactor/cudaerr"
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/graphs"
+	"github.com/gpuactor/gpuactor/internal/testdev"
 	"github.com/gpuactor/gpuactor/streams"
 )
 
@@ -87,8 +89,8 @@ func TestForkJoinCapture(t *testing.T) {
 		join, err := streams.NewEvent(f.ctx, f.dev, streams.DisableTiming)
 		require.NoError(t, err)
 		a, b := f.buffer(t, n), f.buffer(t, n)
-		require.NoError(t, device.CopyToDevice(f.ctx, a, filled(n, 1)))
-		require.NoError(t, device.CopyToDevice(f.ctx, b, filled(n, 1)))
+		testdev.Write(t, f.ctx, a, filled(n, 1))
+		testdev.Write(t, f.ctx, b, filled(n, 1))
 		g, err := graphs.Capture(f.ctx, s1, func(ctx context.Context) error {
 			s1.Record(ctx, fork)
 			s2.Wait(ctx, fork) // s2 joins the capture
@@ -336,8 +338,8 @@ func TestMemoryNodes(t *testing.T) {
 		for range 3 {
 			f.launch(t, ax, s)
 		}
-		require.NoError(t, ax.Destroy(f.ctx))
-		require.NoError(t, leak.Destroy(f.ctx))
+		require.NoError(t, ax.Close(f.ctx))
+		require.NoError(t, leak.Close(f.ctx))
 		require.NoError(t, f.dev.Synchronize(f.ctx), "the device is fine after the refused launch")
 	})
 }
@@ -366,7 +368,7 @@ func TestStagedCopiesHostNodesAndChildren(t *testing.T) {
 			seen = append([]uint32(nil), out.Slice()[:3]...)
 		})
 		require.NoError(t, err)
-		require.NoError(t, child.Destroy(f.ctx), "the child node is a copy")
+		require.NoError(t, child.Close(f.ctx), "the child node is a copy")
 
 		x, err := g.Instantiate(f.ctx, graphs.Upload(s))
 		require.NoError(t, err)
@@ -380,7 +382,7 @@ func TestStagedCopiesHostNodesAndChildren(t *testing.T) {
 
 		clone, err := g.Clone(f.ctx)
 		require.NoError(t, err)
-		require.NoError(t, g.Destroy(f.ctx), "the exec and the clone keep the staging memory")
+		require.NoError(t, g.Close(f.ctx), "the exec and the clone keep the staging memory")
 		cx, err := clone.Instantiate(f.ctx)
 		require.NoError(t, err)
 		f.launch(t, x, s)
@@ -506,7 +508,7 @@ func TestRecordAndReplayWithNewArguments(t *testing.T) {
 		bufs := make([]*device.Buffer, requests)
 		for i := range bufs {
 			bufs[i] = f.buffer(t, n)
-			require.NoError(t, device.CopyToDevice(f.ctx, bufs[i], filled(n, uint32(i))))
+			testdev.Write(t, f.ctx, bufs[i], filled(n, uint32(i)))
 		}
 		var wg sync.WaitGroup
 		for i := range requests {
@@ -515,7 +517,7 @@ func TestRecordAndReplayWithNewArguments(t *testing.T) {
 				if !assert.NoError(t, err) {
 					return
 				}
-				defer func() { assert.NoError(t, rs.Destroy(context.Background())) }()
+				defer func() { assert.NoError(t, rs.Close(context.Background())) }()
 				_, err = tpl.Launch(f.ctx, rs,
 					graphs.Args(addSlot, bufs[i], uint32(i+1), int32(n)),
 					graphs.Args(mulSlot, bufs[i], uint32(3), int32(n))).Await(f.ctx)
@@ -532,9 +534,9 @@ func TestRecordAndReplayWithNewArguments(t *testing.T) {
 		require.ErrorIs(t, err, device.ErrInvalidArgument)
 		_, err = tpl.Launch(f.ctx, s, graphs.Args(addSlot, scratch, 1.5, int32(n))).Await(f.ctx)
 		require.ErrorIs(t, err, device.ErrKernelArgs)
-		require.NoError(t, tpl.Destroy(f.ctx))
+		require.NoError(t, tpl.Close(f.ctx))
 		_, err = tpl.Launch(f.ctx, s).Await(f.ctx)
-		require.ErrorIs(t, err, graphs.ErrDestroyed)
+		require.ErrorIs(t, err, device.ErrClosed)
 	})
 }
 
@@ -581,7 +583,7 @@ func TestBadInput(t *testing.T) {
 		require.ErrorIs(t, h.Depend(f.ctx, k, k), graphs.ErrForeignNode)
 		_, err = g.AddKernel(f.ctx, graphs.After(nil), f.add, cfg(n), a, uint32(1), int32(n))
 		require.ErrorIs(t, err, device.ErrInvalidArgument)
-		_, err = g.AddKernel(f.ctx, nil, f.add, device.Config{Grid: device.Dim(1), Block: device.Dim(4096)}, a, uint32(1), int32(n))
+		_, err = g.AddKernel(f.ctx, nil, f.add, cuda.LaunchConfig{Grid: cuda.Dim(1), Block: cuda.Dim(4096)}, a, uint32(1), int32(n))
 		require.ErrorIs(t, err, device.ErrLaunchConfig)
 		_, err = g.AddMemset(f.ctx, nil, device.Range(a, 0, 8*n), 0)
 		require.ErrorIs(t, err, device.ErrOutOfRange)
@@ -589,7 +591,9 @@ func TestBadInput(t *testing.T) {
 		require.ErrorIs(t, err, device.ErrInvalidArgument)
 		_, err = g.AddChild(f.ctx, nil, g)
 		require.ErrorIs(t, err, device.ErrInvalidArgument)
-		_, err = g.AddFree(f.ctx, nil, a.Ptr()+4)
+		p, err := a.Ptr(f.ctx)
+		require.NoError(t, err)
+		_, err = g.AddFree(f.ctx, nil, p+4)
 		require.Error(t, err, "freeing memory that no allocation node made")
 
 		x, err := g.Instantiate(f.ctx)
@@ -602,15 +606,15 @@ func TestBadInput(t *testing.T) {
 		require.ErrorIs(t, x.SetEnabled(f.ctx, e, false), graphs.ErrForeignNode)
 		require.Error(t, x.SetKernelArgs(f.ctx, nil), "nil node")
 
-		require.NoError(t, x.Destroy(f.ctx))
+		require.NoError(t, x.Close(f.ctx))
 		_, err = x.Launch(f.ctx, s).Await(f.ctx)
-		require.ErrorIs(t, err, graphs.ErrDestroyed, "launching a destroyed graph")
-		require.ErrorIs(t, x.Destroy(f.ctx), graphs.ErrDestroyed)
-		require.NoError(t, g.Destroy(f.ctx))
+		require.ErrorIs(t, err, device.ErrClosed, "launching a destroyed graph")
+		require.ErrorIs(t, x.Close(f.ctx), device.ErrClosed)
+		require.NoError(t, g.Close(f.ctx))
 		_, err = g.AddEmpty(f.ctx, nil)
-		require.ErrorIs(t, err, graphs.ErrDestroyed)
+		require.ErrorIs(t, err, device.ErrClosed)
 		_, err = g.Instantiate(f.ctx)
-		require.ErrorIs(t, err, graphs.ErrDestroyed)
+		require.ErrorIs(t, err, device.ErrClosed)
 		_, err = graphs.Capture(f.ctx, s, nil)
 		require.ErrorIs(t, err, device.ErrInvalidArgument)
 		_, err = graphs.BeginCapture(f.ctx, s, graphs.WithMode(42))
@@ -659,7 +663,7 @@ func TestOtherDevice(t *testing.T) {
 		st, err := graphs.Status(f.ctx, s1)
 		require.NoError(t, err)
 		assert.False(t, st.Active)
-		require.NoError(t, s1.Destroy(f.ctx))
+		require.NoError(t, s1.Close(f.ctx))
 	})
 }
 

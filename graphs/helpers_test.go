@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/gpuactor/gpuactor/cuda"
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/graphs"
 	"github.com/gpuactor/gpuactor/internal/testdev"
@@ -24,19 +25,19 @@ extern "C" __global__ void mul_u32(unsigned int* p, unsigned int v, int n) {
 }
 `
 
-var testSim = map[string]device.SimKernel{
+var testSim = map[string]cuda.SimKernel{
 	"add_u32": testdev.AddU32Sim,
-	"acc_u32": func(c *device.KernelCall) error {
+	"acc_u32": func(c *cuda.KernelCall) error {
 		n := int(c.Int32(2))
-		out, in := device.SimSlice[uint32](c, 0, n), device.SimSlice[uint32](c, 1, n)
+		out, in := cuda.SimSlice[uint32](c, 0, n), cuda.SimSlice[uint32](c, 1, n)
 		for i := range out {
 			out[i] += in[i]
 		}
 		return nil
 	},
-	"mul_u32": func(c *device.KernelCall) error {
+	"mul_u32": func(c *cuda.KernelCall) error {
 		n := int(c.Int32(2))
-		p := device.SimSlice[uint32](c, 0, n)
+		p := cuda.SimSlice[uint32](c, 0, n)
 		v := c.Uint32(1)
 		for i := range p {
 			p[i] *= v
@@ -87,7 +88,7 @@ func (f *fixture) stream(t *testing.T) *streams.Stream {
 	t.Helper()
 	s, err := streams.New(f.ctx, f.dev)
 	require.NoError(t, err)
-	t.Cleanup(func() { _ = s.Destroy(context.Background()) })
+	t.Cleanup(func() { _ = s.Close(context.Background()) })
 	return s
 }
 
@@ -108,7 +109,7 @@ func (f *fixture) graph(t *testing.T) *graphs.Graph {
 func (f *fixture) read(t *testing.T, b *device.Buffer) []uint32 {
 	t.Helper()
 	out := make([]uint32, b.Size()/4)
-	require.NoError(t, device.CopyFromDevice(f.ctx, out, b))
+	testdev.Read(t, f.ctx, out, b)
 	return out
 }
 
@@ -121,7 +122,7 @@ func (f *fixture) launch(t *testing.T, x *graphs.Exec, s *streams.Stream) {
 // leaky instantiates a graph that allocates an n-element buffer it never frees, then adds 1
 // to every element of target (the allocation itself when target is nil): a second launch is
 // refused until another graph frees the allocation (see freeing).
-func (f *fixture) leaky(t *testing.T, target any) (*graphs.Graph, *graphs.Exec, device.DevicePtr) {
+func (f *fixture) leaky(t *testing.T, target any) (*graphs.Graph, *graphs.Exec, cuda.DevicePtr) {
 	t.Helper()
 	g := f.graph(t)
 	alloc, p, err := g.AddAlloc(f.ctx, nil, 4*n)
@@ -137,7 +138,7 @@ func (f *fixture) leaky(t *testing.T, target any) (*graphs.Graph, *graphs.Exec, 
 }
 
 // freeing instantiates a graph of one node that frees p, an allocation of another graph's.
-func (f *fixture) freeing(t *testing.T, p device.DevicePtr) *graphs.Exec {
+func (f *fixture) freeing(t *testing.T, p cuda.DevicePtr) *graphs.Exec {
 	t.Helper()
 	g := f.graph(t)
 	_, err := g.AddFree(f.ctx, nil, p)
@@ -148,8 +149,8 @@ func (f *fixture) freeing(t *testing.T, p device.DevicePtr) *graphs.Exec {
 }
 
 // cfg covers n elements with 256-thread blocks.
-func cfg(n int) device.Config {
-	return device.Config{Grid: device.Dim(uint32((n + 255) / 256)), Block: device.Dim(256)}
+func cfg(n int) cuda.LaunchConfig {
+	return cuda.LaunchConfig{Grid: cuda.Dim(uint32((n + 255) / 256)), Block: cuda.Dim(256)}
 }
 
 func filled(n int, v uint32) []uint32 {

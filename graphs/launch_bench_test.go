@@ -9,10 +9,12 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/gpuactor/gpuactor/cuda"
 	"github.com/gpuactor/gpuactor/cudaerr"
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/graphs"
 	"github.com/gpuactor/gpuactor/internal/backend"
+	"github.com/gpuactor/gpuactor/internal/core"
 	"github.com/gpuactor/gpuactor/internal/nullgpu"
 	"github.com/gpuactor/gpuactor/internal/sim"
 	"github.com/gpuactor/gpuactor/internal/testdev"
@@ -37,7 +39,10 @@ func launchBackends(b *testing.B, bench func(b *testing.B, dev *device.Device, x
 		})
 	})
 	b.Run("null", func(b *testing.B) {
-		run(b, func() (*device.Device, error) { return device.OpenOn(ctx, nullgpu.Backend{Backend: sim.New()}, 0) })
+		run(b, func() (*device.Device, error) {
+			cd, err := core.Open(ctx, nullgpu.Backend{Backend: sim.New()}, core.Config{}, 0)
+			return (*device.Device)(cd), err
+		})
 	})
 	b.Run("cuda", func(b *testing.B) {
 		testgpu.Need(b, testdev.GPU(), "the cuda backend sees no device")
@@ -50,22 +55,22 @@ func launchBackends(b *testing.B, bench func(b *testing.B, dev *device.Device, x
 func emptyChain(b *testing.B, dev *device.Device, n int) *graphs.Exec {
 	ctx := context.Background()
 	mod, err := dev.Compile(ctx, device.Source{Name: "empty.cu", Code: `extern "C" __global__ void empty() {}`,
-		Sim: map[string]device.SimKernel{"empty": func(*device.KernelCall) error { return nil }}})
+		Sim: map[string]cuda.SimKernel{"empty": func(*cuda.KernelCall) error { return nil }}})
 	require.NoError(b, err)
 	k, err := mod.Kernel(ctx, "empty")
 	require.NoError(b, err)
 	g, err := graphs.New(ctx, dev)
 	require.NoError(b, err)
-	b.Cleanup(func() { _ = g.Destroy(ctx) })
+	b.Cleanup(func() { _ = g.Close(ctx) })
 	deps := graphs.After()
 	for range n {
-		node, err := g.AddKernel(ctx, deps, k, device.Config{Grid: device.Dim(1), Block: device.Dim(1)})
+		node, err := g.AddKernel(ctx, deps, k, cuda.LaunchConfig{Grid: cuda.Dim(1), Block: cuda.Dim(1)})
 		require.NoError(b, err)
 		deps = graphs.After(node)
 	}
 	x, err := g.Instantiate(ctx)
 	require.NoError(b, err)
-	b.Cleanup(func() { _ = x.Destroy(ctx) })
+	b.Cleanup(func() { _ = x.Close(ctx) })
 	return x
 }
 
@@ -79,7 +84,7 @@ func chainBench(b *testing.B, open func() (*device.Device, error), n int) (*devi
 	x := emptyChain(b, dev, n)
 	s, err := streams.New(ctx, dev)
 	require.NoError(b, err)
-	b.Cleanup(func() { _ = s.Destroy(ctx) })
+	b.Cleanup(func() { _ = s.Close(ctx) })
 	return dev, x, s
 }
 
@@ -168,7 +173,7 @@ func BenchmarkRound(b *testing.B) {
 				require.NoError(b, err)
 				xh := graphs.HandleOf(x)
 				onActor := func(op func(rt backend.Device, h backend.Stream) error) {
-					_, err := streams.Exec(ctx, s, func(rt backend.Device, _ *device.Tracker, h backend.Stream) (struct{}, error) {
+					_, err := core.RunOn(ctx, (*core.Stream)(s), func(rt backend.Device, _ *core.Tracker, h backend.Stream) (struct{}, error) {
 						return struct{}{}, op(rt, h)
 					}).Await(ctx)
 					require.NoError(b, err)
@@ -215,7 +220,7 @@ func BenchmarkRound(b *testing.B) {
 					if way != "actorloop" {
 						span.mark(1)
 						// Blocks the actor until the GPU is done, so the futures complete after it.
-						end := streams.Exec(ctx, s, func(rt backend.Device, _ *device.Tracker, _ backend.Stream) (time.Time, error) {
+						end := core.RunOn(ctx, (*core.Stream)(s), func(rt backend.Device, _ *core.Tracker, _ backend.Stream) (time.Time, error) {
 							for {
 								if err := rt.EventQuery(span.ev[1]); !errors.Is(err, cudaerr.NotReady) {
 									return time.Now(), err

@@ -6,8 +6,8 @@ import (
 	"runtime"
 	"time"
 
-	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/internal/backend"
+	"github.com/gpuactor/gpuactor/internal/core"
 	"github.com/gpuactor/gpuactor/streams"
 )
 
@@ -18,9 +18,8 @@ import (
 // launchBudget of the actor's time: as many runs as the Exec's last message launched in that
 // time (runCost), launchFirst while it has not launched any. The budget is about what a
 // drained batch of 64 kernel launches takes (actor.runList), and holds a 100-run replay of a
-// one-node graph (1.7–2.4 µs a run on the H100 hosts) in one message: the same 100 runs as
-// four messages of 32 cost up to 1.5% more where the host set the pace, the three extra
-// messages alone (BenchmarkLaunchNGap, H100).
+// one-node graph in one message, where more messages would each add the actor's per-message
+// cost (docs/design/launchn.md).
 const (
 	launchBudget = 250 * time.Microsecond
 	launchFirst  = 32
@@ -42,15 +41,14 @@ func (x *Exec) chunkSize() int {
 // replaySpin is how long Await on a LaunchN future spins before parking, on hosts with
 // replaySpinCPUs or more. A caller awaiting a replay waits for the GPU, as a C++ program's
 // cudaStreamSynchronize after its launch loop does, and that spins by default; a goroutine
-// parked past Await's default window (100 µs) wakes 20–25 µs after the future completes on the
-// GPU hosts: a tenth of a 100-run replay of a one-node graph, 2% of one of a ten-node graph.
-// So the future spins as long as the device actor does while GPU work is in flight (20 ms),
-// past which a wake-up is noise.
+// parked past Await's default window wakes tens of microseconds after the future completes, a
+// large part of a short replay. So the future spins as long as the device actor does while GPU
+// work is in flight (20 ms), past which a wake-up is noise.
 //
 // Where the caller and the actor spinning leave fewer than two CPUs (or Ps) for the rest, the
 // spin starves the goroutines that complete the work (the simulator's streams, host nodes'
-// functions): on a 2-CPU host a simulated 100-run replay took the whole 20 ms. There, and for
-// futures set not to spin (actor.WithAwaitSpin(0)), Await keeps its own window (replayAwaitSpin).
+// functions), so that a simulated replay would take the whole spin. There, and for futures set
+// not to spin (actor.WithAwaitSpin(0)), Await keeps its own window (replayAwaitSpin).
 const (
 	replaySpin     = 20 * time.Millisecond
 	replaySpinCPUs = 4
@@ -103,10 +101,10 @@ func (x *Exec) LaunchN(ctx context.Context, s *streams.Stream, n int) *streams.F
 	for first := 0; first < n; first += chunk {
 		o := &launchChunkOp{b: b, first: first, count: min(chunk, n-first)}
 		if first+chunk < n {
-			streams.SubmitQueued(send, s, &o.Op, o)
+			core.Submit(send, coreStream(s), &o.Msg, o, core.Tracking{Queued: true})
 			continue
 		}
-		f = streams.SubmitThen(send, s, &o.Op, o, o.result)
+		f = core.Submit(send, coreStream(s), &o.Msg, o, core.Tracking{Then: o.result})
 	}
 	f.SetAwaitSpin(replayAwaitSpin(f.AwaitSpin(), min(runtime.GOMAXPROCS(0), runtime.NumCPU())))
 	return f
@@ -129,16 +127,16 @@ func (b *launchBatch) fail(err error) {
 
 // launchChunkOp queues runs [first, first+count) of a launchBatch.
 type launchChunkOp struct {
-	streams.Op
+	core.Msg
 	b            *launchBatch
 	first, count int
 }
 
-// EnqueueOn queues the message's runs, unless the batch has already failed or its context
+// Enqueue queues the message's runs, unless the batch has already failed or its context
 // ended, and keeps what a run cost for the Exec's later messages (chunkSize). A refused
 // launch ends the batch but does not fail the message when runs were queued before it: the
 // last message's future must still wait for those (result reports the error).
-func (o *launchChunkOp) EnqueueOn(rt backend.Device, _ *device.Tracker, h backend.Stream) error {
+func (o *launchChunkOp) Enqueue(rt backend.Device, _ *core.Tracker, h backend.Stream) error {
 	b := o.b
 	if b.err != nil {
 		return nil

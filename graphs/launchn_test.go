@@ -15,6 +15,7 @@ import (
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/graphs"
 	"github.com/gpuactor/gpuactor/internal/backend"
+	"github.com/gpuactor/gpuactor/internal/core"
 	"github.com/gpuactor/gpuactor/internal/testdev"
 	"github.com/gpuactor/gpuactor/streams"
 )
@@ -156,7 +157,7 @@ func TestLaunchNStopsWhereItsContextEnds(t *testing.T) {
 		// future fails only once the actor has dealt with every message.
 		ctx, cancel := context.WithCancel(f.ctx)
 		gate := make(chan struct{})
-		busy := device.Exec(f.ctx, f.dev, func(backend.Device, *device.Tracker) (struct{}, error) {
+		busy := core.Run(f.ctx, (*core.Device)(f.dev), func(backend.Device, *core.Tracker) (struct{}, error) {
 			<-gate
 			return struct{}{}, nil
 		})
@@ -229,7 +230,7 @@ func TestLaunchNStopsAtARefusedRun(t *testing.T) {
 		require.NoError(t, err, "runs again once freed")
 		f.launch(t, fx, s)
 		assert.Equal(t, filled(n, 2), f.read(t, out))
-		require.NoError(t, x.Destroy(f.ctx))
+		require.NoError(t, x.Close(f.ctx))
 		require.NoError(t, f.dev.Synchronize(f.ctx), "the device is fine after the refused run")
 	})
 }
@@ -251,14 +252,14 @@ func TestLaunchNBadInput(t *testing.T) {
 
 		gone, err := streams.New(f.ctx, f.dev)
 		require.NoError(t, err)
-		require.NoError(t, gone.Destroy(f.ctx))
+		require.NoError(t, gone.Close(f.ctx))
 		_, err = x.LaunchN(f.ctx, gone, 40).Await(f.ctx)
-		require.ErrorIs(t, err, streams.ErrDestroyed, "a destroyed stream")
+		require.ErrorIs(t, err, device.ErrClosed, "a destroyed stream")
 
 		y, b := f.incrementer(t)
-		require.NoError(t, y.Destroy(f.ctx))
+		require.NoError(t, y.Close(f.ctx))
 		_, err = y.LaunchN(f.ctx, s, 3).Await(f.ctx)
-		require.ErrorIs(t, err, graphs.ErrDestroyed, "a destroyed Exec")
+		require.ErrorIs(t, err, device.ErrClosed, "a destroyed Exec")
 		assert.Equal(t, filled(n, 0), f.read(t, b))
 
 		// Destroyed while its runs wait on the stream: they still run (Destroy's promise).
@@ -266,7 +267,7 @@ func TestLaunchNBadInput(t *testing.T) {
 		gate := make(chan struct{})
 		s.HostFunc(f.ctx, func() { <-gate })
 		fut := z.LaunchN(f.ctx, s, 100)
-		require.NoError(t, z.Destroy(f.ctx))
+		require.NoError(t, z.Close(f.ctx))
 		close(gate)
 		_, err = fut.Await(f.ctx)
 		require.NoError(t, err)
@@ -310,8 +311,8 @@ func TestLaunchNFutureSpinsForTheReplay(t *testing.T) {
 		assert.Zero(t, fut.AwaitSpin(), "a device whose futures park at once")
 		_, err = fut.Await(f.ctx)
 		require.NoError(t, err)
-		require.NoError(t, qx.Destroy(f.ctx))
-		require.NoError(t, g.Destroy(f.ctx))
-		require.NoError(t, qs.Destroy(f.ctx))
+		require.NoError(t, qx.Close(f.ctx))
+		require.NoError(t, g.Close(f.ctx))
+		require.NoError(t, qs.Close(f.ctx))
 	})
 }

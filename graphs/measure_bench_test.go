@@ -14,6 +14,7 @@ import (
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/graphs"
 	"github.com/gpuactor/gpuactor/internal/backend"
+	"github.com/gpuactor/gpuactor/internal/core"
 	"github.com/gpuactor/gpuactor/internal/testdev"
 	"github.com/gpuactor/gpuactor/internal/testgpu"
 	"github.com/gpuactor/gpuactor/streams"
@@ -23,13 +24,13 @@ import (
 // message queued before it, so its time is when the actor had done them all, whenever the
 // caller gets to read it.
 func actorClock(ctx context.Context, dev *device.Device) *actor.Future[time.Time] {
-	return device.Exec(ctx, dev, func(backend.Device, *device.Tracker) (time.Time, error) { return time.Now(), nil })
+	return core.Run(ctx, (*core.Device)(dev), func(backend.Device, *core.Tracker) (time.Time, error) { return time.Now(), nil })
 }
 
 // wakeActor runs a no-op message on dev's actor and waits for it: afterwards the actor is
 // awake, whether or not it had parked.
 func wakeActor(b *testing.B, dev *device.Device) {
-	_, err := device.Exec(context.Background(), dev, func(backend.Device, *device.Tracker) (struct{}, error) { return struct{}{}, nil }).Await(context.Background())
+	_, err := core.Run(context.Background(), (*core.Device)(dev), func(backend.Device, *core.Tracker) (struct{}, error) { return struct{}{}, nil }).Await(context.Background())
 	require.NoError(b, err)
 }
 
@@ -41,7 +42,7 @@ func bindingHandles(b *testing.B, s *streams.Stream, xh backend.GraphExec) (back
 		h  backend.Stream
 	}
 	ctx := context.Background()
-	hs, err := streams.Exec(ctx, s, func(rt backend.Device, _ *device.Tracker, h backend.Stream) (handles, error) {
+	hs, err := core.RunOn(ctx, (*core.Stream)(s), func(rt backend.Device, _ *core.Tracker, h backend.Stream) (handles, error) {
 		return handles{rt, h}, rt.GraphLaunch(xh, h)
 	}).Await(ctx)
 	require.NoError(b, err)
@@ -89,7 +90,7 @@ type gpuSpan struct {
 
 func newGPUSpan(b *testing.B, dev *device.Device, s *streams.Stream) *gpuSpan {
 	ctx := context.Background()
-	ev, err := device.Exec(ctx, dev, func(rt backend.Device, _ *device.Tracker) (ev [2]backend.Event, err error) {
+	ev, err := core.Run(ctx, (*core.Device)(dev), func(rt backend.Device, _ *core.Tracker) (ev [2]backend.Event, err error) {
 		if ev[0], err = rt.EventCreate(backend.EventDefault); err != nil {
 			return ev, err
 		}
@@ -100,7 +101,7 @@ func newGPUSpan(b *testing.B, dev *device.Device, s *streams.Stream) *gpuSpan {
 	}).Await(ctx)
 	require.NoError(b, err)
 	b.Cleanup(func() {
-		_, _ = device.Exec(ctx, dev, func(rt backend.Device, _ *device.Tracker) (struct{}, error) {
+		_, _ = core.Run(ctx, (*core.Device)(dev), func(rt backend.Device, _ *core.Tracker) (struct{}, error) {
 			return struct{}{}, errors.Join(rt.EventDestroy(ev[0]), rt.EventDestroy(ev[1]))
 		}).Await(ctx)
 	})
@@ -110,14 +111,14 @@ func newGPUSpan(b *testing.B, dev *device.Device, s *streams.Stream) *gpuSpan {
 // mark queues the record of the start (0) or end (1) event on the stream; a failed record
 // shows in seconds.
 func (g *gpuSpan) mark(end int) {
-	streams.Exec(context.Background(), g.s, func(rt backend.Device, _ *device.Tracker, h backend.Stream) (struct{}, error) {
+	core.RunOn(context.Background(), (*core.Stream)(g.s), func(rt backend.Device, _ *core.Tracker, h backend.Stream) (struct{}, error) {
 		return struct{}{}, rt.EventRecord(g.ev[end], h)
 	})
 }
 
 // seconds waits for the end event and returns the time between the two.
 func (g *gpuSpan) seconds(b *testing.B) float64 {
-	ms, err := streams.Exec(context.Background(), g.s, func(rt backend.Device, _ *device.Tracker, _ backend.Stream) (float32, error) {
+	ms, err := core.RunOn(context.Background(), (*core.Stream)(g.s), func(rt backend.Device, _ *core.Tracker, _ backend.Stream) (float32, error) {
 		if err := rt.EventSynchronize(g.ev[1]); err != nil {
 			return 0, err
 		}

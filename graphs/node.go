@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/internal/backend"
+	"github.com/gpuactor/gpuactor/internal/core"
 )
 
 // Kind is a node's type.
@@ -34,7 +34,7 @@ type Node struct {
 	h     backend.GraphNode
 	kind  Kind
 	label string
-	spec  *device.LaunchSpec // kernel nodes added through gpuactor: what SetKernelArgs starts from
+	spec  *core.LaunchSpec // kernel nodes added through gpuactor: what SetKernelArgs starts from
 }
 
 // Kind is the node's type.
@@ -94,7 +94,7 @@ func (g *Graph) node(rt backend.Device, h backend.GraphNode) (*Node, error) {
 	return g.remember(h, Kind(t), "", nil), nil
 }
 
-func (g *Graph) remember(h backend.GraphNode, kind Kind, label string, spec *device.LaunchSpec) *Node {
+func (g *Graph) remember(h backend.GraphNode, kind Kind, label string, spec *core.LaunchSpec) *Node {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if n := g.nodes[h]; n != nil {
@@ -125,7 +125,7 @@ func (g *Graph) nodeList(rt backend.Device, hs []backend.GraphNode) ([]*Node, er
 
 // Nodes lists the graph's nodes.
 func (g *Graph) Nodes(ctx context.Context) ([]*Node, error) {
-	return exec(ctx, g, func(rt backend.Device, _ *device.Tracker) ([]*Node, error) {
+	return exec(ctx, g, func(rt backend.Device, _ *core.Tracker) ([]*Node, error) {
 		hs, err := rt.GraphNodes(g.h)
 		if err != nil {
 			return nil, err
@@ -136,7 +136,7 @@ func (g *Graph) Nodes(ctx context.Context) ([]*Node, error) {
 
 // Roots lists the nodes that depend on nothing.
 func (g *Graph) Roots(ctx context.Context) ([]*Node, error) {
-	return exec(ctx, g, func(rt backend.Device, _ *device.Tracker) ([]*Node, error) {
+	return exec(ctx, g, func(rt backend.Device, _ *core.Tracker) ([]*Node, error) {
 		hs, err := rt.GraphRootNodes(g.h)
 		if err != nil {
 			return nil, err
@@ -150,7 +150,7 @@ type Edge struct{ From, To *Node }
 
 // Edges lists the graph's dependencies.
 func (g *Graph) Edges(ctx context.Context) ([]Edge, error) {
-	return exec(ctx, g, func(rt backend.Device, _ *device.Tracker) ([]Edge, error) {
+	return exec(ctx, g, func(rt backend.Device, _ *core.Tracker) ([]Edge, error) {
 		from, to, err := rt.GraphEdges(g.h)
 		if err != nil {
 			return nil, err
@@ -181,7 +181,7 @@ func (g *Graph) Depend(ctx context.Context, from, to *Node) error {
 			return fmt.Errorf("%w: %s", ErrForeignNode, n)
 		}
 	}
-	_, err := exec(ctx, g, func(rt backend.Device, _ *device.Tracker) (struct{}, error) {
+	_, err := exec(ctx, g, func(rt backend.Device, _ *core.Tracker) (struct{}, error) {
 		return struct{}{}, rt.GraphAddDependencies(g.h, []backend.GraphNode{from.h}, []backend.GraphNode{to.h})
 	})
 	return err

@@ -41,7 +41,7 @@ func TestStreamOrderedBuffersAsKernelArgs(t *testing.T) {
 		// CUDA rounds a pool's maximum up to its own granularity: keep the request far above.
 		p, err := alloc.NewPool(f.ctx, f.dev, alloc.MaxSize(64<<20))
 		require.NoError(t, err)
-		defer p.Destroy(f.ctx)
+		defer p.Close(f.ctx)
 		big, made, err := alloc.MallocAsync[uint32](f.ctx, s, 1<<25, alloc.FromPool(p)) // 128 MiB > 64 MiB
 		require.NoError(t, err)
 		_, err = g.AddKernel(f.ctx, nil, f.add, cfg(n), big, uint32(1), int32(n))
@@ -49,7 +49,7 @@ func TestStreamOrderedBuffersAsKernelArgs(t *testing.T) {
 		require.ErrorIs(t, err, cudaerr.MemoryAllocation)
 		_, err = made.Await(f.ctx)
 		require.ErrorIs(t, err, cudaerr.MemoryAllocation)
-		require.NoError(t, a.Free(f.ctx))
-		require.NoError(t, b.Free(f.ctx))
+		require.NoError(t, a.Close(f.ctx))
+		require.NoError(t, b.Close(f.ctx))
 	})
 }

@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/gpuactor/gpuactor/cuda"
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/internal/backend"
+	"github.com/gpuactor/gpuactor/internal/core"
 	"github.com/gpuactor/gpuactor/streams"
 )
 
@@ -22,7 +24,7 @@ type Recorder struct {
 
 type recorded struct {
 	h    backend.GraphNode
-	spec device.LaunchSpec
+	spec core.LaunchSpec
 }
 
 // Slot names a launch recorded with Recorder.Launch, in the order they were made (0, 1, …).
@@ -34,17 +36,17 @@ func (r *Recorder) Stream() *streams.Stream { return r.c.s }
 
 // Launch records a launch of k on the recording stream and returns its Slot. The arguments are
 // checked as for any launch; they are the ones replays use until Template.Launch rebinds them.
-func (r *Recorder) Launch(ctx context.Context, k *device.Kernel, cfg device.Config, args ...any) (Slot, error) {
+func (r *Recorder) Launch(ctx context.Context, k *device.Kernel, cfg cuda.LaunchConfig, args ...any) (Slot, error) {
 	dev := r.c.s.Device()
-	spec, err := dev.PrepareLaunch(k, cfg, args)
+	spec, err := core.PrepareLaunch(coreDev(dev), (*core.Kernel)(k), cfg, args)
 	if err != nil {
 		return -1, err
 	}
-	h, err := streams.Exec(ctx, r.c.s, func(rt backend.Device, _ *device.Tracker, h backend.Stream) (backend.GraphNode, error) {
+	h, err := core.RunOn(ctx, coreStream(r.c.s), func(rt backend.Device, _ *core.Tracker, h backend.Stream) (backend.GraphNode, error) {
 		if r.c.ended.Load() {
 			return 0, invalid("Recorder.Launch after its recording ended")
 		}
-		if err := dev.Enqueue(spec, h); err != nil {
+		if err := spec.Enqueue(rt, h); err != nil {
 			return 0, err
 		}
 		// The launch just captured is now the only node the stream's next work depends on.
@@ -72,7 +74,7 @@ func (r *Recorder) HostFunc(ctx context.Context, fn func()) error {
 	if fn == nil {
 		return invalid("HostFunc of a nil function")
 	}
-	_, err := streams.Exec(ctx, r.c.s, func(rt backend.Device, _ *device.Tracker, h backend.Stream) (struct{}, error) {
+	_, err := core.RunOn(ctx, coreStream(r.c.s), func(rt backend.Device, _ *core.Tracker, h backend.Stream) (struct{}, error) {
 		if r.c.ended.Load() {
 			return struct{}{}, invalid("Recorder.HostFunc after its recording ended")
 		}
@@ -113,7 +115,7 @@ func Record(ctx context.Context, s *streams.Stream, fn func(ctx context.Context,
 		t.slots = append(t.slots, g.remember(sl.h, KernelNode, spec.Kernel().Name(), &spec))
 	}
 	if t.x, err = g.Instantiate(ctx, opts...); err != nil {
-		return nil, errors.Join(err, g.Destroy(context.WithoutCancel(ctx)))
+		return nil, errors.Join(err, g.Close(context.WithoutCancel(ctx)))
 	}
 	return t, nil
 }
@@ -143,7 +145,7 @@ func (t *Template) Exec() *Exec { return t.x }
 func (t *Template) Launch(ctx context.Context, s *streams.Stream, binds ...Bind) *streams.Future {
 	type rebind struct {
 		n    *Node
-		spec device.LaunchSpec
+		spec core.LaunchSpec
 	}
 	var rb []rebind
 	for _, b := range binds {
@@ -151,7 +153,7 @@ func (t *Template) Launch(ctx context.Context, s *streams.Stream, binds ...Bind)
 			return failed(invalid("slot %d does not exist: the template has %d recorded launches", b.slot, len(t.slots)))
 		}
 		n := t.slots[b.slot]
-		spec, err := t.x.dev.PrepareLaunch(n.spec.Kernel(), n.spec.Config(), b.args)
+		spec, err := core.PrepareLaunch(coreDev(t.x.dev), n.spec.Kernel(), n.spec.Config(), b.args)
 		if err != nil {
 			return failed(err)
 		}
@@ -170,7 +172,8 @@ func (t *Template) Launch(ctx context.Context, s *streams.Stream, binds ...Bind)
 	})
 }
 
-// Destroy destroys the template's graph and executable graph; replays already queued run.
-func (t *Template) Destroy(ctx context.Context) error {
-	return errors.Join(t.x.Destroy(ctx), t.g.Destroy(ctx))
+// Close destroys the template's graph and executable graph, and returns once they are
+// destroyed; replays already queued run.
+func (t *Template) Close(ctx context.Context) error {
+	return errors.Join(t.x.Close(ctx), t.g.Close(ctx))
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/graphs"
 	"github.com/gpuactor/gpuactor/internal/backend"
+	"github.com/gpuactor/gpuactor/internal/core"
 	"github.com/gpuactor/gpuactor/internal/testdev"
 	"github.com/gpuactor/gpuactor/internal/testgpu"
 	"github.com/gpuactor/gpuactor/streams"
@@ -89,7 +90,7 @@ func BenchmarkRoundVsBinding(b *testing.B) {
 			}
 			actorloop := func() time.Duration {
 				wakeActor(b, dev)
-				d, err := streams.Exec(ctx, s, func(rt backend.Device, _ *device.Tracker, h backend.Stream) (time.Duration, error) {
+				d, err := core.RunOn(ctx, (*core.Stream)(s), func(rt backend.Device, _ *core.Tracker, h backend.Stream) (time.Duration, error) {
 					start := time.Now()
 					if err := launchAll(rt, h); err != nil {
 						return 0, err

@@ -7,8 +7,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/internal/backend"
+	"github.com/gpuactor/gpuactor/internal/core"
 )
 
 // BenchmarkLaunchNRows runs rounds as the bench's graph_node_launchn and binding_graph_node
@@ -27,8 +27,8 @@ import (
 // LaunchN's chunks use) and a cudaStreamSynchronize, timed where they run, on the actor's
 // thread (one message for all the row's rounds) and on the binding's. launchn-x-cloop is
 // then what LaunchN's messages, futures and tracking cost on the very thread that launches,
-// and cloop-own-x-cloop how far two threads' launch rates differ (one-node launches cost
-// 1.7 to 2.4 µs depending on the CPU the thread runs on: bench/cbaseline/cpuslot.cu). A
+// and cloop-own-x-cloop how far two threads' launch rates differ (a one-node launch's cost
+// depends on the CPU the thread runs on: bench/results/FINDINGS.md). A
 // row's figure is its median round; each figure reported is the median over the iterations.
 func BenchmarkLaunchNRows(b *testing.B) {
 	ctx := context.Background()
@@ -122,7 +122,7 @@ func BenchmarkLaunchNRows(b *testing.B) {
 		}
 		rowCLoop := func() {
 			var err error
-			cl, err = device.Exec(ctx, dev, func(backend.Device, *device.Tracker) ([]float64, error) {
+			cl, err = core.Run(ctx, (*core.Device)(dev), func(backend.Device, *core.Tracker) ([]float64, error) {
 				return cloopRow(), nil
 			}).Await(ctx)
 			require.NoError(b, err)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/internal/backend"
+	"github.com/gpuactor/gpuactor/internal/core"
 )
 
 // Staged is a graph's own pinned host memory, holding n values of T, that a copy node reads
@@ -44,7 +45,7 @@ func AddUpload[T device.Numeric](ctx context.Context, g *Graph, deps Deps, dst d
 	}
 	var st *Staged[T]
 	n, err := g.add(ctx, deps, CopyNode, "upload", nil, func(rt backend.Device, hs []backend.GraphNode) (backend.GraphNode, error) {
-		p, n, err := g.dev.Resolve("upload destination", dst)
+		p, n, err := coreDev(g.dev).Resolve("upload destination", dst)
 		if err != nil {
 			return 0, err
 		}
@@ -53,7 +54,7 @@ func AddUpload[T device.Numeric](ctx context.Context, g *Graph, deps Deps, dst d
 			return 0, err
 		}
 		if size > n {
-			return 0, fmt.Errorf("%w: upload of %d bytes into a %d-byte destination", device.ErrOutOfRange, size, n)
+			return 0, core.OutOfRange("upload of %d bytes into a %d-byte destination", size, n)
 		}
 		copy(s.data, src)
 		st = s
@@ -72,7 +73,7 @@ func AddDownload[T device.Numeric](ctx context.Context, g *Graph, deps Deps, src
 	esize := uint64(unsafe.Sizeof(zero))
 	var st *Staged[T]
 	n, err := g.add(ctx, deps, CopyNode, "download", nil, func(rt backend.Device, hs []backend.GraphNode) (backend.GraphNode, error) {
-		p, n, err := g.dev.Resolve("download source", src)
+		p, n, err := coreDev(g.dev).Resolve("download source", src)
 		if err != nil {
 			return 0, err
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/graphs"
 	"github.com/gpuactor/gpuactor/internal/backend"
+	"github.com/gpuactor/gpuactor/internal/core"
 	"github.com/gpuactor/gpuactor/streams"
 )
 
@@ -53,7 +54,7 @@ func actorTimeline(b *testing.B, dev *device.Device, x *graphs.Exec, s *streams.
 		return span{from, time.Since(base)}, err
 	}
 	sync := func() {
-		_, err := streams.Exec(ctx, s, func(rt backend.Device, _ *device.Tracker, h backend.Stream) (struct{}, error) {
+		_, err := core.RunOn(ctx, (*core.Stream)(s), func(rt backend.Device, _ *core.Tracker, h backend.Stream) (struct{}, error) {
 			return struct{}{}, rt.StreamSynchronize(h)
 		}).Await(ctx)
 		require.NoError(b, err)
@@ -74,7 +75,7 @@ func actorTimeline(b *testing.B, dev *device.Device, x *graphs.Exec, s *streams.
 	sp := make([]span, round)
 	send := func() {
 		for i := range futs {
-			futs[i] = streams.Exec(ctx, s, func(rt backend.Device, _ *device.Tracker, h backend.Stream) (span, error) { return timed(rt, h) })
+			futs[i] = core.RunOn(ctx, (*core.Stream)(s), func(rt backend.Device, _ *core.Tracker, h backend.Stream) (span, error) { return timed(rt, h) })
 		}
 	}
 	collect := func(w *way) {
@@ -94,7 +95,7 @@ func actorTimeline(b *testing.B, dev *device.Device, x *graphs.Exec, s *streams.
 		// held: the same messages, all queued before the actor sees any (a first message
 		// holds it), with nobody waiting on a future while they run.
 		var release atomic.Bool
-		hold := device.Exec(ctx, dev, func(backend.Device, *device.Tracker) (struct{}, error) {
+		hold := core.Run(ctx, (*core.Device)(dev), func(backend.Device, *core.Tracker) (struct{}, error) {
 			for !release.Load() {
 			}
 			return struct{}{}, nil
@@ -105,7 +106,7 @@ func actorTimeline(b *testing.B, dev *device.Device, x *graphs.Exec, s *streams.
 		_, err := hold.Await(ctx)
 		require.NoError(b, err)
 		collect(&held)
-		out, err := streams.Exec(ctx, s, func(rt backend.Device, _ *device.Tracker, h backend.Stream) ([]span, error) {
+		out, err := core.RunOn(ctx, (*core.Stream)(s), func(rt backend.Device, _ *core.Tracker, h backend.Stream) ([]span, error) {
 			out := make([]span, round)
 			for i := range out {
 				var err error

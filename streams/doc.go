@@ -3,12 +3,12 @@
 // future that completes when the GPU reaches that point in the stream, carrying the error
 // that stopped it, if any.
 //
-//	s, err := streams.New(ctx, dev)
-//	defer s.Destroy(ctx)
+//	s, err := streams.New(ctx, dev)                // or streams.Default(dev), the device's own
+//	defer s.Close(ctx)
 //	up := streams.CopyToDevice(ctx, s, buf, xs)    // a Go slice, staged through pinned memory
 //	run := s.Launch(ctx, k, cfg, buf, int32(n))
 //	down := streams.CopyFromDevice(ctx, s, ys, buf)
-//	_, err = down.Await(ctx)                        // ys holds the result
+//	err = actor.WaitAll(ctx, up, run, down)         // ys holds the result
 //
 // # Completion without a callback per operation
 //
@@ -18,7 +18,7 @@
 // a lone operation completes as soon as the GPU reaches it; a busy stream's operations share
 // one watermark per 16 operations or per 200 µs for each stream with work tracked (at most
 // 1.6 ms), so a stream of futures costs little more than the same operations without them
-// (see the bench suite's stream rows and device's TrackerStats).
+// (docs/design/tracker.md; device.Device.TrackerStats counts the work).
 //
 // # Go slices at pinned speed
 //
@@ -28,11 +28,10 @@
 // goroutines of the ring's own while earlier chunks cross the link. Uploads use as many
 // copying goroutines as it takes to fill staging faster than the link drains it (the ring
 // measures the host's memmove rate when it is made); more would slow the link's reads of host
-// memory. Downloads use GOMAXPROCS−2 (at most 16). StagingWorkers sets both. On an H200 host
-// a 256 MiB copy reaches 0.83× (up) and 0.86× (down) of pinned memory's bandwidth; small
-// copies cannot overlap enough to come close (1 MiB: ~0.2×; a C++ program doing the same by
-// hand gets no more, bench/cbaseline/stagecost.cu). For a buffer copied often, pinned memory
-// (device.MallocHost, alloc.Register) is the fast path.
+// memory. Downloads use GOMAXPROCS−2 (at most 16). StagingWorkers sets both. A large copy
+// comes near 0.8× of pinned bandwidth where the host's memory allows it; small copies cannot
+// overlap enough to come close (docs/design/staging.md). For a buffer copied often, pinned
+// memory (device.MallocHost, alloc.Register) is the fast path.
 //
 // # Default streams
 //
@@ -41,17 +40,19 @@
 // a Go caller. Streams made here are non-blocking by default: they do not wait for, nor hold
 // up, work another library in the process queues on the legacy default stream. Blocking()
 // makes one that does synchronize with the legacy default stream, as cudaStreamDefault does.
-// The device's own synchronous calls (device.CopyToDevice…) use the device's internal stream.
+// Every device also has a stream of its own, Default(dev), for callers that need no stream of
+// their own; it is an ordinary non-blocking stream that the device destroys when it closes.
 //
 // # Lifetimes
 //
 // A HostBuffer or device buffer handed to an operation must stay allocated until its future
-// completes; a device.Buffer's Free waits for the device's queued work, so an early Free is
-// safe but waits (a typed alloc.Buffer is freed in its stream's order instead). A Go
+// completes; a device.Buffer's Close waits for the work queued on the device's own stream
+// only, so free a buffer used on other streams after their futures complete (a typed
+// alloc.Buffer is freed in its stream's order instead). A Go
 // slice handed to CopyToDevice or CopyFromDevice is owned by the operation until its future
-// completes: the caller may reuse or read it then, not before. Destroy waits for the work in
+// completes: the caller may reuse or read it then, not before. Close waits for the work in
 // flight on the stream to finish, completes its futures, then destroys it; later operations
-// on the stream fail with ErrDestroyed. A cancelled context stops the caller's wait, never the
+// on the stream fail with device.ErrClosed. A cancelled context stops the caller's wait, never the
 // operation: its future still completes and whatever it holds is released then. Closing the
 // device destroys the streams and events it still has.
 package streams

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/gpuactor/gpuactor/cuda"
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/internal/testdev"
 	"github.com/gpuactor/gpuactor/streams"
@@ -20,9 +21,9 @@ extern "C" __global__ void spin(long long cycles) {
 }
 `
 
-var testSim = map[string]device.SimKernel{
+var testSim = map[string]cuda.SimKernel{
 	"add_u32": testdev.AddU32Sim,
-	"spin": func(c *device.KernelCall) error {
+	"spin": func(c *cuda.KernelCall) error {
 		time.Sleep(time.Duration(c.Int64(0)/1_000_000) * time.Millisecond) // ~1 ms per 1e6 cycles
 		return nil
 	},
@@ -57,7 +58,7 @@ func (f *fixture) stream(t *testing.T, opts ...streams.Option) *streams.Stream {
 	t.Helper()
 	s, err := streams.New(f.ctx, f.dev, opts...)
 	require.NoError(t, err)
-	t.Cleanup(func() { _ = s.Destroy(context.Background()) })
+	t.Cleanup(func() { _ = s.Close(context.Background()) })
 	return s
 }
 
@@ -78,7 +79,7 @@ func (f *fixture) pinned(t *testing.T, n uint64) *device.HostBuffer {
 // spinCycles is about ms milliseconds of GPU clock (≈1.7 GHz on an H100; the simulator sleeps).
 func spinCycles(ms int) int64 { return int64(ms) * 1_700_000 }
 
-func one() device.Config { return device.Config{Grid: device.Dim(1), Block: device.Dim(1)} }
+func one() cuda.LaunchConfig { return cuda.LaunchConfig{Grid: cuda.Dim(1), Block: cuda.Dim(1)} }
 
 func await(t *testing.T, ctx context.Context, f *streams.Future) {
 	t.Helper()

@@ -7,8 +7,8 @@ import (
 	"sync/atomic"
 
 	"github.com/gpuactor/gpuactor/actor"
-	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/internal/backend"
+	"github.com/gpuactor/gpuactor/internal/core"
 )
 
 // HostFunc queues fn to run when the stream reaches this point; later work on the stream
@@ -21,14 +21,17 @@ import (
 // copy): that work cannot start before fn returns, so the wait would never end.
 func (s *Stream) HostFunc(ctx context.Context, fn func()) *Future {
 	if fn == nil {
-		return actor.Completed(struct{}{}, invalid("HostFunc of a nil function"))
+		return failed(core.Invalid("HostFunc of a nil function"))
 	}
 	var panicked atomic.Pointer[actor.PanicError]
-	return device.ExecTracked(ctx, s.dev, func(rt backend.Device, tr *device.Tracker, done func(error)) error {
-		if err := s.alive(); err != nil {
-			return err
+	then := func(err error) error {
+		if p := panicked.Load(); err == nil && p != nil {
+			return p
 		}
-		err := rt.LaunchHostFunc(s.h, func() {
+		return err
+	}
+	return core.QueueTracked(ctx, s.core(), func(rt backend.Device, _ *core.Tracker, h backend.Stream) error {
+		err := rt.LaunchHostFunc(h, func() {
 			// CUDA's thread only hands over to a goroutine and waits: it must not run Go code
 			// that might block on the device, nor call CUDA.
 			finished := make(chan struct{})
@@ -46,12 +49,6 @@ func (s *Stream) HostFunc(ctx context.Context, fn func()) *Future {
 		if err != nil {
 			return fmt.Errorf("gpuactor/streams: queueing a host function: %w", err)
 		}
-		tr.After(s.h, func(err error) {
-			if p := panicked.Load(); err == nil && p != nil {
-				err = p
-			}
-			done(err)
-		})
 		return nil
-	})
+	}, core.Tracking{Then: then})
 }

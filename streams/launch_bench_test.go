@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/gpuactor/gpuactor/cuda"
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/internal/nullgpu"
 	"github.com/gpuactor/gpuactor/internal/sim"
@@ -29,8 +30,7 @@ func BenchmarkLaunch(b *testing.B) {
 		})
 		// gpuactor's own cost per launch: the same calls with the GPU's part free (nullgpu).
 		b.Run(fmt.Sprintf("null/g=%d", g), func(b *testing.B) {
-			dev, err := device.OpenOn(context.Background(), nullgpu.Backend{Backend: sim.New()}, 0)
-			require.NoError(b, err)
+			dev := testdev.OpenOn(b, context.Background(), nullgpu.Backend{Backend: sim.New()})
 			benchLaunch(b, dev, g)
 		})
 	}
@@ -40,7 +40,7 @@ func benchLaunch(b *testing.B, dev *device.Device, g int) {
 	ctx := context.Background()
 	defer dev.Close()
 	mod, err := dev.Compile(ctx, device.Source{Name: "empty.cu", Code: `extern "C" __global__ void empty() {}`,
-		Sim: map[string]device.SimKernel{"empty": func(*device.KernelCall) error { return nil }}})
+		Sim: map[string]cuda.SimKernel{"empty": func(*cuda.KernelCall) error { return nil }}})
 	require.NoError(b, err)
 	k, err := mod.Kernel(ctx, "empty")
 	require.NoError(b, err)
@@ -49,7 +49,7 @@ func benchLaunch(b *testing.B, dev *device.Device, g int) {
 		ss[i], err = streams.New(ctx, dev)
 		require.NoError(b, err)
 	}
-	cfg := device.Config{Grid: device.Dim(1), Block: device.Dim(1)}
+	cfg := cuda.LaunchConfig{Grid: cuda.Dim(1), Block: cuda.Dim(1)}
 	b.ReportAllocs()
 	b.ResetTimer()
 	var wg sync.WaitGroup

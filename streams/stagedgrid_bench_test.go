@@ -26,7 +26,7 @@ func BenchmarkStagedUploadGrid(b *testing.B) {
 	b.Run("pinned", func(b *testing.B) {
 		s, err := New(ctx, dev)
 		require.NoError(b, err)
-		defer s.Destroy(ctx)
+		defer s.Close(ctx)
 		b.SetBytes(n)
 		timedCopies(b, n, func() *Future { return s.CopyHostToDevice(ctx, buf, pinned) })
 	})
@@ -47,8 +47,8 @@ func BenchmarkStagedUploadGrid(b *testing.B) {
 			b.Run(fmt.Sprintf("slot=%dM/fillers=%d", slot>>20, w), func(b *testing.B) {
 				s, err := New(ctx, dev)
 				require.NoError(b, err)
-				defer s.Destroy(ctx)
-				s.staging.Store(newStager(s, stagingParams{slots: w + stagingSpare, slotSize: slot, workers: w, downWorkers: w}))
+				defer s.Close(ctx)
+				stagingRing(s, stagingParams{slots: w + stagingSpare, slotSize: slot, workers: w, downWorkers: w})
 				b.SetBytes(n)
 				timedCopies(b, n, func() *Future { return CopyToDevice(ctx, s, buf, src) })
 			})
@@ -56,7 +56,7 @@ func BenchmarkStagedUploadGrid(b *testing.B) {
 	}
 	// The device buffer holds the last upload.
 	got := make([]byte, n)
-	require.NoError(b, device.CopyFromDevice(ctx, got, buf))
+	testdev.Read(b, ctx, got, buf)
 	require.Equal(b, src, got)
 }
 
@@ -82,7 +82,7 @@ func timedCopies(b *testing.B, size int, copy func() *Future) {
 // the median copy's rate, p10-GB/s the tenth percentile's.
 func BenchmarkStagedDownloadGrid(b *testing.B) {
 	ctx, dev, buf, want := gridSetup(b)
-	require.NoError(b, device.CopyToDevice(ctx, buf, want))
+	testdev.Write(b, ctx, buf, want)
 	const n = gridSize
 	dst := make([]byte, n)
 	for round := range 3 {
@@ -90,8 +90,8 @@ func BenchmarkStagedDownloadGrid(b *testing.B) {
 			b.Run(fmt.Sprintf("round=%d/workers=%d/spare=%d/slot=%dK", round, g.workers, g.spare, g.slot>>10), func(b *testing.B) {
 				s, err := New(ctx, dev)
 				require.NoError(b, err)
-				defer s.Destroy(ctx)
-				s.staging.Store(newStager(s, stagingParams{slots: g.workers + g.spare, slotSize: g.slot, workers: g.workers, downWorkers: g.workers}))
+				defer s.Close(ctx)
+				stagingRing(s, stagingParams{slots: g.workers + g.spare, slotSize: g.slot, workers: g.workers, downWorkers: g.workers})
 				b.SetBytes(n)
 				clear(dst)
 				timedCopies(b, n, func() *Future { return CopyFromDevice(ctx, s, dst, buf) })

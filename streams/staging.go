@@ -15,34 +15,24 @@ import (
 	"github.com/gpuactor/gpuactor/actor"
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/internal/backend"
+	"github.com/gpuactor/gpuactor/internal/core"
 )
 
 // Copies of Go slices go through a ring of pinned staging buffers per stream. The CUDA runtime
-// copies pageable memory at a fraction of the link's speed (10 GB/s against 54 GB/s pinned on
-// an H100, PCIe gen5), because it stages through small pinned buffers of its own, one at a
-// time. Doing the staging here instead — several chunks in flight, the host side of several
-// chunks copied at once by goroutines of their own — overlaps the host copies with each other
-// and with the DMA, and keeps the link busy. The figures below were measured on an H200 host
-// (16 cores, PCIe gen5): one goroutine memmoves 10–16 GB/s; the DMA keeps ~46 GB/s of its 50
-// even beside 145 GB/s of memmove. The H100 hosts vary far more: 8 threads copy 32–71 GB/s
-// between them, and staging, by hand in C++ as here, reaches 0.42–0.87× of pinned bandwidth
-// accordingly (bench/cbaseline/copyvariants.cu, and the bench's by-hand rows, which run
-// bench/cbaseline/stagedring.h beside these copies: gpuactor was 0.90–1.10× of them up and
-// 0.94–1.00× down in session 13's runs).
+// copies pageable memory at a fraction of the link's speed, because it stages through small
+// pinned buffers of its own, one at a time. Doing the staging here instead — several chunks in
+// flight, the host side of several chunks copied at once by goroutines of the ring's own —
+// overlaps the host copies with each other and with the DMA, and keeps the link busy. How near
+// that comes to pinned bandwidth is bounded by the host's memory, which every byte crosses
+// three times; docs/design/staging.md has the measurements behind the constants below.
 const (
-	// stagingSlotSize is a staging buffer's size. The ring has a slot for each of the
-	// goroutines copying host memory (each holds one while it copies a chunk, ~300 µs for
-	// 4 MiB) and stagingSpare more holding chunks queued for the link (~80 µs each at 50 GB/s),
-	// enough that the link never runs dry while the next chunks are copied. Larger slots
-	// measured slower on an H200 host, and 8 MiB ones on the H100 hosts.
-	//
-	// Downloads have more copying goroutines than uploads, so the ring has more slots than
-	// an upload needs; a copy cycles through the first of them its direction needs (upSlots
-	// for uploads, all for downloads). Each slot an upload fills is read back by the DMA, so
-	// fewer slots keep that working set smaller: on an H100 host, with 7 fillers, 15 slots
-	// uploaded 43–45 GB/s (medians of 30 copies, three times) where 22 uploaded 41–44, and
-	// 36.5 GB/s on average against 32.1; with 8 fillers, and in the bench row on another
-	// host, there was no clear difference.
+	// stagingSlotSize is a staging buffer's size. The ring has a slot for each goroutine
+	// copying host memory (each holds one while it copies a chunk) and stagingSpare more
+	// holding chunks queued for the link, enough that the link never runs dry while the next
+	// chunks are copied. Downloads have more copying goroutines than uploads, so the ring has
+	// more slots than an upload needs; a copy cycles through the first of them its direction
+	// needs (upSlots for uploads, all for downloads): each slot an upload fills is read back
+	// by the DMA, and fewer slots keep that working set smaller.
 	stagingSlotSize = 4 << 20
 	stagingSpare    = 8
 	// A copy is cut into about stagingSplit chunks of at least stagingMinChunk bytes (at most
@@ -57,29 +47,20 @@ const (
 	// stagingParallelMin bytes.
 	stagingParallelMin = 1 << 20
 	stagingPart        = 256 << 10
-	// How many goroutines copy host memory depends on the host and on the direction. One
-	// memmoves 9–11 GB/s from a slice it has not read before on the H100 and H200 hosts we
-	// measured (BenchmarkMemmoveRate). Uploads are best with just enough of them: more
-	// memmoves beside the DMA's reads of host memory slow the link (H200 host, 256 MiB: 45–47
-	// GB/s with 6 of them, 42–44 with 8, 40–41 with 14; the H100 hosts want 7–8). So a ring
-	// measures one goroutine's memmove rate when it is made (memmoveRate) and takes enough
-	// goroutines to fill staging at stagingTarget bytes a second — a little more than a PCIe
-	// gen5 x16 link carries — within [stagingMinWorkers, stagingMaxWorkers] and leaving two
-	// of GOMAXPROCS for the caller and the device's actor. Downloads gain from every core
-	// (same host: 38–40 GB/s with 5, 46–49 with 14; C++ threads doing the same peak at 16),
-	// since the DMA writes land in cache that the copy-outs read: they get GOMAXPROCS−2,
-	// within the same bounds.
+	// Uploads are best with just enough copying goroutines: more memmoves beside the DMA's
+	// reads of host memory slow the link. So a ring measures one goroutine's memmove rate when
+	// it is made (memmoveRate) and takes enough goroutines to fill staging at stagingTarget
+	// bytes a second — a little more than a PCIe gen5 x16 link carries — within
+	// [stagingMinWorkers, stagingMaxWorkers], leaving two of GOMAXPROCS for the caller and the
+	// device's actor. Downloads gain from every core, since the DMA's writes land in cache
+	// that the copy-outs read: they get GOMAXPROCS−2, within the same bounds.
 	stagingTarget     = 64e9
 	stagingMinWorkers = 2
 	stagingMaxWorkers = 16
-	// copyOutSpin is how long a copy-out worker spins on its chunk's future before parking
-	// (Await spins 100 µs by default). A chunk can wait a few DMAs of ~80 µs each behind
-	// others. Parked, each chunk paid a wake (~20 µs) and the actor a hand-off (Actor.handOff)
-	// before its copy-out and the next chunk's enqueue: on an H100 host, 256 MiB downloads ran
-	// at medians of 39.6–42.2 GB/s (41.3 over all) parked against 39.8–45.6 (43.4) spinning,
-	// in nine alternating runs of 60 copies each; C++ staging by hand, which spins in
-	// cudaEventSynchronize, had run 0–6% ahead of the parked workers. The workers are the
-	// copy's own, idle otherwise.
+	// copyOutSpin is how long a copy-out worker spins on its chunk's future before parking. A
+	// chunk can wait a few DMAs behind others; parked, each chunk would pay a goroutine wake
+	// and an actor hand-off before its copy-out and the next chunk's enqueue. The workers are
+	// the copy's own, idle otherwise.
 	copyOutSpin = 2 * time.Millisecond
 )
 
@@ -123,11 +104,8 @@ const memmoveProbeSize = 64 << 20
 
 // memmoveRate measures one goroutine's memmove rate in bytes a second the way a filler
 // copies: a slice it has not read before, a staging slot at a time, into one slot-sized
-// buffer. (Copying the same slot-sized buffer over and over, as this probe once did, measures
-// the cache: it read 12–15 GB/s on H100 and H200 hosts alike and took 4–6 fillers, which
-// uploaded ~0.73× of pinned bandwidth on both; this reads 8.7–10.3 GB/s on the H100 hosts and
-// 10.7–12.9 on the H200 host and takes 7–8 and 5–7, which upload 0.78–0.83× on all but the
-// noisiest machine measured.)
+// buffer. Copying the same buffer over and over would measure the cache, and pick too few
+// fillers.
 func memmoveRate() float64 {
 	src, dst := make([]byte, memmoveProbeSize), make([]byte, stagingSlotSize)
 	for i := 0; i < len(src); i += 4096 {
@@ -159,7 +137,7 @@ func memmoveRate() float64 {
 // error once they have finished.
 func CopyToDevice[T device.Numeric](ctx context.Context, s *Stream, dst device.Mem, src []T) *Future {
 	if s == nil {
-		return failed(invalid("CopyToDevice on a nil stream"))
+		return failed(core.Invalid("CopyToDevice on a nil stream"))
 	}
 	host, err := sliceBytes("copy source", src)
 	if err != nil {
@@ -190,7 +168,7 @@ func CopyToDevice[T device.Numeric](ctx context.Context, s *Stream, dst device.M
 // untouched), and the future reports ctx's error once they have.
 func CopyFromDevice[T device.Numeric](ctx context.Context, s *Stream, dst []T, src device.Mem) *Future {
 	if s == nil {
-		return failed(invalid("CopyFromDevice on a nil stream"))
+		return failed(core.Invalid("CopyFromDevice on a nil stream"))
 	}
 	host, err := sliceBytes("copy destination", dst)
 	if err != nil {
@@ -202,15 +180,13 @@ func CopyFromDevice[T device.Numeric](ctx context.Context, s *Stream, dst []T, s
 	return s.staged(ctx, false, host, src)
 }
 
-func failed(err error) *Future { return actor.Completed(struct{}{}, err) }
-
 // sliceBytes views a non-empty Go slice as its bytes.
 func sliceBytes[T device.Numeric](what string, xs []T) ([]byte, error) {
 	if xs == nil {
-		return nil, invalid("%s is a nil slice", what)
+		return nil, core.Invalid("%s is a nil slice", what)
 	}
 	if len(xs) == 0 {
-		return nil, invalid("%s is an empty slice", what)
+		return nil, core.Invalid("%s is an empty slice", what)
 	}
 	var zero T
 	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(xs))), len(xs)*int(unsafe.Sizeof(zero))), nil
@@ -218,38 +194,37 @@ func sliceBytes[T device.Numeric](what string, xs []T) ([]byte, error) {
 
 // checkStaged checks, before anything is queued, what can be checked off the actor thread:
 // the stream is alive, m is device memory of its device and holds n bytes. Each chunk's
-// enqueue checks m again on the actor thread (a Free since is reported there).
+// enqueue checks m again on the actor thread (a Close since is reported there).
 func (s *Stream) checkStaged(what string, m device.Mem, n int, dir string) error {
-	if err := s.alive(); err != nil {
+	cs := s.core()
+	if err := cs.Alive(); err != nil {
 		return err
 	}
-	if m == nil {
-		return invalid("%s is nil", what)
+	d, err := core.Owner(what, m)
+	if err != nil {
+		return err
 	}
-	b := device.Range(m, 0, 0).Buffer()
-	if b == nil {
-		return invalid("%s is a nil buffer", what)
-	}
-	if b.Device() != s.dev {
-		return wrongDevice(what, b.Device(), s.dev)
+	if d != cs.Device() {
+		return core.WrongDevice(what, d, cs.Device())
 	}
 	if size := device.Size(m); uint64(n) > size {
-		return fmt.Errorf("%w: copy of %d bytes %s a %d-byte %s", device.ErrOutOfRange, n, dir, size, what)
+		return core.OutOfRange("copy of %d bytes %s a %d-byte %s", n, dir, size, what)
 	}
 	return nil
 }
 
-// stager is a stream's staging ring.
+// stager is a stream's staging ring: its state of this package's (core.StreamExt), released
+// with the stream.
 type stager struct {
-	s     *Stream
+	s     *core.Stream
 	p     stagingParams
 	token chan struct{} // capacity 1: held by the copy that is queueing its chunks
 
 	// Under token.
-	next   int                     // the slot the next download chunk takes
-	nextUp int                     // the slot the next upload chunk takes, below upSlots
-	busy   []*Future               // per slot: completes once the slot's last chunk is done with it
-	alloc  *actor.Future[struct{}] // the allocation of mem
+	next   int       // the slot the next download chunk takes
+	nextUp int       // the slot the next upload chunk takes, below upSlots
+	busy   []*Future // per slot: completes once the slot's last chunk is done with it
+	alloc  *Future   // the allocation of mem
 
 	// Written on the actor thread by the allocation op only; read by copies once alloc has
 	// completed without error, and by release on the actor thread.
@@ -268,20 +243,35 @@ type stager struct {
 	queued atomic.Uint64 // chunks queued so far (tests watch it)
 }
 
-// stager returns the stream's ring, made on first use; its memory comes later, from the
-// first copy (allocate).
-func (s *Stream) stager() *stager {
-	if st := s.staging.Load(); st != nil {
-		return st
+// stager returns the stream's ring, made on first use with geometry p (nil: sized to the host;
+// New passes StagingWorkers'); its memory comes later, from the first copy (allocate).
+func (s *Stream) stager(p func() stagingParams) *stager {
+	if p == nil {
+		p = func() stagingParams { return stagingParamsFor(0) }
 	}
-	if st := newStager(s, stagingParamsFor(s.copiers)); s.staging.CompareAndSwap(nil, st) {
-		return st
+	cs := s.core()
+	return cs.Ext(func() core.StreamExt { return newStager(cs, p()) }).(*stager)
+}
+
+// ring is the stream's ring, or nil before its first staged copy.
+func (s *Stream) ring() *stager {
+	st, _ := s.core().LoadedExt().(*stager)
+	return st
+}
+
+// StagingWorkers reports how many goroutines copy host memory for the stream's staged
+// uploads and downloads: StagingWorkers' count, or the ones the ring chose for the host when
+// it was made. Both are 0 before the stream's first staged copy.
+func (s *Stream) StagingWorkers() (upload, download int) {
+	st := s.ring()
+	if st == nil {
+		return 0, 0
 	}
-	return s.staging.Load()
+	return st.p.workers, st.p.downWorkers
 }
 
 // newStager makes a ring of geometry p for s (tests install rings of other geometries).
-func newStager(s *Stream, p stagingParams) *stager {
+func newStager(s *core.Stream, p stagingParams) *stager {
 	return &stager{s: s, p: p, token: make(chan struct{}, 1), busy: make([]*Future, p.slots),
 		mem: make([]unsafe.Pointer, p.slots), pending: map[*stagedChunk]struct{}{}}
 }
@@ -289,9 +279,9 @@ func newStager(s *Stream, p stagingParams) *stager {
 // allocate pins the ring's memory on first use (or after an allocation failed); under token.
 func (st *stager) allocate(ctx context.Context) error {
 	if st.alloc == nil || (st.alloc.Ready() && st.alloc.Err() != nil) {
-		st.alloc = device.Exec(ctx, st.s.dev, func(rt backend.Device, _ *device.Tracker) (struct{}, error) {
-			// On the actor thread, as release is: a destroyed stream gets no memory.
-			if err := st.s.alive(); err != nil {
+		st.alloc = core.Run(ctx, st.s.Device(), func(rt backend.Device, _ *core.Tracker) (struct{}, error) {
+			// On the actor thread, as release is: a closed stream gets no memory.
+			if err := st.s.Alive(); err != nil {
 				return struct{}{}, err
 			}
 			if st.mem[0] != nil {
@@ -300,13 +290,13 @@ func (st *stager) allocate(ctx context.Context) error {
 			size := uint64(st.p.slotSize)
 			for i := range st.mem {
 				// Counted in the device's Usage as pinned memory, like MallocHost's: it is.
-				if err := st.s.dev.Charge(device.KindPinned, size); err != nil {
+				if err := st.s.Device().Charge(core.KindPinned, size); err != nil {
 					st.freeSlots(rt)
 					return struct{}{}, err
 				}
 				p, err := rt.HostAlloc(size, backend.HostAllocDefault)
 				if err != nil {
-					st.s.dev.Uncharge(device.KindPinned, size)
+					st.s.Device().Refund(core.KindPinned, size)
 					st.freeSlots(rt)
 					return struct{}{}, fmt.Errorf("gpuactor/streams: pinning %d staging buffers of %d bytes: %w", st.p.slots, st.p.slotSize, err)
 				}
@@ -319,11 +309,11 @@ func (st *stager) allocate(ctx context.Context) error {
 	return err
 }
 
-// release finishes the copy-outs of the device-to-host chunks the GPU has done, then frees
-// the ring's memory: when the stream is destroyed (Destroy or the device's Close), on the
-// actor thread, after the stream has been settled. Host copies that come later are refused
-// with ErrDestroyed, as the stream's enqueues are.
-func (st *stager) release(rt backend.Device) error {
+// Release finishes the copy-outs of the device-to-host chunks the GPU has done, then frees
+// the ring's memory: when the stream is destroyed (its Close or the device's), on the actor
+// thread, after the stream has been settled. Host copies that come later are refused with
+// ErrClosed, as the stream's enqueues are.
+func (st *stager) Release(rt backend.Device) error {
 	if st == nil {
 		return nil
 	}
@@ -356,7 +346,7 @@ func (st *stager) freeSlots(rt backend.Device) error {
 	for i, p := range st.mem {
 		if p != nil {
 			errs = append(errs, rt.HostFree(p))
-			st.s.dev.Uncharge(device.KindPinned, uint64(st.p.slotSize))
+			st.s.Device().Refund(core.KindPinned, uint64(st.p.slotSize))
 			st.mem[i] = nil
 		}
 	}
@@ -374,7 +364,7 @@ func (st *stager) fill(i int, src []byte, split int) error {
 	st.memMu.RLock()
 	defer st.memMu.RUnlock()
 	if st.closed {
-		return fmt.Errorf("%w: stream destroyed during a staged copy", ErrDestroyed)
+		return core.Closed("stream closed during a staged copy")
 	}
 	parallelCopy(st.slot(i, len(src)), src, split)
 	return nil
@@ -385,7 +375,7 @@ func (st *stager) drain(dst []byte, i, split int) error {
 	st.memMu.RLock()
 	defer st.memMu.RUnlock()
 	if st.closed {
-		return fmt.Errorf("%w: stream destroyed during a staged copy", ErrDestroyed)
+		return core.Closed("stream closed during a staged copy")
 	}
 	parallelCopy(dst, st.slot(i, len(dst)), split)
 	return nil
@@ -430,7 +420,7 @@ type stagedJob struct {
 	slots   int // the slots the copy cycles through: the ring's first slots of them
 	workers int // goroutines copying host memory at once: the direction's workers, at most n
 	perDir  int // the direction's workers (p.workers or p.downWorkers)
-	result  *Future
+	result  *actor.Promise[struct{}]
 
 	claim atomic.Int64 // the next chunk a filler (or copy-out worker) takes
 
@@ -441,14 +431,14 @@ type stagedJob struct {
 	filled chan struct{}
 
 	// Device to host.
-	dl        []*stagedChunk  // queued chunks; nil: not (yet)
-	ready     []chan struct{} // closed once dl[k] is queued, or will never be
-	slotFree  []*Future       // per slot this copy takes: completes when it is done with it
-	unqueued  atomic.Int64    // chunks not queued yet
-	allQueued chan struct{}   // closed when unqueued reaches 0, or by a halt before
-	enqMu     sync.Mutex      // held while queueing a chunk, and by stop
-	halted    bool            // under enqMu: queue no more chunks
-	live      atomic.Int32    // copy-out workers still running
+	dl        []*stagedChunk             // queued chunks; nil: not (yet)
+	ready     []chan struct{}            // closed once dl[k] is queued, or will never be
+	slotFree  []*actor.Promise[struct{}] // per slot this copy takes: completes when it is done with it
+	unqueued  atomic.Int64               // chunks not queued yet
+	allQueued chan struct{}              // closed when unqueued reaches 0, or by a halt before
+	enqMu     sync.Mutex                 // held while queueing a chunk, and by stop
+	halted    bool                       // under enqMu: queue no more chunks
+	live      atomic.Int32               // copy-out workers still running
 
 	mu  sync.Mutex
 	err error // the first error
@@ -498,7 +488,7 @@ func (s *Stream) staged(ctx context.Context, h2d bool, host []byte, m device.Mem
 	if err := ctx.Err(); err != nil {
 		return failed(err)
 	}
-	st := s.stager()
+	st := s.stager(nil)
 	select {
 	case st.token <- struct{}{}:
 	case <-ctx.Done():
@@ -519,7 +509,7 @@ func (s *Stream) staged(ctx context.Context, h2d bool, host []byte, m device.Mem
 		base, slots = st.nextUp, st.upSlots()
 	}
 	j := &stagedJob{st: st, ctx: ctx, host: host, mem: m, chunk: chunk, n: n, base: base, slots: slots,
-		workers: min(perDir, n), perDir: perDir, result: actor.NewFuture[struct{}]()}
+		workers: min(perDir, n), perDir: perDir, result: actor.NewPromise[struct{}]()}
 	if h2d {
 		return j.upload()
 	}
@@ -558,7 +548,7 @@ func (j *stagedJob) upload() *Future {
 		}
 		return failed(j.firstErr())
 	}
-	return j.result
+	return j.result.Future()
 }
 
 // fillers is one filler's loop.
@@ -606,7 +596,7 @@ func (j *stagedJob) fillChunk(k int) {
 		j.fail(err)
 		return
 	}
-	c.gpu = st.s.uploadChunk(j.ctx, st, slot, j.mem, off, len(part))
+	c.gpu = st.uploadChunk(j.ctx, slot, j.mem, off, len(part))
 	c.skipped = false
 	st.queued.Add(1)
 	if c.gpu.Ready() && c.gpu.Err() != nil {
@@ -654,7 +644,7 @@ func (j *stagedJob) download() *Future {
 	}
 	j.unqueued.Store(int64(j.n))
 	j.allQueued = make(chan struct{})
-	j.slotFree = make([]*Future, slots)
+	j.slotFree = make([]*actor.Promise[struct{}], slots)
 	r := 0
 	for ; r < slots && !j.stopped(); r++ {
 		if b := st.busy[(j.base+r)%j.slots]; b != nil {
@@ -664,13 +654,13 @@ func (j *stagedJob) download() *Future {
 				break
 			}
 		}
-		j.slotFree[r] = actor.NewFuture[struct{}]()
+		j.slotFree[r] = actor.NewPromise[struct{}]()
 		if !j.queueDownload(r) {
 			break
 		}
 	}
 	for i := range r { // the slots this copy took; the others keep their previous chunk's future
-		st.busy[(j.base+i)%j.slots] = j.slotFree[i]
+		st.busy[(j.base+i)%j.slots] = j.slotFree[i].Future()
 	}
 	st.next = (j.base + r) % j.slots
 	if r == 0 {
@@ -691,7 +681,7 @@ func (j *stagedJob) download() *Future {
 			j.stop()
 		}
 	}
-	return j.result
+	return j.result.Future()
 }
 
 // queueDownload queues chunk k into its slot (free by now), unless the copy has stopped.
@@ -707,7 +697,7 @@ func (j *stagedJob) queueDownload(k int) bool {
 	}
 	part, off := j.part(k)
 	st := j.st
-	j.dl[k] = st.s.downloadChunk(j.ctx, st, (j.base+k)%j.slots, j.split(j.n-k), j.mem, off, part)
+	j.dl[k] = st.downloadChunk(j.ctx, (j.base+k)%j.slots, j.split(j.n-k), j.mem, off, part)
 	st.queued.Add(1)
 	close(j.ready[k])
 	if j.unqueued.Add(-1) == 0 {
@@ -779,42 +769,37 @@ func (j *stagedJob) copyOutWorker() {
 
 // uploadChunk queues the copy of slot i's first n bytes to [off, off+n) of dst.
 // The chunk gets a watermark of its own: a filler waits for it to reuse the slot.
-func (s *Stream) uploadChunk(ctx context.Context, st *stager, i int, dst device.Mem, off, n int) *Future {
-	return s.tracked(ctx, tracking{marked: true}, func(rt backend.Device, _ *device.Tracker, _ backend.Stream) error {
-		p, size, err := s.dev.Resolve("copy destination", device.Range(dst, uint64(off), uint64(n)))
+func (st *stager) uploadChunk(ctx context.Context, i int, dst device.Mem, off, n int) *Future {
+	d := st.s.Device()
+	return core.QueueTracked(ctx, st.s, func(rt backend.Device, _ *core.Tracker, h backend.Stream) error {
+		p, size, err := d.Resolve("copy destination", core.RangeOf(dst, uint64(off), uint64(n)))
 		if err != nil {
 			return err
 		}
-		return rt.CopyHtoD(p, st.mem[i], size, s.h)
-	})
+		return rt.CopyHtoD(p, st.mem[i], size, h)
+	}, core.Tracking{Marked: true})
 }
 
 // downloadChunk queues the copy of [off, off+len(part)) of src into slot i; once the GPU has
 // done it, the chunk is copied on into part (copyOut).
-func (s *Stream) downloadChunk(ctx context.Context, st *stager, i, split int, src device.Mem, off int, part []byte) *stagedChunk {
+func (st *stager) downloadChunk(ctx context.Context, i, split int, src device.Mem, off int, part []byte) *stagedChunk {
 	c := &stagedChunk{st: st, slot: i, split: split, host: part}
-	// Pending before it is queued, so that a release (Destroy) that runs after the enqueue
+	// Pending before it is queued, so that a release (Close) that runs after the enqueue
 	// sees it.
 	st.pendMu.Lock()
 	st.pending[c] = struct{}{}
 	st.pendMu.Unlock()
-	c.gpu = device.ExecTracked(ctx, s.dev, func(rt backend.Device, tr *device.Tracker, done func(error)) error {
-		if err := s.alive(); err != nil {
-			return err
-		}
-		p, size, err := s.dev.Resolve("copy source", device.Range(src, uint64(off), uint64(len(part))))
+	d := st.s.Device()
+	c.gpu = core.QueueTracked(ctx, st.s, func(rt backend.Device, _ *core.Tracker, h backend.Stream) error {
+		p, size, err := d.Resolve("copy source", core.RangeOf(src, uint64(off), uint64(len(part))))
 		if err != nil {
 			return err
 		}
-		if err := rt.CopyDtoH(st.mem[i], p, size, s.h); err != nil {
-			return err
-		}
-		tr.AfterMarked(s.h, func(err error) {
-			c.gpuDone, c.gpuErr = true, err
-			done(err)
-		})
-		return nil
-	})
+		return rt.CopyDtoH(st.mem[i], p, size, h)
+	}, core.Tracking{Marked: true, Then: func(err error) error {
+		c.gpuDone, c.gpuErr = true, err
+		return err
+	}})
 	return c
 }
 

@@ -48,7 +48,7 @@ func stagingStream(t *testing.T, dev *device.Device) *Stream {
 	t.Helper()
 	s, err := New(testdev.Ctx(t), dev)
 	require.NoError(t, err)
-	t.Cleanup(func() { _ = s.Destroy(context.Background()) })
+	t.Cleanup(func() { _ = s.Close(context.Background()) })
 	return s
 }
 
@@ -56,7 +56,7 @@ func stagingMalloc(t *testing.T, dev *device.Device, n int) *device.Buffer {
 	t.Helper()
 	b, err := dev.Malloc(testdev.Ctx(t), uint64(n))
 	require.NoError(t, err)
-	t.Cleanup(func() { _ = b.Free(context.Background()) })
+	t.Cleanup(func() { _ = b.Close(context.Background()) })
 	return b
 }
 
@@ -129,7 +129,7 @@ func stagingTrip(ctx context.Context, s *Stream, n, seed int) error {
 	if err != nil {
 		return err
 	}
-	defer buf.Free(ctx)
+	defer buf.Close(ctx)
 	src := stagingPattern(n, seed)
 	dst := make([]byte, n)
 	CopyToDevice(ctx, s, buf, src)
@@ -180,11 +180,11 @@ func TestStagedRoundTripsByteForByte(t *testing.T) {
 
 				stagingAwait(t, CopyToDevice(ctx, s, region, src))
 				got := make([]byte, n)
-				require.NoError(t, device.CopyFromDevice(ctx, got, region))
+				testdev.Read(t, ctx, got, region)
 				stagingEqual(t, src, got, "upload, read back by the device")
 
 				other := stagingPattern(n, 2)
-				require.NoError(t, device.CopyToDevice(ctx, region, other))
+				testdev.Write(t, ctx, region, other)
 				dst := make([]byte, n)
 				stagingAwait(t, CopyFromDevice(ctx, s, dst, region))
 				stagingEqual(t, other, dst, "download of what the device wrote")
@@ -196,7 +196,7 @@ func TestStagedRoundTripsByteForByte(t *testing.T) {
 				stagingEqual(t, src, dst, "round trip")
 
 				edges := make([]byte, off)
-				require.NoError(t, device.CopyFromDevice(ctx, edges, buf.Slice(0, off)))
+				testdev.Read(t, ctx, edges, buf.Slice(0, off))
 				assert.Equal(t, make([]byte, off), edges, "nothing written before the range")
 			})
 		}
@@ -263,7 +263,7 @@ func TestStagedCopiesOrderWithTheStream(t *testing.T) {
 		stagingEqual(t, second, dst, "the download read everything before the memset")
 		stagingAwait(t, zeroed)
 		got := make([]byte, n)
-		require.NoError(t, device.CopyFromDevice(ctx, got, buf))
+		testdev.Read(t, ctx, got, buf)
 		stagingEqual(t, make([]byte, n), got, "the memset ran after the download")
 	})
 }
@@ -298,7 +298,7 @@ func TestStagingSmallRings(t *testing.T) {
 		for _, p := range []stagingParams{{2, 1 << 20, 4, 4}, {3, 1 << 20, 2, 3}, {5, 2 << 20, 3, 2}} {
 			t.Run(fmt.Sprintf("%d×%dMiB,%d,%d", p.slots, p.slotSize>>20, p.workers, p.downWorkers), func(t *testing.T) {
 				s := stagingStream(t, dev)
-				s.staging.Store(newStager(s, p))
+				stagingRing(s, p)
 				stagingNoLeaks(t)
 				const n = 13<<20 + 7
 				buf := stagingMalloc(t, dev, n)
@@ -359,11 +359,11 @@ func TestStagedBadInput(t *testing.T) {
 
 		freed, err := dev.Malloc(ctx, 64)
 		require.NoError(t, err)
-		require.NoError(t, freed.Free(ctx))
+		require.NoError(t, freed.Close(ctx))
 		_, err = CopyToDevice(ctx, s, freed, data).Await(ctx)
-		assert.ErrorIs(t, err, device.ErrFreed, "freed buffer")
+		assert.ErrorIs(t, err, device.ErrClosed, "freed buffer")
 		_, err = CopyFromDevice(ctx, s, data, freed).Await(ctx)
-		assert.ErrorIs(t, err, device.ErrFreed, "freed buffer")
+		assert.ErrorIs(t, err, device.ErrClosed, "freed buffer")
 
 		cancelled, cancel := context.WithCancel(ctx)
 		cancel()
@@ -374,9 +374,9 @@ func TestStagedBadInput(t *testing.T) {
 
 		gone, err := New(ctx, dev)
 		require.NoError(t, err)
-		require.NoError(t, gone.Destroy(ctx))
-		check(CopyToDevice(ctx, gone, buf, data), ErrDestroyed, "destroyed stream")
-		check(CopyFromDevice(ctx, gone, data, buf), ErrDestroyed, "destroyed stream")
+		require.NoError(t, gone.Close(ctx))
+		check(CopyToDevice(ctx, gone, buf, data), device.ErrClosed, "destroyed stream")
+		check(CopyFromDevice(ctx, gone, data, buf), device.ErrClosed, "destroyed stream")
 	})
 }
 
@@ -403,8 +403,7 @@ func TestStagingUploadsKeepToTheirSlots(t *testing.T) {
 		s := stagingStream(t, dev)
 		stagingNoLeaks(t)
 		p := stagingParams{slots: 12, slotSize: 1 << 20, workers: 2, downWorkers: 4}
-		st := newStager(s, p)
-		s.staging.Store(st)
+		st := stagingRing(s, p)
 		require.Equal(t, 2+stagingSpare, st.upSlots())
 		const n = 25<<20 + 3 // 26 chunks of 1 MiB: each slot more than once
 		buf := stagingMalloc(t, dev, n)
@@ -437,7 +436,7 @@ func TestStagedCancellation(t *testing.T) {
 		s := stagingStream(t, dev)
 		stagingNoLeaks(t)
 		const stagingSlots = 12 // a ring of fixed geometry: the default one depends on the host
-		s.staging.Store(newStager(s, stagingParams{slots: stagingSlots, slotSize: stagingSlotSize, workers: 4, downWorkers: 4}))
+		stagingRing(s, stagingParams{slots: stagingSlots, slotSize: stagingSlotSize, workers: 4, downWorkers: 4})
 		const n = 64 << 20 // 16 chunks: more than the ring
 		chunk := stagingChunk(n, stagingSlotSize)
 		require.Greater(t, n/chunk, stagingSlots)
@@ -448,15 +447,15 @@ func TestStagedCancellation(t *testing.T) {
 			t.Run(map[bool]string{true: "upload", false: "download"}[up], func(t *testing.T) {
 				dst := make([]byte, n)
 				if up {
-					require.NoError(t, device.Memset(ctx, buf, 0))
+					require.NoError(t, Default(dev).Memset(ctx, buf, 0).Wait(ctx))
 				} else {
-					require.NoError(t, device.CopyToDevice(ctx, buf, src))
+					testdev.Write(t, ctx, buf, src)
 				}
 				// Hold the stream, so that the copy fills the ring and waits for a slot.
 				gate := make(chan struct{})
 				held := s.HostFunc(ctx, func() { <-gate })
 				cctx, cancel := context.WithCancel(ctx)
-				before := s.stager().queued.Load()
+				before := s.stager(nil).queued.Load()
 				returned := make(chan *Future, 1)
 				go func() {
 					if up {
@@ -467,10 +466,10 @@ func TestStagedCancellation(t *testing.T) {
 				}()
 
 				// Once the copy has filled the ring, it waits for a slot.
-				require.Eventually(t, func() bool { return s.stager().queued.Load() == before+stagingSlots },
+				require.Eventually(t, func() bool { return s.stager(nil).queued.Load() == before+stagingSlots },
 					time.Minute, time.Millisecond)
 				time.Sleep(10 * time.Millisecond)
-				assert.Equal(t, before+stagingSlots, s.stager().queued.Load(), "no more than the ring holds")
+				assert.Equal(t, before+stagingSlots, s.stager(nil).queued.Load(), "no more than the ring holds")
 				// A second copy on the stream waits for the ring; its own ctx lets it go.
 				other, cancelOther := context.WithTimeout(ctx, 20*time.Millisecond)
 				defer cancelOther()
@@ -492,7 +491,7 @@ func TestStagedCancellation(t *testing.T) {
 
 				if up {
 					got := make([]byte, n)
-					require.NoError(t, device.CopyFromDevice(ctx, got, buf))
+					testdev.Read(t, ctx, got, buf)
 					k := stagingPrefix(t, src, got, chunk)
 					assert.Equal(t, stagingSlots*chunk, k, "the chunks queued before the cancel reached the device")
 				} else {
@@ -513,10 +512,10 @@ func TestStagingDestroyReleasesTheRing(t *testing.T) {
 
 		s, err := New(ctx, dev)
 		require.NoError(t, err)
-		require.Nil(t, s.staging.Load(), "no ring before the first staged copy")
+		require.Nil(t, s.ring(), "no ring before the first staged copy")
 		before := dev.Usage().Pinned
 		stagingRoundTrip(t, s, 4097, 8)
-		st := s.staging.Load()
+		st := s.ring()
 		require.NotNil(t, st)
 		for _, p := range st.mem {
 			require.NotNil(t, p, "the ring is pinned")
@@ -528,14 +527,14 @@ func TestStagingDestroyReleasesTheRing(t *testing.T) {
 		const n = 3<<20 + 5 // four chunks: queued at once
 		buf := stagingMalloc(t, dev, n)
 		src := stagingPattern(n, 9)
-		require.NoError(t, device.CopyToDevice(ctx, buf, src))
+		testdev.Write(t, ctx, buf, src)
 		gate := make(chan struct{})
 		s.HostFunc(ctx, func() { <-gate })
 		dst := make([]byte, n)
 		down := CopyFromDevice(ctx, s, dst, buf)
 		require.False(t, down.Ready())
 		time.AfterFunc(20*time.Millisecond, func() { close(gate) })
-		require.NoError(t, s.Destroy(ctx))
+		require.NoError(t, s.Close(ctx))
 		stagingAwait(t, down)
 		stagingEqual(t, src, dst, "the download in flight at Destroy")
 
@@ -545,10 +544,10 @@ func TestStagingDestroyReleasesTheRing(t *testing.T) {
 		assert.True(t, closed, "Destroy released the ring")
 		assert.Equal(t, before, dev.Usage().Pinned, "and gave its charge back")
 		_, err = CopyToDevice(ctx, s, buf, src).Await(ctx)
-		assert.ErrorIs(t, err, ErrDestroyed)
+		assert.ErrorIs(t, err, device.ErrClosed)
 		_, err = CopyFromDevice(ctx, s, dst, buf).Await(ctx)
-		assert.ErrorIs(t, err, ErrDestroyed)
-		assert.ErrorIs(t, st.fill(0, []byte{1}, 1), ErrDestroyed, "nothing touches the freed ring")
+		assert.ErrorIs(t, err, device.ErrClosed)
+		assert.ErrorIs(t, st.fill(0, []byte{1}, 1), device.ErrClosed, "nothing touches the freed ring")
 	})
 }
 
@@ -574,7 +573,7 @@ func TestStagedCopiesInFlightWhenTheDeviceCloses(t *testing.T) {
 		stagingEqual(t, src, dst, "the download queued before Close")
 		_, err = CopyToDevice(ctx, s, buf, src).Await(ctx)
 		assert.Error(t, err)
-		assert.True(t, errors.Is(err, ErrDestroyed) || errors.Is(err, device.ErrClosed), "%v", err)
+		assert.ErrorIs(t, err, device.ErrClosed)
 	})
 }
 
@@ -604,9 +603,9 @@ func TestStagingWorkersOption(t *testing.T) {
 		}
 		s, err := New(ctx, dev, StagingWorkers(3))
 		require.NoError(t, err)
-		defer s.Destroy(ctx)
-		assert.Equal(t, 3, s.stager().p.workers)
-		assert.Equal(t, 3, s.stager().p.downWorkers)
+		defer s.Close(ctx)
+		assert.Equal(t, 3, s.stager(nil).p.workers)
+		assert.Equal(t, 3, s.stager(nil).p.downWorkers)
 		n := 5<<20 + 7
 		src := stagingPattern(n, 3)
 		buf := stagingMalloc(t, dev, n)
@@ -617,4 +616,13 @@ func TestStagingWorkersOption(t *testing.T) {
 		require.NoError(t, err)
 		stagingEqual(t, src, dst, "round trip through 3 copiers")
 	})
+}
+
+// stagingRing installs a ring of geometry p on s, which must not have one yet, and returns it.
+func stagingRing(s *Stream, p stagingParams) *stager {
+	st := s.stager(func() stagingParams { return p })
+	if st.p != p {
+		panic("stagingRing: the stream has a ring already")
+	}
+	return st
 }

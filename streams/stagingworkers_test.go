@@ -26,7 +26,7 @@ func TestStagingWorkersReportsTheRingsChoice(t *testing.T) {
 
 		fixed, err := New(ctx, dev, StagingWorkers(3))
 		require.NoError(t, err)
-		defer fixed.Destroy(ctx)
+		defer fixed.Close(ctx)
 		stagingAwait(t, CopyToDevice(ctx, fixed, buf, make([]byte, 1<<10)))
 		up, down = fixed.StagingWorkers()
 		assert.Equal(t, [2]int{3, 3}, [2]int{up, down})

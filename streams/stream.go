@@ -3,25 +3,18 @@ package streams
 import (
 	"context"
 	"errors"
-	"fmt"
-	"sync/atomic"
 
 	"github.com/gpuactor/gpuactor/cudaerr"
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/internal/backend"
+	"github.com/gpuactor/gpuactor/internal/core"
 )
 
 // Stream is a CUDA stream of one device. Its methods are safe for concurrent use; operations
 // sent from one goroutine run on the GPU in the order they were sent.
-type Stream struct {
-	dev       *device.Device
-	h         backend.Stream
-	blocking  bool
-	priority  int
-	destroyed atomic.Bool
-	staging   atomic.Pointer[stager] // pinned buffers of CopyToDevice/CopyFromDevice (staging.go), made on first use
-	copiers   int                    // StagingWorkers; 0: sized to the host
-}
+type Stream core.Stream
+
+func (s *Stream) core() *core.Stream { return (*core.Stream)(s) }
 
 // Option configures New.
 type Option func(*config)
@@ -48,48 +41,49 @@ func Priority(p int) Option { return func(c *config) { c.priority, c.hasPriority
 // GOMAXPROCS−2; a service that would rather spend fewer cores on copies sets fewer.
 func StagingWorkers(n int) Option { return func(c *config) { c.copiers, c.setCopiers = n, true } }
 
-// New creates a stream on dev.
+// New creates a stream on dev; it returns once the stream exists. Close it with Close, or let
+// the device's Close destroy it.
 func New(ctx context.Context, dev *device.Device, opts ...Option) (*Stream, error) {
 	if dev == nil {
-		return nil, invalid("New on a nil device")
+		return nil, core.Invalid("New on a nil device")
 	}
 	var c config
 	for _, o := range opts {
 		o(&c)
 	}
 	if c.setCopiers && (c.copiers < 1 || c.copiers > maxStagingWorkers) {
-		return nil, invalid("StagingWorkers(%d): want 1 to %d", c.copiers, maxStagingWorkers)
+		return nil, core.Invalid("StagingWorkers(%d): want 1 to %d", c.copiers, maxStagingWorkers)
 	}
-	return device.Exec(ctx, dev, func(rt backend.Device, tr *device.Tracker) (*Stream, error) {
-		least, greatest, err := rt.StreamPriorityRange()
-		if err != nil {
-			return nil, err
-		}
-		if !c.hasPriority {
-			c.priority = least
-		}
-		if c.priority > least || c.priority < greatest {
-			return nil, invalid("stream priority %d outside the device's range [%d (highest), %d (lowest)]", c.priority, greatest, least)
-		}
-		flags := backend.StreamNonBlocking
-		if c.blocking {
-			flags = backend.StreamDefault
-		}
-		h, err := rt.StreamCreate(flags, c.priority)
-		if err != nil {
-			return nil, fmt.Errorf("gpuactor/streams: creating a stream: %w", err)
-		}
-		s := &Stream{dev: dev, h: h, blocking: c.blocking, priority: c.priority, copiers: c.copiers}
-		tr.Own(s, func() error { return s.destroy(rt, tr) })
-		return s, nil
-	}).Await(ctx)
+	cs, err := core.NewStream(ctx, (*core.Device)(dev), core.StreamConfig{Blocking: c.blocking, Priority: c.priority, HasPriority: c.hasPriority})
+	if err != nil {
+		return nil, err
+	}
+	s := (*Stream)(cs)
+	if c.setCopiers {
+		s.stager(func() stagingParams { return stagingParamsFor(c.copiers) })
+	}
+	return s, nil
+}
+
+// Default is dev's own stream: a non-blocking stream the device made when it opened, which
+// any goroutine may use, and which the device destroys when it closes (its Close is an
+// error). It is not CUDA's legacy default stream, on which gpuactor never queues work. A
+// buffer's and a module's Close wait for the work queued on it.
+func Default(dev *device.Device) *Stream {
+	if dev == nil {
+		return nil
+	}
+	return (*Stream)((*core.Device)(dev).Stream())
 }
 
 // PriorityRange is the device's stream priority range: least is the lowest priority (the
 // default), greatest the highest, numerically lower.
 func PriorityRange(ctx context.Context, dev *device.Device) (least, greatest int, err error) {
+	if dev == nil {
+		return 0, 0, core.Invalid("PriorityRange of a nil device")
+	}
 	type pair struct{ least, greatest int }
-	p, err := device.Exec(ctx, dev, func(rt backend.Device, _ *device.Tracker) (pair, error) {
+	p, err := core.Run(ctx, (*core.Device)(dev), func(rt backend.Device, _ *core.Tracker) (pair, error) {
 		l, g, err := rt.StreamPriorityRange()
 		return pair{l, g}, err
 	}).Await(ctx)
@@ -97,59 +91,34 @@ func PriorityRange(ctx context.Context, dev *device.Device) (least, greatest int
 }
 
 // Device is the device the stream belongs to.
-func (s *Stream) Device() *device.Device { return s.dev }
+func (s *Stream) Device() *device.Device { return (*device.Device)(s.core().Device()) }
 
 // Priority is the stream's priority.
-func (s *Stream) Priority() int { return s.priority }
+func (s *Stream) Priority() int { return s.core().Priority() }
 
 // IsBlocking reports whether the stream synchronizes with the legacy default stream.
-func (s *Stream) IsBlocking() bool { return s.blocking }
+func (s *Stream) IsBlocking() bool { return s.core().Blocking() }
 
-// Destroy waits for the work queued on the stream to finish, completes its futures, and
-// destroys it. Destroying twice is an ErrDestroyed error.
-func (s *Stream) Destroy(ctx context.Context) error {
-	_, err := device.Exec(ctx, s.dev, func(rt backend.Device, tr *device.Tracker) (struct{}, error) {
-		if s.destroyed.Load() {
-			return struct{}{}, fmt.Errorf("%w: stream destroyed twice", ErrDestroyed)
-		}
-		tr.Disown(s)
-		return struct{}{}, s.destroy(rt, tr)
-	}).Await(ctx)
-	return err
-}
-
-// destroy runs on the actor thread.
-func (s *Stream) destroy(rt backend.Device, tr *device.Tracker) error {
-	s.destroyed.Store(true)
-	err := tr.Settle(s.h, nil)
-	err = errors.Join(err, s.staging.Load().release(rt)) // the staging ring's pinned memory
-	return errors.Join(err, rt.StreamDestroy(s.h))
-}
+// Close waits for the work queued on the stream to finish, completes its futures, destroys
+// the stream and frees its staging memory; it returns once all of that is done. Closing twice
+// is an ErrClosed error; the device's own stream (Default) is closed by the device's Close
+// only.
+func (s *Stream) Close(ctx context.Context) error { return s.core().Close(ctx) }
 
 // Synchronize waits until the GPU has finished everything queued on the stream so far. It
 // does not hold up the device's other work while it waits.
 func (s *Stream) Synchronize(ctx context.Context) error {
-	_, err := s.enqueue(ctx, func(backend.Device, *device.Tracker, backend.Stream) error { return nil }).Await(ctx)
-	return err
+	return core.Queue(ctx, s.core(), func(backend.Device, *core.Tracker, backend.Stream) error { return nil }).Wait(ctx)
 }
 
-// Query reports whether the GPU has finished everything queued on the stream.
+// Query reports whether the GPU has finished everything queued on the stream; it returns once
+// the device's actor has asked the runtime.
 func (s *Stream) Query(ctx context.Context) (bool, error) {
-	return device.Exec(ctx, s.dev, func(rt backend.Device, _ *device.Tracker) (bool, error) {
-		if err := s.alive(); err != nil {
-			return false, err
-		}
-		err := rt.StreamQuery(s.h)
+	return core.RunOn(ctx, s.core(), func(rt backend.Device, _ *core.Tracker, h backend.Stream) (bool, error) {
+		err := rt.StreamQuery(h)
 		if errors.Is(err, cudaerr.NotReady) {
 			return false, nil
 		}
 		return err == nil, err
 	}).Await(ctx)
-}
-
-func (s *Stream) alive() error {
-	if s.destroyed.Load() {
-		return fmt.Errorf("%w: stream used after Destroy", ErrDestroyed)
-	}
-	return nil
 }

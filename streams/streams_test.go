@@ -11,7 +11,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gpuactor/gpuactor/actor"
+	"github.com/gpuactor/gpuactor/cuda"
 	"github.com/gpuactor/gpuactor/device"
+	"github.com/gpuactor/gpuactor/internal/testdev"
 	"github.com/gpuactor/gpuactor/streams"
 )
 
@@ -22,7 +24,7 @@ func TestFuturesCompleteWhenTheGPUGetsThere(t *testing.T) {
 		buf := f.buffer(t, 4*1024)
 		futs := make([]*streams.Future, 50)
 		for i := range futs {
-			futs[i] = s.Launch(f.ctx, f.add, device.Config{Grid: device.Dim(4), Block: device.Dim(256)}, buf, uint32(1), int32(1024))
+			futs[i] = s.Launch(f.ctx, f.add, cuda.LaunchConfig{Grid: cuda.Dim(4), Block: cuda.Dim(256)}, buf, uint32(1), int32(1024))
 		}
 		assert.False(t, futs[0].Ready(), "queued behind a 100 ms kernel")
 		await(t, f.ctx, futs[len(futs)-1])
@@ -32,7 +34,7 @@ func TestFuturesCompleteWhenTheGPUGetsThere(t *testing.T) {
 			require.NoError(t, fu.Err())
 		}
 		got := make([]uint32, 1024)
-		require.NoError(t, device.CopyFromDevice(f.ctx, got, buf))
+		testdev.Read(t, f.ctx, got, buf)
 		for i, v := range got {
 			require.Equal(t, uint32(50), v, "element %d", i)
 		}
@@ -49,7 +51,7 @@ func TestOneStreamRunsInOrder(t *testing.T) {
 			vals[i] = uint32(i * 3)
 		}
 		buf := f.buffer(t, 4*n)
-		cfg := device.Config{Grid: device.Dim((n + 127) / 128), Block: device.Dim(128)}
+		cfg := cuda.LaunchConfig{Grid: cuda.Dim((n + 127) / 128), Block: cuda.Dim(128)}
 		s.CopyHostToDevice(f.ctx, buf, in)
 		for range 3 {
 			s.Launch(f.ctx, f.add, cfg, buf, uint32(5), int32(n))
@@ -76,15 +78,15 @@ func TestWaitOrdersStreams(t *testing.T) {
 		ev, err := streams.NewEvent(f.ctx, f.dev, streams.DisableTiming)
 		require.NoError(t, err)
 		buf := f.buffer(t, 4*256)
-		require.NoError(t, device.Memset(f.ctx, buf, 0))
+		require.NoError(t, streams.Default(f.dev).Memset(f.ctx, buf, 0).Wait(f.ctx))
 		s1.Launch(f.ctx, f.spin, one(), spinCycles(50))
 		s1.Memset(f.ctx, buf, 1) // bytes 0x01: each uint32 becomes 0x01010101
 		s1.Record(f.ctx, ev)
 		s2.Wait(f.ctx, ev)
-		s2.Launch(f.ctx, f.add, device.Config{Grid: device.Dim(1), Block: device.Dim(256)}, buf, uint32(1), int32(256))
+		s2.Launch(f.ctx, f.add, cuda.LaunchConfig{Grid: cuda.Dim(1), Block: cuda.Dim(256)}, buf, uint32(1), int32(256))
 		require.NoError(t, s2.Synchronize(f.ctx))
 		got := make([]uint32, 256)
-		require.NoError(t, device.CopyFromDevice(f.ctx, got, buf))
+		testdev.Read(t, f.ctx, got, buf)
 		for i, v := range got {
 			require.Equal(t, uint32(0x01010102), v, "element %d", i)
 		}
@@ -161,10 +163,10 @@ func TestEventTimingQueryAndSynchronize(t *testing.T) {
 		require.NoError(t, err)
 		_, err = streams.Elapsed(f.ctx, start, untimed)
 		assert.ErrorIs(t, err, device.ErrInvalidArgument)
-		require.NoError(t, untimed.Destroy(f.ctx))
-		assert.ErrorIs(t, untimed.Destroy(f.ctx), streams.ErrDestroyed)
+		require.NoError(t, untimed.Close(f.ctx))
+		assert.ErrorIs(t, untimed.Close(f.ctx), device.ErrClosed)
 		_, err = untimed.Query(f.ctx)
-		assert.ErrorIs(t, err, streams.ErrDestroyed)
+		assert.ErrorIs(t, err, device.ErrClosed)
 	})
 }
 
@@ -203,7 +205,7 @@ func TestHostFunctions(t *testing.T) {
 					errs <- err
 					return
 				}
-				defer st.Destroy(f.ctx)
+				defer st.Close(f.ctx)
 				ran := false
 				_, err = st.HostFunc(f.ctx, func() { ran = true }).Await(f.ctx)
 				if err == nil && !ran {
@@ -232,14 +234,14 @@ func TestQuerySynchronizeAndDestroy(t *testing.T) {
 		require.NoError(t, err)
 		assert.False(t, idle)
 		// Destroy waits for the work in flight and completes its future.
-		require.NoError(t, s.Destroy(f.ctx))
+		require.NoError(t, s.Close(f.ctx))
 		assert.True(t, slow.Ready())
 		assert.NoError(t, slow.Err())
-		assert.ErrorIs(t, s.Destroy(f.ctx), streams.ErrDestroyed)
+		assert.ErrorIs(t, s.Close(f.ctx), device.ErrClosed)
 		_, err = s.Launch(f.ctx, f.spin, one(), int64(1)).Await(f.ctx)
-		assert.ErrorIs(t, err, streams.ErrDestroyed)
+		assert.ErrorIs(t, err, device.ErrClosed)
 		_, err = s.Query(f.ctx)
-		assert.ErrorIs(t, err, streams.ErrDestroyed)
+		assert.ErrorIs(t, err, device.ErrClosed)
 	})
 }
 
@@ -275,7 +277,7 @@ func TestBadInput(t *testing.T) {
 		require.NoError(t, err)
 		buf := f.buffer(t, 64)
 		freed := f.buffer(t, 64)
-		require.NoError(t, freed.Free(f.ctx))
+		require.NoError(t, freed.Close(f.ctx))
 		small := f.pinned(t, 8)
 		cases := []struct {
 			name string
@@ -289,7 +291,7 @@ func TestBadInput(t *testing.T) {
 			{"event of another device", func() *streams.Future { return s.Record(f.ctx, foreignEv) }, device.ErrWrongDevice},
 			{"nil event", func() *streams.Future { return s.Wait(f.ctx, nil) }, device.ErrInvalidArgument},
 			{"nil host function", func() *streams.Future { return s.HostFunc(f.ctx, nil) }, device.ErrInvalidArgument},
-			{"freed buffer", func() *streams.Future { return s.Memset(f.ctx, freed, 0) }, device.ErrFreed},
+			{"freed buffer", func() *streams.Future { return s.Memset(f.ctx, freed, 0) }, device.ErrClosed},
 			{"pinned buffer too small", func() *streams.Future { return s.CopyHostToDevice(f.ctx, buf, small) }, device.ErrOutOfRange},
 			{"copy larger than its destination", func() *streams.Future { return s.Copy(f.ctx, device.Range(buf, 0, 8), buf) }, device.ErrOutOfRange},
 			{"wrong kernel arguments", func() *streams.Future { return s.Launch(f.ctx, f.add, one(), buf) }, device.ErrKernelArgs},

@@ -16,6 +16,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/gpuactor/gpuactor/actor"
+	"github.com/gpuactor/gpuactor/cuda"
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/examples/internal/sample"
 	"github.com/gpuactor/gpuactor/streams"
@@ -30,11 +32,11 @@ extern "C" __global__ void increment_kernel(int* g_data, int inc_value, int n) {
 `
 
 // simKernels is increment_kernel for the simulator: the same arithmetic, in Go.
-var simKernels = map[string]device.SimKernel{
-	"increment_kernel": func(c *device.KernelCall) error {
+var simKernels = map[string]cuda.SimKernel{
+	"increment_kernel": func(c *cuda.KernelCall) error {
 		n := int(c.Int32(2))
 		inc := c.Int32(1)
-		data := device.SimSlice[int32](c, 0, n)
+		data := cuda.SimSlice[int32](c, 0, n)
 		for i := range min(uint64(n), c.Threads()) {
 			data[i] += inc
 		}
@@ -76,7 +78,7 @@ func run(c config) (err error) {
 	if err != nil {
 		return err
 	}
-	defer sample.Keep(&err, func() error { return mod.Unload(ctx) })
+	defer sample.Keep(&err, func() error { return mod.Close(ctx) })
 	kern, err := mod.Kernel(ctx, "increment_kernel")
 	if err != nil {
 		return err
@@ -87,15 +89,15 @@ func run(c config) (err error) {
 	if err != nil {
 		return err
 	}
-	defer sample.Keep(&err, func() error { return host.Free(ctx) })
+	defer sample.Keep(&err, func() error { return host.Close(ctx) })
 	a := device.HostSlice[int32](host)
 	clear(a)
 	dA, err := dev.Malloc(ctx, nbytes)
 	if err != nil {
 		return err
 	}
-	defer sample.Keep(&err, func() error { return dA.Free(ctx) })
-	if err := device.Memset(ctx, dA, 255); err != nil { // as the sample does: the H2D copy must overwrite it
+	defer sample.Keep(&err, func() error { return dA.Close(ctx) })
+	if err := streams.Default(dev).Memset(ctx, dA, 255).Wait(ctx); err != nil { // as the sample does: the H2D copy must overwrite it
 		return err
 	}
 
@@ -103,22 +105,22 @@ func run(c config) (err error) {
 	if err != nil {
 		return err
 	}
-	defer sample.Keep(&err, func() error { return s.Destroy(ctx) })
+	defer sample.Keep(&err, func() error { return s.Close(ctx) })
 	start, err := streams.NewEvent(ctx, dev)
 	if err != nil {
 		return err
 	}
-	defer sample.Keep(&err, func() error { return start.Destroy(ctx) })
+	defer sample.Keep(&err, func() error { return start.Close(ctx) })
 	stop, err := streams.NewEvent(ctx, dev)
 	if err != nil {
 		return err
 	}
-	defer sample.Keep(&err, func() error { return stop.Destroy(ctx) })
+	defer sample.Keep(&err, func() error { return stop.Close(ctx) })
 
 	// Queue everything; none of these calls waits for the GPU.
-	cfg := device.Config{Grid: device.Dim(uint32((c.n + threads - 1) / threads)), Block: device.Dim(threads)}
+	cfg := cuda.LaunchConfig{Grid: cuda.Dim(uint32((c.n + threads - 1) / threads)), Block: cuda.Dim(threads)}
 	queued := time.Now()
-	ops := []*streams.Future{
+	ops := []actor.Waiter{
 		s.Record(ctx, start),
 		s.CopyHostToDevice(ctx, dA, host),
 		s.Launch(ctx, kern, cfg, dA, int32(c.inc), int32(c.n)),
@@ -143,7 +145,7 @@ func run(c config) (err error) {
 	}
 
 	// The futures carry each operation's error; once the last one completed, all have.
-	if err := sample.Wait(ctx, ops...); err != nil {
+	if err := actor.WaitAll(ctx, ops...); err != nil {
 		return err
 	}
 	gpuTime, err := streams.Elapsed(ctx, start, stop)

@@ -23,6 +23,7 @@ import (
 	"flag"
 	"fmt"
 
+	"github.com/gpuactor/gpuactor/cuda"
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/examples/internal/sample"
 	"github.com/gpuactor/gpuactor/graphs"
@@ -40,18 +41,18 @@ extern "C" __global__ void add(int* out, const int* a, const int* b, int n) {
 }
 `
 
-var simKernels = map[string]device.SimKernel{
-	"fill": func(c *device.KernelCall) error {
+var simKernels = map[string]cuda.SimKernel{
+	"fill": func(c *cuda.KernelCall) error {
 		n := int(c.Int32(2))
-		p, base := device.SimSlice[int32](c, 0, n), c.Int32(1)
+		p, base := cuda.SimSlice[int32](c, 0, n), c.Int32(1)
 		for i := range p {
 			p[i] = base + int32(i)
 		}
 		return nil
 	},
-	"add": func(c *device.KernelCall) error {
+	"add": func(c *cuda.KernelCall) error {
 		n := int(c.Int32(3))
-		out, a, b := device.SimSlice[int32](c, 0, n), device.SimSlice[int32](c, 1, n), device.SimSlice[int32](c, 2, n)
+		out, a, b := cuda.SimSlice[int32](c, 0, n), cuda.SimSlice[int32](c, 1, n), cuda.SimSlice[int32](c, 2, n)
 		for i := range out {
 			out[i] = a[i] + b[i]
 		}
@@ -85,14 +86,14 @@ type env struct {
 	n         int
 }
 
-func (e *env) cfg() device.Config {
-	return device.Config{Grid: device.Dim(uint32((e.n + threads - 1) / threads)), Block: device.Dim(threads)}
+func (e *env) cfg() cuda.LaunchConfig {
+	return cuda.LaunchConfig{Grid: cuda.Dim(uint32((e.n + threads - 1) / threads)), Block: cuda.Dim(threads)}
 }
 
 // check verifies out[i] = (base+1+i) + (base+2+i) for the base a launch used.
 func (e *env) check(what string, base int32) error {
 	got := make([]int32, e.n)
-	if err := device.CopyFromDevice(e.ctx, got, e.out); err != nil {
+	if err := streams.CopyFromDevice(e.ctx, e.s, got, e.out).Wait(e.ctx); err != nil {
 		return err
 	}
 	for i, v := range got {
@@ -131,7 +132,7 @@ func run(c config) (err error) {
 	if e.s, err = streams.New(ctx, dev); err != nil {
 		return err
 	}
-	defer sample.Keep(&err, func() error { return e.s.Destroy(ctx) })
+	defer sample.Keep(&err, func() error { return e.s.Close(ctx) })
 	free0, total, err := dev.MemInfo(ctx)
 	if err != nil {
 		return err
@@ -156,9 +157,9 @@ func run(c config) (err error) {
 }
 
 // allocFill adds two allocations and kernels filling them with base+1+i and base+2+i.
-func allocFill(e *env, g *graphs.Graph, base int32) (a, b device.DevicePtr, filled []*graphs.Node, err error) {
+func allocFill(e *env, g *graphs.Graph, base int32) (a, b cuda.DevicePtr, filled []*graphs.Node, err error) {
 	size := uint64(4 * e.n)
-	for i, p := range []*device.DevicePtr{&a, &b} {
+	for i, p := range []*cuda.DevicePtr{&a, &b} {
 		alloc, ptr, err := g.AddAlloc(e.ctx, nil, size)
 		if err != nil {
 			return 0, 0, nil, err
@@ -174,12 +175,12 @@ func allocFill(e *env, g *graphs.Graph, base int32) (a, b device.DevicePtr, fill
 }
 
 // addFree adds out = a + b after deps, then frees a and b.
-func addFree(e *env, g *graphs.Graph, deps graphs.Deps, a, b device.DevicePtr) error {
+func addFree(e *env, g *graphs.Graph, deps graphs.Deps, a, b cuda.DevicePtr) error {
 	sum, err := g.AddKernel(e.ctx, deps, e.add, e.cfg(), e.out, a, b, int32(e.n))
 	if err != nil {
 		return err
 	}
-	for _, p := range []device.DevicePtr{a, b} {
+	for _, p := range []cuda.DevicePtr{a, b} {
 		if _, err := g.AddFree(e.ctx, graphs.After(sum), p); err != nil {
 			return err
 		}
@@ -192,7 +193,7 @@ func oneGraph(e *env, launches int) error {
 	if err != nil {
 		return err
 	}
-	defer g.Destroy(e.ctx)
+	defer g.Close(e.ctx)
 	a, b, filled, err := allocFill(e, g, 0)
 	if err != nil {
 		return err
@@ -204,7 +205,7 @@ func oneGraph(e *env, launches int) error {
 	if err != nil {
 		return err
 	}
-	defer x.Destroy(e.ctx)
+	defer x.Close(e.ctx)
 	for i := range launches {
 		base := int32(i)
 		// Each launch with its own numbers: the fill kernels' arguments change.
@@ -214,7 +215,7 @@ func oneGraph(e *env, launches int) error {
 		if err := x.SetKernelArgs(e.ctx, filled[1], b, base+2, int32(e.n)); err != nil {
 			return err
 		}
-		if _, err := x.Launch(e.ctx, e.s).Await(e.ctx); err != nil {
+		if err := x.Launch(e.ctx, e.s).Wait(e.ctx); err != nil {
 			return fmt.Errorf("launch %d: %w", i, err)
 		}
 		if i == 0 || i == launches-1 {
@@ -232,12 +233,12 @@ func twoGraphs(e *env, launches int) error {
 	if err != nil {
 		return err
 	}
-	defer ga.Destroy(e.ctx)
+	defer ga.Close(e.ctx)
 	gb, err := graphs.New(e.ctx, e.dev)
 	if err != nil {
 		return err
 	}
-	defer gb.Destroy(e.ctx)
+	defer gb.Close(e.ctx)
 	a, b, _, err := allocFill(e, ga, 10)
 	if err != nil {
 		return err
@@ -249,15 +250,15 @@ func twoGraphs(e *env, launches int) error {
 	if err != nil {
 		return err
 	}
-	defer xa.Destroy(e.ctx)
+	defer xa.Close(e.ctx)
 	xb, err := gb.Instantiate(e.ctx)
 	if err != nil {
 		return err
 	}
-	defer xb.Destroy(e.ctx)
+	defer xb.Close(e.ctx)
 	for i := range launches {
 		xa.Launch(e.ctx, e.s) // the stream orders the two graphs
-		if _, err := xb.Launch(e.ctx, e.s).Await(e.ctx); err != nil {
+		if err := xb.Launch(e.ctx, e.s).Wait(e.ctx); err != nil {
 			return fmt.Errorf("launch %d: %w", i, err)
 		}
 	}
@@ -273,7 +274,7 @@ func unfreed(e *env) error {
 	if err != nil {
 		return err
 	}
-	defer g.Destroy(e.ctx)
+	defer g.Close(e.ctx)
 	a, b, filled, err := allocFill(e, g, 20)
 	if err != nil {
 		return err
@@ -285,10 +286,10 @@ func unfreed(e *env) error {
 	if err != nil {
 		return err
 	}
-	if _, err := x.Launch(e.ctx, e.s).Await(e.ctx); err != nil {
+	if err := x.Launch(e.ctx, e.s).Wait(e.ctx); err != nil {
 		return err
 	}
-	_, err = x.Launch(e.ctx, e.s).Await(e.ctx)
+	err = x.Launch(e.ctx, e.s).Wait(e.ctx)
 	if err == nil {
 		return errors.New("relaunching with the first launch's memory unfreed was accepted")
 	}
@@ -298,8 +299,8 @@ func unfreed(e *env) error {
 	if err != nil {
 		return err
 	}
-	defer freer.Destroy(e.ctx)
-	for _, p := range []device.DevicePtr{a, b} {
+	defer freer.Close(e.ctx)
+	for _, p := range []cuda.DevicePtr{a, b} {
 		if _, err := freer.AddFree(e.ctx, nil, p); err != nil {
 			return err
 		}
@@ -308,18 +309,18 @@ func unfreed(e *env) error {
 	if err != nil {
 		return err
 	}
-	defer fx.Destroy(e.ctx)
+	defer fx.Close(e.ctx)
 	for range 2 {
 		fx.Launch(e.ctx, e.s)
-		if _, err := x.Launch(e.ctx, e.s).Await(e.ctx); err != nil {
+		if err := x.Launch(e.ctx, e.s).Wait(e.ctx); err != nil {
 			return fmt.Errorf("relaunch after a free: %w", err)
 		}
 	}
-	if _, err := fx.Launch(e.ctx, e.s).Await(e.ctx); err != nil {
+	if err := fx.Launch(e.ctx, e.s).Wait(e.ctx); err != nil {
 		return err
 	}
 	fmt.Println("freed by another graph, relaunched")
-	if err := x.Destroy(e.ctx); err != nil {
+	if err := x.Close(e.ctx); err != nil {
 		return err
 	}
 	// AutoFreeOnLaunch: a graph of its own, whose launches free the previous launch's memory.
@@ -327,7 +328,7 @@ func unfreed(e *env) error {
 	if err != nil {
 		return err
 	}
-	defer g2.Destroy(e.ctx)
+	defer g2.Close(e.ctx)
 	a2, b2, filled2, err := allocFill(e, g2, 20)
 	if err != nil {
 		return err
@@ -339,9 +340,9 @@ func unfreed(e *env) error {
 	if err != nil {
 		return err
 	}
-	defer auto.Destroy(e.ctx)
+	defer auto.Close(e.ctx)
 	for range 3 {
-		if _, err := auto.Launch(e.ctx, e.s).Await(e.ctx); err != nil {
+		if err := auto.Launch(e.ctx, e.s).Wait(e.ctx); err != nil {
 			return fmt.Errorf("with AutoFreeOnLaunch: %w", err)
 		}
 	}

@@ -1,6 +1,7 @@
 // Command saxpy compiles a CUDA C++ kernel at run time and runs y = a*x + y from many
-// goroutines at once on one device, checking every element against a Go reference.
-// Without a GPU it runs on the simulator. It prints throughput and PASS or FAIL.
+// goroutines at once on one device, each on a stream of its own, checking every element
+// against a Go reference. Without a GPU it runs on the simulator. It prints throughput and
+// PASS or FAIL.
 //
 //	go run ./examples/saxpy -goroutines 64 -n 1048576
 package main
@@ -13,8 +14,12 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/gpuactor/gpuactor/actor"
+	"github.com/gpuactor/gpuactor/alloc"
+	"github.com/gpuactor/gpuactor/cuda"
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/examples/internal/sample"
+	"github.com/gpuactor/gpuactor/streams"
 )
 
 const source = `
@@ -25,12 +30,12 @@ extern "C" __global__ void saxpy(int n, float a, const float* __restrict__ x, fl
 `
 
 // simKernels is saxpy for the simulator: the same arithmetic, in Go.
-var simKernels = map[string]device.SimKernel{
-	"saxpy": func(c *device.KernelCall) error {
+var simKernels = map[string]cuda.SimKernel{
+	"saxpy": func(c *cuda.KernelCall) error {
 		n := int(c.Int32(0))
 		a := c.Float32(1)
-		x := device.SimSlice[float32](c, 2, n)
-		y := device.SimSlice[float32](c, 3, n)
+		x := cuda.SimSlice[float32](c, 2, n)
+		y := cuda.SimSlice[float32](c, 3, n)
 		for i := range min(uint64(n), c.Threads()) {
 			y[i] = float32(a*x[i]) + y[i] // no fused multiply-add, like the GPU built with --fmad=false
 		}
@@ -93,46 +98,61 @@ func run(n, workers, rounds int, f sample.Flags) error {
 	return nil
 }
 
-func worker(ctx context.Context, dev *device.Device, k *device.Kernel, w, n, rounds int) error {
-	x, y := make([]float32, n), make([]float32, n)
+// worker is one goroutine of a service: a stream of its own, typed device buffers in that
+// stream's order, pinned host memory from the device's reusable pool (the fast path for data
+// copied every request), and every element checked.
+func worker(ctx context.Context, dev *device.Device, k *device.Kernel, w, n, rounds int) (err error) {
+	s, err := streams.New(ctx, dev)
+	if err != nil {
+		return err
+	}
+	defer sample.Keep(&err, func() error { return s.Close(ctx) })
+	hx, err := alloc.GetPinned[float32](ctx, dev, n)
+	if err != nil {
+		return err
+	}
+	defer sample.Keep(&err, func() error { return hx.Close(ctx) })
+	hy, err := alloc.GetPinned[float32](ctx, dev, n)
+	if err != nil {
+		return err
+	}
+	defer sample.Keep(&err, func() error { return hy.Close(ctx) })
+	x, y := hx.Slice(), hy.Slice()
 	for i := range x {
 		x[i] = float32((i*7+w)%1000) / 250
 		y[i] = float32((i*13+w)%500) / 100
 	}
-	dx, err := dev.Malloc(ctx, uint64(4*n))
-	if err != nil {
-		return err
-	}
-	defer dx.Free(ctx)
-	dy, err := dev.Malloc(ctx, uint64(4*n))
-	if err != nil {
-		return err
-	}
-	defer dy.Free(ctx)
-	if err := device.CopyToDevice(ctx, dx, x); err != nil {
-		return err
-	}
-	if err := device.CopyToDevice(ctx, dy, y); err != nil {
-		return err
-	}
+	want := make([]float32, n)
 	a := float32(w%4+1) * 0.5
-	cfg := device.Config{Grid: device.Dim(uint32((n + 255) / 256)), Block: device.Dim(256)}
-	for range rounds {
-		if err := dev.Launch(ctx, k, cfg, int32(n), a, dx, dy); err != nil {
-			return err
+	for i := range want {
+		want[i] = y[i]
+		for range rounds {
+			want[i] = float32(a*x[i]) + want[i] // float32(): Go may not fuse these either
 		}
 	}
-	out := make([]float32, n)
-	if err := device.CopyFromDevice(ctx, out, dy); err != nil {
+
+	dx, _, err := alloc.MallocAsync[float32](ctx, s, n)
+	if err != nil {
 		return err
 	}
-	for i := range out {
-		want := y[i]
-		for range rounds {
-			want = float32(a*x[i]) + want // float32(): Go may not fuse these either
-		}
-		if out[i] != want {
-			return fmt.Errorf("goroutine %d, element %d: got %v, want %v", w, i, out[i], want)
+	defer sample.Keep(&err, func() error { return dx.Close(ctx) })
+	dy, _, err := alloc.MallocAsync[float32](ctx, s, n)
+	if err != nil {
+		return err
+	}
+	defer sample.Keep(&err, func() error { return dy.Close(ctx) })
+	fs := []actor.Waiter{s.CopyHostToDevice(ctx, dx, hx.HostBuffer), s.CopyHostToDevice(ctx, dy, hy.HostBuffer)}
+	cfg := cuda.LaunchConfig{Grid: cuda.Dim(uint32((n + 255) / 256)), Block: cuda.Dim(256)}
+	for range rounds {
+		fs = append(fs, s.Launch(ctx, k, cfg, int32(n), a, dx, dy))
+	}
+	fs = append(fs, s.CopyDeviceToHost(ctx, hy.HostBuffer, dy))
+	if err := actor.WaitAll(ctx, fs...); err != nil {
+		return err
+	}
+	for i, got := range y {
+		if got != want[i] {
+			return fmt.Errorf("goroutine %d, element %d: got %v, want %v", w, i, got, want[i])
 		}
 	}
 	return nil

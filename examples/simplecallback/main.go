@@ -22,6 +22,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/gpuactor/gpuactor/actor"
+	"github.com/gpuactor/gpuactor/cuda"
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/examples/internal/sample"
 	"github.com/gpuactor/gpuactor/streams"
@@ -36,10 +37,10 @@ extern "C" __global__ void incKernel(int* data, int N) {
 `
 
 // simKernels is incKernel for the simulator: the same arithmetic, in Go.
-var simKernels = map[string]device.SimKernel{
-	"incKernel": func(c *device.KernelCall) error {
+var simKernels = map[string]cuda.SimKernel{
+	"incKernel": func(c *cuda.KernelCall) error {
 		n := int(c.Int32(1))
-		data := device.SimSlice[int32](c, 0, n)
+		data := cuda.SimSlice[int32](c, 0, n)
 		for i := range min(uint64(n), c.Threads()) {
 			data[i]++
 		}
@@ -136,24 +137,24 @@ func worker(ctx context.Context, dev *device.Device, kern *device.Kernel, w, n i
 	if err != nil {
 		return err
 	}
-	defer sample.Keep(&err, func() error { return s.Destroy(ctx) })
+	defer sample.Keep(&err, func() error { return s.Close(ctx) })
 	host, err := dev.MallocHost(ctx, uint64(4*n))
 	if err != nil {
 		return err
 	}
-	defer sample.Keep(&err, func() error { return host.Free(ctx) })
+	defer sample.Keep(&err, func() error { return host.Close(ctx) })
 	buf, err := dev.Malloc(ctx, uint64(4*n))
 	if err != nil {
 		return err
 	}
-	defer sample.Keep(&err, func() error { return buf.Free(ctx) })
+	defer sample.Keep(&err, func() error { return buf.Close(ctx) })
 
 	data := device.HostSlice[int32](host)
 	for i := range data {
 		data[i] = int32(w + i)
 	}
-	cfg := device.Config{Grid: device.Dim(uint32((n + threads - 1) / threads)), Block: device.Dim(threads)}
-	ops := []*streams.Future{
+	cfg := cuda.LaunchConfig{Grid: cuda.Dim(uint32((n + threads - 1) / threads)), Block: cuda.Dim(threads)}
+	ops := []actor.Waiter{
 		s.CopyHostToDevice(ctx, buf, host),
 		s.Launch(ctx, kern, cfg, buf, int32(n)),
 		s.CopyDeviceToHost(ctx, host, buf),
@@ -169,7 +170,7 @@ func worker(ctx context.Context, dev *device.Device, kern *device.Kernel, w, n i
 			}
 		}),
 	}
-	if err := sample.Wait(ctx, ops...); err != nil {
+	if err := actor.WaitAll(ctx, ops...); err != nil {
 		return fmt.Errorf("worker %d: %w", w, err)
 	}
 	return nil
@@ -182,7 +183,7 @@ func panicking(ctx context.Context, dev *device.Device) (err error) {
 	if err != nil {
 		return err
 	}
-	defer sample.Keep(&err, func() error { return s.Destroy(ctx) })
+	defer sample.Keep(&err, func() error { return s.Close(ctx) })
 	boom := s.HostFunc(ctx, func() { panic("deliberate panic in a host function") })
 	ran := false
 	after := s.HostFunc(ctx, func() { ran = true })

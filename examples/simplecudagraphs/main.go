@@ -20,6 +20,7 @@ import (
 	"math/rand/v2"
 	"sync/atomic"
 
+	"github.com/gpuactor/gpuactor/cuda"
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/examples/internal/sample"
 	"github.com/gpuactor/gpuactor/graphs"
@@ -58,12 +59,12 @@ extern "C" __global__ void reduce_final(const double* partial, double* out, int 
 `
 
 // simKernels are the two kernels for the simulator.
-var simKernels = map[string]device.SimKernel{
-	"reduce": func(c *device.KernelCall) error {
+var simKernels = map[string]cuda.SimKernel{
+	"reduce": func(c *cuda.KernelCall) error {
 		n := int(c.Int32(2))
-		in := device.SimSlice[float32](c, 0, n)
+		in := cuda.SimSlice[float32](c, 0, n)
 		blocks := int(c.Grid.X)
-		partial := device.SimSlice[float64](c, 1, blocks)
+		partial := cuda.SimSlice[float64](c, 1, blocks)
 		stride := blocks * int(c.Block.X)
 		for b := range blocks {
 			s := 0.0
@@ -76,14 +77,14 @@ var simKernels = map[string]device.SimKernel{
 		}
 		return nil
 	},
-	"reduce_final": func(c *device.KernelCall) error {
+	"reduce_final": func(c *cuda.KernelCall) error {
 		n := int(c.Int32(2))
-		partial := device.SimSlice[float64](c, 0, n)
+		partial := cuda.SimSlice[float64](c, 0, n)
 		s := 0.0
 		for _, v := range partial {
 			s += v
 		}
-		device.SimSlice[float64](c, 1, 1)[0] = s
+		cuda.SimSlice[float64](c, 1, 1)[0] = s
 		return nil
 	},
 }
@@ -119,12 +120,12 @@ type pipeline struct {
 	n             int
 }
 
-func (p *pipeline) reduceCfg() device.Config {
-	return device.Config{Grid: device.Dim(blocks), Block: device.Dim(threads)}
+func (p *pipeline) reduceCfg() cuda.LaunchConfig {
+	return cuda.LaunchConfig{Grid: cuda.Dim(blocks), Block: cuda.Dim(threads)}
 }
 
-func (p *pipeline) finalCfg() device.Config {
-	return device.Config{Grid: device.Dim(1), Block: device.Dim(threads)}
+func (p *pipeline) finalCfg() cuda.LaunchConfig {
+	return cuda.LaunchConfig{Grid: cuda.Dim(1), Block: cuda.Dim(threads)}
 }
 
 func run(c config) (err error) {
@@ -177,7 +178,7 @@ func run(c config) (err error) {
 	if err != nil {
 		return err
 	}
-	defer sample.Keep(&err, func() error { return s1.Destroy(ctx) })
+	defer sample.Keep(&err, func() error { return s1.Close(ctx) })
 	captured, capCheck, err := buildCaptured(ctx, dev, p, input, s1)
 	if err != nil {
 		return fmt.Errorf("capturing the graph: %w", err)
@@ -201,7 +202,7 @@ func run(c config) (err error) {
 			return err
 		}
 		for i := range launches {
-			if _, err := x.Launch(ctx, s1).Await(ctx); err != nil {
+			if err := x.Launch(ctx, s1).Wait(ctx); err != nil {
 				return fmt.Errorf("%s graph, launch %d: %w", v.name, i, err)
 			}
 			got := v.check()
@@ -210,12 +211,12 @@ func run(c config) (err error) {
 				return fmt.Errorf("%s graph, launch %d: sum %.6f, want %.6f", v.name, i, got, want)
 			}
 		}
-		if err := x.Destroy(ctx); err != nil {
+		if err := x.Close(ctx); err != nil {
 			return err
 		}
 	}
 	for _, g := range []*graphs.Graph{explicit, captured, clone} {
-		if err := g.Destroy(ctx); err != nil {
+		if err := g.Close(ctx); err != nil {
 			return err
 		}
 	}
@@ -268,17 +269,17 @@ func buildCaptured(ctx context.Context, dev *device.Device, p *pipeline, input [
 	if err != nil {
 		return nil, nil, err
 	}
-	defer s2.Destroy(ctx)
+	defer s2.Close(ctx)
 	fork, err := streams.NewEvent(ctx, dev, streams.DisableTiming)
 	if err != nil {
 		return nil, nil, err
 	}
-	defer fork.Destroy(ctx)
+	defer fork.Close(ctx)
 	join, err := streams.NewEvent(ctx, dev, streams.DisableTiming)
 	if err != nil {
 		return nil, nil, err
 	}
-	defer join.Destroy(ctx)
+	defer join.Close(ctx)
 	// Pinned buffers the graph copies from and to at every launch; freed with the device.
 	hin, err := dev.MallocHost(ctx, uint64(4*len(input)))
 	if err != nil {

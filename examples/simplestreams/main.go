@@ -19,6 +19,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/gpuactor/gpuactor/actor"
+	"github.com/gpuactor/gpuactor/cuda"
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/examples/internal/sample"
 	"github.com/gpuactor/gpuactor/streams"
@@ -36,12 +38,12 @@ extern "C" __global__ void init_array(int* g_data, const int* factor, int num_it
 `
 
 // simKernels is init_array for the simulator: the same arithmetic, in Go.
-var simKernels = map[string]device.SimKernel{
-	"init_array": func(c *device.KernelCall) error {
+var simKernels = map[string]cuda.SimKernel{
+	"init_array": func(c *cuda.KernelCall) error {
 		n := int(c.Int32(3))
 		iters := int(c.Int32(2))
-		data := device.SimSlice[int32](c, 0, n)
-		factor := device.SimSlice[int32](c, 1, 1)[0]
+		data := cuda.SimSlice[int32](c, 0, n)
+		factor := cuda.SimSlice[int32](c, 1, 1)[0]
 		for i := range min(uint64(n), c.Threads()) {
 			for range iters {
 				data[i] += factor
@@ -99,7 +101,7 @@ func run(c config) (err error) {
 	if err != nil {
 		return err
 	}
-	defer sample.Keep(&err, func() error { return mod.Unload(ctx) })
+	defer sample.Keep(&err, func() error { return mod.Close(ctx) })
 	kern, err := mod.Kernel(ctx, "init_array")
 	if err != nil {
 		return err
@@ -111,13 +113,13 @@ func run(c config) (err error) {
 	if err != nil {
 		return err
 	}
-	defer sample.Keep(&err, func() error { return dA.Free(ctx) })
+	defer sample.Keep(&err, func() error { return dA.Close(ctx) })
 	dFactor, err := dev.Malloc(ctx, 4)
 	if err != nil {
 		return err
 	}
-	defer sample.Keep(&err, func() error { return dFactor.Free(ctx) })
-	if err := device.CopyToDevice(ctx, dFactor, []int32{int32(c.factor)}); err != nil {
+	defer sample.Keep(&err, func() error { return dFactor.Close(ctx) })
+	if err := streams.CopyToDevice(ctx, streams.Default(dev), dFactor, []int32{int32(c.factor)}).Wait(ctx); err != nil {
 		return err
 	}
 
@@ -127,14 +129,14 @@ func run(c config) (err error) {
 	if err != nil {
 		return err
 	}
-	defer sample.Keep(&err, func() error { return whole.Free(ctx) })
+	defer sample.Keep(&err, func() error { return whole.Close(ctx) })
 	chunks := split(c.n, c.nstreams)
 	parts := make([]*device.HostBuffer, len(chunks))
 	for i, ch := range chunks {
 		if parts[i], err = dev.MallocHost(ctx, uint64(4*ch.len)); err != nil {
 			return err
 		}
-		defer sample.Keep(&err, func() error { return parts[i].Free(ctx) })
+		defer sample.Keep(&err, func() error { return parts[i].Close(ctx) })
 	}
 	a := device.HostSlice[int32](whole)
 	for i := range a {
@@ -152,13 +154,13 @@ func run(c config) (err error) {
 		if ss[i], err = streams.New(ctx, dev); err != nil {
 			return err
 		}
-		defer sample.Keep(&err, func() error { return ss[i].Destroy(ctx) })
+		defer sample.Keep(&err, func() error { return ss[i].Close(ctx) })
 	}
 	// Timing events, and untimed ones (cheaper) that only join the streams back together.
 	var events []*streams.Event
 	defer func() {
 		for _, e := range events {
-			sample.Keep(&err, func() error { return e.Destroy(ctx) })
+			sample.Keep(&err, func() error { return e.Close(ctx) })
 		}
 	}()
 	newEvent := func(flags ...streams.EventFlag) (*streams.Event, error) {
@@ -182,20 +184,20 @@ func run(c config) (err error) {
 	}
 
 	launch := func(s *streams.Stream, m device.Mem, n, iterations int) *streams.Future {
-		cfg := device.Config{Grid: device.Dim(uint32((n + threads - 1) / threads)), Block: device.Dim(threads)}
+		cfg := cuda.LaunchConfig{Grid: cuda.Dim(uint32((n + threads - 1) / threads)), Block: cuda.Dim(threads)}
 		return s.Launch(ctx, kern, cfg, m, dFactor, int32(iterations), int32(n))
 	}
 	s0 := ss[0]
 
 	// Warm-up, untimed: zero iterations leave the data alone, but the first launch pays for
 	// loading the module.
-	if err := sample.Wait(ctx, launch(s0, dA, c.n, 0)); err != nil {
+	if err := launch(s0, dA, c.n, 0).Wait(ctx); err != nil {
 		return err
 	}
 
 	// One pass with an event between the stages, like the sample's "memcopy" and "kernel"
 	// lines: what an ideal overlap could bring the total down to.
-	var ops []*streams.Future
+	var ops []actor.Waiter
 	ops = append(ops,
 		s0.Record(ctx, marks[0]),
 		s0.CopyHostToDevice(ctx, dA, whole),
@@ -204,7 +206,7 @@ func run(c config) (err error) {
 		s0.Record(ctx, marks[2]),
 		s0.CopyDeviceToHost(ctx, whole, dA),
 		s0.Record(ctx, marks[3]))
-	if err := sample.Wait(ctx, ops...); err != nil {
+	if err := actor.WaitAll(ctx, ops...); err != nil {
 		return err
 	}
 	var stage [3]time.Duration
@@ -226,7 +228,7 @@ func run(c config) (err error) {
 			s0.CopyDeviceToHost(ctx, whole, dA))
 	}
 	ops = append(ops, s0.Record(ctx, stop))
-	if err := sample.Wait(ctx, ops...); err != nil {
+	if err := actor.WaitAll(ctx, ops...); err != nil {
 		return err
 	}
 	nonStreamed, err := streams.Elapsed(ctx, start, stop)
@@ -259,7 +261,7 @@ func run(c config) (err error) {
 		ops = append(ops, s.Record(ctx, joins[i+1]), s0.Wait(ctx, joins[i+1]))
 	}
 	ops = append(ops, s0.Record(ctx, stop))
-	if err := sample.Wait(ctx, ops...); err != nil {
+	if err := actor.WaitAll(ctx, ops...); err != nil {
 		return err
 	}
 	streamed, err := streams.Elapsed(ctx, start, stop)

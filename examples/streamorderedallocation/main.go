@@ -16,7 +16,9 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/gpuactor/gpuactor/actor"
 	"github.com/gpuactor/gpuactor/alloc"
+	"github.com/gpuactor/gpuactor/cuda"
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/examples/internal/sample"
 	"github.com/gpuactor/gpuactor/streams"
@@ -29,12 +31,12 @@ extern "C" __global__ void vectorAdd(const float* A, const float* B, float* C, i
 }
 `
 
-var simKernels = map[string]device.SimKernel{
-	"vectorAdd": func(c *device.KernelCall) error {
+var simKernels = map[string]cuda.SimKernel{
+	"vectorAdd": func(c *cuda.KernelCall) error {
 		n := int(c.Int32(3))
-		a := device.SimSlice[float32](c, 0, n)
-		b := device.SimSlice[float32](c, 1, n)
-		out := device.SimSlice[float32](c, 2, n)
+		a := cuda.SimSlice[float32](c, 0, n)
+		b := cuda.SimSlice[float32](c, 1, n)
+		out := cuda.SimSlice[float32](c, 2, n)
 		for i := range min(uint64(n), c.Threads()) {
 			out[i] = a[i] + b[i]
 		}
@@ -95,7 +97,7 @@ func run(c config) (err error) {
 	if err != nil {
 		return err
 	}
-	defer sample.Keep(&err, func() error { return s.Destroy(ctx) })
+	defer sample.Keep(&err, func() error { return s.Close(ctx) })
 
 	j := &job{k: k, s: s, n: c.n}
 	if j.a, err = alloc.MallocPinned[float32](ctx, dev, c.n); err != nil {
@@ -181,7 +183,7 @@ func (j *job) poolIteration(ctx context.Context) error {
 	}
 	futs := j.compute(ctx, bufs)
 	for _, b := range bufs {
-		futs = append(futs, b.FreeAsync(ctx, nil))
+		futs = append(futs, b.CloseOn(ctx, nil))
 	}
 	return j.settle(ctx, futs)
 }
@@ -198,7 +200,7 @@ func (j *job) mallocIteration(ctx context.Context) error {
 	}
 	futs := j.compute(ctx, bufs)
 	for _, b := range bufs {
-		if err := b.Free(ctx); err != nil {
+		if err := b.Close(ctx); err != nil {
 			return err
 		}
 	}
@@ -206,17 +208,17 @@ func (j *job) mallocIteration(ctx context.Context) error {
 }
 
 // settle synchronizes the stream once and reports the first error of the operations queued.
-func (j *job) settle(ctx context.Context, futs []*streams.Future) error {
+func (j *job) settle(ctx context.Context, futs []actor.Waiter) error {
 	if err := j.s.Synchronize(ctx); err != nil {
 		return err
 	}
-	return sample.Wait(ctx, futs...)
+	return actor.WaitAll(ctx, futs...)
 }
 
 // compute queues the copies in, the addition and the copy out, and returns their futures.
-func (j *job) compute(ctx context.Context, bufs [3]*alloc.Buffer[float32]) []*streams.Future {
-	cfg := device.Config{Grid: device.Dim(uint32((j.n + threads - 1) / threads)), Block: device.Dim(threads)}
-	return []*streams.Future{
+func (j *job) compute(ctx context.Context, bufs [3]*alloc.Buffer[float32]) []actor.Waiter {
+	cfg := cuda.LaunchConfig{Grid: cuda.Dim(uint32((j.n + threads - 1) / threads)), Block: cuda.Dim(threads)}
+	return []actor.Waiter{
 		j.s.CopyHostToDevice(ctx, bufs[0], j.a.HostBuffer),
 		j.s.CopyHostToDevice(ctx, bufs[1], j.b.HostBuffer),
 		j.s.Launch(ctx, j.k, cfg, bufs[0], bufs[1], bufs[2], int32(j.n)),

@@ -10,10 +10,14 @@
 // errors.Is(err, cudaerr.X) whatever the backend.
 package backend
 
-import "unsafe"
+import (
+	"unsafe"
+
+	"github.com/gpuactor/gpuactor/cuda"
+)
 
 // DevicePtr is an address in a device's memory space (a CUdeviceptr).
-type DevicePtr uintptr
+type DevicePtr = cuda.DevicePtr
 
 // Stream is an opaque cudaStream_t handle. Zero is never handed out by a backend.
 type Stream uintptr
@@ -28,10 +32,7 @@ type Module uintptr
 type Kernel uintptr
 
 // Dim3 is a grid or block shape.
-type Dim3 struct{ X, Y, Z uint32 }
-
-// Count is the number of threads or blocks the shape covers.
-func (d Dim3) Count() uint64 { return uint64(d.X) * uint64(d.Y) * uint64(d.Z) }
+type Dim3 = cuda.Dim3
 
 // Stream creation flags (cudaStreamDefault, cudaStreamNonBlocking).
 const (
@@ -110,57 +111,21 @@ const (
 )
 
 // ArgKind is the type of one kernel argument.
-type ArgKind uint8
+type ArgKind = cuda.ArgKind
 
 // Kernel argument kinds.
 const (
-	ArgInt32 ArgKind = iota + 1
-	ArgUint32
-	ArgInt64
-	ArgUint64
-	ArgFloat32
-	ArgFloat64
-	ArgPtr
+	ArgInt32   = cuda.Int32
+	ArgUint32  = cuda.Uint32
+	ArgInt64   = cuda.Int64
+	ArgUint64  = cuda.Uint64
+	ArgFloat32 = cuda.Float32
+	ArgFloat64 = cuda.Float64
+	ArgPtr     = cuda.Pointer
 )
 
-// Size is the argument's size in bytes as the kernel receives it.
-func (k ArgKind) Size() int {
-	switch k {
-	case ArgInt32, ArgUint32, ArgFloat32:
-		return 4
-	case ArgInt64, ArgUint64, ArgFloat64, ArgPtr:
-		return 8
-	}
-	return 0
-}
-
-// String names the kind the way CUDA C++ would spell it.
-func (k ArgKind) String() string {
-	switch k {
-	case ArgInt32:
-		return "int32"
-	case ArgUint32:
-		return "uint32"
-	case ArgInt64:
-		return "int64"
-	case ArgUint64:
-		return "uint64"
-	case ArgFloat32:
-		return "float32"
-	case ArgFloat64:
-		return "float64"
-	case ArgPtr:
-		return "pointer"
-	}
-	return "invalid"
-}
-
-// Arg is one kernel argument: its kind and its bits (little-endian, in the low Size() bytes;
-// floats as their IEEE bits, pointers as the DevicePtr value).
-type Arg struct {
-	Kind ArgKind
-	Bits uint64
-}
+// Arg is one kernel argument: its kind and its bits.
+type Arg = cuda.Arg
 
 // ImageKind says what a module image holds.
 type ImageKind uint8

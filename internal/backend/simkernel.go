@@ -1,83 +1,12 @@
 package backend
 
-import (
-	"fmt"
-	"math"
-	"unsafe"
-)
+import "github.com/gpuactor/gpuactor/cuda"
 
-// SimKernel is the Go implementation of a CUDA kernel, run by the simulator once per launch
-// (not once per thread): it loops over the grid itself, usually with KernelCall.Threads.
-type SimKernel func(c *KernelCall) error
+// SimKernel is the Go implementation of a CUDA kernel, run by the simulator once per launch.
+type SimKernel = cuda.SimKernel
 
 // DeviceMemory resolves device addresses to the simulator's backing bytes.
-type DeviceMemory interface {
-	// Bytes returns the n bytes at p, or an error when [p, p+n) is not inside one live
-	// allocation of this device.
-	Bytes(p DevicePtr, n uint64) ([]byte, error)
-	// Extent returns how many bytes of its allocation lie at and after p.
-	Extent(p DevicePtr) (uint64, error)
-}
+type DeviceMemory = cuda.DeviceMemory
 
 // KernelCall is one launch as a simulated kernel sees it.
-type KernelCall struct {
-	Grid, Block Dim3
-	SharedMem   uint32
-	Args        []Arg
-	Mem         DeviceMemory
-}
-
-// Threads is the total number of threads of the launch (grid × block).
-func (c *KernelCall) Threads() uint64 { return c.Grid.Count() * c.Block.Count() }
-
-func (c *KernelCall) arg(i int, want ArgKind) uint64 {
-	if i < 0 || i >= len(c.Args) {
-		panic(fmt.Sprintf("sim kernel: argument %d requested, launch has %d", i, len(c.Args)))
-	}
-	if c.Args[i].Kind != want {
-		panic(fmt.Sprintf("sim kernel: argument %d is %s, read as %s", i, c.Args[i].Kind, want))
-	}
-	return c.Args[i].Bits
-}
-
-// Int32 is argument i as an int32.
-func (c *KernelCall) Int32(i int) int32 { return int32(uint32(c.arg(i, ArgInt32))) }
-
-// Uint32 is argument i as a uint32.
-func (c *KernelCall) Uint32(i int) uint32 { return uint32(c.arg(i, ArgUint32)) }
-
-// Int64 is argument i as an int64.
-func (c *KernelCall) Int64(i int) int64 { return int64(c.arg(i, ArgInt64)) }
-
-// Uint64 is argument i as a uint64.
-func (c *KernelCall) Uint64(i int) uint64 { return c.arg(i, ArgUint64) }
-
-// Float32 is argument i as a float32.
-func (c *KernelCall) Float32(i int) float32 {
-	return math.Float32frombits(uint32(c.arg(i, ArgFloat32)))
-}
-
-// Float64 is argument i as a float64.
-func (c *KernelCall) Float64(i int) float64 { return math.Float64frombits(c.arg(i, ArgFloat64)) }
-
-// Ptr is argument i as a device address.
-func (c *KernelCall) Ptr(i int) DevicePtr { return DevicePtr(c.arg(i, ArgPtr)) }
-
-// Slice views n elements of type T at the device pointer in argument i. It panics (which the
-// simulator reports as a launch failure) when the elements run past the allocation, as an
-// out-of-bounds access would fault on a GPU.
-func Slice[T any](c *KernelCall, i int, n int) []T {
-	var zero T
-	size := uint64(unsafe.Sizeof(zero))
-	if n < 0 {
-		panic(fmt.Sprintf("sim kernel: negative length %d for argument %d", n, i))
-	}
-	b, err := c.Mem.Bytes(c.Ptr(i), uint64(n)*size)
-	if err != nil {
-		panic(fmt.Sprintf("sim kernel: argument %d: %v", i, err))
-	}
-	if n == 0 {
-		return nil
-	}
-	return unsafe.Slice((*T)(unsafe.Pointer(&b[0])), n)
-}
+type KernelCall = cuda.KernelCall

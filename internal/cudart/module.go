@@ -117,9 +117,10 @@ func (r *Runtime) ModuleKernel(m Module, name string) (Kernel, error) {
 	case DriverAPI:
 		kern.Func = k
 	case LibraryAPI:
-		// Launching the context's CUfunction through the driver costs about 0.3 µs less per
-		// launch from Go than cudaLaunchKernel with the cudaKernel_t (H100, CUDA 13.0; the two
-		// cost the same from C++). Without cuKernelGetFunction the runtime path still works.
+		// Launching the context's CUfunction through the driver costs less per launch from Go
+		// than cudaLaunchKernel with the cudaKernel_t, though the two cost the same from C++
+		// (bench/results/FINDINGS.md). Without cuKernelGetFunction the runtime path still
+		// works.
 		var f uintptr
 		if r.driverCall(drvKernelGetFunction, uintptr(unsafe.Pointer(&f)), k) == nil {
 			kern.Func = f

@@ -191,9 +191,10 @@ func (a *allocState) mallocLocked(op string, p *pool, size uint64, st *stream) (
 					uintptr(p.h), p.reserved, p.maxSize, charged)
 			}
 		}
-		al, detail := d.mem.alloc(size)
+		al, _ := d.mem.alloc(size)
 		if al == nil {
-			a.settleLocked(p, 0)
+			a.settleLocked(p, 0) // give back what can be given back, then try again
+			var detail string
 			if al, detail = d.mem.alloc(size); al == nil {
 				return 0, d.fail(op, cudaerr.MemoryAllocation, "%s", detail)
 			}

@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/gpuactor/gpuactor/cuda"
 	"github.com/gpuactor/gpuactor/cudaerr"
 	"github.com/gpuactor/gpuactor/internal/backend"
 )
@@ -91,7 +92,7 @@ func f64Arg(v float64) backend.Arg {
 
 // fillKernel sets arg 1 float64s at arg 0 to arg 2.
 func fillKernel(c *backend.KernelCall) error {
-	xs := backend.Slice[float64](c, 0, int(c.Uint64(1)))
+	xs := cuda.SimSlice[float64](c, 0, int(c.Uint64(1)))
 	for i := range xs {
 		xs[i] = c.Float64(2)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gpuactor/gpuactor/cuda"
 	"github.com/gpuactor/gpuactor/cudaerr"
 	"github.com/gpuactor/gpuactor/internal/backend"
 )
@@ -176,7 +177,7 @@ func TestKernelFaultIsStickyPerDevice(t *testing.T) {
 	_, d0, d1 := open(t, opt)
 	k := kernels(t, d0, map[string]backend.SimKernel{
 		"overrun": func(c *backend.KernelCall) error {
-			backend.Slice[float64](c, 0, 4) // 32 bytes of a 16-byte allocation
+			cuda.SimSlice[float64](c, 0, 4) // 32 bytes of a 16-byte allocation
 			return nil
 		},
 	})
@@ -241,7 +242,7 @@ func TestKernelFaultCodes(t *testing.T) {
 			return fmt.Errorf("check failed: %w", cudaerr.Assert)
 		}, cudaerr.Assert},
 		{"go index out of range", func(c *backend.KernelCall) error {
-			xs := backend.Slice[int32](c, 0, 2)
+			xs := cuda.SimSlice[int32](c, 0, 2)
 			i := int(c.Uint64(1))
 			xs[i] = 1
 			return nil

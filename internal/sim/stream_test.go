@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gpuactor/gpuactor/cuda"
 	"github.com/gpuactor/gpuactor/cudaerr"
 	"github.com/gpuactor/gpuactor/internal/backend"
 )
@@ -470,7 +471,7 @@ func TestDevicesConcurrently(t *testing.T) {
 		require.NoError(t, err)
 		k := kernels(t, d, map[string]backend.SimKernel{
 			"scale": func(c *backend.KernelCall) error {
-				xs := backend.Slice[float64](c, 0, int(c.Uint64(1)))
+				xs := cuda.SimSlice[float64](c, 0, int(c.Uint64(1)))
 				for i := range xs {
 					xs[i] *= c.Float64(2)
 				}

@@ -7,10 +7,14 @@ import (
 	"context"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/gpuactor/gpuactor/cuda"
 	"github.com/gpuactor/gpuactor/device"
+	"github.com/gpuactor/gpuactor/internal/backend"
+	"github.com/gpuactor/gpuactor/internal/core"
 	"github.com/gpuactor/gpuactor/internal/testgpu"
 )
 
@@ -67,9 +71,9 @@ extern "C" __global__ void add_u32(unsigned int* p, unsigned int v, int n) {
 `
 
 // AddU32Sim is add_u32's twin for the simulator.
-func AddU32Sim(c *device.KernelCall) error {
+func AddU32Sim(c *cuda.KernelCall) error {
 	n := int(c.Int32(2))
-	p := device.SimSlice[uint32](c, 0, n)
+	p := cuda.SimSlice[uint32](c, 0, n)
 	v := c.Uint32(1)
 	for i := range p {
 		p[i] += v
@@ -84,4 +88,68 @@ func Open(t testing.TB, ctx context.Context, opts []device.Option) *device.Devic
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, dev.Close()) })
 	return dev
+}
+
+// OpenOn opens device 0 of be, a backend made inside the module (a simulator wrapped by
+// internal/nullgpu, say), closed (and checked) with the test. The device has no properties
+// of its own beyond its launch limits.
+func OpenOn(t testing.TB, ctx context.Context, be backend.Backend) *device.Device {
+	t.Helper()
+	cd, err := core.Open(ctx, be, core.Config{}, 0)
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, cd.Close()) })
+	return (*device.Device)(cd)
+}
+
+// Write copies src into the start of dst and waits for it, through pinned memory on the
+// device's own stream: a copy path of its own, to check the library's copies against.
+func Write[T device.Numeric](t testing.TB, ctx context.Context, dst device.Mem, src []T) {
+	t.Helper()
+	require.NoError(t, pinnedCopy(ctx, dst, bytesOf(src), true))
+}
+
+// Read fills dst from the start of src and waits for it, as Write does.
+func Read[T device.Numeric](t testing.TB, ctx context.Context, dst []T, src device.Mem) {
+	t.Helper()
+	require.NoError(t, pinnedCopy(ctx, src, bytesOf(dst), false))
+}
+
+func bytesOf[T device.Numeric](xs []T) []byte {
+	var zero T
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(xs))), len(xs)*int(unsafe.Sizeof(zero)))
+}
+
+// pinnedCopy copies between host and the first len(host) bytes of m through a pinned buffer.
+func pinnedCopy(ctx context.Context, m device.Mem, host []byte, toDevice bool) error {
+	b, _, _ := core.Region(m)
+	if b == nil || len(host) == 0 {
+		return core.Invalid("testdev: nothing to copy")
+	}
+	d := b.Device()
+	h, err := core.MallocHost(ctx, d, uint64(len(host)), 0)
+	if err != nil {
+		return err
+	}
+	defer h.Close(context.WithoutCancel(ctx))
+	if toDevice {
+		copy(h.Bytes(), host)
+	}
+	err = core.Queue(ctx, d.Stream(), func(rt backend.Device, _ *core.Tracker, s backend.Stream) error {
+		p, _, err := d.Resolve("testdev copy", core.RangeOf(m, 0, uint64(len(host))))
+		if err != nil {
+			return err
+		}
+		hp, err := d.ResolveHost("testdev copy", h, uint64(len(host)))
+		if err != nil {
+			return err
+		}
+		if toDevice {
+			return rt.CopyHtoD(p, hp, uint64(len(host)), s)
+		}
+		return rt.CopyDtoH(hp, p, uint64(len(host)), s)
+	}).Wait(ctx)
+	if err == nil && !toDevice {
+		copy(host, h.Bytes())
+	}
+	return err
 }

@@ -1,16 +1,13 @@
 // Package sample holds what gpuactor's example programs share: their common -device,
 // -backend and -v flags and the device options these ask for, the line that names the device
-// they run on, awaiting a set of futures, deferred cleanups that keep their errors, and the
-// PASS or FAIL they end with.
+// they run on, deferred cleanups that keep their errors, and the PASS or FAIL they end with.
 package sample
 
 import (
-	"context"
 	"fmt"
 
 	"go.uber.org/zap"
 
-	"github.com/gpuactor/gpuactor/actor"
 	"github.com/gpuactor/gpuactor/device"
 )
 
@@ -33,18 +30,6 @@ func Options(backend string, verbose bool) []device.Option {
 func Describe(dev *device.Device) {
 	p := dev.Properties()
 	fmt.Printf("device %d: %s (compute %s, %s backend)\n", dev.Ordinal(), p.Name, p.ComputeCapability, dev.Backend())
-}
-
-// Wait awaits every future and returns the first error. Stream operations fail in order, so
-// the first one is the cause and the later ones its echoes.
-func Wait(ctx context.Context, fs ...*actor.Future[struct{}]) error {
-	var first error
-	for _, f := range fs {
-		if _, err := f.Await(ctx); err != nil && first == nil {
-			first = err
-		}
-	}
-	return first
 }
 
 // Keep runs release and stores its error in *err when *err is nil: for deferred cleanups whose

@@ -1,0 +1,92 @@
+package cuda
+
+import "fmt"
+
+// DevicePtr is an address in a device's memory space (a CUdeviceptr). Kernels take it as a
+// pointer argument.
+type DevicePtr uintptr
+
+// Dim3 is a grid or block shape: extents in x, y and z.
+type Dim3 struct{ X, Y, Z uint32 }
+
+// Dim builds a Dim3 from up to three extents; the missing ones are 1.
+func Dim(xyz ...uint32) Dim3 {
+	d := Dim3{X: 1, Y: 1, Z: 1}
+	if len(xyz) > 0 {
+		d.X = xyz[0]
+	}
+	if len(xyz) > 1 {
+		d.Y = xyz[1]
+	}
+	if len(xyz) > 2 {
+		d.Z = xyz[2]
+	}
+	return d
+}
+
+// Count is the number of threads or blocks the shape covers.
+func (d Dim3) Count() uint64 { return uint64(d.X) * uint64(d.Y) * uint64(d.Z) }
+
+// String is "(x, y, z)".
+func (d Dim3) String() string { return fmt.Sprintf("(%d, %d, %d)", d.X, d.Y, d.Z) }
+
+// LaunchConfig is a kernel launch's shape.
+type LaunchConfig struct {
+	Grid      Dim3   // blocks
+	Block     Dim3   // threads per block
+	SharedMem uint32 // dynamic shared memory per block, in bytes
+}
+
+// ArgKind is the type of one kernel argument, as gpuactor checks it against the kernel's
+// signature.
+type ArgKind uint8
+
+// Kernel argument kinds.
+const (
+	Int32 ArgKind = iota + 1
+	Uint32
+	Int64
+	Uint64
+	Float32
+	Float64
+	Pointer
+)
+
+// Size is the argument's size in bytes as the kernel receives it.
+func (k ArgKind) Size() int {
+	switch k {
+	case Int32, Uint32, Float32:
+		return 4
+	case Int64, Uint64, Float64, Pointer:
+		return 8
+	}
+	return 0
+}
+
+// String names the kind: "int32", "float64", "pointer"…
+func (k ArgKind) String() string {
+	switch k {
+	case Int32:
+		return "int32"
+	case Uint32:
+		return "uint32"
+	case Int64:
+		return "int64"
+	case Uint64:
+		return "uint64"
+	case Float32:
+		return "float32"
+	case Float64:
+		return "float64"
+	case Pointer:
+		return "pointer"
+	}
+	return "invalid"
+}
+
+// Arg is one kernel argument as a launch carries it: its kind and its bits (little-endian, in
+// the low Size() bytes; floats as their IEEE bits, pointers as the DevicePtr value).
+type Arg struct {
+	Kind ArgKind
+	Bits uint64
+}

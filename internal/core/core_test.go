@@ -1,0 +1,299 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpuactor/gpuactor/actor"
+	"github.com/gpuactor/gpuactor/cuda"
+	"github.com/gpuactor/gpuactor/internal/backend"
+	"github.com/gpuactor/gpuactor/internal/sim"
+)
+
+// openSim opens device 0 of a fresh simulator, closed with the test.
+func openSim(t *testing.T) *Device {
+	t.Helper()
+	d, err := Open(context.Background(), sim.New(), Config{}, 0)
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, d.Close()) })
+	return d
+}
+
+func TestOpenChecksItsArguments(t *testing.T) {
+	ctx := context.Background()
+	_, err := Open(ctx, nil, Config{}, 0)
+	assert.ErrorIs(t, err, ErrInvalidArgument)
+	_, err = Open(ctx, sim.New(), Config{}, 7)
+	assert.ErrorIs(t, err, ErrInvalidArgument)
+	assert.ErrorContains(t, err, "ordinal 7")
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	_, err = Open(cancelled, sim.New(), Config{}, 0)
+	assert.ErrorIs(t, err, context.Canceled)
+}
+
+// Without a Describe, a device reads its own launch limits, so launches are still checked.
+func TestOpenWithoutDescribeReadsLimits(t *testing.T) {
+	d := openSim(t)
+	l := d.Limits()
+	assert.Positive(t, l.MaxThreadsPerBlock)
+	assert.Positive(t, l.MaxBlock.X)
+	assert.Positive(t, l.MaxGrid.X)
+	assert.Positive(t, l.MaxSharedMem)
+	assert.Nil(t, d.Info())
+}
+
+// A closed device refuses everything with an ErrClosed error naming it.
+func TestClosedDeviceRefusesWithErrClosed(t *testing.T) {
+	ctx := context.Background()
+	d, err := Open(ctx, sim.New(), Config{}, 0)
+	require.NoError(t, err)
+	require.NoError(t, d.Close())
+	err = Do(ctx, d, func(backend.Device, *Tracker) error { return nil })
+	assert.ErrorIs(t, err, ErrClosed)
+	assert.ErrorContains(t, err, "device 0")
+	assert.ErrorIs(t, Queue(ctx, d.Stream(), func(backend.Device, *Tracker, backend.Stream) error { return nil }).Wait(ctx), ErrClosed)
+}
+
+// countOp counts its runs.
+type countOp struct {
+	Msg
+	runs int
+}
+
+func (o *countOp) Enqueue(backend.Device, *Tracker, backend.Stream) error {
+	o.runs++
+	return nil
+}
+
+func TestSubmitRefusesAReusedMsg(t *testing.T) {
+	ctx := context.Background()
+	d := openSim(t)
+	o := &countOp{}
+	first := Submit(ctx, d.Stream(), &o.Msg, o, Tracking{})
+	require.NoError(t, first.Wait(ctx))
+	second := Submit(ctx, d.Stream(), &o.Msg, o, Tracking{})
+	assert.ErrorIs(t, second.Wait(ctx), actor.ErrFutureReused)
+	assert.NotSame(t, first, second)
+	require.NoError(t, Queue(ctx, d.Stream(), func(backend.Device, *Tracker, backend.Stream) error { return nil }).Wait(ctx), "the device goes on")
+	assert.Equal(t, 1, o.runs)
+	assert.ErrorIs(t, Submit(ctx, nil, &(&countOp{}).Msg, o, Tracking{}).Wait(ctx), ErrInvalidArgument)
+}
+
+// Each Tracking completes the future as it says; Then turns the result, and a panic in it
+// becomes the future's error without stopping the stream's later futures.
+func TestTrackingModes(t *testing.T) {
+	ctx := context.Background()
+	d := openSim(t)
+	s := d.Stream()
+	nop := func(backend.Device, *Tracker, backend.Stream) error { return nil }
+	mine := errors.New("mine")
+	require.NoError(t, QueueTracked(ctx, s, nop, Tracking{Queued: true}).Wait(ctx))
+	require.NoError(t, QueueTracked(ctx, s, nop, Tracking{Marked: true}).Wait(ctx))
+	var seen error = mine
+	require.NoError(t, QueueTracked(ctx, s, nop, Tracking{Marked: true, Then: func(err error) error { seen = err; return err }}).Wait(ctx))
+	assert.NoError(t, seen, "Then sees the GPU's result")
+	assert.ErrorIs(t, QueueTracked(ctx, s, nop, Tracking{Then: func(error) error { return mine }}).Wait(ctx), mine)
+	var pe *actor.PanicError
+	require.ErrorAs(t, QueueTracked(ctx, s, nop, Tracking{Then: func(error) error { panic("boom") }}).Wait(ctx), &pe)
+	assert.Equal(t, "boom", pe.Value)
+	require.NoError(t, Queue(ctx, s, nop).Wait(ctx), "later futures still complete")
+	assert.ErrorIs(t, Queue(ctx, s, func(backend.Device, *Tracker, backend.Stream) error { return mine }).Wait(ctx), mine,
+		"an op's own error completes its future at once")
+}
+
+func TestStreamLifecycle(t *testing.T) {
+	ctx := context.Background()
+	d := openSim(t)
+	s, err := NewStream(ctx, d, StreamConfig{})
+	require.NoError(t, err)
+	assert.Same(t, d, s.Device())
+	assert.False(t, s.Own())
+	assert.True(t, d.Stream().Own())
+	_, err = NewStream(ctx, d, StreamConfig{Priority: 1 << 20, HasPriority: true})
+	assert.ErrorIs(t, err, ErrInvalidArgument)
+
+	released := 0
+	e := &extFunc{func(backend.Device) error { released++; return nil }}
+	assert.Same(t, e, s.Ext(func() StreamExt { return e }))
+	assert.Same(t, e, s.Ext(func() StreamExt { panic("made twice") }), "Ext makes its state once")
+	assert.Same(t, e, s.LoadedExt())
+	require.NoError(t, s.Close(ctx))
+	assert.Equal(t, 1, released, "the stream's state is released with it")
+	assert.ErrorIs(t, s.Close(ctx), ErrClosed)
+	assert.ErrorIs(t, Queue(ctx, s, func(backend.Device, *Tracker, backend.Stream) error { return nil }).Wait(ctx), ErrClosed)
+	_, err = RunOn(ctx, s, func(backend.Device, *Tracker, backend.Stream) (int, error) { return 1, nil }).Await(ctx)
+	assert.ErrorIs(t, err, ErrClosed)
+	assert.ErrorIs(t, d.Stream().Close(ctx), ErrInvalidArgument, "the device's own stream closes with the device")
+}
+
+type extFunc struct{ f func(backend.Device) error }
+
+func (e *extFunc) Release(rt backend.Device) error { return e.f(rt) }
+
+// A *Buffer, a Span, and a type defined over Buffer or embedding one are all Mem, each naming
+// its own range; a nil pointer of any of them reads as a nil buffer.
+func TestRegionOfEveryMem(t *testing.T) {
+	ctx := context.Background()
+	d := openSim(t)
+	var b Buffer
+	require.NoError(t, Malloc(ctx, d, &b, 100))
+	got, off, n := Region(&b)
+	assert.Same(t, &b, got)
+	assert.Equal(t, [2]uint64{0, 100}, [2]uint64{off, n})
+	type face Buffer
+	got, _, _ = Region((*face)(&b))
+	assert.Same(t, &b, got, "a face type defined over Buffer")
+	type embeds struct{ *face }
+	got, _, _ = Region(embeds{(*face)(&b)})
+	assert.Same(t, &b, got, "a type embedding one")
+	sp := RangeOf(&b, 10, 20)
+	got, off, n = Region(sp)
+	assert.Same(t, &b, got)
+	assert.Equal(t, [2]uint64{10, 20}, [2]uint64{off, n})
+	_, off, _ = Region(RangeOf(sp, 5, 5))
+	assert.Equal(t, uint64(15), off, "ranges are relative to their Mem")
+	_, off, _ = Region(RangeOf(sp, 15, 10))
+	assert.Greater(t, off, b.Size(), "a range past its Mem is made to fail when used")
+	got, _, _ = Region(embeds{})
+	assert.Nil(t, got)
+	got, _, _ = Region((*Buffer)(nil))
+	assert.Nil(t, got)
+	got, _, _ = Region(nil)
+	assert.Nil(t, got)
+	_, _, err := d.Resolve("x", RangeOf(sp, 15, 10))
+	assert.ErrorIs(t, err, ErrOutOfRange)
+	_, _, err = d.Resolve("x", embeds{})
+	assert.ErrorIs(t, err, ErrInvalidArgument)
+	p, n, err := d.Resolve("x", sp)
+	require.NoError(t, err)
+	assert.Equal(t, b.ptr+10, p)
+	assert.Equal(t, uint64(20), n)
+	require.NoError(t, b.Close(ctx))
+	_, _, err = d.Resolve("x", sp)
+	assert.ErrorIs(t, err, ErrClosed)
+}
+
+// fakeAlloc makes up an address on the actor thread.
+type fakeAlloc struct{ runs int }
+
+func (a *fakeAlloc) Allocate(backend.Device, backend.Stream) (cuda.DevicePtr, error) {
+	a.runs++
+	return 1 << 20, nil
+}
+
+// A promise already sent is refused, and the buffer it would have made stays unallocated and
+// uncounted.
+func TestAllocAsyncRefusesASentMessage(t *testing.T) {
+	ctx := context.Background()
+	d := openSim(t)
+	before, _ := d.Usage()
+	var msg actor.Promise[struct{}]
+	a := &fakeAlloc{}
+	var b1, b2 Buffer
+	release := func(backend.Device, cuda.DevicePtr, backend.Stream) error { return nil }
+	require.NoError(t, AllocAsync(ctx, d.Stream(), &b1, 64, KindAsync, &msg, release, a))
+	err := AllocAsync(ctx, d.Stream(), &b2, 64, KindAsync, &msg, release, a)
+	require.ErrorIs(t, err, actor.ErrFutureReused)
+	require.NoError(t, msg.Future().Wait(ctx))
+	require.NoError(t, b1.Close(ctx))
+	assert.ErrorIs(t, b2.Close(ctx), ErrAllocFailed, "the refused buffer has no memory")
+	after, _ := d.Usage()
+	assert.Equal(t, before, after, "nothing stays charged")
+	assert.Equal(t, 1, a.runs)
+	assert.ErrorIs(t, AllocAsync(ctx, d.Stream(), &b1, 64, KindAsync, &actor.Promise[struct{}]{}, release, a), ErrInvalidArgument,
+		"a buffer in use is not a zero Buffer")
+}
+
+// Charges race from any goroutine; the limit is never passed and every refund balances.
+func TestChargeIsAtomicUnderTheLimit(t *testing.T) {
+	d, err := Open(context.Background(), sim.New(), Config{MemLimit: 1000}, 0)
+	require.NoError(t, err)
+	defer d.Close()
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	granted := 0
+	for range 16 {
+		wg.Go(func() {
+			for range 100 {
+				if d.Charge(KindDevice, 100) == nil {
+					mu.Lock()
+					granted++
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	wg.Wait()
+	assert.Equal(t, 10, granted)
+	by, limit := d.Usage()
+	assert.Equal(t, KindUsage{Bytes: 1000, Count: 10}, by[KindDevice])
+	assert.Equal(t, uint64(1000), limit)
+	assert.ErrorIs(t, d.Charge(KindAsync, 1), ErrMemoryLimit)
+	assert.NoError(t, d.Charge(KindPinned, 1<<30), "host memory is counted, not limited")
+	for range 10 {
+		d.Refund(KindDevice, 100)
+	}
+	d.Refund(KindPinned, 1<<30)
+	by, _ = d.Usage()
+	assert.Equal(t, [NumKinds]KindUsage{}, by)
+}
+
+func TestExtIsMadeOncePerKey(t *testing.T) {
+	d := openSim(t)
+	type key struct{}
+	var wg sync.WaitGroup
+	made := 0
+	var mu sync.Mutex
+	vals := make([]any, 8)
+	for i := range vals {
+		wg.Go(func() {
+			vals[i] = d.Ext(key{}, func() any { mu.Lock(); made++; mu.Unlock(); return new(int) })
+		})
+	}
+	wg.Wait()
+	assert.Equal(t, 1, made)
+	for _, v := range vals {
+		assert.Same(t, vals[0], v)
+	}
+}
+
+// RunTracked completes when its op calls done, from the tracker; an op's own error at once.
+func TestRunTracked(t *testing.T) {
+	ctx := context.Background()
+	d := openSim(t)
+	s := d.Stream()
+	require.NoError(t, RunTracked(ctx, d, func(_ backend.Device, tr *Tracker, done func(error)) error {
+		tr.After(s.h, done)
+		return nil
+	}).Wait(ctx))
+	mine := errors.New("mine")
+	assert.ErrorIs(t, RunTracked(ctx, d, func(backend.Device, *Tracker, func(error)) error { return mine }).Wait(ctx), mine)
+}
+
+// A Queued operation's future completes once its work is queued, while the GPU has yet to
+// reach it; the stream's next tracked operation completes only after it.
+func TestQueuedCompletesOnceQueued(t *testing.T) {
+	ctx := context.Background()
+	d := openSim(t)
+	s, err := NewStream(ctx, d, StreamConfig{})
+	require.NoError(t, err)
+	gate := make(chan struct{})
+	held := Queue(ctx, s, func(rt backend.Device, _ *Tracker, h backend.Stream) error {
+		return rt.LaunchHostFunc(h, func() { <-gate })
+	})
+	o := &countOp{}
+	require.NoError(t, Submit(ctx, s, &o.Msg, o, Tracking{Queued: true}).Wait(ctx))
+	assert.Equal(t, 1, o.runs)
+	assert.False(t, held.Ready(), "the stream is still held")
+	after := Queue(ctx, s, func(backend.Device, *Tracker, backend.Stream) error { return nil })
+	close(gate)
+	require.NoError(t, after.Wait(ctx))
+	assert.True(t, held.Ready(), "the GPU passed the held work before the later operation")
+	assert.ErrorIs(t, Submit(ctx, s, &o.Msg, o, Tracking{Queued: true}).Wait(ctx), actor.ErrFutureReused)
+}

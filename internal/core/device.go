@@ -1,0 +1,315 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/gpuactor/gpuactor/actor"
+	"github.com/gpuactor/gpuactor/cuda"
+	"github.com/gpuactor/gpuactor/cudaerr"
+	"github.com/gpuactor/gpuactor/internal/backend"
+)
+
+// Device is one GPU behind its actor: the state device.Device is a face over.
+type Device struct {
+	ordinal int
+	be      backend.Backend
+	act     *actor.Actor
+	log     *zap.Logger
+	info    atomic.Pointer[any] // the public package's description of the device (Config.Describe)
+	limits  Limits              // what launches are checked against
+	failed  atomic.Pointer[error]
+	acct    accounting
+
+	extMu sync.Mutex
+	ext   map[any]any // public packages' per-device state (Ext)
+
+	// Actor thread only.
+	rt       backend.Device
+	stream   *Stream // the device's own stream
+	tracker  *Tracker
+	live     liveSet
+	closeErr error
+}
+
+// liveSet is what the device releases on Close. Actor thread only.
+type liveSet struct {
+	buffers bufList
+	hosts   map[*HostBuffer]struct{}
+	modules map[*Module]struct{}
+}
+
+// Limits are the device's launch limits, which PrepareLaunch checks a launch's shape against.
+type Limits struct {
+	MaxBlock, MaxGrid  cuda.Dim3
+	MaxThreadsPerBlock int
+	MaxSharedMem       int // dynamic shared memory per block, in bytes
+}
+
+// Config is how Open sets a device up.
+type Config struct {
+	Logger       *zap.Logger // nil: discard
+	MemLimit     uint64      // Charge's cap on device memory; 0: none
+	ActorOptions []actor.Option
+	// Describe runs on the actor thread once the device's context is current, and returns the
+	// public package's description of the device (Info) and its launch limits. Without it,
+	// the device has no Info and reads its limits itself.
+	Describe func(be backend.Backend, rt backend.Device) (info any, lim Limits, err error)
+}
+
+// Open starts the actor of device ordinal of be and returns once the device's context, its
+// own stream and its tracker are ready.
+func Open(ctx context.Context, be backend.Backend, cfg Config, ordinal int) (*Device, error) {
+	if be == nil {
+		return nil, Invalid("no backend to open device %d on", ordinal)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	n, err := be.DeviceCount()
+	if err != nil {
+		return nil, fmt.Errorf("gpuactor: counting devices: %w", err)
+	}
+	if ordinal < 0 || ordinal >= n {
+		return nil, Invalid("device ordinal %d out of range: the %s backend has %d device(s)", ordinal, be.Name(), n)
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = zap.NewNop()
+	}
+	d := &Device{
+		ordinal: ordinal,
+		be:      be,
+		log:     log.With(zap.Int("device", ordinal), zap.String("backend", be.Name())),
+		acct:    accounting{limit: cfg.MemLimit},
+		live: liveSet{
+			hosts:   map[*HostBuffer]struct{}{},
+			modules: map[*Module]struct{}{},
+		},
+	}
+	opts := append([]actor.Option{
+		actor.WithName(fmt.Sprintf("gpuactor/%s/%d", be.Name(), ordinal)),
+		actor.WithClosedError(Closed("device %d (%s)", ordinal, be.Name())),
+		actor.WithInit(func() error { return d.init(cfg.Describe) }),
+		actor.WithShutdown(d.release),
+		actor.WithGuard(d.Err),
+		actor.WithErrorObserver(d.note),
+		actor.WithIdle(d.poll),
+	}, cfg.ActorOptions...)
+	act, err := actor.New(opts...)
+	if err != nil {
+		return nil, fmt.Errorf("gpuactor: opening device %d: %w", ordinal, err)
+	}
+	d.act = act
+	if err := ctx.Err(); err != nil {
+		_ = d.Close()
+		return nil, err
+	}
+	d.log.Debug("device open")
+	return d, nil
+}
+
+// init runs on the actor's locked thread before any op.
+func (d *Device) init(describe func(backend.Backend, backend.Device) (any, Limits, error)) error {
+	rt, err := d.be.Open(d.ordinal)
+	if err != nil {
+		return err
+	}
+	d.rt = rt
+	if describe == nil {
+		describe = readLimits
+	}
+	info, limits, err := describe(d.be, rt)
+	if err != nil {
+		return err
+	}
+	d.limits = limits
+	if info != nil {
+		d.info.Store(&info)
+	}
+	h, err := rt.StreamCreate(backend.StreamNonBlocking, 0)
+	if err != nil {
+		return fmt.Errorf("gpuactor: creating the device's stream: %w", err)
+	}
+	d.stream = &Stream{dev: d, h: h, own: true}
+	d.tracker = newTracker(rt, d.note)
+	return nil
+}
+
+// poll is the actor's idle hook: it runs completions the GPU has reached.
+func (d *Device) poll(waiting bool, now time.Duration) bool {
+	if d.tracker == nil {
+		return false
+	}
+	return d.tracker.poll(waiting, now)
+}
+
+// release runs on the actor thread after the last op: it frees what callers left behind.
+func (d *Device) release() {
+	if d.rt == nil || d.tracker == nil {
+		return
+	}
+	var errs []error
+	errs = append(errs, d.tracker.close()) // public packages' streams and resources first
+	if d.Err() == nil {
+		errs = append(errs, d.rt.StreamSynchronize(d.stream.h))
+	}
+	for b := d.live.buffers.head; b != nil; {
+		next := b.next // freeBuffer unlinks b
+		errs = append(errs, d.freeBuffer(b))
+		b = next
+	}
+	for h := range d.live.hosts {
+		errs = append(errs, d.freeHost(h))
+	}
+	for m := range d.live.modules {
+		errs = append(errs, d.unload(m))
+	}
+	errs = append(errs, d.stream.destroy(d.rt, d.tracker))
+	if d.Err() == nil {
+		d.closeErr = errors.Join(errs...)
+	}
+}
+
+// Close finishes the work already sent, frees every buffer, host buffer and module still
+// live, and stops the actor. Later calls fail with ErrClosed. Idempotent.
+func (d *Device) Close() error {
+	if err := d.act.Close(); err != nil { // idempotent: later calls wait for nothing
+		return err
+	}
+	return d.closeErr // written by release on the actor, before Close returns
+}
+
+// Ordinal is the device's index in its backend.
+func (d *Device) Ordinal() int { return d.ordinal }
+
+// BackendName is the backend's name: "cuda" or "sim".
+func (d *Device) BackendName() string { return d.be.Name() }
+
+// Info is what Config.Describe returned when the device opened, or what InfoOr made since;
+// nil for neither.
+func (d *Device) Info() any {
+	if p := d.info.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// InfoOr is Info, made by mk for a device opened without a description (once: a racing
+// maker's value is dropped).
+func (d *Device) InfoOr(mk func() any) any {
+	if p := d.info.Load(); p != nil {
+		return *p
+	}
+	v := mk()
+	d.info.CompareAndSwap(nil, &v)
+	return *d.info.Load()
+}
+
+// Backend is the backend the device runs on.
+func (d *Device) Backend() backend.Backend { return d.be }
+
+// Limits are the device's launch limits.
+func (d *Device) Limits() Limits { return d.limits }
+
+// Log is the device's logger.
+func (d *Device) Log() *zap.Logger { return d.log }
+
+// Stream is the device's own stream, made when it opened and destroyed when it closes.
+func (d *Device) Stream() *Stream { return d.stream }
+
+// Err is the sticky error that failed the device, or nil while it is healthy.
+func (d *Device) Err() error {
+	if p := d.failed.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// note records a sticky error: the device is unusable from then on.
+func (d *Device) note(err error) {
+	if err == nil || !cudaerr.IsSticky(err) {
+		return
+	}
+	failed := fmt.Errorf("%w: %w", ErrDeviceFailed, err)
+	if d.failed.CompareAndSwap(nil, &failed) {
+		d.log.Error("device failed with a sticky error", zap.Error(err))
+	}
+}
+
+// Ext is per-device state of a public package, made by mk on first use under key and kept
+// until the device closes. Safe from any goroutine; the value's own synchronization is its
+// owner's.
+func (d *Device) Ext(key any, mk func() any) any {
+	d.extMu.Lock()
+	defer d.extMu.Unlock()
+	if d.ext == nil {
+		d.ext = map[any]any{}
+	}
+	v, ok := d.ext[key]
+	if !ok {
+		v = mk()
+		d.ext[key] = v
+	}
+	return v
+}
+
+// MemInfo is the device's free and total memory in bytes, now.
+func (d *Device) MemInfo(ctx context.Context) (free, total uint64, err error) {
+	type pair struct{ free, total uint64 }
+	p, err := Run(ctx, d, func(rt backend.Device, _ *Tracker) (pair, error) {
+		f, t, err := rt.MemInfo()
+		return pair{f, t}, err
+	}).Await(ctx)
+	return p.free, p.total, err
+}
+
+// Synchronize waits until all work sent to the device so far has completed.
+func (d *Device) Synchronize(ctx context.Context) error {
+	return Do(ctx, d, func(rt backend.Device, _ *Tracker) error {
+		if err := rt.StreamSynchronize(d.stream.h); err != nil {
+			return err
+		}
+		return rt.Synchronize()
+	})
+}
+
+// TrackerStats reads the completion tracker's counters.
+func (d *Device) TrackerStats(ctx context.Context) (TrackerStats, error) {
+	return Run(ctx, d, func(_ backend.Device, t *Tracker) (TrackerStats, error) { return t.stats(), nil }).Await(ctx)
+}
+
+// ActorStats is the device actor's counters.
+func (d *Device) ActorStats() actor.Stats { return d.act.Stats() }
+
+// readLimits is the description of a device opened without one: its launch limits alone.
+func readLimits(_ backend.Backend, rt backend.Device) (any, Limits, error) {
+	var l Limits
+	var block, grid [3]int
+	var shared, optin int
+	for _, a := range []struct {
+		attr backend.Attr
+		dst  *int
+	}{
+		{backend.AttrMaxBlockDimX, &block[0]}, {backend.AttrMaxBlockDimY, &block[1]}, {backend.AttrMaxBlockDimZ, &block[2]},
+		{backend.AttrMaxGridDimX, &grid[0]}, {backend.AttrMaxGridDimY, &grid[1]}, {backend.AttrMaxGridDimZ, &grid[2]},
+		{backend.AttrMaxThreadsPerBlock, &l.MaxThreadsPerBlock},
+		{backend.AttrMaxSharedMemoryPerBlock, &shared}, {backend.AttrMaxSharedMemoryPerBlockOptin, &optin},
+	} {
+		v, err := rt.Attribute(a.attr)
+		if err != nil {
+			return nil, l, fmt.Errorf("gpuactor: reading device attribute %d: %w", a.attr, err)
+		}
+		*a.dst = v
+	}
+	l.MaxBlock = cuda.Dim3{X: uint32(block[0]), Y: uint32(block[1]), Z: uint32(block[2])}
+	l.MaxGrid = cuda.Dim3{X: uint32(grid[0]), Y: uint32(grid[1]), Z: uint32(grid[2])}
+	l.MaxSharedMem = max(shared, optin)
+	return nil, l, nil
+}

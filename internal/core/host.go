@@ -1,0 +1,96 @@
+package core
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/gpuactor/gpuactor/internal/backend"
+)
+
+// HostBuffer is page-locked (pinned) host memory: the state device.HostBuffer is a face over.
+type HostBuffer struct {
+	dev    *Device
+	p      unsafe.Pointer
+	size   uint64
+	closed atomic.Bool
+}
+
+// MallocHost allocates size bytes of pinned host memory with cudaHostAlloc flags.
+func MallocHost(ctx context.Context, d *Device, size uint64, flags uint32) (*HostBuffer, error) {
+	if size == 0 {
+		return nil, Invalid("MallocHost of 0 bytes")
+	}
+	return Run(ctx, d, func(rt backend.Device, _ *Tracker) (*HostBuffer, error) {
+		if err := d.Charge(KindPinned, size); err != nil {
+			return nil, err
+		}
+		p, err := rt.HostAlloc(size, flags)
+		if err != nil {
+			d.Refund(KindPinned, size)
+			return nil, fmt.Errorf("gpuactor: MallocHost(%d bytes): %w", size, err)
+		}
+		h := &HostBuffer{dev: d, p: p, size: size}
+		d.live.hosts[h] = struct{}{}
+		return h, nil
+	}).Await(ctx)
+}
+
+// Bytes is the buffer's memory, or nil once closed.
+func (h *HostBuffer) Bytes() []byte {
+	if h == nil || h.closed.Load() {
+		return nil
+	}
+	return unsafe.Slice((*byte)(h.p), h.size)
+}
+
+// Size is the buffer's length in bytes.
+func (h *HostBuffer) Size() uint64 { return h.size }
+
+// Device is the device the buffer was pinned for.
+func (h *HostBuffer) Device() *Device { return h.dev }
+
+// Closed reports whether the buffer was freed.
+func (h *HostBuffer) Closed() bool { return h.closed.Load() }
+
+// Close frees the pinned memory once the work queued on the device's own stream has finished.
+// Closing twice is an ErrClosed error.
+func (h *HostBuffer) Close(ctx context.Context) error {
+	if h == nil {
+		return Invalid("Close of a nil host buffer")
+	}
+	return Do(ctx, h.dev, func(backend.Device, *Tracker) error { return h.dev.freeHost(h) })
+}
+
+// freeHost runs on the actor thread.
+func (d *Device) freeHost(h *HostBuffer) error {
+	if h.closed.Load() {
+		return Closed("host buffer of %d bytes closed twice", h.size)
+	}
+	if err := d.rt.StreamSynchronize(d.stream.h); err != nil {
+		return err
+	}
+	h.closed.Store(true)
+	delete(d.live.hosts, h)
+	d.Refund(KindPinned, h.size)
+	return d.rt.HostFree(h.p)
+}
+
+// ResolveHost checks that pinned buffer h belongs to d, is live and holds n bytes, and returns
+// its address; what names it in errors. Actor thread.
+func (d *Device) ResolveHost(what string, h *HostBuffer, n uint64) (unsafe.Pointer, error) {
+	if h == nil {
+		return nil, Invalid("%s is a nil host buffer", what)
+	}
+	if h.dev != d {
+		return nil, WrongDevice(what+" (host buffer)", h.dev, d)
+	}
+	if h.closed.Load() {
+		return nil, Closed("%s: host buffer used after Close", what)
+	}
+	if n > h.size {
+		return nil, OutOfRange("copy of %d bytes with a %d-byte %s", n, h.size, what)
+	}
+	return h.p, nil
+}

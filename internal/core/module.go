@@ -1,0 +1,121 @@
+package core
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/gpuactor/gpuactor/internal/backend"
+)
+
+// Module is loaded device code: the state device.Module is a face over.
+type Module struct {
+	dev    *Device
+	name   string
+	h      backend.Module
+	sigs   Signatures
+	closed atomic.Bool
+
+	mu      sync.Mutex
+	kernels map[string]*Kernel
+}
+
+// Kernel is a launchable function of a Module: the state device.Kernel is a face over.
+type Kernel struct {
+	mod    *Module
+	name   string
+	h      backend.Kernel
+	params []param // nil: unknown, arguments are not checked
+}
+
+// LoadModule loads spec on d, named name in errors, with the kernels' signatures sigs (nil:
+// none known).
+func LoadModule(ctx context.Context, d *Device, name string, spec backend.ModuleSpec, sigs Signatures) (*Module, error) {
+	return Run(ctx, d, func(rt backend.Device, _ *Tracker) (*Module, error) {
+		h, err := rt.LoadModule(spec)
+		if err != nil {
+			return nil, fmt.Errorf("gpuactor: loading module %s: %w", name, err)
+		}
+		m := &Module{dev: d, name: name, h: h, sigs: sigs, kernels: map[string]*Kernel{}}
+		d.live.modules[m] = struct{}{}
+		return m, nil
+	}).Await(ctx)
+}
+
+// Name is the module's source name.
+func (m *Module) Name() string { return m.name }
+
+// Device is the module's device.
+func (m *Module) Device() *Device { return m.dev }
+
+// Kernel looks up a kernel by its extern "C" name.
+func (m *Module) Kernel(ctx context.Context, name string) (*Kernel, error) {
+	m.mu.Lock()
+	k, ok := m.kernels[name]
+	m.mu.Unlock()
+	if ok {
+		return k, nil
+	}
+	k, err := Run(ctx, m.dev, func(rt backend.Device, _ *Tracker) (*Kernel, error) {
+		if m.closed.Load() {
+			return nil, Closed("module %s was closed", m.name)
+		}
+		h, err := rt.ModuleKernel(m.h, name)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %q in module %s on the %s backend: %w", ErrNoKernel, name, m.name, m.dev.be.Name(), err)
+		}
+		return &Kernel{mod: m, name: name, h: h, params: m.sigs[name]}, nil
+	}).Await(ctx)
+	if err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if prev, ok := m.kernels[name]; ok {
+		return prev, nil
+	}
+	m.kernels[name] = k
+	return k, nil
+}
+
+// Close unloads the module once the work queued on the device's own stream has finished; its
+// kernels can no longer be launched. Closing twice is an ErrClosed error.
+func (m *Module) Close(ctx context.Context) error {
+	if m == nil {
+		return Invalid("Close of a nil module")
+	}
+	return Do(ctx, m.dev, func(backend.Device, *Tracker) error { return m.dev.unload(m) })
+}
+
+// unload runs on the actor thread.
+func (d *Device) unload(m *Module) error {
+	if m.closed.Load() {
+		return Closed("module %s closed twice", m.name)
+	}
+	if err := d.rt.StreamSynchronize(d.stream.h); err != nil {
+		return err
+	}
+	m.closed.Store(true)
+	delete(d.live.modules, m)
+	return d.rt.UnloadModule(m.h)
+}
+
+// Name is the kernel's name.
+func (k *Kernel) Name() string { return k.name }
+
+// Module is the kernel's module.
+func (k *Kernel) Module() *Module { return k.mod }
+
+// Params lists the kernel's parameter kinds as gpuactor checks them, or nil when they are
+// unknown.
+func (k *Kernel) Params() []ArgKind {
+	if k.params == nil {
+		return nil
+	}
+	out := make([]ArgKind, len(k.params))
+	for i, p := range k.params {
+		out[i] = p.kind
+	}
+	return out
+}

@@ -1,0 +1,125 @@
+package core
+
+import (
+	"context"
+	"runtime/debug"
+
+	"github.com/gpuactor/gpuactor/actor"
+	"github.com/gpuactor/gpuactor/internal/backend"
+)
+
+// Future is the future of a stream-ordered operation: it completes when the GPU has passed the
+// operation, or with the error that kept it from being queued or run.
+type Future = actor.Future[struct{}]
+
+// Op is a stream-ordered operation: Enqueue queues its work on the stream whose handle it is
+// given, on the device's actor thread. The device's own stream is just another handle.
+type Op interface {
+	Enqueue(rt backend.Device, tr *Tracker, h backend.Stream) error
+}
+
+// Msg is the message part of an Op: its promise (and so its mailbox entry), its stream and how
+// it completes. A public package's operation type embeds a Msg beside its arguments, so that
+// an operation is one object: the actor thread reads only memory the caller wrote once, where
+// a closure per layer costs a cache miss per layer. The future keeps the whole object alive
+// while a caller holds it.
+type Msg struct {
+	p    actor.Promise[struct{}]
+	s    *Stream
+	t    Tracking
+	self Op
+}
+
+// Tracking says how an operation's future completes. The zero value completes it when the GPU
+// has passed the operation, sharing a watermark with its neighbours.
+type Tracking struct {
+	// Marked asks for a watermark of the operation's own: for one whose completion frees
+	// something a caller waits for (a staging slot), and whose length dwarfs a watermark's.
+	Marked bool
+	// Queued completes the future once the work is queued, untracked: for the leading parts
+	// of one operation sent as several messages, whose last part is tracked.
+	Queued bool
+	// Then, when set, turns the GPU's result into the future's, on the actor thread once the
+	// GPU has passed the operation. It must be brief and must not wait.
+	Then func(error) error
+}
+
+// Submit sends self, whose embedded Msg is m, to run on s, completed as t says. A closed
+// stream is refused. m must be fresh: one submitted before is refused with
+// actor.ErrFutureReused, and left as it was.
+func Submit(ctx context.Context, s *Stream, m *Msg, self Op, t Tracking) *Future {
+	if s == nil {
+		return actor.Completed(struct{}{}, Invalid("operation on a nil stream"))
+	}
+	if m.s != nil {
+		return actor.Completed(struct{}{}, actor.ErrFutureReused)
+	}
+	m.s, m.self, m.t = s, self, t
+	return actor.CallTask(ctx, s.dev.act, &m.p, actor.Task[struct{}]((*msgTask)(m)))
+}
+
+// Queue sends op, given as a function, to run on s; the future completes when the GPU has
+// passed its work.
+func Queue(ctx context.Context, s *Stream, op func(rt backend.Device, tr *Tracker, h backend.Stream) error) *Future {
+	return QueueTracked(ctx, s, op, Tracking{})
+}
+
+// QueueTracked is Queue completed as t says.
+func QueueTracked(ctx context.Context, s *Stream, op func(rt backend.Device, tr *Tracker, h backend.Stream) error, t Tracking) *Future {
+	o := &funcOp{op: op}
+	return Submit(ctx, s, &o.Msg, o, t)
+}
+
+// funcOp is an operation given as a function.
+type funcOp struct {
+	Msg
+	op func(rt backend.Device, tr *Tracker, h backend.Stream) error
+}
+
+func (o *funcOp) Enqueue(rt backend.Device, tr *Tracker, h backend.Stream) error {
+	op := o.op
+	o.op = nil // the caller may hold the future long after; op's captures need not live as long
+	return op(rt, tr, h)
+}
+
+// msgTask is a Msg as the actor runs it, without Run in Msg's own API.
+type msgTask Msg
+
+func (m *msgTask) Run(p *actor.Promise[struct{}]) (struct{}, error) {
+	s := m.s
+	if err := s.alive(); err != nil {
+		return struct{}{}, err
+	}
+	tr := s.dev.tracker
+	if err := m.self.Enqueue(s.dev.rt, tr, s.h); err != nil {
+		return struct{}{}, err
+	}
+	switch t := &m.t; {
+	case t.Queued:
+		p.Complete(struct{}{}, nil)
+	case t.Then != nil:
+		then := t.Then
+		done := func(err error) { p.Complete(struct{}{}, callThen(then, err)) }
+		if t.Marked {
+			tr.AfterMarked(s.h, done)
+		} else {
+			tr.After(s.h, done)
+		}
+	case t.Marked:
+		tr.AfterMarked(s.h, func(err error) { p.Complete(struct{}{}, err) })
+	default:
+		tr.AfterPromise(s.h, p)
+	}
+	return struct{}{}, actor.ErrPending
+}
+
+// callThen runs then; a panic in it becomes the future's error (*actor.PanicError), where it
+// would otherwise unwind through the tracker and leave the stream's later futures hanging.
+func callThen(then func(error) error, err error) (out error) {
+	defer func() {
+		if r := recover(); r != nil {
+			out = &actor.PanicError{Value: r, Stack: debug.Stack()}
+		}
+	}()
+	return then(err)
+}

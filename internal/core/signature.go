@@ -1,0 +1,172 @@
+package core
+
+import (
+	"regexp"
+	"strings"
+
+	"github.com/gpuactor/gpuactor/cuda"
+)
+
+// The kinds, spelled short: the parsers below name them often.
+const (
+	Int32   = cuda.Int32
+	Uint32  = cuda.Uint32
+	Int64   = cuda.Int64
+	Uint64  = cuda.Uint64
+	Float32 = cuda.Float32
+	Float64 = cuda.Float64
+	Pointer = cuda.Pointer
+)
+
+// ArgKind is a kernel parameter's kind.
+type ArgKind = cuda.ArgKind
+
+// param is one kernel parameter. From CUDA C++ source the kind is exact; from PTX only the
+// width and whether it is a float are known, so loose accepts any integer or pointer of that width.
+type param struct {
+	kind  ArgKind
+	loose bool
+}
+
+func (p param) accepts(k ArgKind) bool {
+	if !p.loose {
+		return p.kind == k
+	}
+	isFloat := func(k ArgKind) bool { return k == Float32 || k == Float64 }
+	return k.Size() == p.kind.Size() && isFloat(k) == isFloat(p.kind)
+}
+
+func (p param) String() string {
+	if !p.loose {
+		return p.kind.String()
+	}
+	switch {
+	case p.kind == Float32 || p.kind == Float64:
+		return p.kind.String()
+	case p.kind.Size() == 4:
+		return "32-bit integer"
+	}
+	return "64-bit integer or pointer"
+}
+
+var (
+	cudaKernelRE = regexp.MustCompile(`__global__\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?void\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?([A-Za-z_]\w*)\s*\(([^)]*)\)`)
+	ptxEntryRE   = regexp.MustCompile(`\.entry\s+([A-Za-z_$][\w$]*)\s*\(([^)]*)\)`)
+	ptxParamRE   = regexp.MustCompile(`\.param\s+(\.\w+)`)
+	cudaComment  = regexp.MustCompile(`(?s)//[^\n]*|/\*.*?\*/`)
+)
+
+// Signatures are the kernels of a module and their parameters; a kernel mapped to nil has
+// parameters gpuactor cannot check.
+type Signatures map[string][]param
+
+// CUDASignatures finds the __global__ functions of CUDA C++ source and their parameters. A
+// kernel whose parameter types are not plain scalars or pointers maps to nil (unchecked).
+func CUDASignatures(src string) Signatures {
+	out := Signatures{}
+	src = cudaComment.ReplaceAllString(src, " ")
+	for _, m := range cudaKernelRE.FindAllStringSubmatch(src, -1) {
+		out[m[1]] = cudaParams(m[2])
+	}
+	return out
+}
+
+func cudaParams(list string) []param {
+	list = strings.TrimSpace(list)
+	if list == "" || list == "void" {
+		return []param{}
+	}
+	var ps []param
+	for _, decl := range strings.Split(list, ",") {
+		k, ok := cudaParamKind(decl)
+		if !ok {
+			return nil
+		}
+		ps = append(ps, param{kind: k})
+	}
+	return ps
+}
+
+func cudaParamKind(decl string) (ArgKind, bool) {
+	if strings.ContainsAny(decl, "[]&<=") {
+		return 0, false
+	}
+	if strings.Contains(decl, "*") {
+		return Pointer, true
+	}
+	var words []string
+	for _, w := range strings.Fields(decl) {
+		switch w {
+		case "const", "volatile", "__restrict__", "restrict", "__restrict", "register":
+			continue
+		}
+		words = append(words, w)
+	}
+	if len(words) > 1 && !typeWord(words[len(words)-1]) {
+		words = words[:len(words)-1] // the parameter's name
+	}
+	switch strings.Join(words, " ") {
+	case "int", "signed", "signed int", "int32_t":
+		return Int32, true
+	case "unsigned", "unsigned int", "uint32_t", "uint":
+		return Uint32, true
+	case "long long", "long long int", "signed long long", "signed long long int", "long", "long int", "int64_t", "ptrdiff_t":
+		return Int64, true
+	case "unsigned long long", "unsigned long long int", "unsigned long", "unsigned long int", "uint64_t", "size_t":
+		return Uint64, true
+	case "float":
+		return Float32, true
+	case "double":
+		return Float64, true
+	}
+	return 0, false
+}
+
+func typeWord(w string) bool {
+	switch w {
+	case "int", "signed", "unsigned", "long", "short", "char", "float", "double", "int32_t", "uint32_t",
+		"int64_t", "uint64_t", "size_t", "ptrdiff_t", "uint":
+		return true
+	}
+	return false
+}
+
+// PTXSignatures reads the .entry parameter lists of PTX text.
+func PTXSignatures(ptx string) Signatures {
+	out := Signatures{}
+	for _, m := range ptxEntryRE.FindAllStringSubmatch(ptx, -1) {
+		var ps []param
+		ok := true
+		for _, decl := range strings.Split(m[2], ",") {
+			if strings.TrimSpace(decl) == "" {
+				continue
+			}
+			t := ptxParamRE.FindStringSubmatch(decl)
+			if t == nil || strings.Contains(decl, "[") {
+				ok = false
+				break
+			}
+			switch t[1] {
+			case ".u32", ".s32", ".b32":
+				ps = append(ps, param{kind: Int32, loose: true})
+			case ".u64", ".s64", ".b64":
+				ps = append(ps, param{kind: Int64, loose: true})
+			case ".f32":
+				ps = append(ps, param{kind: Float32, loose: true})
+			case ".f64":
+				ps = append(ps, param{kind: Float64, loose: true})
+			default:
+				ok = false
+			}
+		}
+		if ok {
+			if ps == nil {
+				ps = []param{}
+			}
+			out[m[1]] = ps
+		} else {
+			out[m[1]] = nil
+		}
+	}
+	return out
+}

@@ -1,0 +1,130 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+
+	"github.com/gpuactor/gpuactor/internal/backend"
+)
+
+// Stream is a CUDA stream of one device: the state streams.Stream is a face over.
+type Stream struct {
+	dev      *Device
+	h        backend.Stream
+	blocking bool
+	priority int
+	own      bool // the device's own stream: destroyed by the device's Close only
+	closed   atomic.Bool
+	ext      atomic.Pointer[streamExt]
+}
+
+// StreamExt is state a public package keeps per stream (streams' staging ring), released on
+// the actor thread when the stream is destroyed, after its work has drained.
+type StreamExt interface {
+	Release(rt backend.Device) error
+}
+
+type streamExt struct{ v StreamExt }
+
+// StreamConfig is how NewStream makes a stream.
+type StreamConfig struct {
+	Blocking    bool // synchronizes with the legacy default stream (cudaStreamDefault)
+	Priority    int
+	HasPriority bool // Priority was given; otherwise the lowest
+}
+
+// NewStream creates a stream on d.
+func NewStream(ctx context.Context, d *Device, c StreamConfig) (*Stream, error) {
+	return Run(ctx, d, func(rt backend.Device, tr *Tracker) (*Stream, error) {
+		least, greatest, err := rt.StreamPriorityRange()
+		if err != nil {
+			return nil, err
+		}
+		if !c.HasPriority {
+			c.Priority = least
+		}
+		if c.Priority > least || c.Priority < greatest {
+			return nil, Invalid("stream priority %d outside the device's range [%d (highest), %d (lowest)]", c.Priority, greatest, least)
+		}
+		flags := backend.StreamNonBlocking
+		if c.Blocking {
+			flags = backend.StreamDefault
+		}
+		h, err := rt.StreamCreate(flags, c.Priority)
+		if err != nil {
+			return nil, fmt.Errorf("gpuactor/streams: creating a stream: %w", err)
+		}
+		s := &Stream{dev: d, h: h, blocking: c.Blocking, priority: c.Priority}
+		tr.Own(s, func() error { return s.destroy(rt, tr) })
+		return s, nil
+	}).Await(ctx)
+}
+
+// Device is the stream's device.
+func (s *Stream) Device() *Device { return s.dev }
+
+// Priority is the stream's priority.
+func (s *Stream) Priority() int { return s.priority }
+
+// Blocking reports whether the stream synchronizes with the legacy default stream.
+func (s *Stream) Blocking() bool { return s.blocking }
+
+// Own reports whether s is its device's own stream.
+func (s *Stream) Own() bool { return s.own }
+
+// Ext is s's state of a public package, made by mk on first use. Safe from any goroutine.
+func (s *Stream) Ext(mk func() StreamExt) StreamExt {
+	if e := s.ext.Load(); e != nil {
+		return e.v
+	}
+	s.ext.CompareAndSwap(nil, &streamExt{mk()})
+	return s.ext.Load().v
+}
+
+// LoadedExt is s's state of a public package, or nil before Ext made it.
+func (s *Stream) LoadedExt() StreamExt {
+	if e := s.ext.Load(); e != nil {
+		return e.v
+	}
+	return nil
+}
+
+// Close waits for the work queued on the stream to finish, completes its futures, and
+// destroys it. Closing twice, or the device's own stream, is an error.
+func (s *Stream) Close(ctx context.Context) error {
+	if s == nil {
+		return Invalid("Close of a nil stream")
+	}
+	if s.own {
+		return Invalid("the device's own stream is closed by the device's Close")
+	}
+	return Do(ctx, s.dev, func(rt backend.Device, tr *Tracker) error {
+		if s.closed.Load() {
+			return Closed("stream closed twice")
+		}
+		tr.Disown(s)
+		return s.destroy(rt, tr)
+	})
+}
+
+// destroy runs on the actor thread.
+func (s *Stream) destroy(rt backend.Device, tr *Tracker) error {
+	s.closed.Store(true)
+	err := tr.Settle(s.h, nil)
+	if e := s.LoadedExt(); e != nil {
+		err = errors.Join(err, e.Release(rt))
+	}
+	return errors.Join(err, rt.StreamDestroy(s.h))
+}
+
+// Alive is nil while s may take work, and an ErrClosed error once it was closed.
+func (s *Stream) Alive() error { return s.alive() }
+
+func (s *Stream) alive() error {
+	if s.closed.Load() {
+		return Closed("stream used after Close")
+	}
+	return nil
+}

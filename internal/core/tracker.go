@@ -1,0 +1,403 @@
+package core
+
+import (
+	"errors"
+	"time"
+
+	"github.com/gpuactor/gpuactor/actor"
+	"github.com/gpuactor/gpuactor/cudaerr"
+	"github.com/gpuactor/gpuactor/internal/backend"
+)
+
+// Tracker completes work when the GPU reaches it, without a host callback per op. Ops register
+// a callback with After. Between messages, the device's actor records events (watermarks) on
+// the streams that got new callbacks and asks each stream's oldest watermark, running every
+// callback a completed one covers; under load many ops share a watermark (see markGap). It
+// also owns cleanups of public packages' resources, run when the device closes. Actor thread
+// only: ops reach it through Run and Submit.
+type Tracker struct {
+	dev     backend.Device
+	streams map[backend.Stream]*track // every stream that had work, until Settle: tracks are reused
+	active  []*track                  // the tracks with work, for poll to walk
+	pending int                       // callbacks not yet run
+	adds    uint64                    // callbacks registered so far, and as poll last saw them:
+	seen    uint64                    // the difference says whether callers are queuing work
+	free    []backend.Event
+	spare   [][]completion // emptied callback lists, reused for the next ones
+	lastNow time.Duration  // the actor's clock at the last poll
+	owned   map[any]func() error
+	note    func(error) // the device's sticky-fault check
+	waits   []eventWait // AfterEvent callbacks, in registration order
+	capture captures    // open stream captures (capture.go)
+
+	// The stream After saw last and its track: ops come in runs on one stream, and this
+	// saves a map lookup per op. Cleared when the track is dropped (Settle).
+	lastS backend.Stream
+	lastT *track
+
+	markGap, queryGap time.Duration // the pacing constants below; tests change them
+
+	// Counters for TrackerStats.
+	polls, marksRecorded, queries, completed uint64
+}
+
+type eventWait struct {
+	ev   backend.Event
+	done func(error)
+}
+
+// AfterEvent runs done on the actor thread once ev's most recent record has completed (at
+// once, from the next poll, when ev was never recorded).
+func (t *Tracker) AfterEvent(ev backend.Event, done func(error)) {
+	t.waits = append(t.waits, eventWait{ev, done})
+	t.pending++
+}
+
+// pollEvents runs the event waits whose events have completed.
+func (t *Tracker) pollEvents() {
+	kept := t.waits[:0]
+	for _, w := range t.waits {
+		err := t.dev.EventQuery(w.ev)
+		if notReady(err) {
+			kept = append(kept, w)
+			continue
+		}
+		if err != nil {
+			t.note(err)
+		}
+		w.done(err)
+		t.pending--
+		t.completed++
+	}
+	clear(t.waits[len(kept):])
+	t.waits = kept
+}
+
+// Watermark pacing: the per-operation cost of futures. Recording and asking an event costs
+// the actor a tenth to a third of the launch it tracks, and waiting on fine-grained events
+// slows the stream itself, so operations share watermarks: a stream with watermarks in flight
+// gets a new one only once markOps operations wait for it or markGap has passed (per stream
+// with work tracked, up to maxGapScale of them, since the streams share the actor's launches).
+// While the actor has messages waiting (hurry) or callers have queued work since the last
+// poll, a stream's oldest watermark is asked at most every queryGap, so that a caller keeping
+// a window of futures does not pay a query per operation; an actor with nothing new to do asks
+// at every poll, and a stream with no watermark in flight gets one at once, so a lone operation
+// completes as soon as the GPU reaches it. An operation that frees a resource a caller waits
+// for asks for a watermark of its own (AfterMarked). The measurements behind these numbers are
+// in docs/design/tracker.md.
+const (
+	markOps  = 16
+	markGap  = 200 * time.Microsecond
+	queryGap = 5 * time.Microsecond
+	// maxGapScale bounds how far markGap stretches with the number of streams tracked.
+	maxGapScale = 8
+	// maxMarks is how many watermarks a stream may have in flight; later work waits for one.
+	maxMarks = 16
+	// longAgo is the last watermark and query of a stream new to the tracker.
+	longAgo = time.Duration(-1 << 62)
+)
+
+type track struct {
+	s         backend.Stream
+	idx       int           // in Tracker.active; -1 while the stream has no work
+	open      []completion  // registered since the last watermark
+	marks     []mark        // recorded watermarks, oldest first from marks[first]
+	first     int           // marks before it have passed; the slice is reused, not regrown
+	urgent    bool          // an operation in open asked for a watermark of its own
+	lastMark  time.Duration // when the last watermark was recorded (the actor's clock)
+	lastQuery time.Duration // when the oldest watermark was last asked
+}
+
+type mark struct {
+	ev   backend.Event
+	done []completion
+}
+
+// completion is a callback of After, or the promise of AfterPromise: completing a promise
+// directly saves the closure that would complete it.
+type completion struct {
+	fn func(error)
+	p  *actor.Promise[struct{}]
+}
+
+func (c completion) run(err error) {
+	if c.p != nil {
+		c.p.Complete(struct{}{}, err)
+		return
+	}
+	c.fn(err)
+}
+
+// notReady reports whether err is cudaErrorNotReady: a watermark the GPU has not passed. Most
+// queries say so; the type check spares errors.Is, whose unwrapping to a Code allocates.
+func notReady(err error) bool {
+	if e, ok := err.(*cudaerr.Error); ok {
+		return e.Code == cudaerr.NotReady
+	}
+	return errors.Is(err, cudaerr.NotReady)
+}
+
+func newTracker(dev backend.Device, note func(error)) *Tracker {
+	return &Tracker{dev: dev, streams: map[backend.Stream]*track{}, owned: map[any]func() error{}, note: note,
+		markGap: markGap, queryGap: queryGap}
+}
+
+// After runs done on the actor thread once the GPU has passed all work enqueued on s so far:
+// with nil, or with the error that stopped the device.
+func (t *Tracker) After(s backend.Stream, done func(error)) { t.add(s, completion{fn: done}) }
+
+// AfterPromise is After that completes p: the way an op's own future is completed when the
+// GPU has passed it, without a closure per op.
+func (t *Tracker) AfterPromise(s backend.Stream, p *actor.Promise[struct{}]) {
+	t.add(s, completion{p: p})
+}
+
+func (t *Tracker) add(s backend.Stream, c completion) {
+	if t.Capturing(s) { // captured, not run: complete now (capture.go)
+		c.run(nil)
+		return
+	}
+	tr := t.lastT
+	if tr == nil || t.lastS != s {
+		tr = t.streams[s]
+		if tr == nil {
+			tr = &track{s: s, idx: -1, lastMark: longAgo, lastQuery: longAgo}
+			t.streams[s] = tr
+		}
+		t.lastS, t.lastT = s, tr
+	}
+	if tr.idx < 0 {
+		tr.idx = len(t.active)
+		t.active = append(t.active, tr)
+	}
+	if tr.open == nil {
+		tr.open = t.takeSpare()
+	}
+	tr.open = append(tr.open, c)
+	t.pending++
+	t.adds++
+}
+
+// AfterMarked is After for an operation that is worth a watermark of its own even when the
+// stream is busy: one whose completion frees a resource the caller is waiting for (a staging
+// buffer), and whose duration dwarfs a watermark's cost.
+func (t *Tracker) AfterMarked(s backend.Stream, done func(error)) {
+	t.After(s, done)
+	if tr := t.streams[s]; tr != nil { // nil when captured: done has run
+		tr.urgent = true
+	}
+}
+
+// idle takes tr, which holds no callbacks, out of the tracks poll walks; it stays in streams
+// for the stream's next work.
+func (t *Tracker) idle(tr *track) {
+	if tr.idx < 0 {
+		return
+	}
+	last := len(t.active) - 1
+	t.active[tr.idx] = t.active[last]
+	t.active[tr.idx].idx = tr.idx
+	t.active[last] = nil
+	t.active = t.active[:last]
+	tr.idx = -1
+}
+
+// drop forgets s's track, once it holds no callbacks: before s is destroyed.
+func (t *Tracker) drop(s backend.Stream) {
+	tr := t.streams[s]
+	if tr == nil {
+		return
+	}
+	t.idle(tr)
+	delete(t.streams, s)
+	if t.lastS == s {
+		t.lastS, t.lastT = 0, nil
+	}
+}
+
+// takeSpare returns an emptied callback list to fill, or a new one with room for a busy
+// stream's watermark's worth (rather than growing one a callback at a time).
+func (t *Tracker) takeSpare() []completion {
+	n := len(t.spare)
+	if n == 0 {
+		return make([]completion, 0, markOps)
+	}
+	l := t.spare[n-1]
+	t.spare[n-1] = nil
+	t.spare = t.spare[:n-1]
+	return l
+}
+
+// keepSpare keeps a finished callback list for reuse; a few suffice, one per stream in use.
+func (t *Tracker) keepSpare(l []completion) {
+	if cap(l) == 0 || cap(l) > 1024 || len(t.spare) >= 64 {
+		return
+	}
+	clear(l)
+	t.spare = append(t.spare, l[:0])
+}
+
+// Settle waits for s and runs every callback registered on it, with err or, when err is nil,
+// whatever synchronizing s returned: before s is destroyed.
+func (t *Tracker) Settle(s backend.Stream, err error) error {
+	if err == nil {
+		err = t.dev.StreamSynchronize(s)
+	}
+	if tr := t.streams[s]; tr != nil {
+		for _, m := range tr.marks[tr.first:] {
+			t.finish(m.done, err)
+			t.release(m.ev)
+		}
+		t.finish(tr.open, err)
+		t.drop(s)
+	}
+	return err
+}
+
+// Own registers cleanup to run when the device closes, unless Disown(key) ran first.
+func (t *Tracker) Own(key any, cleanup func() error) { t.owned[key] = cleanup }
+
+// Disown drops key's cleanup.
+func (t *Tracker) Disown(key any) { delete(t.owned, key) }
+
+// poll is the actor's idle hook: record watermarks for new callbacks, run those whose
+// watermark the GPU has passed, and report whether any remain. hurry says the actor has
+// messages waiting (see markGap); now is the actor's clock, the one every time the tracker
+// keeps is read from.
+func (t *Tracker) poll(hurry bool, now time.Duration) (busy bool) {
+	t.lastNow = now
+	if t.pending == 0 || t.pollPaused() { // no polling during a strict capture (capture.go)
+		return false
+	}
+	t.polls++
+	if len(t.waits) > 0 {
+		t.pollEvents()
+	}
+	gap := t.markGap * time.Duration(min(max(len(t.active), 1), maxGapScale))
+	// Nothing waiting and nothing queued since the last poll: the actor is idle, so asking
+	// costs nothing anyone waits for.
+	idle := !hurry && t.adds == t.seen
+	t.seen = t.adds
+	// Backwards, so that idling a track (which moves the last one into its place) skips none.
+	for i := len(t.active) - 1; i >= 0; i-- {
+		tr := t.active[i]
+		s := tr.s
+		if len(t.capture.modes) > 0 && t.Capturing(s) {
+			continue // a watermark recorded now would be captured (relaxed captures poll on)
+		}
+		inFlight := len(tr.marks) - tr.first
+		if len(tr.open) > 0 && inFlight < maxMarks &&
+			(tr.urgent || len(tr.open) >= markOps || now-tr.lastMark >= gap || (!hurry && inFlight == 0)) &&
+			t.watermark(s, tr, now) {
+			inFlight++
+		}
+		if inFlight > 0 && (idle || now-tr.lastQuery >= t.queryGap) {
+			tr.lastQuery = now
+			t.passed(tr)
+			inFlight = len(tr.marks) - tr.first
+		}
+		if len(tr.open) == 0 && inFlight == 0 {
+			t.idle(tr)
+		}
+	}
+	return t.pending > 0
+}
+
+// passed runs the callbacks of the watermarks the GPU has passed.
+func (t *Tracker) passed(tr *track) {
+	for tr.first < len(tr.marks) {
+		m := tr.marks[tr.first]
+		t.queries++
+		err := t.dev.EventQuery(m.ev)
+		if notReady(err) {
+			return
+		}
+		t.finish(m.done, err)
+		t.keepSpare(m.done)
+		t.release(m.ev)
+		tr.marks[tr.first] = mark{}
+		tr.first++
+	}
+	tr.marks, tr.first = tr.marks[:0], 0
+}
+
+// watermark records a watermark for tr's open callbacks and reports whether it did; when the
+// runtime refuses, it finishes them with the error instead.
+func (t *Tracker) watermark(s backend.Stream, tr *track, now time.Duration) bool {
+	var ev backend.Event
+	if n := len(t.free); n > 0 {
+		ev, t.free = t.free[n-1], t.free[:n-1]
+	} else {
+		var err error
+		if ev, err = t.dev.EventCreate(backend.EventDisableTiming); err != nil {
+			t.finish(tr.open, err)
+			tr.open = nil
+			return false
+		}
+	}
+	if err := t.dev.EventRecord(ev, s); err != nil {
+		t.release(ev)
+		t.finish(tr.open, err)
+		tr.open = nil
+		return false
+	}
+	t.marksRecorded++
+	if tr.first > 0 && len(tr.marks) == cap(tr.marks) { // room at the front: reuse it
+		n := copy(tr.marks, tr.marks[tr.first:])
+		clear(tr.marks[n:])
+		tr.marks, tr.first = tr.marks[:n], 0
+	}
+	tr.marks = append(tr.marks, mark{ev: ev, done: tr.open})
+	tr.open, tr.urgent, tr.lastMark = nil, false, now
+	return true
+}
+
+func (t *Tracker) release(ev backend.Event) { t.free = append(t.free, ev) }
+
+func (t *Tracker) finish(done []completion, err error) {
+	if err != nil {
+		t.note(err)
+	}
+	for _, c := range done {
+		c.run(err)
+	}
+	t.pending -= len(done)
+	t.completed += uint64(len(done))
+}
+
+// close settles every stream, runs the owned cleanups and destroys the event pool: when the
+// device closes, on the actor thread.
+func (t *Tracker) close() error {
+	var errs []error
+	for s, tr := range t.streams {
+		if tr.idx < 0 { // no work: nothing to wait for
+			t.drop(s)
+			continue
+		}
+		if err := t.Settle(s, nil); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for len(t.waits) > 0 { // every stream is idle now, so every recorded event has completed
+		t.pollEvents()
+	}
+	for key, cleanup := range t.owned {
+		errs = append(errs, cleanup())
+		delete(t.owned, key)
+	}
+	for _, ev := range t.free {
+		errs = append(errs, t.dev.EventDestroy(ev))
+	}
+	t.free = nil
+	return errors.Join(errs...)
+}
+
+// TrackerStats counts the completion tracking's work since the device opened: how many times
+// it polled, watermarks it recorded and asked about, and callbacks it ran.
+type TrackerStats struct {
+	Polls, Watermarks, Queries, Completed uint64
+}
+
+func (t *Tracker) stats() TrackerStats {
+	return TrackerStats{Polls: t.polls, Watermarks: t.marksRecorded, Queries: t.queries, Completed: t.completed}
+}
