@@ -185,19 +185,19 @@ func (d *Device) packArgs(k *Kernel, args []any) ([]backend.Arg, []memArg, error
 func (d *Device) packArg(k *Kernel, i int, a any, want *param) (backend.Arg, *Buffer, uint64, error) {
 	switch v := a.(type) {
 	case int32:
-		return backend.Arg{Kind: Int32, Bits: uint64(uint32(v))}, nil, 0, nil
+		return backend.Arg{Kind: cuda.Int32, Bits: uint64(uint32(v))}, nil, 0, nil
 	case uint32:
-		return backend.Arg{Kind: Uint32, Bits: uint64(v)}, nil, 0, nil
+		return backend.Arg{Kind: cuda.Uint32, Bits: uint64(v)}, nil, 0, nil
 	case int64:
-		return backend.Arg{Kind: Int64, Bits: uint64(v)}, nil, 0, nil
+		return backend.Arg{Kind: cuda.Int64, Bits: uint64(v)}, nil, 0, nil
 	case uint64:
-		return backend.Arg{Kind: Uint64, Bits: v}, nil, 0, nil
+		return backend.Arg{Kind: cuda.Uint64, Bits: v}, nil, 0, nil
 	case float32:
-		return backend.Arg{Kind: Float32, Bits: uint64(math.Float32bits(v))}, nil, 0, nil
+		return backend.Arg{Kind: cuda.Float32, Bits: uint64(math.Float32bits(v))}, nil, 0, nil
 	case float64:
-		return backend.Arg{Kind: Float64, Bits: math.Float64bits(v)}, nil, 0, nil
+		return backend.Arg{Kind: cuda.Float64, Bits: math.Float64bits(v)}, nil, 0, nil
 	case cuda.DevicePtr:
-		return backend.Arg{Kind: Pointer, Bits: uint64(v)}, nil, 0, nil
+		return backend.Arg{Kind: cuda.Pointer, Bits: uint64(v)}, nil, 0, nil
 	case Mem: // a buffer, a slice of one, or a public type built on a buffer (alloc.Buffer)
 		b, off, n := Region(v)
 		if b == nil || b.dev == nil {
@@ -209,7 +209,7 @@ func (d *Device) packArg(k *Kernel, i int, a any, want *param) (backend.Arg, *Bu
 		if off > b.size || n > b.size-off {
 			return backend.Arg{}, nil, 0, OutOfRange("kernel %s argument %d: slice [%d, %d) runs past its %d-byte buffer", k.name, i, off, off+n, b.size)
 		}
-		return backend.Arg{Kind: Pointer}, b, off, nil
+		return backend.Arg{Kind: cuda.Pointer}, b, off, nil
 	case int, uint:
 		arg, err := goInt(k, i, v, want)
 		return arg, nil, 0, err
@@ -233,13 +233,13 @@ func goInt(k *Kernel, i int, v any, want *param) (backend.Arg, error) {
 	}
 	fits := false
 	switch want.kind {
-	case Int32:
+	case cuda.Int32:
 		fits = s >= math.MinInt32 && s <= math.MaxInt32 && (neg || u <= math.MaxInt32)
-	case Uint32:
+	case cuda.Uint32:
 		fits = !neg && u <= math.MaxUint32
-	case Int64:
+	case cuda.Int64:
 		fits = neg || u <= math.MaxInt64
-	case Uint64:
+	case cuda.Uint64:
 		fits = !neg
 	}
 	if !fits {

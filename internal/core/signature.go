@@ -7,17 +7,6 @@ import (
 	"github.com/gpuactor/gpuactor/cuda"
 )
 
-// The kinds, spelled short: the parsers below name them often.
-const (
-	Int32   = cuda.Int32
-	Uint32  = cuda.Uint32
-	Int64   = cuda.Int64
-	Uint64  = cuda.Uint64
-	Float32 = cuda.Float32
-	Float64 = cuda.Float64
-	Pointer = cuda.Pointer
-)
-
 // ArgKind is a kernel parameter's kind.
 type ArgKind = cuda.ArgKind
 
@@ -32,7 +21,7 @@ func (p param) accepts(k ArgKind) bool {
 	if !p.loose {
 		return p.kind == k
 	}
-	isFloat := func(k ArgKind) bool { return k == Float32 || k == Float64 }
+	isFloat := func(k ArgKind) bool { return k == cuda.Float32 || k == cuda.Float64 }
 	return k.Size() == p.kind.Size() && isFloat(k) == isFloat(p.kind)
 }
 
@@ -41,7 +30,7 @@ func (p param) String() string {
 		return p.kind.String()
 	}
 	switch {
-	case p.kind == Float32 || p.kind == Float64:
+	case p.kind == cuda.Float32 || p.kind == cuda.Float64:
 		return p.kind.String()
 	case p.kind.Size() == 4:
 		return "32-bit integer"
@@ -92,7 +81,7 @@ func cudaParamKind(decl string) (ArgKind, bool) {
 		return 0, false
 	}
 	if strings.Contains(decl, "*") {
-		return Pointer, true
+		return cuda.Pointer, true
 	}
 	var words []string
 	for _, w := range strings.Fields(decl) {
@@ -107,17 +96,17 @@ func cudaParamKind(decl string) (ArgKind, bool) {
 	}
 	switch strings.Join(words, " ") {
 	case "int", "signed", "signed int", "int32_t":
-		return Int32, true
+		return cuda.Int32, true
 	case "unsigned", "unsigned int", "uint32_t", "uint":
-		return Uint32, true
+		return cuda.Uint32, true
 	case "long long", "long long int", "signed long long", "signed long long int", "long", "long int", "int64_t", "ptrdiff_t":
-		return Int64, true
+		return cuda.Int64, true
 	case "unsigned long long", "unsigned long long int", "unsigned long", "unsigned long int", "uint64_t", "size_t":
-		return Uint64, true
+		return cuda.Uint64, true
 	case "float":
-		return Float32, true
+		return cuda.Float32, true
 	case "double":
-		return Float64, true
+		return cuda.Float64, true
 	}
 	return 0, false
 }
@@ -148,13 +137,13 @@ func PTXSignatures(ptx string) Signatures {
 			}
 			switch t[1] {
 			case ".u32", ".s32", ".b32":
-				ps = append(ps, param{kind: Int32, loose: true})
+				ps = append(ps, param{kind: cuda.Int32, loose: true})
 			case ".u64", ".s64", ".b64":
-				ps = append(ps, param{kind: Int64, loose: true})
+				ps = append(ps, param{kind: cuda.Int64, loose: true})
 			case ".f32":
-				ps = append(ps, param{kind: Float32, loose: true})
+				ps = append(ps, param{kind: cuda.Float32, loose: true})
 			case ".f64":
-				ps = append(ps, param{kind: Float64, loose: true})
+				ps = append(ps, param{kind: cuda.Float64, loose: true})
 			default:
 				ok = false
 			}

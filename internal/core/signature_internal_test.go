@@ -3,6 +3,7 @@ package core
 import (
 	"testing"
 
+	"github.com/gpuactor/gpuactor/cuda"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -29,16 +30,16 @@ extern "C" __global__ void d(int* const p, unsigned long long q, int64_t r, uint
 template <typename T> __global__ void f(T* p) {}
 `
 	sigs := CUDASignatures(src)
-	assert.Equal(t, []ArgKind{Int32, Pointer, Float64, Uint32, Uint64, Int64}, kinds(sigs["a"]))
+	assert.Equal(t, []ArgKind{cuda.Int32, cuda.Pointer, cuda.Float64, cuda.Uint32, cuda.Uint64, cuda.Int64}, kinds(sigs["a"]))
 	require.Contains(t, sigs, "b")
 	assert.Empty(t, sigs["b"])
 	assert.NotNil(t, sigs["b"], "a kernel with no parameters is known, not unchecked")
 	require.Contains(t, sigs, "c")
 	assert.Nil(t, sigs["c"], "a struct parameter leaves the kernel unchecked")
-	assert.Equal(t, []ArgKind{Pointer, Uint64, Int64, Uint32}, kinds(sigs["d"]))
+	assert.Equal(t, []ArgKind{cuda.Pointer, cuda.Uint64, cuda.Int64, cuda.Uint32}, kinds(sigs["d"]))
 	assert.NotContains(t, sigs, "commented_out")
 	assert.NotContains(t, sigs, "e")
-	assert.Equal(t, []ArgKind{Pointer}, kinds(sigs["f"]))
+	assert.Equal(t, []ArgKind{cuda.Pointer}, kinds(sigs["f"]))
 }
 
 func TestPTXSignatures(t *testing.T) {
@@ -60,14 +61,14 @@ func TestPTXSignatures(t *testing.T) {
 	sigs := PTXSignatures(ptx)
 	ps := sigs["saxpy"]
 	require.Len(t, ps, 4)
-	assert.True(t, ps[0].accepts(Int32))
-	assert.True(t, ps[0].accepts(Uint32))
-	assert.False(t, ps[0].accepts(Float32))
-	assert.True(t, ps[1].accepts(Float32))
-	assert.False(t, ps[1].accepts(Int32))
-	assert.True(t, ps[2].accepts(Pointer))
-	assert.True(t, ps[2].accepts(Uint64))
-	assert.False(t, ps[2].accepts(Float64))
+	assert.True(t, ps[0].accepts(cuda.Int32))
+	assert.True(t, ps[0].accepts(cuda.Uint32))
+	assert.False(t, ps[0].accepts(cuda.Float32))
+	assert.True(t, ps[1].accepts(cuda.Float32))
+	assert.False(t, ps[1].accepts(cuda.Int32))
+	assert.True(t, ps[2].accepts(cuda.Pointer))
+	assert.True(t, ps[2].accepts(cuda.Uint64))
+	assert.False(t, ps[2].accepts(cuda.Float64))
 	require.Contains(t, sigs, "none")
 	assert.Empty(t, sigs["none"])
 	require.Contains(t, sigs, "agg")
