@@ -123,7 +123,9 @@ func open(ctx context.Context, be backend.Backend, c *config, ordinal int) (*Dev
 
 // Close finishes the work already sent, frees every buffer, host buffer and module still
 // live, and stops the actor; it returns once all of that is done. Later calls on the device,
-// and on what it made, fail with ErrClosed. Close is idempotent.
+// and on what it made, fail with ErrClosed. Close is idempotent. Unlike the Close of what the
+// device makes, it takes no context: it is a program's last call on the device (defer
+// dev.Close()), and it waits for everything already sent.
 func (d *Device) Close() error { return d.core().Close() }
 
 // Ordinal is the device's index in its backend.
