@@ -118,12 +118,10 @@ func poolOf(opts []AllocOption) *Pool {
 	return c.pool
 }
 
-// releaseAsync frees a stream-ordered allocation that the device's Close frees without a
-// stream of its own: every stream's use of it must be over first.
+// releaseAsync frees a stream-ordered allocation closed without a stream of its own (through
+// its device.Buffer, or by the device's Close): it runs once every stream's use of it is over,
+// and frees it on the device's own stream.
 func releaseAsync(rt backend.Device, p cuda.DevicePtr, s backend.Stream) error {
-	if err := rt.Synchronize(); err != nil {
-		return err
-	}
 	return rt.FreeAsync(p, s)
 }
 
@@ -211,7 +209,11 @@ func (b *Buffer[T]) queueFree(ctx context.Context, s *streams.Stream) (*streams.
 	}
 	buf := (*core.Buffer)(b.Buffer)
 	o := &freeOp{buf: buf}
-	f := core.Submit(ctx, (*core.Stream)(s), &o.Msg, o, core.Tracking{})
+	var t core.Tracking
+	if buf.Kind() != core.KindAsync {
+		t.Then = func(err error) error { return errors.Join(err, o.err) }
+	}
+	f := core.Submit(ctx, (*core.Stream)(s), &o.Msg, o, t)
 	if err := f.Err(); err != nil && (!buf.Closed() || errors.Is(err, device.ErrClosed)) {
 		// Not queued, or refused already: the buffer stays as it was (or Close freed it).
 		return f, err
@@ -226,9 +228,10 @@ func (b *Buffer[T]) queueFree(ctx context.Context, s *streams.Stream) (*streams.
 type freeOp struct {
 	core.Msg
 	buf *core.Buffer
+	err error // a cudaFree's, once the GPU has passed the stream's work
 }
 
-func (o *freeOp) Enqueue(rt backend.Device, _ *core.Tracker, h backend.Stream) error {
+func (o *freeOp) Enqueue(rt backend.Device, tr *core.Tracker, h backend.Stream) error {
 	p, err := o.buf.Retire()
 	if err != nil {
 		return err
@@ -236,10 +239,12 @@ func (o *freeOp) Enqueue(rt backend.Device, _ *core.Tracker, h backend.Stream) e
 	if o.buf.Kind() == core.KindAsync {
 		return rt.FreeAsync(p, h)
 	}
-	// Malloc's memory. cudaFree "may perform implicit synchronization" (cuda_runtime_api.h,
-	// CUDA 13.0), which is no promise: wait for the stream's work, which may use it, first.
-	if err := rt.StreamSynchronize(h); err != nil {
-		return err
-	}
-	return rt.Free(p)
+	// Malloc's memory has no stream-ordered free: it is freed once the GPU has passed the
+	// work queued on the stream so far, which may use it, before the operation completes.
+	tr.After(h, func(err error) {
+		if err == nil {
+			o.err = rt.Free(p)
+		}
+	})
+	return nil
 }

@@ -54,7 +54,7 @@ func MallocManaged[T any](ctx context.Context, d *device.Device, n int, opts ...
 		o(&c)
 	}
 	cd := coreDev(d)
-	return core.Run(ctx, cd, func(rt backend.Device, _ *core.Tracker) (*Managed[T], error) {
+	return core.Make(ctx, cd, func(rt backend.Device, _ *core.Tracker) (*Managed[T], error) {
 		supported, err := rt.Attribute(backend.AttrManagedMemory)
 		if err != nil {
 			return nil, err
@@ -86,14 +86,11 @@ func MallocManaged[T any](ctx context.Context, d *device.Device, n int, opts ...
 		m.Buffer = &m.mem
 		cd.Adopt((*core.Buffer)(&m.mem), p, bytes, core.KindManaged, releaseManaged)
 		return m, nil
-	}).Await(ctx)
+	}, func(_ backend.Device, _ *core.Tracker, m *Managed[T]) { _ = cd.FreeNow((*core.Buffer)(m.Buffer)) })
 }
 
-// releaseManaged frees managed memory once no stream may still use it.
+// releaseManaged frees managed memory, once no stream uses it any more (core.Buffer.Close).
 func releaseManaged(rt backend.Device, p cuda.DevicePtr, _ backend.Stream) error {
-	if err := rt.Synchronize(); err != nil {
-		return err
-	}
 	return rt.Free(p)
 }
 

@@ -99,7 +99,7 @@ func NewPool(ctx context.Context, d *device.Device, opts ...PoolOption) (*Pool, 
 		o(&c)
 	}
 	c.props.Location = backend.Location{Type: backend.LocationDevice, ID: int32(d.Ordinal())}
-	return core.Run(ctx, coreDev(d), func(rt backend.Device, tr *core.Tracker) (*Pool, error) {
+	return core.Make(ctx, coreDev(d), func(rt backend.Device, tr *core.Tracker) (*Pool, error) {
 		h, err := rt.MemPoolCreate(c.props)
 		if err != nil {
 			return nil, fmt.Errorf("gpuactor/alloc: creating a pool on device %d: %w", d.Ordinal(), err)
@@ -113,7 +113,10 @@ func NewPool(ctx context.Context, d *device.Device, opts ...PoolOption) (*Pool, 
 		registry(d).byHandle[h] = p
 		tr.Own(p, func() error { return p.destroy(rt) })
 		return p, nil
-	}).Await(ctx)
+	}, func(rt backend.Device, tr *core.Tracker, p *Pool) {
+		tr.Disown(p)
+		_ = p.destroy(rt)
+	})
 }
 
 // DefaultPool is d's default pool, which MallocAsync uses unless SetCurrentPool said otherwise.

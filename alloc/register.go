@@ -60,32 +60,27 @@ func Register[T any](ctx context.Context, d *device.Device, data []T, flags ...R
 		f |= uint32(fl)
 	}
 	r := &Registered[T]{dev: d, data: data, p: unsafe.Pointer(unsafe.SliceData(data)), bytes: bytes}
-	r.pinner.Pin(r.p)
 	cd := coreDev(d)
-	op := core.Run(ctx, cd, func(rt backend.Device, tr *core.Tracker) (*Registered[T], error) {
+	reg, err := core.Make(ctx, cd, func(rt backend.Device, tr *core.Tracker) (*Registered[T], error) {
 		if err := cd.Charge(core.KindRegistered, bytes); err != nil {
 			return nil, err
 		}
+		r.pinner.Pin(r.p) // pinned while registered; unregister unpins it
 		if err := rt.HostRegister(r.p, bytes, f); err != nil {
+			r.pinner.Unpin()
 			cd.Refund(core.KindRegistered, bytes)
 			return nil, fmt.Errorf("gpuactor/alloc: registering %d bytes for device %d: %w", bytes, d.Ordinal(), err)
 		}
 		tr.Own(r, func() error { return r.unregister(rt) })
 		return r, nil
+	}, func(rt backend.Device, tr *core.Tracker, r *Registered[T]) {
+		tr.Disown(r)
+		_ = r.unregister(rt) // unpins too
 	})
-	if _, err := op.Await(ctx); err != nil {
-		// The op may still run: learn its outcome before dropping the pin (a Pinner must not
-		// be dropped while pinning); a registration made after all is undone.
-		go func() {
-			if reg, err := op.Await(context.Background()); err == nil {
-				_ = reg.Close(context.Background())
-			} else {
-				r.pinner.Unpin()
-			}
-		}()
+	if err != nil {
 		return nil, err
 	}
-	return r, nil
+	return reg, nil
 }
 
 // Slice is the registered memory, or nil once the registration ended.
@@ -99,28 +94,34 @@ func (r *Registered[T]) Slice() []T {
 // Bytes is the registered length in bytes.
 func (r *Registered[T]) Bytes() uint64 { return r.bytes }
 
-// Close ends the registration after the device's work so far has finished (the GPU may still
-// be copying), and returns once it has ended. Closing twice is a device.ErrClosed error.
+// Close ends the registration once the GPU has passed the work queued so far on every stream
+// of the device (it may still be copying the memory), and returns once it has ended; the
+// device's other work goes on meanwhile. Slice is nil from Close on. Closing twice is a
+// device.ErrClosed error.
 func (r *Registered[T]) Close(ctx context.Context) error {
 	if r == nil {
 		return core.Invalid("Close of a nil registration")
 	}
-	return core.Do(ctx, coreDev(r.dev), func(rt backend.Device, tr *core.Tracker) error {
+	return core.RunTracked(ctx, coreDev(r.dev), func(rt backend.Device, tr *core.Tracker, done func(error)) error {
 		if r.done.Load() {
 			return core.Closed("memory unregistered twice")
 		}
+		r.done.Store(true)
 		tr.Disown(r)
-		return r.unregister(rt)
-	})
+		tr.AfterAll(func(err error) {
+			if err == nil {
+				err = r.unregister(rt)
+			}
+			done(err)
+		})
+		return nil
+	}).Wait(ctx)
 }
 
-// unregister runs on the actor thread.
+// unregister ends the registration; on the actor thread, once no queued work uses the memory.
 func (r *Registered[T]) unregister(rt backend.Device) error {
 	r.done.Store(true)
-	err := rt.Synchronize()
-	if uerr := rt.HostUnregister(r.p); err == nil {
-		err = uerr
-	}
+	err := rt.HostUnregister(r.p)
 	coreDev(r.dev).Refund(core.KindRegistered, r.bytes)
 	r.pinner.Unpin()
 	return err

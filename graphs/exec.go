@@ -69,7 +69,13 @@ func (g *Graph) Instantiate(ctx context.Context, opts ...InstantiateOption) (*Ex
 	if c.upload != nil && g != nil && c.upload.Device() != g.dev {
 		return nil, wrongDevice("upload stream", c.upload.Device(), g.dev)
 	}
-	x, err := exec(ctx, g, func(rt backend.Device, tr *core.Tracker) (*Exec, error) {
+	if g == nil {
+		return nil, invalid("nil graph")
+	}
+	x, err := core.Make(ctx, coreDev(g.dev), func(rt backend.Device, tr *core.Tracker) (*Exec, error) {
+		if g.closed.Load() {
+			return nil, closed("graph")
+		}
 		h, err := rt.GraphInstantiate(g.h, c.flags)
 		if err != nil {
 			return nil, fmt.Errorf("gpuactor/graphs: instantiating a graph: %w", err)
@@ -77,6 +83,9 @@ func (g *Graph) Instantiate(ctx context.Context, opts ...InstantiateOption) (*Ex
 		x := &Exec{dev: g.dev, h: h, res: g.res.retain(), sources: map[*Graph]bool{g: true}}
 		tr.Own(x, func() error { return x.destroy(rt) })
 		return x, nil
+	}, func(rt backend.Device, tr *core.Tracker, x *Exec) {
+		tr.Disown(x)
+		_ = x.destroy(rt)
 	})
 	if err != nil || c.upload == nil {
 		return x, err

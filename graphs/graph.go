@@ -125,13 +125,13 @@ func New(ctx context.Context, dev *device.Device) (*Graph, error) {
 	if dev == nil {
 		return nil, invalid("New on a nil device")
 	}
-	return core.Run(ctx, coreDev(dev), func(rt backend.Device, tr *core.Tracker) (*Graph, error) {
+	return core.Make(ctx, coreDev(dev), func(rt backend.Device, tr *core.Tracker) (*Graph, error) {
 		h, err := rt.GraphCreate()
 		if err != nil {
 			return nil, fmt.Errorf("gpuactor/graphs: creating a graph: %w", err)
 		}
 		return adopt(dev, rt, tr, h, nil), nil
-	}).Await(ctx)
+	}, dropGraph)
 }
 
 // adopt wraps a graph handle the caller owns; on the actor thread.
@@ -179,11 +179,23 @@ func (g *Graph) destroy(rt backend.Device) error {
 
 // Clone copies the graph. The copy's nodes are new nodes (Nodes lists them).
 func (g *Graph) Clone(ctx context.Context) (*Graph, error) {
-	return exec(ctx, g, func(rt backend.Device, tr *core.Tracker) (*Graph, error) {
+	if g == nil {
+		return nil, invalid("nil graph")
+	}
+	return core.Make(ctx, coreDev(g.dev), func(rt backend.Device, tr *core.Tracker) (*Graph, error) {
+		if g.closed.Load() {
+			return nil, closed("graph")
+		}
 		h, err := rt.GraphClone(g.h)
 		if err != nil {
 			return nil, fmt.Errorf("gpuactor/graphs: cloning a graph: %w", err)
 		}
 		return adopt(g.dev, rt, tr, h, g.res), nil
-	})
+	}, dropGraph)
+}
+
+// dropGraph destroys a graph made for a caller who left; on the actor thread.
+func dropGraph(rt backend.Device, tr *core.Tracker, g *Graph) {
+	tr.Disown(g)
+	_ = g.destroy(rt)
 }

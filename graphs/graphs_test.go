@@ -157,6 +157,25 @@ func TestQueryInsideACaptureInvalidatesIt(t *testing.T) {
 	})
 }
 
+// Synchronizing a capturing stream has nothing to wait for: it fails, as
+// cudaStreamSynchronize does, and invalidates the capture; the stream works afterwards.
+func TestSynchronizeInsideACaptureInvalidatesIt(t *testing.T) {
+	eachBackend(t, func(t *testing.T, f *fixture) {
+		s := f.stream(t)
+		a := f.buffer(t, n)
+		c, err := graphs.BeginCapture(f.ctx, s)
+		require.NoError(t, err)
+		s.Launch(f.ctx, f.add, cfg(n), a, uint32(1), int32(n))
+		err = s.Synchronize(f.ctx)
+		require.ErrorIs(t, err, cudaerr.StreamCaptureUnsupported, "nothing ran: no success to report")
+		_, err = c.End(f.ctx)
+		require.ErrorIs(t, err, cudaerr.StreamCaptureInvalidated)
+		require.NoError(t, s.Launch(f.ctx, f.add, cfg(n), a, uint32(1), int32(n)).Wait(f.ctx))
+		require.NoError(t, s.Synchronize(f.ctx))
+		assert.Equal(t, filled(n, 1), f.read(t, a))
+	})
+}
+
 func TestCaptureEndsWhenTheCallerFails(t *testing.T) {
 	eachBackend(t, func(t *testing.T, f *fixture) {
 		s := f.stream(t)

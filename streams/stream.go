@@ -106,9 +106,15 @@ func (s *Stream) IsBlocking() bool { return s.core().Blocking() }
 func (s *Stream) Close(ctx context.Context) error { return s.core().Close(ctx) }
 
 // Synchronize waits until the GPU has finished everything queued on the stream so far. It
-// does not hold up the device's other work while it waits.
+// does not hold up the device's other work while it waits. On a capturing stream nothing
+// runs to wait for: as cudaStreamSynchronize does, it fails and invalidates the capture.
 func (s *Stream) Synchronize(ctx context.Context) error {
-	return core.Queue(ctx, s.core(), func(backend.Device, *core.Tracker, backend.Stream) error { return nil }).Wait(ctx)
+	return core.Queue(ctx, s.core(), func(rt backend.Device, tr *core.Tracker, h backend.Stream) error {
+		if tr.Capturing(h) {
+			return rt.StreamSynchronize(h) // refused at once: the runtime's error, the capture invalidated
+		}
+		return nil
+	}).Wait(ctx)
 }
 
 // Query reports whether the GPU has finished everything queued on the stream; it returns once

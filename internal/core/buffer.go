@@ -25,8 +25,8 @@ type Buffer struct {
 	size    uint64
 	kind    MemKind
 	// release frees the memory when the buffer is closed, or left to the device's Close; nil:
-	// cudaFree. It runs on the actor thread after the device's stream has drained, with the
-	// address and that stream, and must order itself after any other stream's use.
+	// cudaFree. It runs on the actor thread once the GPU has passed the work queued so far on
+	// every stream of the device, with the address and the device's own stream.
 	release func(rt backend.Device, p cuda.DevicePtr, s backend.Stream) error
 
 	// ptr is written once: when the buffer is made, or, for a stream-ordered allocation, on
@@ -92,24 +92,25 @@ func RangeOf(m Mem, off, n uint64) Span {
 }
 
 // Malloc allocates size bytes of device memory into b, a zero Buffer the caller holds (a
-// face's, so that the buffer is one object).
+// face's, so that the buffer is one object). A caller whose ctx ends first is left holding
+// nothing (Make).
 func Malloc(ctx context.Context, d *Device, b *Buffer, size uint64) error {
 	if size == 0 {
 		return Invalid("Malloc of 0 bytes")
 	}
-	_, err := Run(ctx, d, func(rt backend.Device, _ *Tracker) (struct{}, error) {
+	_, err := Make(ctx, d, func(rt backend.Device, _ *Tracker) (*Buffer, error) {
 		if err := d.Charge(KindDevice, size); err != nil {
-			return struct{}{}, err
+			return nil, err
 		}
 		p, err := rt.Malloc(size)
 		if err != nil {
 			d.Refund(KindDevice, size)
-			return struct{}{}, fmt.Errorf("gpuactor: Malloc(%d bytes) on device %d: %w", size, d.ordinal, err)
+			return nil, fmt.Errorf("gpuactor: Malloc(%d bytes) on device %d: %w", size, d.ordinal, err)
 		}
 		b.dev, b.ptr, b.size = d, p, size
 		d.live.buffers.add(b)
-		return struct{}{}, nil
-	}).Await(ctx)
+		return b, nil
+	}, func(_ backend.Device, _ *Tracker, b *Buffer) { _ = d.freeBuffer(b) })
 	return err
 }
 
@@ -121,34 +122,61 @@ func (d *Device) Adopt(b *Buffer, ptr cuda.DevicePtr, size uint64, kind MemKind,
 	d.live.buffers.add(b)
 }
 
-// Close frees the buffer once the work queued on the device's own stream has finished, and
-// returns once it is freed. Closing twice, or using the buffer afterwards, is an ErrClosed
-// error; closing a buffer whose stream-ordered allocation failed, an ErrAllocFailed error.
+// Close frees the buffer once the GPU has passed the work queued so far on every stream of
+// the device, and returns once it is freed; the device's other work goes on meanwhile (the
+// runtime's cudaFree may still synchronize the device itself: stream-ordered memory, from
+// alloc.MallocAsync, is freed without). From Close on, every use of the buffer is refused:
+// closing twice, or using the buffer afterwards, is an ErrClosed error; closing a buffer
+// whose stream-ordered allocation failed, an ErrAllocFailed error.
 func (b *Buffer) Close(ctx context.Context) error {
 	if b == nil || b.dev == nil {
 		return Invalid("Close of a nil buffer")
 	}
-	return Do(ctx, b.dev, func(backend.Device, *Tracker) error { return b.dev.freeBuffer(b) })
+	d := b.dev
+	return RunTracked(ctx, d, func(_ backend.Device, tr *Tracker, done func(error)) error {
+		if err := d.retireBuffer(b); err != nil {
+			return err
+		}
+		tr.AfterAll(func(err error) {
+			if err == nil {
+				err = d.releaseBuffer(b)
+			}
+			done(err)
+		})
+		return nil
+	}).Wait(ctx)
 }
 
-// freeBuffer runs on the actor thread.
-func (d *Device) freeBuffer(b *Buffer) error {
+// retireBuffer refuses every later use of b; on the actor thread.
+func (d *Device) retireBuffer(b *Buffer) error {
 	if err := b.freeable(); err != nil {
-		return err
-	}
-	// The buffer's pending work must not outlive it. cudaFree "may perform implicit
-	// synchronization" for memory that is not stream-ordered (cuda_runtime_api.h, CUDA 13.0):
-	// a may, not a promise, so the wait stays.
-	if err := d.rt.StreamSynchronize(d.stream.h); err != nil {
 		return err
 	}
 	b.closed.Store(true)
 	d.live.buffers.remove(b)
+	return nil
+}
+
+// releaseBuffer frees b's memory and gives its charge back, once no queued work uses it; on
+// the actor thread.
+func (d *Device) releaseBuffer(b *Buffer) error {
 	b.RefundOnce()
 	if b.release != nil {
 		return b.release(d.rt, b.ptr, d.stream.h)
 	}
 	return d.rt.Free(b.ptr)
+}
+
+// FreeNow frees b at once, on the actor thread: for a buffer no queued work can use yet (one
+// just made for a caller who left).
+func (d *Device) FreeNow(b *Buffer) error { return d.freeBuffer(b) }
+
+// freeBuffer frees b at once: when the device closes, once every stream has drained.
+func (d *Device) freeBuffer(b *Buffer) error {
+	if err := d.retireBuffer(b); err != nil {
+		return err
+	}
+	return d.releaseBuffer(b)
 }
 
 // Retire marks b freed without releasing its memory, for a caller that frees it itself in

@@ -3,8 +3,11 @@ package core
 import (
 	"context"
 	"errors"
+	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -296,4 +299,126 @@ func TestQueuedCompletesOnceQueued(t *testing.T) {
 	require.NoError(t, after.Wait(ctx))
 	assert.True(t, held.Ready(), "the GPU passed the held work before the later operation")
 	assert.ErrorIs(t, Submit(ctx, s, &o.Msg, o, Tracking{Queued: true}).Wait(ctx), actor.ErrFutureReused)
+}
+
+// Calls that make something, cancelled at random points (before they are sent, while their
+// message waits, while it runs, after it ran), leave nothing behind: whatever a caller got
+// back it closes, and then the device holds no buffer, host buffer, module, stream or event,
+// and counts no memory.
+func TestCancelledMakersLeaveNothing(t *testing.T) {
+	d := openSim(t)
+	spec := backend.ModuleSpec{SimKernels: map[string]cuda.SimKernel{"k": func(*cuda.KernelCall) error { return nil }}}
+	makers := []func(ctx context.Context) (func(context.Context) error, error){
+		func(ctx context.Context) (func(context.Context) error, error) {
+			b := new(Buffer)
+			if err := Malloc(ctx, d, b, 4096); err != nil {
+				return nil, err
+			}
+			return b.Close, nil
+		},
+		func(ctx context.Context) (func(context.Context) error, error) {
+			h, err := MallocHost(ctx, d, 4096, 0)
+			if err != nil {
+				return nil, err
+			}
+			return h.Close, nil
+		},
+		func(ctx context.Context) (func(context.Context) error, error) {
+			s, err := NewStream(ctx, d, StreamConfig{})
+			if err != nil {
+				return nil, err
+			}
+			return s.Close, nil
+		},
+		func(ctx context.Context) (func(context.Context) error, error) {
+			e, err := NewEvent(ctx, d, 0)
+			if err != nil {
+				return nil, err
+			}
+			return e.Close, nil
+		},
+		func(ctx context.Context) (func(context.Context) error, error) {
+			m, err := LoadModule(ctx, d, "m", spec, nil)
+			if err != nil {
+				return nil, err
+			}
+			return m.Close, nil
+		},
+	}
+	var wg sync.WaitGroup
+	var made, cancelled atomic.Int64
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 250 {
+				ctx, cancel := context.WithCancel(context.Background())
+				if (g+i)%3 == 0 {
+					cancel() // before it is sent
+				} else {
+					go func() {
+						for range (g * i) % 50 {
+							runtime.Gosched()
+						}
+						cancel()
+					}()
+				}
+				closeIt, err := makers[(g+i)%len(makers)](ctx)
+				if err != nil {
+					assert.ErrorIs(t, err, context.Canceled)
+					cancelled.Add(1)
+					continue
+				}
+				made.Add(1)
+				assert.NoError(t, closeIt(context.Background()))
+			}
+		})
+	}
+	wg.Wait()
+	t.Logf("%d made and closed, %d cancelled", made.Load(), cancelled.Load())
+	require.Positive(t, cancelled.Load())
+	ctx := context.Background()
+	require.NoError(t, d.Synchronize(ctx)) // closes in flight have run
+	live, err := Run(ctx, d, func(_ backend.Device, tr *Tracker) ([4]int, error) {
+		n := 0
+		for b := d.live.buffers.head; b != nil; b = b.next {
+			n++
+		}
+		return [4]int{n, len(d.live.hosts), len(d.live.modules), len(tr.owned)}, nil
+	}).Await(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, [4]int{}, live, "buffers, host buffers, modules, owned streams and events")
+	by, _ := d.Usage()
+	assert.Equal(t, [NumKinds]KindUsage{}, by)
+}
+
+// A barrier (AfterAll, as Buffer.Close and Synchronize use) registered on a stream whose Close
+// is waiting for its work completes with that work, and nothing is recorded on the stream
+// once it is destroyed; a stream given the same handle afterwards is tracked afresh.
+func TestBarrierOnAClosingStream(t *testing.T) {
+	ctx := context.Background()
+	d := openSim(t)
+	s, err := NewStream(ctx, d, StreamConfig{})
+	require.NoError(t, err)
+	gate := make(chan struct{})
+	held := Queue(ctx, s, func(rt backend.Device, _ *Tracker, h backend.Stream) error {
+		return rt.LaunchHostFunc(h, func() { <-gate })
+	})
+	closed := make(chan error, 1)
+	go func() { closed <- s.Close(ctx) }()
+	require.Eventually(t, func() bool { return s.Alive() != nil }, 10*time.Second, time.Millisecond, "Close was sent")
+	var b Buffer
+	require.NoError(t, Malloc(ctx, d, &b, 64))
+	freed := make(chan error, 1)
+	go func() { freed <- b.Close(ctx) }()
+	synced := make(chan error, 1)
+	go func() { synced <- d.Synchronize(ctx) }()
+	close(gate)
+	require.NoError(t, held.Wait(ctx))
+	require.NoError(t, <-closed)
+	require.NoError(t, <-freed)
+	require.NoError(t, <-synced)
+	s2, err := NewStream(ctx, d, StreamConfig{})
+	require.NoError(t, err)
+	require.NoError(t, Queue(ctx, s2, func(backend.Device, *Tracker, backend.Stream) error { return nil }).Wait(ctx))
+	require.NoError(t, d.Synchronize(ctx))
+	require.NoError(t, d.Err())
 }

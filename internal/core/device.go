@@ -270,14 +270,13 @@ func (d *Device) MemInfo(ctx context.Context) (free, total uint64, err error) {
 	return p.free, p.total, err
 }
 
-// Synchronize waits until all work sent to the device so far has completed.
+// Synchronize waits until the GPU has passed all work sent to the device's streams so far,
+// without holding up the device's other work while it waits.
 func (d *Device) Synchronize(ctx context.Context) error {
-	return Do(ctx, d, func(rt backend.Device, _ *Tracker) error {
-		if err := rt.StreamSynchronize(d.stream.h); err != nil {
-			return err
-		}
-		return rt.Synchronize()
-	})
+	return RunTracked(ctx, d, func(_ backend.Device, tr *Tracker, done func(error)) error {
+		tr.AfterAll(done)
+		return nil
+	}).Wait(ctx)
 }
 
 // TrackerStats reads the completion tracker's counters.

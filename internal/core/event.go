@@ -25,7 +25,7 @@ type Event struct {
 
 // NewEvent creates an event on d with cudaEventCreateWithFlags flags.
 func NewEvent(ctx context.Context, d *Device, flags uint32) (*Event, error) {
-	return Run(ctx, d, func(rt backend.Device, tr *Tracker) (*Event, error) {
+	return Make(ctx, d, func(rt backend.Device, tr *Tracker) (*Event, error) {
 		h, err := rt.EventCreate(flags)
 		if err != nil {
 			return nil, err
@@ -33,7 +33,10 @@ func NewEvent(ctx context.Context, d *Device, flags uint32) (*Event, error) {
 		e := &Event{dev: d, h: h, flags: flags}
 		tr.Own(e, func() error { return e.destroy(rt) })
 		return e, nil
-	}).Await(ctx)
+	}, func(rt backend.Device, tr *Tracker, e *Event) {
+		tr.Disown(e)
+		_ = e.destroy(rt)
+	})
 }
 
 // Device is the event's device.

@@ -22,7 +22,7 @@ func MallocHost(ctx context.Context, d *Device, size uint64, flags uint32) (*Hos
 	if size == 0 {
 		return nil, Invalid("MallocHost of 0 bytes")
 	}
-	return Run(ctx, d, func(rt backend.Device, _ *Tracker) (*HostBuffer, error) {
+	return Make(ctx, d, func(rt backend.Device, _ *Tracker) (*HostBuffer, error) {
 		if err := d.Charge(KindPinned, size); err != nil {
 			return nil, err
 		}
@@ -34,7 +34,7 @@ func MallocHost(ctx context.Context, d *Device, size uint64, flags uint32) (*Hos
 		h := &HostBuffer{dev: d, p: p, size: size}
 		d.live.hosts[h] = struct{}{}
 		return h, nil
-	}).Await(ctx)
+	}, func(_ backend.Device, _ *Tracker, h *HostBuffer) { _ = d.freeHost(h) })
 }
 
 // Bytes is the buffer's memory, or nil once closed.
@@ -54,27 +54,51 @@ func (h *HostBuffer) Device() *Device { return h.dev }
 // Closed reports whether the buffer was freed.
 func (h *HostBuffer) Closed() bool { return h.closed.Load() }
 
-// Close frees the pinned memory once the work queued on the device's own stream has finished.
-// Closing twice is an ErrClosed error.
+// Close frees the pinned memory once the GPU has passed the work queued so far on every stream
+// of the device (a copy may still read or write it), and returns once it is freed; the
+// device's other work goes on meanwhile. Bytes is nil from Close on. Closing twice is an
+// ErrClosed error.
 func (h *HostBuffer) Close(ctx context.Context) error {
 	if h == nil {
 		return Invalid("Close of a nil host buffer")
 	}
-	return Do(ctx, h.dev, func(backend.Device, *Tracker) error { return h.dev.freeHost(h) })
+	d := h.dev
+	return RunTracked(ctx, d, func(_ backend.Device, tr *Tracker, done func(error)) error {
+		if err := d.retireHost(h); err != nil {
+			return err
+		}
+		tr.AfterAll(func(err error) {
+			if err == nil {
+				err = d.releaseHost(h)
+			}
+			done(err)
+		})
+		return nil
+	}).Wait(ctx)
 }
 
-// freeHost runs on the actor thread.
-func (d *Device) freeHost(h *HostBuffer) error {
+// retireHost refuses every later use of h; on the actor thread.
+func (d *Device) retireHost(h *HostBuffer) error {
 	if h.closed.Load() {
 		return Closed("host buffer of %d bytes closed twice", h.size)
 	}
-	if err := d.rt.StreamSynchronize(d.stream.h); err != nil {
-		return err
-	}
 	h.closed.Store(true)
 	delete(d.live.hosts, h)
+	return nil
+}
+
+// releaseHost frees h's memory and gives its charge back; on the actor thread.
+func (d *Device) releaseHost(h *HostBuffer) error {
 	d.Refund(KindPinned, h.size)
 	return d.rt.HostFree(h.p)
+}
+
+// freeHost frees h at once: when the device closes, once every stream has drained.
+func (d *Device) freeHost(h *HostBuffer) error {
+	if err := d.retireHost(h); err != nil {
+		return err
+	}
+	return d.releaseHost(h)
 }
 
 // ResolveHost checks that pinned buffer h belongs to d, is live and holds n bytes, and returns

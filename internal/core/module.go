@@ -32,7 +32,7 @@ type Kernel struct {
 // LoadModule loads spec on d, named name in errors, with the kernels' signatures sigs (nil:
 // none known).
 func LoadModule(ctx context.Context, d *Device, name string, spec backend.ModuleSpec, sigs Signatures) (*Module, error) {
-	return Run(ctx, d, func(rt backend.Device, _ *Tracker) (*Module, error) {
+	return Make(ctx, d, func(rt backend.Device, _ *Tracker) (*Module, error) {
 		h, err := rt.LoadModule(spec)
 		if err != nil {
 			return nil, fmt.Errorf("gpuactor: loading module %s: %w", name, err)
@@ -40,7 +40,7 @@ func LoadModule(ctx context.Context, d *Device, name string, spec backend.Module
 		m := &Module{dev: d, name: name, h: h, sigs: sigs, kernels: map[string]*Kernel{}}
 		d.live.modules[m] = struct{}{}
 		return m, nil
-	}).Await(ctx)
+	}, func(_ backend.Device, _ *Tracker, m *Module) { _ = d.unload(m) })
 }
 
 // Name is the module's source name.
@@ -79,25 +79,44 @@ func (m *Module) Kernel(ctx context.Context, name string) (*Kernel, error) {
 	return k, nil
 }
 
-// Close unloads the module once the work queued on the device's own stream has finished; its
-// kernels can no longer be launched. Closing twice is an ErrClosed error.
+// Close unloads the module once the GPU has passed the work queued so far on every stream of
+// the device (its kernels may be queued on any), and returns once it is unloaded; the
+// device's other work goes on meanwhile. From Close on its kernels can no longer be launched.
+// Closing twice is an ErrClosed error.
 func (m *Module) Close(ctx context.Context) error {
 	if m == nil {
 		return Invalid("Close of a nil module")
 	}
-	return Do(ctx, m.dev, func(backend.Device, *Tracker) error { return m.dev.unload(m) })
+	d := m.dev
+	return RunTracked(ctx, d, func(rt backend.Device, tr *Tracker, done func(error)) error {
+		if err := d.retireModule(m); err != nil {
+			return err
+		}
+		tr.AfterAll(func(err error) {
+			if err == nil {
+				err = rt.UnloadModule(m.h)
+			}
+			done(err)
+		})
+		return nil
+	}).Wait(ctx)
 }
 
-// unload runs on the actor thread.
-func (d *Device) unload(m *Module) error {
+// retireModule refuses every later launch of m's kernels; on the actor thread.
+func (d *Device) retireModule(m *Module) error {
 	if m.closed.Load() {
 		return Closed("module %s closed twice", m.name)
 	}
-	if err := d.rt.StreamSynchronize(d.stream.h); err != nil {
-		return err
-	}
 	m.closed.Store(true)
 	delete(d.live.modules, m)
+	return nil
+}
+
+// unload unloads m at once: when the device closes, once every stream has drained.
+func (d *Device) unload(m *Module) error {
+	if err := d.retireModule(m); err != nil {
+		return err
+	}
 	return d.rt.UnloadModule(m.h)
 }
 

@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"sync/atomic"
 
 	"github.com/gpuactor/gpuactor/actor"
 	"github.com/gpuactor/gpuactor/internal/backend"
@@ -48,4 +49,44 @@ func RunTracked(ctx context.Context, d *Device, fn func(rt backend.Device, tr *T
 		}
 		return struct{}{}, actor.ErrPending
 	})
+}
+
+// Make runs mk on d's actor thread to make an object and returns it; it is Run for calls that
+// acquire something (memory, a stream, a module). A caller whose ctx ends first leaves with
+// ctx's error and holds nothing: the object is not made if mk has not run yet, and is given
+// back with drop, on the actor thread, if it was made as the caller left; a caller who left
+// after it was made takes it after all. So no cancelled call leaves an object nobody can
+// free.
+func Make[T any](ctx context.Context, d *Device, mk func(rt backend.Device, tr *Tracker) (T, error), drop func(rt backend.Device, tr *Tracker, v T)) (T, error) {
+	const (
+		pending int32 = iota
+		made
+		abandoned
+	)
+	var state atomic.Int32
+	f := Run(ctx, d, func(rt backend.Device, tr *Tracker) (T, error) {
+		var zero T
+		if state.Load() == abandoned {
+			return zero, context.Canceled // the caller left before this ran: make nothing
+		}
+		v, err := mk(rt, tr)
+		if err != nil {
+			return zero, err
+		}
+		if !state.CompareAndSwap(pending, made) {
+			drop(rt, tr, v) // the caller left while this ran
+			return zero, context.Canceled
+		}
+		return v, nil
+	})
+	v, err := f.Await(ctx)
+	switch {
+	case err == nil:
+		return v, nil
+	case f.Ready():
+		return f.Value() // the op's own result, which may have raced in with ctx's end
+	case state.CompareAndSwap(pending, abandoned):
+		return v, err // ctx's error, and nothing is left made
+	}
+	return f.Await(context.WithoutCancel(ctx)) // made as the caller left: the caller takes it
 }

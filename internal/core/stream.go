@@ -37,7 +37,7 @@ type StreamConfig struct {
 
 // NewStream creates a stream on d.
 func NewStream(ctx context.Context, d *Device, c StreamConfig) (*Stream, error) {
-	return Run(ctx, d, func(rt backend.Device, tr *Tracker) (*Stream, error) {
+	return Make(ctx, d, func(rt backend.Device, tr *Tracker) (*Stream, error) {
 		least, greatest, err := rt.StreamPriorityRange()
 		if err != nil {
 			return nil, err
@@ -59,7 +59,10 @@ func NewStream(ctx context.Context, d *Device, c StreamConfig) (*Stream, error) 
 		s := &Stream{dev: d, h: h, blocking: c.Blocking, priority: c.Priority}
 		tr.Own(s, func() error { return s.destroy(rt, tr) })
 		return s, nil
-	}).Await(ctx)
+	}, func(rt backend.Device, tr *Tracker, s *Stream) {
+		tr.Disown(s)
+		_ = s.destroy(rt, tr)
+	})
 }
 
 // Device is the stream's device.
@@ -91,8 +94,10 @@ func (s *Stream) LoadedExt() StreamExt {
 	return nil
 }
 
-// Close waits for the work queued on the stream to finish, completes its futures, and
-// destroys it. Closing twice, or the device's own stream, is an error.
+// Close refuses further work on the stream, waits for the GPU to pass the work queued on it
+// so far (completing its futures), then destroys it, and returns once it is destroyed; the
+// device's other work goes on meanwhile. Closing twice, or the device's own stream, is an
+// error.
 func (s *Stream) Close(ctx context.Context) error {
 	if s == nil {
 		return Invalid("Close of a nil stream")
@@ -100,21 +105,33 @@ func (s *Stream) Close(ctx context.Context) error {
 	if s.own {
 		return Invalid("the device's own stream is closed by the device's Close")
 	}
-	return Do(ctx, s.dev, func(rt backend.Device, tr *Tracker) error {
+	return RunTracked(ctx, s.dev, func(rt backend.Device, tr *Tracker, done func(error)) error {
 		if s.closed.Load() {
 			return Closed("stream closed twice")
 		}
+		s.closed.Store(true)
 		tr.Disown(s)
-		return s.destroy(rt, tr)
-	})
+		tr.After(s.h, func(err error) {
+			err = errors.Join(err, s.release(rt))
+			tr.Retire(s.h)
+			done(err)
+		})
+		return nil
+	}).Wait(ctx)
 }
 
-// destroy runs on the actor thread.
+// destroy settles the stream, blocking, and destroys it: when the device closes.
 func (s *Stream) destroy(rt backend.Device, tr *Tracker) error {
 	s.closed.Store(true)
-	err := tr.Settle(s.h, nil)
+	return errors.Join(tr.Settle(s.h, nil), s.release(rt))
+}
+
+// release frees the stream's public-package state and destroys it, once the GPU has passed
+// its work; on the actor thread.
+func (s *Stream) release(rt backend.Device) error {
+	var err error
 	if e := s.LoadedExt(); e != nil {
-		err = errors.Join(err, e.Release(rt))
+		err = e.Release(rt)
 	}
 	return errors.Join(err, rt.StreamDestroy(s.h))
 }

@@ -2,6 +2,7 @@ package core
 
 import (
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/gpuactor/gpuactor/actor"
@@ -106,6 +107,7 @@ type track struct {
 	urgent    bool          // an operation in open asked for a watermark of its own
 	lastMark  time.Duration // when the last watermark was recorded (the actor's clock)
 	lastQuery time.Duration // when the oldest watermark was last asked
+	retired   bool          // its stream was destroyed: only its watermarks in flight remain
 }
 
 type mark struct {
@@ -165,6 +167,22 @@ func (t *Tracker) add(s backend.Stream, c completion) {
 			t.streams[s] = tr
 		}
 		t.lastS, t.lastT = s, tr
+	}
+	t.addTo(tr, c)
+}
+
+// addTo registers c on track tr. A retired track's stream is gone and its work done up to its
+// last watermark in flight: c completes with that watermark, or at once.
+func (t *Tracker) addTo(tr *track, c completion) {
+	if tr.retired {
+		if n := len(tr.marks); n > tr.first {
+			tr.marks[n-1].done = append(tr.marks[n-1].done, c)
+			t.pending++
+			t.adds++
+		} else {
+			c.run(nil)
+		}
+		return
 	}
 	if tr.idx < 0 {
 		tr.idx = len(t.active)
@@ -252,6 +270,54 @@ func (t *Tracker) Settle(s backend.Stream, err error) error {
 		t.drop(s)
 	}
 	return err
+}
+
+// AfterAll runs done on the actor thread once the GPU has passed all work enqueued so far on
+// every stream with work tracked, with the first error any of them ended with: a barrier over
+// the device's streams that waits for the GPU without blocking the actor. With no work in
+// flight, done runs at once.
+func (t *Tracker) AfterAll(done func(error)) {
+	left := len(t.active)
+	if left == 0 {
+		done(nil)
+		return
+	}
+	var first error
+	each := func(err error) {
+		if err != nil && first == nil {
+			first = err
+		}
+		if left--; left == 0 {
+			done(first)
+		}
+	}
+	for _, tr := range slices.Clone(t.active) {
+		if t.Capturing(tr.s) { // captured, not run
+			each(nil)
+			continue
+		}
+		t.addTo(tr, completion{fn: each})
+	}
+}
+
+// Retire forgets destroyed stream s, from one of its own callbacks, run once the GPU had
+// passed all its work: callbacks registered after that one complete now, its watermarks in
+// flight still complete theirs, and a stream the runtime later gives the same handle gets a
+// track of its own. (Dropping the track outright would pull it from under the poll that runs
+// the callback.)
+func (t *Tracker) Retire(s backend.Stream) {
+	tr := t.streams[s]
+	if tr == nil {
+		return
+	}
+	delete(t.streams, s)
+	if t.lastS == s {
+		t.lastS, t.lastT = 0, nil
+	}
+	tr.retired = true
+	open := tr.open
+	tr.open, tr.urgent = nil, false
+	t.finish(open, nil)
 }
 
 // Own registers cleanup to run when the device closes, unless Disown(key) ran first.
@@ -377,6 +443,14 @@ func (t *Tracker) close() error {
 		if err := t.Settle(s, nil); err != nil {
 			errs = append(errs, err)
 		}
+	}
+	for _, tr := range slices.Clone(t.active) { // destroyed streams' watermarks: their work is done
+		for _, m := range tr.marks[tr.first:] {
+			t.finish(m.done, nil)
+			t.release(m.ev)
+		}
+		tr.marks, tr.first = nil, 0
+		t.idle(tr)
 	}
 	for len(t.waits) > 0 { // every stream is idle now, so every recorded event has completed
 		t.pollEvents()
