@@ -40,7 +40,7 @@ func benchStream(b *testing.B, opts []device.Option) (context.Context, *streams.
 }
 
 // BenchmarkMallocAsyncFreePair is a stream-ordered allocation and its free: MallocAsync +
-// FreeAsync queued without waiting, benchPairs at a time, then the last free awaited. One op
+// CloseOn queued without waiting, benchPairs at a time, then the last free waited for. One op
 // is one pair. On the simulator it is gpuactor's own cost.
 func BenchmarkMallocAsyncFreePair(b *testing.B) { benchBackends(b, mallocAsyncFreePairs) }
 
@@ -55,17 +55,17 @@ func mallocAsyncFreePairs(b *testing.B, opts []device.Option) {
 		}
 		last = buf.CloseOn(ctx, nil)
 		if i%benchPairs == benchPairs-1 {
-			if _, err := last.Await(ctx); err != nil {
+			if err := last.Wait(ctx); err != nil {
 				b.Fatal(err)
 			}
 		}
 	}
-	if _, err := last.Await(ctx); err != nil {
+	if err := last.Wait(ctx); err != nil {
 		b.Fatal(err)
 	}
 }
 
-// BenchmarkMallocFreePair is alloc.Malloc + Buffer.Free (cudaMalloc + cudaFree). One op is
+// BenchmarkMallocFreePair is alloc.Malloc + Buffer.Close (cudaMalloc + cudaFree). One op is
 // one pair.
 func BenchmarkMallocFreePair(b *testing.B) { benchBackends(b, mallocFreePairs) }
 

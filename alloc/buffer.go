@@ -164,9 +164,10 @@ func (b *Buffer[T]) Elems(i, j int) device.Slice {
 	return b.Buffer.Slice(uint64(i)*uint64(b.elemSize), uint64(j-i)*uint64(b.elemSize))
 }
 
-// CloseOn queues the free of the buffer on s (nil: the buffer's own stream), after the work
-// queued there so far, and returns without waiting. Every use of the buffer queued after it is
-// a device.ErrClosed error, and so is a second free. The future completes when the GPU reaches
+// CloseOn queues the free of the buffer on s (nil: the buffer's own stream, or the device's
+// own once that stream was closed), after the work queued there so far, and returns without
+// waiting. Every use of the buffer queued after it is a device.ErrClosed error, and so is a
+// second free; a closed s is refused. The future completes when the GPU reaches
 // the free, or with why the buffer could not be freed (already freed, its allocation failed:
 // device.ErrAllocFailed). device.Usage stops counting the buffer when the free is queued.
 func (b *Buffer[T]) CloseOn(ctx context.Context, s *streams.Stream) *streams.Future {
@@ -198,7 +199,9 @@ func (b *Buffer[T]) queueFree(ctx context.Context, s *streams.Stream) (*streams.
 		return fail(core.Invalid("free of a nil buffer"))
 	}
 	if s == nil {
-		s = b.stream
+		s = b.stream // closed, the free goes to the device's own stream (Tracking.Reroute)
+	} else if err := (*core.Stream)(s).Alive(); err != nil {
+		return fail(err)
 	}
 	d := b.Device()
 	if s.Device() != d {
@@ -209,7 +212,7 @@ func (b *Buffer[T]) queueFree(ctx context.Context, s *streams.Stream) (*streams.
 	}
 	buf := (*core.Buffer)(b.Buffer)
 	o := &freeOp{buf: buf}
-	var t core.Tracking
+	t := core.Tracking{Reroute: true} // whatever becomes of the stream, the memory is freed
 	if buf.Kind() != core.KindAsync {
 		t.Then = func(err error) error { return errors.Join(err, o.err) }
 	}

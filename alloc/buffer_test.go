@@ -6,6 +6,7 @@ import (
 	"math"
 	"sync"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/require"
 
@@ -15,16 +16,20 @@ import (
 	"github.com/gpuactor/gpuactor/streams"
 )
 
-// roundTrip allocates a Buffer[T] on s, copies vals in and out, and frees it.
+// roundTrip allocates a Buffer[T] on s, copies vals in and out on the buffer's stream, and
+// frees it. The copies go as bytes, so that every element type a Buffer takes is covered.
 func roundTrip[T comparable](t *testing.T, f *fixture, s *streams.Stream, vals []T) {
 	t.Helper()
 	b, fut, err := alloc.MallocAsync[T](f.ctx, s, len(vals))
 	require.NoError(t, err)
 	await(t, f.ctx, fut)
 	require.Equal(t, len(vals), b.Len())
-	require.NoError(t, b.CopyIn(f.ctx, vals))
+	var zero T
+	require.Equal(t, unsafe.Sizeof(zero), b.ElemSize())
+	require.Equal(t, uint64(len(vals))*uint64(b.ElemSize()), b.Size())
+	require.NoError(t, streams.CopyToDevice(f.ctx, b.Stream(), b, bytesOf(vals)).Wait(f.ctx))
 	out := make([]T, len(vals))
-	require.NoError(t, b.CopyOut(f.ctx, out))
+	require.NoError(t, streams.CopyFromDevice(f.ctx, b.Stream(), bytesOf(out), b).Wait(f.ctx))
 	require.Equal(t, vals, out)
 	require.NoError(t, b.Close(f.ctx))
 }
@@ -74,7 +79,7 @@ func TestBufferIsDeviceMem(t *testing.T) {
 		for i := range in {
 			in[i] = uint32(i)
 		}
-		require.NoError(t, b.CopyIn(f.ctx, in))
+		require.NoError(t, streams.CopyToDevice(f.ctx, s, b, in).Wait(f.ctx))
 		// Kernels and streams' copies take the typed buffer as any device memory.
 		cfg := cuda.LaunchConfig{Grid: cuda.Dim(4), Block: cuda.Dim(256)}
 		await(t, f.ctx, s.Launch(f.ctx, f.add, cfg, b, uint32(10), int32(n)))
@@ -83,7 +88,7 @@ func TestBufferIsDeviceMem(t *testing.T) {
 		await(t, f.ctx, s.Copy(f.ctx, c, b))
 		await(t, f.ctx, s.Launch(f.ctx, f.add, cfg, c.Elems(0, n/2), uint32(1), int32(n/2)))
 		out := make([]uint32, n)
-		require.NoError(t, c.CopyOut(f.ctx, out))
+		require.NoError(t, streams.CopyFromDevice(f.ctx, s, out, c).Wait(f.ctx))
 		for i, v := range out {
 			want := uint32(i) + 10
 			if i < n/2 {
@@ -118,40 +123,41 @@ func TestBufferBadInput(t *testing.T) {
 		// comes with the future, and every use of the buffer reports it.
 		huge, hugeFut, err := alloc.MallocAsync[byte](ctx, s, 1<<50)
 		require.NoError(t, err)
-		_, allocErr := hugeFut.Await(ctx)
+		allocErr := hugeFut.Wait(ctx)
 		require.Error(t, allocErr)
-		err = huge.CopyIn(ctx, []byte{1})
+		err = streams.CopyToDevice(ctx, huge.Stream(), huge, []byte{1}).Wait(ctx)
 		require.ErrorIs(t, err, device.ErrAllocFailed)
 		require.ErrorIs(t, err, allocErr)
 		require.ErrorIs(t, huge.Close(ctx), device.ErrAllocFailed)
 		require.Zero(t, f.dev.Usage().Async.Count, "the refused allocation is not counted")
 
+		// A Buffer[T]'s size is its elements' bytes: copies past them are refused.
 		b, _, err := alloc.MallocAsync[uint32](ctx, s, 8)
 		require.NoError(t, err)
-		require.ErrorIs(t, b.CopyIn(ctx, make([]uint32, 9)), device.ErrOutOfRange)
-		require.ErrorIs(t, b.CopyOut(ctx, make([]uint32, 9)), device.ErrOutOfRange)
-		require.ErrorIs(t, b.CopyIn(ctx, nil), device.ErrInvalidArgument)
-		_, err = s.Launch(ctx, f.add, one(), b.Elems(4, 9), uint32(1), int32(1)).Await(ctx)
+		require.ErrorIs(t, streams.CopyToDevice(ctx, b.Stream(), b, make([]uint32, 9)).Wait(ctx), device.ErrOutOfRange)
+		require.ErrorIs(t, streams.CopyFromDevice(ctx, b.Stream(), make([]uint32, 9), b).Wait(ctx), device.ErrOutOfRange)
+		require.ErrorIs(t, streams.CopyToDevice[uint32](ctx, b.Stream(), b, nil).Wait(ctx), device.ErrInvalidArgument)
+		err = s.Launch(ctx, f.add, one(), b.Elems(4, 9), uint32(1), int32(1)).Wait(ctx)
 		require.ErrorIs(t, err, device.ErrOutOfRange)
 
-		// Freed in stream order: every later use is ErrFreed, at once.
+		// Freed in stream order: every later use is ErrClosed, at once.
 		fut := b.CloseOn(ctx, nil)
-		require.ErrorIs(t, b.CopyIn(ctx, []uint32{1}), device.ErrClosed)
-		require.ErrorIs(t, b.CopyOut(ctx, []uint32{1}), device.ErrClosed)
-		_, err = s.Launch(ctx, f.add, one(), b, uint32(1), int32(8)).Await(ctx)
+		require.ErrorIs(t, streams.CopyToDevice(ctx, b.Stream(), b, []uint32{1}).Wait(ctx), device.ErrClosed)
+		require.ErrorIs(t, streams.CopyFromDevice(ctx, b.Stream(), []uint32{1}, b).Wait(ctx), device.ErrClosed)
+		err = s.Launch(ctx, f.add, one(), b, uint32(1), int32(8)).Wait(ctx)
 		require.ErrorIs(t, err, device.ErrClosed)
-		_, err = s.Memset(ctx, b, 0).Await(ctx)
+		err = s.Memset(ctx, b, 0).Wait(ctx)
 		require.ErrorIs(t, err, device.ErrClosed)
-		_, err = b.CloseOn(ctx, nil).Await(ctx)
+		err = b.CloseOn(ctx, nil).Wait(ctx)
 		require.ErrorIs(t, err, device.ErrClosed)
 		require.ErrorIs(t, b.Close(ctx), device.ErrClosed)
 		await(t, ctx, fut)
 		require.ErrorIs(t, b.Buffer.Close(ctx), device.ErrClosed)
 
 		var nilBuf *alloc.Buffer[uint32]
-		_, err = s.Launch(ctx, f.add, one(), nilBuf, uint32(1), int32(8)).Await(ctx)
+		err = s.Launch(ctx, f.add, one(), nilBuf, uint32(1), int32(8)).Wait(ctx)
 		require.ErrorIs(t, err, device.ErrKernelArgs)
-		_, err = nilBuf.CloseOn(ctx, nil).Await(ctx)
+		err = nilBuf.CloseOn(ctx, nil).Wait(ctx)
 		require.ErrorIs(t, err, device.ErrInvalidArgument)
 
 		requireUsable(t, f, s)
@@ -168,13 +174,13 @@ func TestBufferOnAnotherDevice(t *testing.T) {
 		defer so.Close(context.Background())
 		b, _, err := alloc.MallocAsync[float32](f.ctx, s, 16)
 		require.NoError(t, err)
-		_, err = b.CloseOn(f.ctx, so).Await(f.ctx)
+		err = b.CloseOn(f.ctx, so).Wait(f.ctx)
 		require.ErrorIs(t, err, device.ErrWrongDevice)
-		_, err = so.Memset(f.ctx, b, 0).Await(f.ctx)
+		err = so.Memset(f.ctx, b, 0).Wait(f.ctx)
 		require.ErrorIs(t, err, device.ErrWrongDevice)
 		c, _, err := alloc.MallocAsync[float32](f.ctx, so, 16)
 		require.NoError(t, err)
-		_, err = so.Copy(f.ctx, c, b).Await(f.ctx)
+		err = so.Copy(f.ctx, c, b).Wait(f.ctx)
 		require.ErrorIs(t, err, device.ErrWrongDevice)
 		require.NoError(t, b.Close(f.ctx))
 		require.NoError(t, c.Close(f.ctx))
@@ -190,9 +196,7 @@ func TestConcurrentAllocFree(t *testing.T) {
 		var wg sync.WaitGroup
 		errs := make(chan error, workers)
 		for w := range workers {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
+			wg.Go(func() {
 				s := ss[w%len(ss)]
 				for r := range rounds {
 					n := 1 + (w*rounds+r)%4096
@@ -206,11 +210,11 @@ func TestConcurrentAllocFree(t *testing.T) {
 						in[i] = uint32(w<<20 | r<<12 | i)
 					}
 					out := make([]uint32, n)
-					if err := b.CopyIn(f.ctx, in); err != nil {
+					if err := streams.CopyToDevice(f.ctx, s, b, in).Wait(f.ctx); err != nil {
 						errs <- err
 						return
 					}
-					if err := b.CopyOut(f.ctx, out); err != nil {
+					if err := streams.CopyFromDevice(f.ctx, s, out, b).Wait(f.ctx); err != nil {
 						errs <- err
 						return
 					}
@@ -222,7 +226,7 @@ func TestConcurrentAllocFree(t *testing.T) {
 					}
 					b.CloseOn(f.ctx, nil)
 				}
-			}()
+			})
 		}
 		wg.Wait()
 		close(errs)

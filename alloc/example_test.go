@@ -28,11 +28,11 @@ func ExampleMallocAsync() {
 	if err != nil {
 		panic(err)
 	}
-	if err := buf.CopyIn(ctx, []float64{1.5, 2.5, 3.5, 4.5}); err != nil {
+	if err := streams.CopyToDevice(ctx, buf.Stream(), buf, []float64{1.5, 2.5, 3.5, 4.5}).Wait(ctx); err != nil {
 		panic(err)
 	}
 	out := make([]float64, 4)
-	if err := buf.CopyOut(ctx, out); err != nil {
+	if err := streams.CopyFromDevice(ctx, buf.Stream(), out, buf).Wait(ctx); err != nil {
 		panic(err)
 	}
 	fmt.Println(out, buf.Len(), buf.ElemSize(), dev.Usage().Async.Bytes)
@@ -109,7 +109,7 @@ func ExampleMallocManaged() {
 		panic(err)
 	}
 	copy(m.Host(), []int32{7, 8, 9})
-	if _, err := m.Prefetch(ctx, s, alloc.OnDevice(dev)).Await(ctx); err != nil {
+	if err := m.Prefetch(ctx, s, alloc.OnDevice(dev)).Wait(ctx); err != nil {
 		panic(err)
 	}
 	attrs, err := m.Attributes(ctx)

@@ -3,6 +3,7 @@ package alloc_test
 import (
 	"context"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/require"
 
@@ -55,8 +56,7 @@ func (f *fixture) other(t *testing.T) *device.Device { return testdev.Second(t, 
 
 func await(t *testing.T, ctx context.Context, fut *streams.Future) {
 	t.Helper()
-	_, err := fut.Await(ctx)
-	require.NoError(t, err)
+	require.NoError(t, fut.Wait(ctx))
 }
 
 // requireUsable proves the device still works: an allocation, a copy each way, a free.
@@ -66,11 +66,18 @@ func requireUsable(t *testing.T, f *fixture, s *streams.Stream) {
 	require.NoError(t, err)
 	await(t, f.ctx, fut)
 	in := []uint32{1, 2, 3, 0xdeadbeef}
-	require.NoError(t, b.CopyIn(f.ctx, in))
+	require.NoError(t, streams.CopyToDevice(f.ctx, b.Stream(), b, in).Wait(f.ctx))
 	out := make([]uint32, 4)
-	require.NoError(t, b.CopyOut(f.ctx, out))
+	require.NoError(t, streams.CopyFromDevice(f.ctx, b.Stream(), out, b).Wait(f.ctx))
 	require.Equal(t, in, out)
 	require.NoError(t, b.Close(f.ctx))
+}
+
+// bytesOf views xs, of any element type a Buffer holds, as its bytes: streams' staged copies
+// take slices of numbers only, and a Buffer[T] is T's Go layout, byte for byte.
+func bytesOf[T any](xs []T) []byte {
+	var zero T
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(xs))), len(xs)*int(unsafe.Sizeof(zero)))
 }
 
 func one() cuda.LaunchConfig { return cuda.LaunchConfig{Grid: cuda.Dim(1), Block: cuda.Dim(256)} }

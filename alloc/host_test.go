@@ -8,8 +8,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gpuactor/gpuactor/alloc"
+	"github.com/gpuactor/gpuactor/cudaerr"
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/internal/testdev"
+	"github.com/gpuactor/gpuactor/streams"
 )
 
 func TestPinned(t *testing.T) {
@@ -94,9 +96,9 @@ func TestRegister(t *testing.T) {
 
 		b, _, err := alloc.MallocAsync[float64](f.ctx, s, len(data))
 		require.NoError(t, err)
-		require.NoError(t, b.CopyIn(f.ctx, r.Slice()))
+		require.NoError(t, streams.CopyToDevice(f.ctx, b.Stream(), b, r.Slice()).Wait(f.ctx))
 		back := make([]float64, len(data))
-		require.NoError(t, b.CopyOut(f.ctx, back))
+		require.NoError(t, streams.CopyFromDevice(f.ctx, b.Stream(), back, b).Wait(f.ctx))
 		require.Equal(t, data, back)
 		require.NoError(t, b.Close(f.ctx))
 
@@ -128,8 +130,6 @@ func TestRegisterReleasedByClose(t *testing.T) {
 		data := make([]byte, 1<<20)
 		r, err := alloc.Register(f.ctx, d, data)
 		require.NoError(t, err)
-		s := f.stream(t)
-		_ = s
 		require.NoError(t, d.Close())
 		require.Nil(t, r.Slice())
 		// The memory can be registered again: the registration is gone.
@@ -212,5 +212,25 @@ func TestPinnedPoolConcurrent(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, h.Close(f.ctx))
 		require.ErrorIs(t, pool.Put(f.ctx, h), device.ErrClosed, "a closed buffer is not taken back")
+	})
+}
+
+// Pinned memory past what the machine has is refused with the runtime's out-of-memory error,
+// from MallocHost and from the pinned pool alike, and nothing is counted or kept.
+func TestPinnedPastTheMachineIsRefused(t *testing.T) {
+	eachBackend(t, func(t *testing.T, f *fixture) {
+		const tib = 1 << 40
+		_, err := f.dev.MallocHost(f.ctx, tib)
+		require.ErrorIs(t, err, cudaerr.MemoryAllocation)
+		require.ErrorContains(t, err, "1099511627776")
+		_, err = alloc.PinnedPoolOf(f.dev).Get(f.ctx, tib)
+		require.ErrorIs(t, err, cudaerr.MemoryAllocation)
+		require.Zero(t, f.dev.Usage().Pinned.Count)
+		require.Zero(t, alloc.PinnedPoolOf(f.dev).Stats().CachedBytes)
+
+		p, err := alloc.MallocPinned[byte](f.ctx, f.dev, 4096)
+		require.NoError(t, err, "a sane size still works")
+		require.NoError(t, p.Close(f.ctx))
+		requireUsable(t, f, f.stream(t))
 	})
 }

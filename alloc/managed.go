@@ -63,6 +63,9 @@ func MallocManaged[T any](ctx context.Context, d *device.Device, n int, opts ...
 			return nil, fmt.Errorf("%w: device %d does not support managed memory", device.ErrInvalidArgument, d.Ordinal())
 		}
 		free, _, err := rt.MemInfo()
+		if err == nil && bytes > free && core.TrimPools(rt) { // pools may hold freed memory
+			free, _, err = rt.MemInfo()
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -72,7 +75,7 @@ func MallocManaged[T any](ctx context.Context, d *device.Device, n int, opts ...
 		if err := cd.Charge(core.KindManaged, bytes); err != nil {
 			return nil, err
 		}
-		p, err := rt.MallocManaged(bytes, c.flags)
+		p, err := core.RetryTrimmed(rt, func() (cuda.DevicePtr, error) { return rt.MallocManaged(bytes, c.flags) })
 		if err != nil {
 			cd.Refund(core.KindManaged, bytes)
 			return nil, fmt.Errorf("gpuactor/alloc: MallocManaged(%d bytes) on device %d: %w", bytes, d.Ordinal(), err)

@@ -40,26 +40,11 @@ func holdActor(t *testing.T, ctx context.Context, dev *device.Device, fail error
 	release = func() {
 		once.Do(func() {
 			close(hold)
-			_, _ = op.Await(context.Background())
+			_ = op.Wait(context.Background())
 		})
 	}
 	t.Cleanup(release) // before the device's own cleanup closes it
 	return release
-}
-
-// returnsWithin runs fn and reports whether it returned within d.
-func returnsWithin(d time.Duration, fn func()) bool {
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		fn()
-	}()
-	select {
-	case <-done:
-		return true
-	case <-time.After(d):
-		return false
-	}
 }
 
 // A buffer is usable at once: a memset, a launch taking it, a copy out and a free, all queued
@@ -78,7 +63,7 @@ func TestMallocAsyncUseWhilePending(t *testing.T) {
 		addHalf := s.Launch(f.ctx, f.add, cfg, b.Elems(0, n/2), uint32(1), int32(n/2))
 		out := make([]uint32, n)
 		copied := make(chan error, 1)
-		go func() { copied <- b.CopyOut(f.ctx, out) }()
+		go func() { copied <- streams.CopyFromDevice(f.ctx, b.Stream(), out, b).Wait(f.ctx) }()
 		release()
 		await(t, f.ctx, made)
 		await(t, f.ctx, set)
@@ -120,7 +105,7 @@ func TestMallocAsyncImmediateUseConcurrent(t *testing.T) {
 					s.Memset(f.ctx, b, 0)
 					s.Launch(f.ctx, f.add, cfg, b, uint32(w+1), int32(n))
 					out := make([]uint32, n)
-					if err := b.CopyOut(f.ctx, out); err != nil {
+					if err := streams.CopyFromDevice(f.ctx, s, out, b).Wait(f.ctx); err != nil {
 						errs <- err
 						return
 					}
@@ -134,12 +119,12 @@ func TestMallocAsyncImmediateUseConcurrent(t *testing.T) {
 					for i := range in {
 						in[i] = uint32(w<<20 | r<<12 | i)
 					}
-					if err := b.CopyIn(f.ctx, in); err != nil {
+					if err := streams.CopyToDevice(f.ctx, s, b, in).Wait(f.ctx); err != nil {
 						errs <- err
 						return
 					}
 					s.Launch(f.ctx, f.add, cfg, b.Elems(0, n), uint32(1), int32(n))
-					if err := b.CopyOut(f.ctx, out); err != nil {
+					if err := streams.CopyFromDevice(f.ctx, s, out, b).Wait(f.ctx); err != nil {
 						errs <- err
 						return
 					}
@@ -183,33 +168,32 @@ func TestMallocAsyncFailureSurfaces(t *testing.T) {
 		before := f.dev.Usage()
 		b, made, err := alloc.MallocAsync[uint32](f.ctx, s, 32*mib, alloc.FromPool(p)) // 128 MiB
 		require.NoError(t, err)
-		_, allocErr := made.Await(f.ctx)
+		allocErr := made.Wait(f.ctx)
 		require.ErrorIs(t, allocErr, cudaerr.MemoryAllocation)
 		require.Equal(t, before, f.dev.Usage(), "a failed allocation is not counted")
 
-		// Uses that wait report it at once; stream operations with their futures.
-		for name, err := range map[string]error{
-			"CopyIn":          b.CopyIn(f.ctx, []uint32{1}),
-			"CopyOut":         b.CopyOut(f.ctx, []uint32{1}),
-			"staged copy in":  streams.CopyToDevice(f.ctx, s, b, []uint32{1}).Wait(f.ctx),
-			"staged copy out": streams.CopyFromDevice(f.ctx, s, []uint32{1}, b).Wait(f.ctx),
-		} {
-			require.ErrorIs(t, err, device.ErrAllocFailed, name)
-			require.ErrorIs(t, err, allocErr, name)
-		}
+		// Every use reports it, through its future: staged copies on the buffer's stream, other
+		// stream operations.
 		other, _, err := alloc.MallocAsync[uint32](f.ctx, s, 4)
 		require.NoError(t, err)
+		pinned, err := f.dev.MallocHost(f.ctx, 4)
+		require.NoError(t, err)
 		for name, fut := range map[string]*streams.Future{
-			"Memset":    s.Memset(f.ctx, b, 0),
-			"Launch":    s.Launch(f.ctx, f.add, one(), b, uint32(1), int32(1)),
-			"Elems":     s.Launch(f.ctx, f.add, one(), b.Elems(1, 2), uint32(1), int32(1)),
-			"Copy to":   s.Copy(f.ctx, b, other),
-			"Copy from": s.Copy(f.ctx, other, b),
+			"staged copy in":   streams.CopyToDevice(f.ctx, b.Stream(), b, []uint32{1}),
+			"staged copy out":  streams.CopyFromDevice(f.ctx, b.Stream(), []uint32{1}, b),
+			"Memset":           s.Memset(f.ctx, b, 0),
+			"Launch":           s.Launch(f.ctx, f.add, one(), b, uint32(1), int32(1)),
+			"Elems":            s.Launch(f.ctx, f.add, one(), b.Elems(1, 2), uint32(1), int32(1)),
+			"Copy to":          s.Copy(f.ctx, b, other),
+			"Copy from":        s.Copy(f.ctx, other, b),
+			"CopyHostToDevice": s.CopyHostToDevice(f.ctx, b.Elems(0, 1), pinned),
+			"CopyDeviceToHost": s.CopyDeviceToHost(f.ctx, pinned, b.Elems(0, 1)),
 		} {
-			_, err := fut.Await(f.ctx)
+			err := fut.Wait(f.ctx)
 			require.ErrorIs(t, err, device.ErrAllocFailed, name)
 			require.ErrorIs(t, err, allocErr, name)
 		}
+		require.NoError(t, pinned.Close(f.ctx))
 
 		addr, err := b.Ptr(f.ctx)
 		require.Zero(t, addr, "a failed allocation has no address")
@@ -218,7 +202,7 @@ func TestMallocAsyncFailureSurfaces(t *testing.T) {
 
 		// Freeing it is a clear error, whichever way, and changes nothing.
 		require.ErrorIs(t, b.Close(f.ctx), device.ErrAllocFailed)
-		_, err = b.CloseOn(f.ctx, nil).Await(f.ctx)
+		err = b.CloseOn(f.ctx, nil).Wait(f.ctx)
 		require.ErrorIs(t, err, device.ErrAllocFailed)
 		require.ErrorIs(t, b.Buffer.Close(f.ctx), device.ErrAllocFailed)
 		require.NoError(t, other.Close(f.ctx))
@@ -247,7 +231,7 @@ func TestMallocAsyncLimitIsSynchronous(t *testing.T) {
 		require.NoError(t, err, "the queued free made room")
 		require.Equal(t, uint64(15*mib), f.dev.Usage().DeviceBytes())
 		release()
-		require.NoError(t, b.CopyIn(f.ctx, []byte{1, 2, 3}))
+		require.NoError(t, streams.CopyToDevice(f.ctx, b.Stream(), b, []byte{1, 2, 3}).Wait(f.ctx))
 		require.NoError(t, b.Close(f.ctx))
 		require.Zero(t, f.dev.Usage().DeviceBytes())
 	}, device.WithMemoryLimit(16*mib))
@@ -327,7 +311,7 @@ func TestMallocAsyncPtrWaits(t *testing.T) {
 		await(t, f.ctx, s.Memset(f.ctx, b, 0))
 		await(t, f.ctx, s.Launch(f.ctx, f.add, one(), p, uint32(9), int32(n)))
 		out := make([]uint32, n)
-		require.NoError(t, b.CopyOut(f.ctx, out))
+		require.NoError(t, streams.CopyFromDevice(f.ctx, b.Stream(), out, b).Wait(f.ctx))
 		for i, v := range out {
 			require.Equal(t, uint32(9), v, "element %d", i)
 		}
@@ -346,7 +330,7 @@ func TestMallocAsyncRefusedByFailedDevice(t *testing.T) {
 		require.NoError(t, err, "queued before the device failed")
 		require.Equal(t, uint64(1), f.dev.Usage().Async.Count)
 		release()
-		_, err = made.Await(f.ctx)
+		err = made.Wait(f.ctx)
 		require.ErrorIs(t, err, device.ErrDeviceFailed)
 		_, err = b.Ptr(f.ctx)
 		require.ErrorIs(t, err, device.ErrAllocFailed)
@@ -358,7 +342,7 @@ func TestMallocAsyncRefusedByFailedDevice(t *testing.T) {
 	})
 }
 
-// Freeing twice is device.ErrClosed, whichever call comes second; of many concurrent Frees of
+// Closing twice is device.ErrClosed, whichever call comes second; of many concurrent Closes of
 // one buffer exactly one succeeds.
 func TestFreeTwice(t *testing.T) {
 	eachBackend(t, func(t *testing.T, f *fixture) {
@@ -367,7 +351,7 @@ func TestFreeTwice(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, b.Close(f.ctx))
 		require.ErrorIs(t, b.Close(f.ctx), device.ErrClosed)
-		_, err = b.CloseOn(f.ctx, nil).Await(f.ctx)
+		err = b.CloseOn(f.ctx, nil).Wait(f.ctx)
 		require.ErrorIs(t, err, device.ErrClosed)
 		require.ErrorIs(t, b.Buffer.Close(f.ctx), device.ErrClosed)
 
@@ -434,8 +418,7 @@ func TestMallocAsyncCancelled(t *testing.T) {
 		require.Nil(t, b)
 		require.Zero(t, f.dev.Usage().Async.Count)
 		release()
-		_, err = filler.Await(f.ctx)
-		require.NoError(t, err)
+		require.NoError(t, filler.Wait(f.ctx))
 
 		// Cancelled after MallocAsync returned: the buffer is made and the caller's.
 		live, cancelLive := context.WithCancel(f.ctx)
@@ -443,16 +426,16 @@ func TestMallocAsyncCancelled(t *testing.T) {
 		require.NoError(t, err)
 		cancelLive()
 		await(t, f.ctx, made)
-		require.NoError(t, b.CopyIn(f.ctx, []uint32{7}))
+		require.NoError(t, streams.CopyToDevice(f.ctx, b.Stream(), b, []uint32{7}).Wait(f.ctx))
 		out := []uint32{0}
-		require.NoError(t, b.CopyOut(f.ctx, out))
+		require.NoError(t, streams.CopyFromDevice(f.ctx, b.Stream(), out, b).Wait(f.ctx))
 		require.Equal(t, uint32(7), out[0])
 		require.NoError(t, b.Close(f.ctx))
 		require.Zero(t, f.dev.Usage().Async.Count)
 	}, device.WithActorOptions(actor.WithMailbox(1)))
 }
 
-// Free returns once the free is queued, without waiting for the device: a Malloc + Free pair
+// Close returns once the free is queued, without waiting for the device: a Malloc + Close pair
 // costs one round trip to the actor. Uses queued after it are refused; the device runs it
 // before anything queued after it.
 func TestFreeDoesNotWait(t *testing.T) {
@@ -467,17 +450,23 @@ func TestFreeDoesNotWait(t *testing.T) {
 		} {
 			b, err := malloc()
 			require.NoError(t, err)
-			require.NoError(t, b.CopyIn(f.ctx, []uint32{1, 2, 3}))
+			require.NoError(t, streams.CopyToDevice(f.ctx, b.Stream(), b, []uint32{1, 2, 3}).Wait(f.ctx))
 			release := holdActor(t, f.ctx, f.dev, nil)
-			var freeErr error
-			require.True(t, returnsWithin(10*time.Second, func() { freeErr = b.Close(f.ctx) }),
-				"Free waited for the device")
-			require.NoError(t, freeErr)
+			// The actor stays held until release: a Close that waited for the device would
+			// not return before the test's context ends.
+			closed := make(chan error, 1)
+			go func() { closed <- b.Close(f.ctx) }()
+			select {
+			case err := <-closed:
+				require.NoError(t, err)
+			case <-f.ctx.Done():
+				t.Fatal("Close waited for the device")
+			}
 			require.False(t, b.Closed(), "the device has not run the free yet")
 			require.Zero(t, f.dev.Usage().DeviceBytes(), "a queued free is not counted")
 			copied := s.Memset(f.ctx, b, 0)
 			release()
-			_, err = copied.Await(f.ctx)
+			err = copied.Wait(f.ctx)
 			require.ErrorIs(t, err, device.ErrClosed, "queued after the free")
 			require.True(t, b.Closed())
 		}
@@ -485,8 +474,8 @@ func TestFreeDoesNotWait(t *testing.T) {
 	})
 }
 
-// Close frees what is left, an allocation still queued when it is called included; a Free
-// after it is ErrClosed.
+// The device's Close frees what is left, an allocation still queued when it is called
+// included; a buffer's Close or CloseOn after it is ErrClosed.
 func TestFreeAfterClose(t *testing.T) {
 	eachBackend(t, func(t *testing.T, f *fixture) {
 		s, err := streams.New(f.ctx, f.dev)
@@ -500,15 +489,43 @@ func TestFreeAfterClose(t *testing.T) {
 		go func() { closed <- f.dev.Close() }()
 		release()
 		require.NoError(t, <-closed)
-		_, err = made.Await(f.ctx)
-		require.NoError(t, err, "queued before Close, the allocation was made")
+		require.NoError(t, made.Wait(f.ctx), "queued before Close, the allocation was made")
 		require.True(t, b.Closed(), "and freed by Close")
 		require.True(t, c.Closed())
 		require.Equal(t, device.Usage{}, f.dev.Usage())
 		for _, buf := range []*alloc.Buffer[uint32]{b, c} {
 			require.ErrorIs(t, buf.Close(f.ctx), device.ErrClosed)
-			_, err = buf.CloseOn(f.ctx, nil).Await(f.ctx)
+			err = buf.CloseOn(f.ctx, nil).Wait(f.ctx)
 			require.ErrorIs(t, err, device.ErrClosed)
 		}
+	})
+}
+
+// A buffer whose stream was closed is still freed, on the device's own stream once every
+// stream's work is done; a free on another closed stream is refused and changes nothing.
+func TestFreeAfterItsStreamClosed(t *testing.T) {
+	eachBackend(t, func(t *testing.T, f *fixture) {
+		s, err := streams.New(f.ctx, f.dev)
+		require.NoError(t, err)
+		before := f.dev.Usage()
+		b, _, err := alloc.MallocAsync[uint32](f.ctx, s, 1024)
+		require.NoError(t, err)
+		c, err := alloc.Malloc[uint32](f.ctx, s, 1024)
+		require.NoError(t, err)
+		gone, err := streams.New(f.ctx, f.dev)
+		require.NoError(t, err)
+		require.NoError(t, gone.Close(f.ctx))
+		require.NoError(t, s.Close(f.ctx))
+
+		err = b.CloseOn(f.ctx, gone).Wait(f.ctx)
+		require.ErrorIs(t, err, device.ErrClosed, "a free on a closed stream is refused")
+		require.False(t, b.Closed(), "and changes nothing")
+		require.NoError(t, b.CloseOn(f.ctx, nil).Wait(f.ctx), "its own stream closed: freed on the device's")
+		require.True(t, b.Closed())
+		require.NoError(t, c.Close(f.ctx))
+		require.NoError(t, f.dev.Synchronize(f.ctx))
+		require.True(t, c.Closed())
+		require.Equal(t, before, f.dev.Usage(), "both freed, nothing counted")
+		require.ErrorIs(t, b.Close(f.ctx), device.ErrClosed, "closed twice")
 	})
 }

@@ -174,10 +174,10 @@ func TestPoolMaxSizeOOM(t *testing.T) {
 		// The pool refuses it when the device runs it: the future and every use report it.
 		b, fut, err := alloc.MallocAsync[byte](f.ctx, s, 64*mib, alloc.FromPool(p))
 		require.NoError(t, err)
-		_, err = fut.Await(f.ctx)
+		err = fut.Wait(f.ctx)
 		require.ErrorIs(t, err, cudaerr.MemoryAllocation)
 		require.Equal(t, uint64(1), f.dev.Usage().Async.Count, "the refused allocation is not counted")
-		_, err = s.Memset(f.ctx, b, 0).Await(f.ctx)
+		err = s.Memset(f.ctx, b, 0).Wait(f.ctx)
 		require.ErrorIs(t, err, device.ErrAllocFailed)
 		require.ErrorIs(t, err, cudaerr.MemoryAllocation)
 		require.ErrorIs(t, b.Close(f.ctx), device.ErrAllocFailed)
@@ -250,7 +250,7 @@ func TestPoolBadInput(t *testing.T) {
 		require.True(t, p.Closed())
 		cur, err := alloc.CurrentPool(ctx, f.dev)
 		require.NoError(t, err)
-		require.True(t, cur.IsDefault(), "destroying the current pool makes the default pool current")
+		require.True(t, cur.IsDefault(), "closing the current pool makes the default pool current")
 		require.ErrorIs(t, p.Close(ctx), device.ErrClosed)
 		require.ErrorIs(t, p.TrimTo(ctx, 0), device.ErrClosed)
 		_, err = p.Attributes(ctx)
@@ -258,7 +258,7 @@ func TestPoolBadInput(t *testing.T) {
 		require.ErrorIs(t, alloc.SetCurrentPool(ctx, p), device.ErrClosed)
 		_, _, err = alloc.MallocAsync[byte](ctx, s, mib, alloc.FromPool(p))
 		require.ErrorIs(t, err, device.ErrClosed)
-		// Memory of a destroyed pool stays usable until freed.
+		// Memory of a closed pool stays usable until freed.
 		await(t, ctx, s.Memset(ctx, b, 7))
 		require.NoError(t, b.Close(ctx))
 		var nilPool *alloc.Pool
@@ -279,4 +279,31 @@ func TestPoolOfAnotherDevice(t *testing.T) {
 		require.ErrorIs(t, err, device.ErrWrongDevice)
 		require.NoError(t, q.Close(f.ctx))
 	})
+}
+
+// Memory a stream-ordered buffer gave back to its pool stays there until a synchronization;
+// a cudaMalloc (or managed allocation) that needs it trims the pools and gets it.
+func TestPoolMemoryDoesNotStarveMalloc(t *testing.T) {
+	eachBackend(t, func(t *testing.T, f *fixture) {
+		s := f.stream(t)
+		free, _, err := f.dev.MemInfo(f.ctx)
+		require.NoError(t, err)
+		n := int(free / 4 * 3 / 4) // three quarters of what is free, in float32s
+		b, made, err := alloc.MallocAsync[float32](f.ctx, s, n)
+		require.NoError(t, err)
+		require.NoError(t, made.Wait(f.ctx))
+		require.NoError(t, b.CloseOn(f.ctx, nil).Wait(f.ctx)) // back into the default pool
+		c, err := f.dev.Malloc(f.ctx, uint64(n)*4)
+		require.NoError(t, err, "the pool's unused memory was given back for it")
+		require.NoError(t, c.Close(f.ctx))
+		if f.dev.Properties().ManagedMemory {
+			b, made, err = alloc.MallocAsync[float32](f.ctx, s, n)
+			require.NoError(t, err)
+			require.NoError(t, made.Wait(f.ctx))
+			require.NoError(t, b.CloseOn(f.ctx, nil).Wait(f.ctx))
+			m, err := alloc.MallocManaged[float32](f.ctx, f.dev, n)
+			require.NoError(t, err, "and for managed memory")
+			require.NoError(t, m.Close(f.ctx))
+		}
+	}, device.WithSimulator(device.NewSimulator(device.SimMemory(256<<20))))
 }

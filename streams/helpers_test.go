@@ -83,6 +83,5 @@ func one() cuda.LaunchConfig { return cuda.LaunchConfig{Grid: cuda.Dim(1), Block
 
 func await(t *testing.T, ctx context.Context, f *streams.Future) {
 	t.Helper()
-	_, err := f.Await(ctx)
-	require.NoError(t, err)
+	require.NoError(t, f.Wait(ctx))
 }

@@ -60,7 +60,7 @@ func benchLaunch(b *testing.B, dev *device.Device, g int) {
 			var ring [window]*streams.Future
 			for i := range per {
 				if f := ring[i%window]; f != nil {
-					if _, err := f.Await(ctx); err != nil {
+					if err := f.Wait(ctx); err != nil {
 						b.Error(err)
 						return
 					}
@@ -69,7 +69,7 @@ func benchLaunch(b *testing.B, dev *device.Device, g int) {
 			}
 			for _, f := range ring {
 				if f != nil {
-					_, _ = f.Await(ctx)
+					_ = f.Wait(ctx)
 				}
 			}
 		})

@@ -20,14 +20,21 @@ import (
 func TestFuturesCompleteWhenTheGPUGetsThere(t *testing.T) {
 	eachBackend(t, func(t *testing.T, f *fixture) {
 		s := f.stream(t)
-		slow := s.Launch(f.ctx, f.spin, one(), spinCycles(100))
+		// The stream is held by a host function until the launches are all queued, so that
+		// none can have run when the first is looked at, however slowly the test goes.
+		gate := make(chan struct{})
+		held := s.HostFunc(f.ctx, func() { <-gate })
+		slow := s.Launch(f.ctx, f.spin, one(), spinCycles(20))
 		buf := f.buffer(t, 4*1024)
 		futs := make([]*streams.Future, 50)
 		for i := range futs {
 			futs[i] = s.Launch(f.ctx, f.add, cuda.LaunchConfig{Grid: cuda.Dim(4), Block: cuda.Dim(256)}, buf, uint32(1), int32(1024))
 		}
-		assert.False(t, futs[0].Ready(), "queued behind a 100 ms kernel")
+		assert.False(t, slow.Ready(), "queued behind a held host function")
+		assert.False(t, futs[0].Ready(), "queued behind a held host function and a kernel")
+		close(gate)
 		await(t, f.ctx, futs[len(futs)-1])
+		assert.True(t, held.Ready(), "everything before the last op completed with it")
 		assert.True(t, slow.Ready(), "everything before the last op completed with it")
 		for i, fu := range futs {
 			require.True(t, fu.Ready(), "future %d", i)
@@ -144,20 +151,29 @@ func TestEventTimingQueryAndSynchronize(t *testing.T) {
 		done, err := end.Query(f.ctx)
 		require.NoError(t, err)
 		assert.True(t, done, "a never-recorded event counts as complete")
+		// end is recorded behind a kernel and a host function that holds the stream until the
+		// first Query has answered: not done, however slowly the test goes.
+		gate := make(chan struct{})
+		sent := time.Now()
 		s.Record(f.ctx, start)
 		s.Launch(f.ctx, f.spin, one(), spinCycles(30))
+		s.HostFunc(f.ctx, func() { <-gate })
 		s.Record(f.ctx, end)
 		done, err = end.Query(f.ctx)
 		require.NoError(t, err)
-		assert.False(t, done, "recorded behind a 30 ms kernel")
+		assert.False(t, done, "recorded behind a kernel and a held host function")
+		close(gate)
 		require.NoError(t, end.Synchronize(f.ctx))
+		wall := time.Since(sent)
 		done, err = end.Query(f.ctx)
 		require.NoError(t, err)
 		assert.True(t, done)
 		d, err := streams.Elapsed(f.ctx, start, end)
 		require.NoError(t, err)
-		assert.Greater(t, d, 15*time.Millisecond)
-		assert.Less(t, d, 5*time.Second)
+		assert.Greater(t, d, 15*time.Millisecond, "at least the kernel's spin lies between the records")
+		// Both records happened between sent and Synchronize's return (a millisecond's slack
+		// for the GPU's clock against the host's).
+		assert.LessOrEqual(t, d, wall+time.Millisecond, "no longer than the host waited for them")
 
 		untimed, err := streams.NewEvent(f.ctx, f.dev, streams.DisableTiming)
 		require.NoError(t, err)
@@ -187,7 +203,7 @@ func TestHostFunctions(t *testing.T) {
 		}
 		mu.Unlock()
 
-		_, err := s.HostFunc(f.ctx, func() { panic("callback bug") }).Await(f.ctx)
+		err := s.HostFunc(f.ctx, func() { panic("callback bug") }).Wait(f.ctx)
 		var pe *actor.PanicError
 		require.ErrorAs(t, err, &pe)
 		assert.Equal(t, "callback bug", pe.Value)
@@ -207,7 +223,7 @@ func TestHostFunctions(t *testing.T) {
 				}
 				defer st.Close(f.ctx)
 				ran := false
-				_, err = st.HostFunc(f.ctx, func() { ran = true }).Await(f.ctx)
+				err = st.HostFunc(f.ctx, func() { ran = true }).Wait(f.ctx)
 				if err == nil && !ran {
 					err = errors.New("host function did not run before its future completed")
 				}
@@ -222,23 +238,30 @@ func TestHostFunctions(t *testing.T) {
 	})
 }
 
-func TestQuerySynchronizeAndDestroy(t *testing.T) {
+func TestQuerySynchronizeAndClose(t *testing.T) {
 	eachBackend(t, func(t *testing.T, f *fixture) {
 		s, err := streams.New(f.ctx, f.dev)
 		require.NoError(t, err)
 		idle, err := s.Query(f.ctx)
 		require.NoError(t, err)
 		assert.True(t, idle)
+		// A host function holds the stream until Query has answered: busy, however slowly
+		// the test goes.
+		gate := make(chan struct{})
+		held := s.HostFunc(f.ctx, func() { <-gate })
 		slow := s.Launch(f.ctx, f.spin, one(), spinCycles(50))
 		idle, err = s.Query(f.ctx)
 		require.NoError(t, err)
 		assert.False(t, idle)
-		// Destroy waits for the work in flight and completes its future.
+		// Close waits for the work in flight and completes its futures.
+		close(gate)
 		require.NoError(t, s.Close(f.ctx))
+		assert.True(t, held.Ready())
+		assert.NoError(t, held.Err())
 		assert.True(t, slow.Ready())
 		assert.NoError(t, slow.Err())
 		assert.ErrorIs(t, s.Close(f.ctx), device.ErrClosed)
-		_, err = s.Launch(f.ctx, f.spin, one(), int64(1)).Await(f.ctx)
+		err = s.Launch(f.ctx, f.spin, one(), int64(1)).Wait(f.ctx)
 		assert.ErrorIs(t, err, device.ErrClosed)
 		_, err = s.Query(f.ctx)
 		assert.ErrorIs(t, err, device.ErrClosed)
@@ -298,7 +321,7 @@ func TestBadInput(t *testing.T) {
 		}
 		for _, c := range cases {
 			t.Run(c.name, func(t *testing.T) {
-				_, err := c.fut().Await(f.ctx)
+				err := c.fut().Wait(f.ctx)
 				require.ErrorIs(t, err, c.want)
 				require.NoError(t, s.Synchronize(f.ctx), "the stream stays usable")
 			})
@@ -315,16 +338,20 @@ func TestCancellation(t *testing.T) {
 		s := f.stream(t)
 		cancelled, cancel := context.WithCancel(f.ctx)
 		cancel()
-		_, err := s.Launch(cancelled, f.spin, one(), int64(1)).Await(f.ctx)
+		err := s.Launch(cancelled, f.spin, one(), int64(1)).Wait(f.ctx)
 		assert.ErrorIs(t, err, context.Canceled, "never queued")
 
+		// The kernel waits behind a host function that holds the stream until the waiter has
+		// given up: it cannot complete first, however slowly the test goes.
+		gate := make(chan struct{})
+		s.HostFunc(f.ctx, func() { <-gate })
 		waitCtx, stop := context.WithTimeout(f.ctx, 10*time.Millisecond)
 		defer stop()
-		slow := s.Launch(f.ctx, f.spin, one(), spinCycles(1000))
-		_, err = slow.Await(waitCtx)
-		assert.ErrorIs(t, err, context.DeadlineExceeded, "the waiter stops at its deadline, long before the kernel ends")
-		_, err = slow.Await(f.ctx)
-		assert.NoError(t, err, "the operation itself still completes")
+		slow := s.Launch(f.ctx, f.spin, one(), spinCycles(10))
+		assert.ErrorIs(t, slow.Wait(waitCtx), context.DeadlineExceeded, "the waiter stops at its deadline, before the kernel ends")
+		assert.False(t, slow.Ready())
+		close(gate)
+		assert.NoError(t, slow.Wait(f.ctx), "the operation itself still completes")
 	})
 }
 
@@ -339,7 +366,7 @@ func TestDeviceCloseSettlesStreams(t *testing.T) {
 		hf := s.HostFunc(f.ctx, func() { time.Sleep(20 * time.Millisecond) })
 		require.NoError(t, dev.Close())
 		assert.True(t, hf.Ready(), "Close completes the futures of the work it waited for")
-		_, err = s.HostFunc(f.ctx, func() {}).Await(f.ctx)
+		err = s.HostFunc(f.ctx, func() {}).Wait(f.ctx)
 		assert.ErrorIs(t, err, device.ErrClosed)
 	})
 }

@@ -102,7 +102,7 @@ func Malloc(ctx context.Context, d *Device, b *Buffer, size uint64) error {
 		if err := d.Charge(KindDevice, size); err != nil {
 			return nil, err
 		}
-		p, err := rt.Malloc(size)
+		p, err := RetryTrimmed(rt, func() (cuda.DevicePtr, error) { return rt.Malloc(size) })
 		if err != nil {
 			d.Refund(KindDevice, size)
 			return nil, fmt.Errorf("gpuactor: Malloc(%d bytes) on device %d: %w", size, d.ordinal, err)

@@ -42,6 +42,11 @@ type Tracking struct {
 	// Then, when set, turns the GPU's result into the future's, on the actor thread once the
 	// GPU has passed the operation. It must be brief and must not wait.
 	Then func(error) error
+	// Reroute runs the operation, when its stream was closed after it was sent, on the
+	// device's own stream once the GPU has passed every stream's work (the closed stream's
+	// included), rather than refusing it: for a release that must happen whatever became of
+	// the stream (a buffer's free).
+	Reroute bool
 }
 
 // Submit sends self, whose embedded Msg is m, to run on s, completed as t says. A closed
@@ -87,13 +92,33 @@ type msgTask Msg
 
 func (m *msgTask) Run(p *actor.Promise[struct{}]) (struct{}, error) {
 	s := m.s
-	if err := s.alive(); err != nil {
-		return struct{}{}, err
-	}
 	tr := s.dev.tracker
+	if err := s.alive(); err != nil {
+		if !m.t.Reroute || s.own {
+			return struct{}{}, err
+		}
+		own := s.dev.stream
+		tr.AfterAll(func(err error) {
+			if err == nil {
+				err = m.self.Enqueue(s.dev.rt, tr, own.h)
+			}
+			if err != nil {
+				p.Complete(struct{}{}, err)
+				return
+			}
+			m.track(tr, own.h, p)
+		})
+		return struct{}{}, actor.ErrPending
+	}
 	if err := m.self.Enqueue(s.dev.rt, tr, s.h); err != nil {
 		return struct{}{}, err
 	}
+	m.track(tr, s.h, p)
+	return struct{}{}, actor.ErrPending
+}
+
+// track arranges for p to complete as the operation's Tracking says, its work queued on h.
+func (m *msgTask) track(tr *Tracker, h backend.Stream, p *actor.Promise[struct{}]) {
 	switch t := &m.t; {
 	case t.Queued:
 		p.Complete(struct{}{}, nil)
@@ -101,16 +126,15 @@ func (m *msgTask) Run(p *actor.Promise[struct{}]) (struct{}, error) {
 		then := t.Then
 		done := func(err error) { p.Complete(struct{}{}, callThen(then, err)) }
 		if t.Marked {
-			tr.AfterMarked(s.h, done)
+			tr.AfterMarked(h, done)
 		} else {
-			tr.After(s.h, done)
+			tr.After(h, done)
 		}
 	case t.Marked:
-		tr.AfterMarked(s.h, func(err error) { p.Complete(struct{}{}, err) })
+		tr.AfterMarked(h, func(err error) { p.Complete(struct{}{}, err) })
 	default:
-		tr.AfterPromise(s.h, p)
+		tr.AfterPromise(h, p)
 	}
-	return struct{}{}, actor.ErrPending
 }
 
 // callThen runs then; a panic in it becomes the future's error (*actor.PanicError), where it

@@ -20,8 +20,8 @@ import (
 // physically safe, though the real runtime without opportunistic reuse might allocate afresh.)
 // Internal dependencies are never inserted.
 //
-// The release threshold is applied when a pool is next used after its frees have run (the real
-// runtime applies it at the next synchronization; one cannot observe the pool between the two).
+// The release threshold is applied when a pool is next used after its frees have run, and at
+// every synchronization (of the device, a stream or an event), as the real runtime applies it.
 type allocState struct {
 	d *device
 
@@ -135,6 +135,14 @@ func (a *allocState) settleLocked(p *pool, keep uint64) {
 	if p.destroyed && p.reserved == 0 {
 		delete(a.pools, p.h)
 	}
+}
+
+// releaseAtSync gives back, as a synchronization of the real runtime does, the unused memory
+// every pool holds above its release threshold.
+func (a *allocState) releaseAtSync() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.settleAllLocked()
 }
 
 func (a *allocState) settleAllLocked() {

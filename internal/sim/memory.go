@@ -308,6 +308,43 @@ type hostRange struct {
 type hostMemory struct {
 	mu     sync.Mutex
 	ranges []*hostRange // sorted by base, disjoint
+	inPin  uint64       // bytes HostAlloc handed out and HostFree has not taken back
+	limit  uint64       // the most inPin may reach (pinnedLimit)
+}
+
+// pinnedLimit is how much host memory HostAlloc hands out in all: half the machine's RAM, as
+// the real runtime cannot pin more than the RAM there is, and a Go allocation past it would
+// end the process instead of failing (8 GiB where the RAM cannot be told).
+func pinnedLimit() uint64 {
+	if ram := physicalRAM(); ram > 0 {
+		return ram / 2
+	}
+	return 8 << 30
+}
+
+// reserve counts n more bytes of pinned memory, or reports that they would pass the limit.
+func (h *hostMemory) reserve(n uint64) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if n > h.limit || h.inPin > h.limit-n {
+		return false
+	}
+	h.inPin += n
+	return true
+}
+
+// unreserve gives back n bytes that reserve counted.
+func (h *hostMemory) unreserve(n uint64) {
+	h.mu.Lock()
+	h.inPin -= n
+	h.mu.Unlock()
+}
+
+// inUse is how many bytes of HostAlloc memory are out.
+func (h *hostMemory) inUse() uint64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.inPin
 }
 
 // findLocked returns the range holding p, or nil.
@@ -341,13 +378,17 @@ func (h *hostMemory) add(r *hostRange) *hostRange {
 	return nil
 }
 
-// remove deletes the range starting at p whose allocated flag is allocated.
+// remove deletes the range starting at p whose allocated flag is allocated, giving back
+// the pinned bytes HostAlloc counted for it.
 func (h *hostMemory) remove(p uintptr, allocated bool) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	i := sort.Search(len(h.ranges), func(i int) bool { return h.ranges[i].base >= p })
 	if i == len(h.ranges) || h.ranges[i].base != p || h.ranges[i].allocated != allocated {
 		return false
+	}
+	if allocated {
+		h.inPin -= h.ranges[i].size
 	}
 	h.ranges = slices.Delete(h.ranges, i, i+1)
 	return true
@@ -374,8 +415,13 @@ func (d *device) HostAlloc(size uint64, flags uint32) (unsafe.Pointer, error) {
 	if size == 0 {
 		return nil, nil
 	}
+	if !d.b.host.reserve(size) {
+		return nil, d.fail(op, cudaerr.MemoryAllocation, "%d bytes of pinned host memory: past the simulator's %d-byte limit (half the machine's RAM), %d in use",
+			size, d.b.host.limit, d.b.host.inUse())
+	}
 	buf, err := alignedBytes(size, 64)
 	if err != nil {
+		d.b.host.unreserve(size)
 		return nil, d.fail(op, cudaerr.MemoryAllocation, "%d bytes of host memory: %v", size, err)
 	}
 	p := unsafe.Pointer(unsafe.SliceData(buf))

@@ -140,6 +140,7 @@ func New(opts ...Option) *Backend {
 		events:   map[backend.Event]*event{},
 		modules:  map[backend.Module]*module{},
 		kernels:  map[backend.Kernel]*kernel{},
+		host:     hostMemory{limit: pinnedLimit()},
 	}
 	b.handles.Store(handleBase)
 	for i := range c.devices {

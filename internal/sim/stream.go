@@ -258,6 +258,7 @@ func (d *device) StreamSynchronize(h backend.Stream) error {
 	}
 	seq, _, _ := s.tail()
 	s.wait(seq)
+	d.alloc.releaseAtSync()
 	if err := d.alive(op); err != nil {
 		return err
 	}
@@ -470,6 +471,7 @@ func (d *device) EventSynchronize(h backend.Event) error {
 		return err
 	}
 	rec.s.wait(rec.seq)
+	d.alloc.releaseAtSync()
 	if err := d.alive(op); err != nil {
 		return err
 	}
