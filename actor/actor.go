@@ -48,11 +48,18 @@ func (e *PanicError) Unwrap() error {
 // batching happens; Parks shows how often the actor paid a full park/wake. Ops counts a message
 // before it runs, so a caller that has seen an op's result sees it counted; Batches counts a
 // drain when it ends.
+//
+// The actor's time divides into Busy (running messages and the idle hook), Spin (polling an
+// empty mailbox, which keeps one CPU busy: see WithSpin) and Park (blocked, costing nothing).
 type Stats struct {
-	Ops     uint64 // functions run: each Post and Call counts one, a PostBatch counts its length
-	Batches uint64 // mailbox drains that ran at least one message
-	Parks   uint64 // times the actor blocked instead of spinning
-	Panics  uint64 // ops (and hooks) that panicked and were recovered
+	Ops      uint64 // functions run: each Post and Call counts one, a PostBatch counts its length
+	Messages uint64 // mailbox messages run, counted as each drain ends
+	Batches  uint64 // mailbox drains that ran at least one message
+	Parks    uint64 // times the actor blocked instead of spinning
+	Panics   uint64 // ops (and hooks) that panicked and were recovered
+	Mailbox  int    // messages waiting in the mailbox now
+
+	Busy, Spin, Park time.Duration // the actor's time so far, by what it did
 }
 
 // op is one mailbox message. A nil op is a wake-up marker with no work.
@@ -110,6 +117,9 @@ type Actor struct {
 
 	// Written by the actor goroutine.
 	ops, batches, parks, panics atomic.Uint64
+	msgs                        atomic.Uint64
+	spinNs, parkNs              atomic.Int64
+	stopped                     atomic.Int64  // clock when the loop ended
 	closeErr                    error         // set before done is closed
 	midList                     bool          // the idle hook runs between messages of a drained list
 	lastIdle                    time.Duration // when the idle hook last ran (clock)
@@ -152,17 +162,32 @@ func New(opts ...Option) (*Actor, error) {
 // Name returns the name given with WithName.
 func (a *Actor) Name() string { return a.cfg.name }
 
+// Closed reports whether Close has been called: the actor refuses new messages from then on.
+func (a *Actor) Closed() bool { return a.closed.Load() }
+
 // Done returns a channel closed when the actor goroutine has exited.
 func (a *Actor) Done() <-chan struct{} { return a.done }
 
 // Stats returns the counters so far.
 func (a *Actor) Stats() Stats {
-	return Stats{
-		Ops:     a.ops.Load(),
-		Batches: a.batches.Load(),
-		Parks:   a.parks.Load(),
-		Panics:  a.panics.Load(),
+	st := Stats{
+		Ops:      a.ops.Load(),
+		Messages: a.msgs.Load(),
+		Batches:  a.batches.Load(),
+		Parks:    a.parks.Load(),
+		Panics:   a.panics.Load(),
+		Mailbox:  int(max(0, a.mb.count.Load())),
+		Spin:     time.Duration(a.spinNs.Load()),
+		Park:     time.Duration(a.parkNs.Load()),
 	}
+	alive := a.clock()
+	select {
+	case <-a.done:
+		alive = time.Duration(a.stopped.Load())
+	default:
+	}
+	st.Busy = max(0, alive-st.Spin-st.Park)
+	return st
 }
 
 // Post sends fn to run on the actor thread without waiting for it. It blocks only while the
@@ -315,6 +340,7 @@ func (a *Actor) main(started chan<- error) {
 	}
 	started <- nil
 	a.loop()
+	a.stopped.Store(int64(a.clock()))
 	a.runShutdown()
 	normal = true
 }
@@ -379,12 +405,15 @@ func (a *Actor) loop() {
 		}
 		a.parks.Add(1)
 		ready := func() bool { return !a.mb.empty() || a.finished(busy) }
+		parked := a.clock()
 		if busy {
 			a.mb.park(ready, a.cfg.idlePoll, &timer)
 		} else {
 			a.mb.park(ready, 0, &timer)
 		}
-		busy = a.callIdle(a.clock())
+		now := a.clock()
+		a.parkNs.Add(int64(now - parked))
+		busy = a.callIdle(now)
 	}
 }
 
@@ -437,13 +466,16 @@ func (a *Actor) spin(busy *bool) bool {
 		return false
 	}
 	start := a.clock()
+	last := start
 	for {
 		for range 64 {
 			if !a.mb.empty() {
 				return true
 			}
 		}
-		now := a.clock() // one read serves the hook and the window
+		now := a.clock() // one read serves the hook, the window and Stats.Spin
+		a.spinNs.Add(int64(now - last))
+		last = now
 		if a.cfg.idle != nil {
 			*busy = a.callIdle(now)
 		}
@@ -468,7 +500,8 @@ func (a *Actor) spin(busy *bool) bool {
 // (GPU completions) must not wait for the whole list.
 func (a *Actor) runList(n *node) {
 	a.batches.Add(1)
-	for i := 1; n != nil; i++ {
+	i := 1
+	for ; n != nil; i++ {
 		next := n.next
 		n.next = nil
 		a.start(n.o)
@@ -482,6 +515,7 @@ func (a *Actor) runList(n *node) {
 			a.midList = false
 		}
 	}
+	a.msgs.Add(uint64(i - 1))
 }
 
 // start counts a message's functions before running them, so a caller that sees an op's

@@ -42,10 +42,11 @@ type Future[T any] struct {
 	ch    atomic.Pointer[waiter]
 	val   T
 	err   error
-	task  Task[T]     // the op of a Call; cleared when it starts (a closure's captures can go then)
-	owner *Actor      // the actor of a Call, whose spinning waiters are counted; nil otherwise
-	link  node        // the future's mailbox entry: a Call sends the future itself, allocating nothing
-	sent  atomic.Bool // the future was handed to CallTask: its entry must never be queued twice
+	task  Task[T]      // the op of a Call; cleared when it starts (a closure's captures can go then)
+	owner *Actor       // the actor of a Call, whose spinning waiters are counted; nil otherwise
+	link  node         // the future's mailbox entry: a Call sends the future itself, allocating nothing
+	sent  atomic.Bool  // the future was handed to CallTask: its entry must never be queued twice
+	done  Completer[T] // OnComplete's
 }
 
 // Promise is the write side of a Future: whoever holds it completes the future, once. Keep it
@@ -71,6 +72,24 @@ func (p *Promise[T]) Future() *Future[T] { return &p.f }
 // from any goroutine. Completing a Call's future that a goroutine is parked on asks the actor
 // to let that goroutine run at once (Actor.handOff).
 func (p *Promise[T]) Complete(v T, err error) bool { return p.f.complete(v, err) }
+
+// Completer is told of a future's result as it completes (Promise.OnComplete).
+type Completer[T any] interface {
+	Completed(v T, err error)
+}
+
+// CompleteFunc is a function as a Completer.
+type CompleteFunc[T any] func(v T, err error)
+
+// Completed calls f.
+func (f CompleteFunc[T]) Completed(v T, err error) { f(v, err) }
+
+// OnComplete makes c run once the future completes, whoever completes it (the producer, or
+// the actor refusing or dropping the op), on the completing goroutine and before any waiter
+// wakes: for giving back what the producer held until then, or counting it. c must be brief
+// and must not wait or panic. Set it before the future can complete (before the promise is
+// sent); a second call replaces the first. A Completer that is a pointer costs no allocation.
+func (p *Promise[T]) OnComplete(c Completer[T]) { p.f.done = c }
 
 // Task is the op of CallTask: Run executes on the actor thread and returns the result of p's
 // future, or ErrPending to complete p later. A domain type that holds its promise and its op's
@@ -112,6 +131,10 @@ func (f *Future[T]) complete(v T, err error) bool {
 		return false
 	}
 	f.val, f.err = v, err
+	if c := f.done; c != nil {
+		f.done = nil
+		c.Completed(v, err)
+	}
 	f.state.Store(stateDone) // publishes val/err to anyone who loads stateDone
 	if w := f.ch.Swap(closedWaiter); w != nil && w != closedWaiter {
 		close(w.c)

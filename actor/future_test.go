@@ -226,3 +226,35 @@ func TestWithClosedError(t *testing.T) {
 	require.ErrorIs(t, err, mine)
 	require.ErrorIs(t, a.Post(context.Background(), func() {}), mine)
 }
+
+// OnComplete runs once, before any waiter sees the result, whoever completes the future:
+// the producer, or the actor refusing the op (closed here).
+func TestOnCompleteRunsBeforeWaitersWake(t *testing.T) {
+	var released atomic.Int32
+	p := NewPromise[int]()
+	p.OnComplete(CompleteFunc[int](func(v int, err error) {
+		assert.Equal(t, 7, v)
+		assert.NoError(t, err)
+		released.Add(1)
+	}))
+	seen := make(chan int32, 1)
+	go func() {
+		_ = p.Future().Wait(context.Background())
+		seen <- released.Load()
+	}()
+	time.Sleep(time.Millisecond)
+	require.True(t, p.Complete(7, nil))
+	require.False(t, p.Complete(8, nil))
+	assert.Equal(t, int32(1), <-seen, "the waiter woke after OnComplete ran")
+	assert.Equal(t, int32(1), released.Load(), "once")
+
+	a, err := New()
+	require.NoError(t, err)
+	require.NoError(t, a.Close())
+	q := NewPromise[int]()
+	var got error
+	q.OnComplete(CompleteFunc[int](func(_ int, err error) { got = err }))
+	f := CallInto(context.Background(), a, q, func() (int, error) { return 1, nil })
+	require.Error(t, f.Err())
+	assert.Equal(t, f.Err(), got, "a refused op runs it too, with the refusal")
+}

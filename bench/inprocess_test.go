@@ -39,7 +39,7 @@ func TestGroupByRefPutsRowsOfOneCppRowTogether(t *testing.T) {
 	for _, g := range groups {
 		want := []string(nil)
 		if g.ref == "h2d_pinned" {
-			want = []string{"h2d_staged"}
+			want = []string{"h2d_staged", "h2d_pageable"}
 		}
 		assert.Equal(t, append([]string{g.ref}, want...), g.cppRows(), "the C++ rows of %s's passes", g.ref)
 	}
@@ -115,13 +115,13 @@ func TestRunInProcessPutsEachRoundBetweenTwoPassesOfItsRow(t *testing.T) {
 	require.Empty(t, rep.Errors)
 
 	// Two C++ rows (launch_enqueue; h2d_pinned 4K for both copy rows, with h2d_staged's
-	// by-hand row in the same passes), four passes each.
+	// by-hand and pageable rows in the same passes), four passes each.
 	require.Len(t, fake.calls, 8)
 	for i, args := range fake.calls[:4] {
 		assert.Equal(t, "launch_enqueue", args[1], "call %d", i)
 	}
 	for i, args := range fake.calls[4:] {
-		assert.Equal(t, "h2d_pinned,h2d_staged", args[1], "call %d", i+4)
+		assert.Equal(t, "h2d_pinned,h2d_staged,h2d_pageable", args[1], "call %d", i+4)
 	}
 	// Each pass comes after the round before it: one gpuactor row a round for launch_enqueue,
 	// then two (h2d_pinned and h2d_staged).
@@ -136,12 +136,12 @@ func TestRunInProcessPutsEachRoundBetweenTwoPassesOfItsRow(t *testing.T) {
 			gpu = append(gpu, r)
 		}
 	}
-	require.Len(t, cpp, 12)
+	require.Len(t, cpp, 16)
 	for i, r := range cpp[:4] {
 		assert.Equal(t, i+1, r.Pass, "passes number 1..rounds+1 per C++ row")
 	}
 	for i, r := range cpp[4:] {
-		assert.Equal(t, i/2+1, r.Pass, "passes number 1..rounds+1 per C++ row")
+		assert.Equal(t, i/3+1, r.Pass, "passes number 1..rounds+1 per C++ row")
 	}
 	require.Len(t, gpu, 9)
 	for _, r := range gpu {

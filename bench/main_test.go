@@ -161,7 +161,22 @@ func TestByHandTableDividesStagedRowsByCppStaging(t *testing.T) {
 	main := s[:strings.Index(s, "against C++ doing the same by hand")]
 	assert.Contains(t, main, "0.76×", "the main table still holds the row to pinned: median of 42, 38, 38 over 50")
 
+	assert.NotContains(t, s, "pageable memory", "no pageable C++ row, no pageable section")
+
 	out.Reset()
 	printByHand(&out, &Report{Results: rep.Results[len(rep.Results)-3:]})
 	assert.Empty(t, out.String(), "no by-hand C++ row, no section")
+
+	// With the runtime's pageable copy in the same passes, a section of its own.
+	for pass := range 4 {
+		add(Result{Impl: "cpp", Scenario: "h2d_pageable", Size: size, Unit: "GB/s", Value: 20, Checked: true, Pass: pass + 1})
+	}
+	out.Reset()
+	printTables(&out, rep)
+	s = out.String()
+	require.Contains(t, s, "against the runtime's own copy of pageable memory")
+	pageable := s[strings.Index(s, "against the runtime's own copy of pageable memory"):]
+	assert.Contains(t, pageable, "1.90×", "the median of the rounds 42, 38, 38 over the pageable 20")
+	assert.Contains(t, pageable, "1.90–2.10×")
+	assert.Contains(t, pageable, "0.40×", "pageable 20 over the pinned target 50")
 }

@@ -102,6 +102,7 @@ func open(ctx context.Context, be backend.Backend, c *config, ordinal int) (*Dev
 	cd, err := core.Open(ctx, be, core.Config{
 		Logger:       c.logger,
 		MemLimit:     c.memLimit,
+		StagingLimit: c.stagingLimit,
 		ActorOptions: c.actorOpts,
 		Describe: func(be backend.Backend, rt backend.Device) (any, core.Limits, error) {
 			props, err := readProperties(be, rt)

@@ -3,6 +3,7 @@ package device_test
 import (
 	"context"
 	"errors"
+	"expvar"
 	"fmt"
 
 	"github.com/gpuactor/gpuactor/actor"
@@ -95,5 +96,25 @@ func ExampleErrClosed() {
 	fmt.Println(errors.Is(err, device.ErrClosed))
 	// Output:
 	// <nil>
+	// true
+}
+
+// Publish a device's Stats with expvar, in one line: a service that imports expvar and serves
+// net/http's default mux shows them on /debug/vars, refreshed at every request.
+func ExampleDevice_Stats() {
+	ctx := context.Background()
+	dev, err := device.Open(ctx, 0, device.WithBackend(device.BackendSim))
+	if err != nil {
+		panic(err)
+	}
+	defer dev.Close()
+
+	expvar.Publish("gpuactor.device0", expvar.Func(func() any { return dev.Stats() }))
+
+	st := dev.Stats()
+	fmt.Println(st.Backend, "in flight:", st.InFlight, "healthy:", st.Failure == "")
+	fmt.Println(expvar.Get("gpuactor.device0").String() != "")
+	// Output:
+	// sim in flight: 0 healthy: true
 	// true
 }

@@ -32,6 +32,8 @@ type config struct {
 	cacheDir  string // "" = default; "-" = no cache
 	actorOpts []actor.Option
 	memLimit  uint64 // WithMemoryLimit; 0 = none
+
+	stagingLimit uint64 // WithStagingLimit; 0 = DefaultStagingLimit
 }
 
 func newConfig(opts []Option) *config {

@@ -121,3 +121,33 @@ func gridSetup(b *testing.B) (context.Context, *device.Device, *device.Buffer, [
 	}
 	return ctx, dev, buf, host
 }
+
+// BenchmarkStagedMidSizes times staged copies of 64 KiB to 4 MiB, each way, with the smallest
+// chunk a copy is cut into at 64 KiB, 256 KiB and 1 MiB (stagingMinChunk): whether cutting
+// these copies finer, so that host copies overlap the link, pays for the chunks' fixed costs.
+// med-GB/s is the median copy's rate.
+func BenchmarkStagedMidSizes(b *testing.B) {
+	ctx, dev, buf, src := gridSetup(b)
+	for _, size := range []int{64 << 10, 256 << 10, 1 << 20, 4 << 20} {
+		for _, minChunk := range []int{64 << 10, 256 << 10, 1 << 20} {
+			for _, up := range []bool{true, false} {
+				dir := map[bool]string{true: "up", false: "down"}[up]
+				b.Run(fmt.Sprintf("size=%dK/min=%dK/%s", size>>10, minChunk>>10, dir), func(b *testing.B) {
+					s, err := New(ctx, dev)
+					require.NoError(b, err)
+					defer s.Close(ctx)
+					p := stagingParamsFor(0)
+					p.minChunk = minChunk
+					stagingRing(s, p)
+					host := slices.Clone(src[:size])
+					b.SetBytes(int64(size))
+					if up {
+						timedCopies(b, size, func() *Future { return CopyToDevice(ctx, s, buf, host) })
+						return
+					}
+					timedCopies(b, size, func() *Future { return CopyFromDevice(ctx, s, host, buf) })
+				})
+			}
+		}
+	}
+}

@@ -1,12 +1,10 @@
 package streams
 
 import (
+	"cmp"
 	"context"
-	"errors"
-	"fmt"
 	"math"
 	"runtime"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -18,22 +16,24 @@ import (
 	"github.com/gpuactor/gpuactor/internal/core"
 )
 
-// Copies of Go slices go through a ring of pinned staging buffers per stream. The CUDA runtime
-// copies pageable memory at a fraction of the link's speed, because it stages through small
-// pinned buffers of its own, one at a time. Doing the staging here instead — several chunks in
-// flight, the host side of several chunks copied at once by goroutines of the ring's own —
-// overlaps the host copies with each other and with the DMA, and keeps the link busy. How near
-// that comes to pinned bandwidth is bounded by the host's memory, which every byte crosses
-// three times; docs/design/staging.md has the measurements behind the constants below.
+// Copies of Go slices go through pinned staging slots, borrowed from the device's staging
+// pool (core.Staging), which every stream shares and which is capped (device.WithStagingLimit).
+// The CUDA runtime copies pageable memory at a fraction of the link's speed, because it
+// stages through small pinned buffers of its own, one at a time. Doing the staging here
+// instead — several chunks in flight, the host side of several chunks copied at once by
+// goroutines of the copy's own — overlaps the host copies with each other and with the DMA,
+// and keeps the link busy. How near that comes to pinned bandwidth is bounded by the host's
+// memory, which every byte crosses three times; docs/design/staging.md has the measurements
+// behind the constants below.
 const (
-	// stagingSlotSize is a staging buffer's size. The ring has a slot for each goroutine
-	// copying host memory (each holds one while it copies a chunk) and stagingSpare more
-	// holding chunks queued for the link, enough that the link never runs dry while the next
-	// chunks are copied. Downloads have more copying goroutines than uploads, so the ring has
-	// more slots than an upload needs; a copy cycles through the first of them its direction
-	// needs (upSlots for uploads, all for downloads): each slot an upload fills is read back
-	// by the DMA, and fewer slots keep that working set smaller.
-	stagingSlotSize = 4 << 20
+	// stagingSlotSize is a staging slot's size. A copy asks the pool for a slot for each
+	// goroutine copying host memory (each holds one while it copies a chunk) and stagingSpare
+	// more holding chunks queued for the link, enough that the link never runs dry while the
+	// next chunks are copied; it takes what the pool can lend, at least one, and cycles its
+	// chunks through them. Downloads have more copying goroutines than uploads, so they ask
+	// for more: each slot an upload fills is read back by the DMA, and fewer slots keep that
+	// working set smaller.
+	stagingSlotSize = core.StagingSlotSize
 	stagingSpare    = 8
 	// A copy is cut into about stagingSplit chunks of at least stagingMinChunk bytes (at most
 	// stagingSlotSize), so that copies of a few MiB still have chunks to overlap; below 1 MiB
@@ -66,8 +66,10 @@ const (
 
 // stagingParams is the ring's geometry: measured for the host, or another for tests.
 // workers copy host memory into staging for uploads, downWorkers out of it for downloads.
+// minChunk, when set, replaces stagingMinChunk.
 type stagingParams struct {
 	slots, slotSize, workers, downWorkers int
+	minChunk                              int
 }
 
 // maxStagingWorkers bounds StagingWorkers.
@@ -122,17 +124,18 @@ func memmoveRate() float64 {
 }
 
 // CopyToDevice queues a copy of all of src, a plain Go slice, into the start of dst (a
-// *device.Buffer or a device.Slice on the stream's device), staged through the stream's
-// pinned buffers at close to pinned-memory speed.
+// *device.Buffer or a device.Slice on the stream's device), staged through pinned slots of
+// the device's staging pool at close to pinned-memory speed.
 //
 // It returns only once every chunk of the copy is queued on s, so that whatever is queued on s
 // afterwards runs on the GPU after the whole copy; it may block while earlier chunks drain to
-// free a staging buffer. The future completes when the GPU has finished the last chunk, with
-// the first error of any chunk. The caller may modify or reuse src once the future has
-// completed, not before.
+// free a staging slot, or while other copies hold every slot of the pool. The future
+// completes when the GPU has finished the last chunk, with the first error of any chunk: dst
+// holds src then, for work on any stream. The caller may modify or reuse src once the future
+// has completed, not before.
 //
 // src must not be empty and dst must hold at least as many bytes. If ctx ends while the copy
-// waits for a staging buffer, CopyToDevice stops queueing chunks and returns; the chunks
+// waits for a staging slot, CopyToDevice stops queueing chunks and returns; the chunks
 // already queued still run, so dst then holds a prefix of src, and the future reports ctx's
 // error once they have finished.
 func CopyToDevice[T device.Numeric](ctx context.Context, s *Stream, dst device.Mem, src []T) *Future {
@@ -152,18 +155,19 @@ func CopyToDevice[T device.Numeric](ctx context.Context, s *Stream, dst device.M
 }
 
 // CopyFromDevice queues a copy of the start of src (a *device.Buffer or a device.Slice on
-// the stream's device) into all of dst, a plain Go slice, staged through the stream's pinned
-// buffers at close to pinned-memory speed.
+// the stream's device) into all of dst, a plain Go slice, staged through pinned slots of the
+// device's staging pool at close to pinned-memory speed.
 //
 // It returns only once every chunk of the copy is queued on s, so that whatever is queued on s
 // afterwards runs on the GPU after the whole copy (work queued after it may overwrite src); it
-// may block while earlier chunks drain to free a staging buffer. The future completes once the
-// GPU has finished the last chunk and every chunk has been copied from staging into dst, with
-// the first error of any chunk. The caller may read or reuse dst once the future has
-// completed, not before: until then the copy writes into it.
+// may block while earlier chunks drain to free a staging slot, or while other copies hold
+// every slot of the pool. The future completes once the GPU has finished the last chunk and
+// every chunk has been copied from staging into dst, with the first error of any chunk. The
+// caller may read or reuse dst once the future has completed, not before: until then the
+// copy writes into it.
 //
 // dst must not be empty and src must hold at least as many bytes. If ctx ends while the copy
-// waits for a staging buffer, CopyFromDevice stops queueing chunks and returns; the chunks
+// waits for a staging slot, CopyFromDevice stops queueing chunks and returns; the chunks
 // already queued still run and land in dst, which then holds a prefix of src (the rest is
 // untouched), and the future reports ctx's error once they have.
 func CopyFromDevice[T device.Numeric](ctx context.Context, s *Stream, dst []T, src device.Mem) *Future {
@@ -213,38 +217,21 @@ func (s *Stream) checkStaged(what string, m device.Mem, n int, dir string) error
 	return nil
 }
 
-// stager is a stream's staging ring: its state of this package's (core.StreamExt), released
-// with the stream.
+// stager is a stream's staged-copy state (core.StreamExt): its geometry, and the token that
+// keeps its copies whole on the stream. The memory is the device's staging pool's
+// (core.Staging), which every stream shares: a copy borrows slots from it while the GPU uses
+// them.
 type stager struct {
 	s     *core.Stream
+	pool  *core.Staging
 	p     stagingParams
 	token chan struct{} // capacity 1: held by the copy that is queueing its chunks
-
-	// Under token.
-	next   int       // the slot the next download chunk takes
-	nextUp int       // the slot the next upload chunk takes, below upSlots
-	busy   []*Future // per slot: completes once the slot's last chunk is done with it
-	alloc  *Future   // the allocation of mem
-
-	// Written on the actor thread by the allocation op only; read by copies once alloc has
-	// completed without error, and by release on the actor thread.
-	mem []unsafe.Pointer
-
-	// memMu keeps release from freeing mem under a host-side copy: host copies into and out of
-	// mem hold it for reading and are skipped once closed; release takes it for writing.
-	memMu  sync.RWMutex
-	closed bool
-
-	// Device-to-host chunks queued and not yet copied out by a copy-out worker, so that
-	// release can finish those the GPU has done before it frees mem.
-	pendMu  sync.Mutex
-	pending map[*stagedChunk]struct{}
 
 	queued atomic.Uint64 // chunks queued so far (tests watch it)
 }
 
-// stager returns the stream's ring, made on first use with geometry p (nil: sized to the host;
-// New passes StagingWorkers'); its memory comes later, from the first copy (allocate).
+// stager returns the stream's staging state, made on first use with geometry p (nil: sized to
+// the host; New passes StagingWorkers').
 func (s *Stream) stager(p func() stagingParams) *stager {
 	if p == nil {
 		p = func() stagingParams { return stagingParamsFor(0) }
@@ -253,15 +240,15 @@ func (s *Stream) stager(p func() stagingParams) *stager {
 	return cs.Ext(func() core.StreamExt { return newStager(cs, p()) }).(*stager)
 }
 
-// ring is the stream's ring, or nil before its first staged copy.
+// ring is the stream's staging state, or nil before its first staged copy.
 func (s *Stream) ring() *stager {
 	st, _ := s.core().LoadedExt().(*stager)
 	return st
 }
 
 // StagingWorkers reports how many goroutines copy host memory for the stream's staged
-// uploads and downloads: StagingWorkers' count, or the ones the ring chose for the host when
-// it was made. Both are 0 before the stream's first staged copy.
+// uploads and downloads: StagingWorkers' count, or the ones chosen for the host at the
+// stream's first staged copy. Both are 0 before it.
 func (s *Stream) StagingWorkers() (upload, download int) {
 	st := s.ring()
 	if st == nil {
@@ -270,122 +257,43 @@ func (s *Stream) StagingWorkers() (upload, download int) {
 	return st.p.workers, st.p.downWorkers
 }
 
-// newStager makes a ring of geometry p for s (tests install rings of other geometries).
+// newStager makes the staging state of geometry p for s (tests install other geometries).
 func newStager(s *core.Stream, p stagingParams) *stager {
-	return &stager{s: s, p: p, token: make(chan struct{}, 1), busy: make([]*Future, p.slots),
-		mem: make([]unsafe.Pointer, p.slots), pending: map[*stagedChunk]struct{}{}}
+	p.slotSize = min(p.slotSize, core.StagingSlotSize)
+	return &stager{s: s, pool: s.Device().Staging(), p: p, token: make(chan struct{}, 1)}
 }
 
-// allocate pins the ring's memory on first use (or after an allocation failed); under token.
-func (st *stager) allocate(ctx context.Context) error {
-	if st.alloc == nil || (st.alloc.Ready() && st.alloc.Err() != nil) {
-		st.alloc = core.Run(ctx, st.s.Device(), func(rt backend.Device, _ *core.Tracker) (struct{}, error) {
-			// On the actor thread, as release is: a closed stream gets no memory.
-			if err := st.s.Alive(); err != nil {
-				return struct{}{}, err
-			}
-			if st.mem[0] != nil {
-				return struct{}{}, nil
-			}
-			size := uint64(st.p.slotSize)
-			for i := range st.mem {
-				// Counted in the device's Usage as pinned memory, like MallocHost's: it is.
-				if err := st.s.Device().Charge(core.KindPinned, size); err != nil {
-					st.freeSlots(rt)
-					return struct{}{}, err
-				}
-				p, err := rt.HostAlloc(size, backend.HostAllocDefault)
-				if err != nil {
-					st.s.Device().Refund(core.KindPinned, size)
-					st.freeSlots(rt)
-					return struct{}{}, fmt.Errorf("gpuactor/streams: pinning %d staging buffers of %d bytes: %w", st.p.slots, st.p.slotSize, err)
-				}
-				st.mem[i] = p
-			}
-			return struct{}{}, nil
-		})
-	}
-	_, err := st.alloc.Await(ctx)
-	return err
-}
+// Release is core.StreamExt's: the stream holds no staging memory of its own (its copies give
+// their slots back as they finish), so there is nothing to free.
+func (st *stager) Release(backend.Device) error { return nil }
 
-// Release finishes the copy-outs of the device-to-host chunks the GPU has done, then frees
-// the ring's memory: when the stream is destroyed (its Close or the device's), on the actor
-// thread, after the stream has been settled. Host copies that come later are refused with
-// ErrClosed, as the stream's enqueues are.
-func (st *stager) Release(rt backend.Device) error {
-	if st == nil {
-		return nil
-	}
-	st.pendMu.Lock()
-	done := make([]*stagedChunk, 0, len(st.pending))
-	for c := range st.pending {
-		// gpuDone is written on this thread, by the chunk's completion callback.
-		if c.gpuDone && c.gpuErr == nil {
-			done = append(done, c)
-		}
-	}
-	st.pendMu.Unlock()
-	for _, c := range done {
-		c.copyOut() // or waits for the copy-out worker already copying it
-	}
-	st.memMu.Lock()
-	was := st.closed
-	st.closed = true
-	st.memMu.Unlock()
-	if was {
-		return nil
-	}
-	return st.freeSlots(rt)
-}
-
-// freeSlots frees the ring's pinned buffers that were made and gives back their charge; on
-// the actor thread.
-func (st *stager) freeSlots(rt backend.Device) error {
-	var errs []error
-	for i, p := range st.mem {
-		if p != nil {
-			errs = append(errs, rt.HostFree(p))
-			st.s.Device().Refund(core.KindPinned, uint64(st.p.slotSize))
-			st.mem[i] = nil
-		}
-	}
-	return errors.Join(errs...)
-}
-
-// upSlots is how many of the ring's slots uploads use: the first ones.
+// upSlots is how many slots an upload asks for at most.
 func (st *stager) upSlots() int { return min(st.p.slots, st.p.workers+stagingSpare) }
 
-// slot is staging buffer i's memory, the first n bytes of it.
-func (st *stager) slot(i, n int) []byte { return unsafe.Slice((*byte)(st.mem[i]), n) }
+// slotBytes is the first n bytes of slot p.
+func slotBytes(p unsafe.Pointer, n int) []byte { return unsafe.Slice((*byte)(p), n) }
 
-// fill copies src into slot i, split across split goroutines.
-func (st *stager) fill(i int, src []byte, split int) error {
-	st.memMu.RLock()
-	defer st.memMu.RUnlock()
-	if st.closed {
-		return core.Closed("stream closed during a staged copy")
-	}
-	parallelCopy(st.slot(i, len(src)), src, split)
-	return nil
+// fill copies src into slot p, split across split goroutines.
+func (st *stager) fill(p unsafe.Pointer, src []byte, split int) error {
+	return st.pool.Use(func() { parallelCopy(slotBytes(p, len(src)), src, split) })
 }
 
-// drain copies slot i into dst, split across split goroutines.
-func (st *stager) drain(dst []byte, i, split int) error {
-	st.memMu.RLock()
-	defer st.memMu.RUnlock()
-	if st.closed {
-		return core.Closed("stream closed during a staged copy")
-	}
-	parallelCopy(dst, st.slot(i, len(dst)), split)
-	return nil
+// drain copies slot p into dst, split across split goroutines.
+func (st *stager) drain(dst []byte, p unsafe.Pointer, split int) error {
+	return st.pool.Use(func() { parallelCopy(dst, slotBytes(p, len(dst)), split) })
 }
+
+// stagingInlineMax is the largest download of one chunk whose copy out of staging runs on the
+// actor thread as the GPU finishes it: a few microseconds of the actor's time, where handing
+// the chunk to a goroutine of its own would cost the copy a goroutine's wake on top of the
+// round trip that small copies are all about.
+const stagingInlineMax = 64 << 10
 
 // stagedChunk is one chunk of a staged copy.
 type stagedChunk struct {
 	// The chunk's copy on the stream. Host to device, until the chunk is queued (and for
-	// good if it never is: skipped), it is the future of the slot's previous chunk, so that
-	// the ring's record of when the slot is free stays right.
+	// good if it never is: skipped), it is the future of the slot's previous chunk of this
+	// copy, or nil for the slot's first.
 	gpu *Future
 
 	// Host to device only.
@@ -394,7 +302,7 @@ type stagedChunk struct {
 
 	// Device to host only.
 	st      *stager
-	slot    int
+	slot    unsafe.Pointer
 	split   int
 	host    []byte // the chunk's part of dst
 	gpuDone bool   // set with gpuErr on the actor thread when the GPU has passed the copy
@@ -403,9 +311,18 @@ type stagedChunk struct {
 	outErr  error
 }
 
-// copyOut copies the chunk from its slot into dst, once: by a copy-out worker, or by release.
+// copyOut copies the chunk from its slot into dst, once: by a copy-out worker, on the actor
+// thread (stagingInlineMax), or by the pool's release when the device closes.
 func (c *stagedChunk) copyOut() {
 	c.once.Do(func() { c.outErr = c.st.drain(c.host, c.slot, c.split) })
+}
+
+// copyOutIfDone is the chunk's pending copy-out at the pool's release, on the actor thread:
+// only if the GPU delivered it.
+func (c *stagedChunk) copyOutIfDone() {
+	if c.gpuDone && c.gpuErr == nil {
+		c.copyOut()
+	}
 }
 
 // stagedJob is one staged copy in progress.
@@ -414,31 +331,28 @@ type stagedJob struct {
 	ctx     context.Context
 	host    []byte
 	mem     device.Mem
-	chunk   int // bytes a chunk (the last may be shorter)
-	n       int // chunks
-	base    int // the slot of chunk 0
-	slots   int // the slots the copy cycles through: the ring's first slots of them
-	workers int // goroutines copying host memory at once: the direction's workers, at most n
-	perDir  int // the direction's workers (p.workers or p.downWorkers)
+	chunk   int              // bytes a chunk (the last may be shorter)
+	n       int              // chunks
+	slots   []unsafe.Pointer // lent by the pool; chunk k goes through slots[k%len(slots)]
+	workers int              // goroutines copying host memory at once: the direction's workers, at most n
+	perDir  int              // the direction's workers (p.workers or p.downWorkers)
 	result  *actor.Promise[struct{}]
 
 	claim atomic.Int64 // the next chunk a filler (or copy-out worker) takes
 
 	// Host to device.
 	chunks []stagedChunk
-	prev   []*Future // the ring's busy futures when the copy began
-	m      int       // chunks claimed by fillers, a prefix; final before filled closes
+	m      int // chunks claimed by fillers, a prefix; final before filled closes
 	filled chan struct{}
 
 	// Device to host.
-	dl        []*stagedChunk             // queued chunks; nil: not (yet)
-	ready     []chan struct{}            // closed once dl[k] is queued, or will never be
-	slotFree  []*actor.Promise[struct{}] // per slot this copy takes: completes when it is done with it
-	unqueued  atomic.Int64               // chunks not queued yet
-	allQueued chan struct{}              // closed when unqueued reaches 0, or by a halt before
-	enqMu     sync.Mutex                 // held while queueing a chunk, and by stop
-	halted    bool                       // under enqMu: queue no more chunks
-	live      atomic.Int32               // copy-out workers still running
+	dl        []*stagedChunk  // queued chunks; nil: not (yet)
+	ready     []chan struct{} // closed once dl[k] is queued, or will never be
+	unqueued  atomic.Int64    // chunks not queued yet
+	allQueued chan struct{}   // closed when unqueued reaches 0, or by a halt before
+	enqMu     sync.Mutex      // held while queueing a chunk, and by stop
+	halted    bool            // under enqMu: queue no more chunks
+	live      atomic.Int32    // copy-out workers still running
 
 	mu  sync.Mutex
 	err error // the first error
@@ -482,8 +396,11 @@ func (j *stagedJob) part(k int) ([]byte, int) {
 	return j.host[off:min(off+j.chunk, len(j.host))], off
 }
 
-// staged queues a copy between host (a Go slice's bytes) and m, chunk by chunk through the
-// ring, and returns its future once every chunk is queued.
+// slot is chunk k's slot.
+func (j *stagedJob) slot(k int) unsafe.Pointer { return j.slots[k%len(j.slots)] }
+
+// staged queues a copy between host (a Go slice's bytes) and m, chunk by chunk through slots
+// borrowed from the device's staging pool, and returns its future once every chunk is queued.
 func (s *Stream) staged(ctx context.Context, h2d bool, host []byte, m device.Mem) *Future {
 	if err := ctx.Err(); err != nil {
 		return failed(err)
@@ -495,23 +412,23 @@ func (s *Stream) staged(ctx context.Context, h2d bool, host []byte, m device.Mem
 		return failed(ctx.Err())
 	}
 	defer func() { <-st.token }()
-	if err := st.allocate(ctx); err != nil {
+	chunk := stagingChunk(len(host), st.p.slotSize, cmp.Or(st.p.minChunk, stagingMinChunk))
+	n := (len(host) + chunk - 1) / chunk
+	perDir, want := st.p.workers, st.upSlots()
+	if !h2d {
+		perDir, want = st.p.downWorkers, st.p.slots
+	}
+	slots, err := st.pool.Acquire(ctx, min(want, n))
+	if err != nil {
 		return failed(err)
 	}
-	chunk := stagingChunk(len(host), st.p.slotSize)
-	n := (len(host) + chunk - 1) / chunk
-	perDir := st.p.workers
-	if !h2d {
-		perDir = st.p.downWorkers
-	}
-	base, slots := st.next, st.p.slots
-	if h2d {
-		base, slots = st.nextUp, st.upSlots()
-	}
-	j := &stagedJob{st: st, ctx: ctx, host: host, mem: m, chunk: chunk, n: n, base: base, slots: slots,
+	j := &stagedJob{st: st, ctx: ctx, host: host, mem: m, chunk: chunk, n: n, slots: slots,
 		workers: min(perDir, n), perDir: perDir, result: actor.NewPromise[struct{}]()}
 	if h2d {
 		return j.upload()
+	}
+	if n == 1 && len(host) <= stagingInlineMax {
+		return j.downloadInline()
 	}
 	return j.download()
 }
@@ -521,7 +438,6 @@ func (s *Stream) staged(ctx context.Context, h2d bool, host []byte, m device.Mem
 // the host copies of several chunks overlap each other and the link. Under token.
 func (j *stagedJob) upload() *Future {
 	st := j.st
-	j.prev = slices.Clone(st.busy)
 	j.chunks = make([]stagedChunk, j.n)
 	for k := range j.chunks {
 		j.chunks[k].queued = make(chan struct{})
@@ -537,15 +453,12 @@ func (j *stagedJob) upload() *Future {
 	j.fillers()
 	wg.Wait()
 	j.m = min(int(j.claim.Load()), j.n)
-	for k := range j.m {
-		st.busy[(j.base+k)%j.slots] = j.chunks[k].gpu
-	}
-	st.nextUp = (j.base + j.m) % j.slots
 	close(j.filled)
-	if j.n == 1 { // one chunk: its own future says it all
+	if j.n == 1 { // one chunk: its own future says it all, and it gives its slot back
 		if c := &j.chunks[0]; j.m == 1 && !c.skipped {
 			return c.gpu
 		}
+		st.pool.Release(j.slots...)
 		return failed(j.firstErr())
 	}
 	return j.result.Future()
@@ -567,36 +480,36 @@ func (j *stagedJob) fillChunk(k int) {
 	st := j.st
 	c := &j.chunks[k]
 	defer close(c.queued)
-	slot := (j.base + k) % j.slots
 	c.skipped = true // until queued
-	if k >= j.slots {
-		p := &j.chunks[k-j.slots] // the slot's previous chunk, claimed earlier
+	if s := len(j.slots); k >= s {
+		p := &j.chunks[k-s] // the slot's previous chunk, claimed earlier
 		<-p.queued
 		c.gpu = p.gpu
-	} else {
-		c.gpu = j.prev[slot]
 	}
 	if c.gpu != nil {
 		if _, err := c.gpu.Await(j.ctx); err != nil {
 			if j.ctx.Err() != nil {
 				j.fail(j.ctx.Err())
-				return
+			} else {
+				j.fail(err) // an earlier chunk of this copy failed
 			}
-			if k >= j.slots {
-				j.fail(err) // an earlier chunk of this copy failed (errors of earlier copies are theirs)
-				return
-			}
+			return
 		}
 	}
 	if j.stopped() {
 		return
 	}
 	part, off := j.part(k)
-	if err := st.fill(slot, part, j.split(k+1)); err != nil {
+	if err := st.fill(j.slot(k), part, j.split(k+1)); err != nil {
 		j.fail(err)
 		return
 	}
-	c.gpu = st.uploadChunk(j.ctx, slot, j.mem, off, len(part))
+	var done func(error)
+	if j.n == 1 {
+		slots := j.slots
+		done = func(error) { st.pool.Release(slots...) }
+	}
+	c.gpu = st.uploadChunk(j.ctx, j.slot(k), j.mem, off, len(part), done)
 	c.skipped = false
 	st.queued.Add(1)
 	if c.gpu.Ready() && c.gpu.Err() != nil {
@@ -604,39 +517,62 @@ func (j *stagedJob) fillChunk(k int) {
 	}
 }
 
-// uploadTail waits, in order, for the GPU to finish every chunk queued, then completes the
-// copy's future.
+// uploadTail waits, in order, for the GPU to finish every chunk queued, then gives the slots
+// back and completes the copy's future.
 func (j *stagedJob) uploadTail() {
+	defer func() {
+		<-j.filled // no filler touches a slot any more
+		j.st.pool.Release(j.slots...)
+		j.result.Complete(struct{}{}, j.firstErr())
+	}()
 	for k := range j.chunks {
 		c := &j.chunks[k]
 		select {
 		case <-c.queued:
 		case <-j.filled:
 			if k >= j.m {
-				j.result.Complete(struct{}{}, j.firstErr())
-				return
+				return // never claimed, nor any after it: the copy stopped
 			}
 			<-c.queued
 		}
 		if c.skipped {
 			continue
 		}
-		if _, err := c.gpu.Await(context.Background()); err != nil { // always completes: the actor sees to it
+		if err := c.gpu.Wait(context.Background()); err != nil { // always completes: the actor sees to it
 			j.fail(err)
 		}
 	}
-	j.result.Complete(struct{}{}, j.firstErr())
 }
 
-// download: the caller queues the first chunks, one a slot, each once the copy before is done
-// with its slot; then the copy-out workers take the chunks in order, each waiting for the GPU
-// to finish its chunk, copying it into the slice and at once queueing the chunk that takes the
-// slot next, so that the link gets a new chunk the moment a slot frees, with no hand-over
-// between goroutines on the way. The caller returns once every chunk is queued, or ctx ended.
-// Under token.
+// downloadInline queues a download of one small chunk whose copy out of its slot runs on the
+// actor thread as the GPU finishes it: its future completes with the bytes in place, and the
+// slot goes back to the pool then. Under token.
+func (j *stagedJob) downloadInline() *Future {
+	st := j.st
+	c := &stagedChunk{st: st, slot: j.slots[0], split: 1, host: j.host}
+	st.pool.Pending(c, c.copyOutIfDone)
+	f := st.downloadChunk(j.ctx, c, j.mem, 0, func(err error) error {
+		if err == nil {
+			c.copyOut()
+			err = c.outErr
+		}
+		return err
+	}, func(error) {
+		st.pool.Done(c)
+		st.pool.Release(c.slot)
+	})
+	st.queued.Add(1)
+	return f
+}
+
+// download: the caller queues the first chunks, one a slot; then the copy-out workers take
+// the chunks in order, each waiting for the GPU to finish its chunk, copying it into the
+// slice and at once queueing the chunk that takes the slot next, so that the link gets a new
+// chunk the moment a slot frees, with no hand-over between goroutines on the way. The caller
+// returns once every chunk is queued, or ctx ended. Under token.
 func (j *stagedJob) download() *Future {
 	st := j.st
-	slots := min(j.slots, j.n)
+	slots := min(len(j.slots), j.n)
 	j.dl = make([]*stagedChunk, j.n)
 	j.ready = make([]chan struct{}, j.n)
 	for k := range j.ready {
@@ -644,25 +580,13 @@ func (j *stagedJob) download() *Future {
 	}
 	j.unqueued.Store(int64(j.n))
 	j.allQueued = make(chan struct{})
-	j.slotFree = make([]*actor.Promise[struct{}], slots)
 	r := 0
 	for ; r < slots && !j.stopped(); r++ {
-		if b := st.busy[(j.base+r)%j.slots]; b != nil {
-			// Its previous chunk's error, if any, belongs to that chunk's copy.
-			if _, err := b.Await(j.ctx); err != nil && j.ctx.Err() != nil {
-				j.fail(j.ctx.Err())
-				break
-			}
-		}
-		j.slotFree[r] = actor.NewPromise[struct{}]()
 		if !j.queueDownload(r) {
 			break
 		}
 	}
-	for i := range r { // the slots this copy took; the others keep their previous chunk's future
-		st.busy[(j.base+i)%j.slots] = j.slotFree[i].Future()
-	}
-	st.next = (j.base + r) % j.slots
+	st.pool.Release(j.slots[r:]...) // the slots no chunk went into
 	if r == 0 {
 		j.stop()
 		return failed(j.firstErr())
@@ -697,7 +621,12 @@ func (j *stagedJob) queueDownload(k int) bool {
 	}
 	part, off := j.part(k)
 	st := j.st
-	j.dl[k] = st.downloadChunk(j.ctx, (j.base+k)%j.slots, j.split(j.n-k), j.mem, off, part)
+	c := &stagedChunk{st: st, slot: j.slot(k), split: j.split(j.n - k), host: part}
+	// Pending before it is queued, so that a release when the device closes, which runs after
+	// the enqueue, sees it.
+	st.pool.Pending(c, c.copyOutIfDone)
+	c.gpu = st.downloadChunk(j.ctx, c, j.mem, off, nil, nil)
+	j.dl[k] = c
 	st.queued.Add(1)
 	close(j.ready[k])
 	if j.unqueued.Add(-1) == 0 {
@@ -730,8 +659,8 @@ func (j *stagedJob) haltLocked() {
 }
 
 // copyOutWorker takes chunks in order: it waits for the GPU to finish one, copies it into the
-// slice, queues the chunk that takes its slot next, or frees
-// the slot; the last worker out completes the copy's future.
+// slice, and queues the chunk that takes its slot next, or gives the slot back; the last
+// worker out completes the copy's future.
 func (j *stagedJob) copyOutWorker() {
 	st := j.st
 	for {
@@ -754,11 +683,9 @@ func (j *stagedJob) copyOutWorker() {
 				j.fail(c.outErr)
 			}
 		}
-		st.pendMu.Lock()
-		delete(st.pending, c)
-		st.pendMu.Unlock()
-		if next := k + j.slots; next >= j.n || !j.queueDownload(next) {
-			j.slotFree[k%j.slots].Complete(struct{}{}, nil)
+		st.pool.Done(c)
+		if next := k + len(j.slots); next >= j.n || !j.queueDownload(next) {
+			st.pool.Release(c.slot)
 		}
 	}
 	if j.live.Add(-1) == 0 {
@@ -767,46 +694,44 @@ func (j *stagedJob) copyOutWorker() {
 	}
 }
 
-// uploadChunk queues the copy of slot i's first n bytes to [off, off+n) of dst.
-// The chunk gets a watermark of its own: a filler waits for it to reuse the slot.
-func (st *stager) uploadChunk(ctx context.Context, i int, dst device.Mem, off, n int) *Future {
+// uploadChunk queues the copy of slot p's first n bytes to [off, off+n) of dst. The chunk
+// gets a watermark of its own: a filler waits for it to reuse the slot. done, if set, runs
+// once the chunk's future completes, by whatever route.
+func (st *stager) uploadChunk(ctx context.Context, p unsafe.Pointer, dst device.Mem, off, n int, done func(error)) *Future {
 	d := st.s.Device()
 	return core.QueueTracked(ctx, st.s, func(rt backend.Device, _ *core.Tracker, h backend.Stream) error {
-		p, size, err := d.Resolve("copy destination", core.RangeOf(dst, uint64(off), uint64(n)))
+		dp, size, err := d.Resolve("copy destination", core.RangeOf(dst, uint64(off), uint64(n)))
 		if err != nil {
 			return err
 		}
-		return rt.CopyHtoD(p, st.mem[i], size, h)
-	}, core.Tracking{Marked: true})
+		return rt.CopyHtoD(dp, p, size, h)
+	}, core.Tracking{Marked: true, Done: done})
 }
 
-// downloadChunk queues the copy of [off, off+len(part)) of src into slot i; once the GPU has
-// done it, the chunk is copied on into part (copyOut).
-func (st *stager) downloadChunk(ctx context.Context, i, split int, src device.Mem, off int, part []byte) *stagedChunk {
-	c := &stagedChunk{st: st, slot: i, split: split, host: part}
-	// Pending before it is queued, so that a release (Close) that runs after the enqueue
-	// sees it.
-	st.pendMu.Lock()
-	st.pending[c] = struct{}{}
-	st.pendMu.Unlock()
+// downloadChunk queues the copy of [off, off+len(c.host)) of src into c's slot and records on
+// the actor thread when the GPU has done it; then, if set, then turns the result into the
+// future's (on the actor thread) and done runs once the future completes.
+func (st *stager) downloadChunk(ctx context.Context, c *stagedChunk, src device.Mem, off int, then func(error) error, done func(error)) *Future {
 	d := st.s.Device()
-	c.gpu = core.QueueTracked(ctx, st.s, func(rt backend.Device, _ *core.Tracker, h backend.Stream) error {
-		p, size, err := d.Resolve("copy source", core.RangeOf(src, uint64(off), uint64(len(part))))
+	return core.QueueTracked(ctx, st.s, func(rt backend.Device, _ *core.Tracker, h backend.Stream) error {
+		p, size, err := d.Resolve("copy source", core.RangeOf(src, uint64(off), uint64(len(c.host))))
 		if err != nil {
 			return err
 		}
-		return rt.CopyDtoH(st.mem[i], p, size, h)
-	}, core.Tracking{Marked: true, Then: func(err error) error {
+		return rt.CopyDtoH(c.slot, p, size, h)
+	}, core.Tracking{Marked: true, Done: done, Then: func(err error) error {
 		c.gpuDone, c.gpuErr = true, err
+		if then != nil {
+			return then(err)
+		}
 		return err
 	}})
-	return c
 }
 
 // stagingChunk is the chunk size for a copy of n bytes: about n/stagingSplit, within
-// [stagingMinChunk, slotSize], evened out over the chunks and rounded up to 4 KiB.
-func stagingChunk(n, slotSize int) int {
-	target := min(max(n/stagingSplit, stagingMinChunk), slotSize)
+// [minChunk, slotSize], evened out over the chunks and rounded up to 4 KiB.
+func stagingChunk(n, slotSize, minChunk int) int {
+	target := min(max(n/stagingSplit, minChunk), slotSize)
 	if n <= target {
 		return n
 	}

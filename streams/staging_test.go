@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gpuactor/gpuactor/device"
+	"github.com/gpuactor/gpuactor/internal/core"
 	"github.com/gpuactor/gpuactor/internal/testdev"
 	"github.com/gpuactor/gpuactor/internal/testgpu"
 )
@@ -143,7 +144,7 @@ func stagingTrip(ctx context.Context, s *Stream, n, seed int) error {
 
 func TestStagingChunks(t *testing.T) {
 	for _, n := range []int{1, 4095, 1 << 20, 1<<20 + 1, 3<<20 + 5, 16 << 20, 64<<20 + 3, 1<<30 + 1} {
-		c := stagingChunk(n, stagingSlotSize)
+		c := stagingChunk(n, stagingSlotSize, stagingMinChunk)
 		chunks := (n + c - 1) / c
 		assert.LessOrEqual(t, c, stagingSlotSize, "n=%d", n)
 		assert.Positive(t, c, "n=%d", n)
@@ -294,7 +295,7 @@ func TestStagingSmallRings(t *testing.T) {
 	stagingBackends(t, func(t *testing.T, opts []device.Option) {
 		ctx := testdev.Ctx(t)
 		dev := stagingOpen(t, opts)
-		for _, p := range []stagingParams{{2, 1 << 20, 4, 4}, {3, 1 << 20, 2, 3}, {5, 2 << 20, 3, 2}} {
+		for _, p := range []stagingParams{{slots: 2, slotSize: 1 << 20, workers: 4, downWorkers: 4}, {slots: 3, slotSize: 1 << 20, workers: 2, downWorkers: 3}, {slots: 5, slotSize: 2 << 20, workers: 3, downWorkers: 2}} {
 			t.Run(fmt.Sprintf("%d×%dMiB,%d,%d", p.slots, p.slotSize>>20, p.workers, p.downWorkers), func(t *testing.T) {
 				s := stagingStream(t, dev)
 				stagingRing(s, p)
@@ -392,9 +393,9 @@ func stagingPrefix(t *testing.T, want, got []byte, chunk int) int {
 	return k
 }
 
-// TestStagingUploadsKeepToTheirSlots: in a ring with more slots than its uploads need (sized
-// for more download workers), uploads cycle through the first workers+stagingSpare slots only,
-// downloads through all, and copies in both directions, one after another, stay byte for byte.
+// TestStagingUploadsKeepToTheirSlots: uploads ask the pool for workers+stagingSpare slots,
+// downloads for all the geometry's slots, the pool pins them as they are first asked for,
+// and copies in both directions, one after another, stay byte for byte.
 func TestStagingUploadsKeepToTheirSlots(t *testing.T) {
 	stagingBackends(t, func(t *testing.T, opts []device.Option) {
 		ctx := testdev.Ctx(t)
@@ -409,21 +410,16 @@ func TestStagingUploadsKeepToTheirSlots(t *testing.T) {
 		for r := range 3 {
 			src := stagingPattern(n, 40+r)
 			stagingAwait(t, CopyToDevice(ctx, s, buf, src))
+			stagingSlotsBack(t, st.pool)
 			if r == 0 {
-				for i, b := range st.busy {
-					if i < st.upSlots() {
-						assert.NotNil(t, b, "slot %d: uploads use it", i)
-					} else {
-						assert.Nil(t, b, "slot %d: past the upload's slots", i)
-					}
-				}
+				assert.Equal(t, uint64(st.upSlots())*stagingSlotSize, st.pool.Stats().PinnedBytes, "the upload's slots")
 			}
 			dst := make([]byte, n)
 			stagingAwait(t, CopyFromDevice(ctx, s, dst, buf))
 			stagingEqual(t, src, dst, fmt.Sprintf("round %d", r))
-			for i, b := range st.busy {
-				assert.NotNil(t, b, "round %d, slot %d: downloads use every slot", r, i)
-			}
+			stats := st.pool.Stats()
+			assert.Equal(t, uint64(p.slots)*stagingSlotSize, stats.PinnedBytes, "round %d: the download's slots, the upload's among them", r)
+			assert.Zero(t, stats.InUseBytes, "round %d: every slot given back", r)
 		}
 	})
 }
@@ -437,7 +433,7 @@ func TestStagedCancellation(t *testing.T) {
 		const stagingSlots = 12 // a ring of fixed geometry: the default one depends on the host
 		stagingRing(s, stagingParams{slots: stagingSlots, slotSize: stagingSlotSize, workers: 4, downWorkers: 4})
 		const n = 64 << 20 // 16 chunks: more than the ring
-		chunk := stagingChunk(n, stagingSlotSize)
+		chunk := stagingChunk(n, stagingSlotSize, stagingMinChunk)
 		require.Greater(t, n/chunk, stagingSlots)
 		buf := stagingMalloc(t, dev, n)
 		src := stagingPattern(n, 6)
@@ -503,26 +499,31 @@ func TestStagedCancellation(t *testing.T) {
 	})
 }
 
-func TestStagingCloseReleasesTheRing(t *testing.T) {
+// The staging pool is the device's: a stream's Close leaves its slots to the other streams,
+// what it pinned counts as pinned memory, and the device's Close frees it.
+func TestStagingPoolOutlivesItsStreams(t *testing.T) {
 	stagingBackends(t, func(t *testing.T, opts []device.Option) {
 		ctx := testdev.Ctx(t)
-		dev := stagingOpen(t, opts)
+		dev, err := device.Open(ctx, 0, opts...)
+		require.NoError(t, err)
 		stagingNoLeaks(t)
 
 		s, err := New(ctx, dev)
 		require.NoError(t, err)
-		require.Nil(t, s.ring(), "no ring before the first staged copy")
+		require.Nil(t, s.ring(), "no staging state before the first staged copy")
 		before := dev.Usage().Pinned
-		stagingRoundTrip(t, s, 4097, 8)
+		small := stagingMalloc(t, dev, 4097)
+		stagingAwait(t, CopyToDevice(ctx, s, small, stagingPattern(4097, 8)))
+		stagingSlotsBack(t, s.ring().pool)
+		stagingAwait(t, CopyFromDevice(ctx, s, make([]byte, 4097), small))
 		st := s.ring()
 		require.NotNil(t, st)
-		for _, p := range st.mem {
-			require.NotNil(t, p, "the ring is pinned")
-		}
-		ring := device.KindUsage{Bytes: before.Bytes + uint64(st.p.slots*st.p.slotSize), Count: before.Count + uint64(st.p.slots)}
-		assert.Equal(t, ring, dev.Usage().Pinned, "the ring counts as pinned memory")
+		pinned := st.pool.Stats().PinnedBytes
+		require.Equal(t, uint64(stagingSlotSize), pinned, "one chunk each way: one slot, pinned once")
+		assert.Equal(t, device.KindUsage{Bytes: before.Bytes + pinned, Count: before.Count + 1}, dev.Usage().Pinned,
+			"staging counts as pinned memory")
 
-		// A download still in flight when Close runs completes, data and all.
+		// A download still in flight when the stream closes completes, data and all.
 		const n = 3<<20 + 5 // four chunks: queued at once
 		buf := stagingMalloc(t, dev, n)
 		src := stagingPattern(n, 9)
@@ -536,17 +537,79 @@ func TestStagingCloseReleasesTheRing(t *testing.T) {
 		require.NoError(t, s.Close(ctx))
 		stagingAwait(t, down)
 		stagingEqual(t, src, dst, "the download in flight at Close")
-
-		st.memMu.RLock()
-		closed := st.closed
-		st.memMu.RUnlock()
-		assert.True(t, closed, "Close released the ring")
-		assert.Equal(t, before, dev.Usage().Pinned, "and gave its charge back")
 		err = CopyToDevice(ctx, s, buf, src).Wait(ctx)
 		assert.ErrorIs(t, err, device.ErrClosed)
 		err = CopyFromDevice(ctx, s, dst, buf).Wait(ctx)
 		assert.ErrorIs(t, err, device.ErrClosed)
-		assert.ErrorIs(t, st.fill(0, []byte{1}, 1), device.ErrClosed, "nothing touches the freed ring")
+
+		stats := st.pool.Stats()
+		assert.Zero(t, stats.InUseBytes, "the closed stream's copies gave their slots back")
+		assert.NotZero(t, stats.PinnedBytes, "and the pool keeps them for the device's other streams")
+		other := stagingStream(t, dev)
+		stagingAwait(t, CopyToDevice(ctx, other, buf, src))
+		stagingSlotsBack(t, st.pool)
+		stagingAwait(t, CopyFromDevice(ctx, other, dst, buf))
+		assert.Equal(t, stats.PinnedBytes, st.pool.Stats().PinnedBytes, "another stream reuses them")
+
+		require.NoError(t, dev.Close())
+		assert.Equal(t, before, dev.Usage().Pinned, "the device's Close freed the pool and gave its charge back")
+		assert.ErrorIs(t, st.fill(nil, []byte{1}, 1), device.ErrClosed, "nothing touches the freed slots")
+	})
+}
+
+// A device's staged copies share its staging limit, however many streams copy at once: a copy
+// that finds every slot lent waits for one (and gives up with its context), and nothing pins
+// past the limit.
+func TestStagingLimitIsShared(t *testing.T) {
+	stagingBackends(t, func(t *testing.T, opts []device.Option) {
+		ctx := testdev.Ctx(t)
+		const limit = 2 * stagingSlotSize
+		dev := stagingOpen(t, append(opts, device.WithStagingLimit(limit+stagingSlotSize/2)))
+		a, b := stagingStream(t, dev), stagingStream(t, dev)
+		stagingNoLeaks(t)
+		const n = 9 << 20 // 8 chunks: more than the limit's slots
+		buf := stagingMalloc(t, dev, n)
+		src := stagingPattern(n, 11)
+
+		// a's copy takes both slots and waits for its first chunk, held behind a gate.
+		gate := make(chan struct{})
+		held := a.HostFunc(ctx, func() { <-gate })
+		up := make(chan *Future, 1)
+		go func() { up <- CopyToDevice(ctx, a, buf, src) }()
+		pool := a.stager(nil).pool
+		require.Eventually(t, func() bool { return pool.Stats().InUseBytes == limit }, time.Minute, time.Millisecond)
+
+		// b's copy finds none: it waits, and gives up with its ctx.
+		cctx, cancel := context.WithCancel(ctx)
+		small := make(chan error, 1)
+		go func() { small <- CopyToDevice(cctx, b, buf, []byte{1, 2, 3}).Wait(ctx) }()
+		require.Eventually(t, func() bool { return pool.Stats().Waiting == 1 }, time.Minute, time.Millisecond)
+		cancel()
+		require.ErrorIs(t, <-small, context.Canceled)
+		assert.Zero(t, pool.Stats().Waiting)
+		assert.Equal(t, uint64(1), pool.Stats().Waits)
+
+		close(gate)
+		stagingAwait(t, held)
+		stagingAwait(t, <-up)
+		got := make([]byte, n)
+		testdev.Read(t, ctx, got, buf)
+		stagingEqual(t, src, got, "the copy through two slots")
+
+		// Eight streams copying at once all get through the two slots.
+		var wg sync.WaitGroup
+		errs := make([]error, 8)
+		for i := range errs {
+			s := stagingStream(t, dev)
+			wg.Go(func() { errs[i] = stagingTrip(ctx, s, 5<<20+i, 20+i) })
+		}
+		wg.Wait()
+		require.NoError(t, errors.Join(errs...))
+		stats := pool.Stats()
+		assert.Equal(t, uint64(limit), stats.PinnedBytes, "never more than the limit")
+		assert.Equal(t, uint64(limit), stats.LimitBytes)
+		assert.Zero(t, stats.InUseBytes)
+		stagingRoundTrip(t, a, 1<<20, 30)
 	})
 }
 
@@ -564,7 +627,7 @@ func TestStagedCopiesInFlightWhenTheDeviceCloses(t *testing.T) {
 		dst := make([]byte, n)
 		up := CopyToDevice(ctx, s, buf, src)
 		down := CopyFromDevice(ctx, s, dst, buf)
-		require.NoError(t, dev.Close()) // settles the stream, destroys it, frees the ring
+		require.NoError(t, dev.Close()) // settles the stream, destroys it, frees the staging pool
 		err = up.Wait(ctx)
 		require.NoError(t, err)
 		err = down.Wait(ctx)
@@ -615,6 +678,13 @@ func TestStagingWorkersOption(t *testing.T) {
 		require.NoError(t, err)
 		stagingEqual(t, src, dst, "round trip through 3 copiers")
 	})
+}
+
+// stagingSlotsBack waits until every staging slot of pool is back: an upload's future
+// completes once its chunks are queued, and its slots come back once the GPU has read them.
+func stagingSlotsBack(t *testing.T, pool *core.Staging) {
+	t.Helper()
+	require.Eventually(t, func() bool { return pool.Stats().InUseBytes == 0 }, time.Minute, time.Millisecond)
 }
 
 // stagingRing installs a ring of geometry p on s, which must not have one yet, and returns it.

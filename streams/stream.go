@@ -93,6 +93,10 @@ func PriorityRange(ctx context.Context, dev *device.Device) (least, greatest int
 // Device is the device the stream belongs to.
 func (s *Stream) Device() *device.Device { return (*device.Device)(s.core().Device()) }
 
+// InFlight is how many operations were sent to the stream and have not completed: queued for
+// the actor or on the GPU. It does not wait; device.Device.Stats has the device's total.
+func (s *Stream) InFlight() int64 { return s.core().InFlight() }
+
 // Priority is the stream's priority.
 func (s *Stream) Priority() int { return s.core().Priority() }
 

@@ -26,6 +26,8 @@ type Device struct {
 	limits  Limits              // what launches are checked against
 	failed  atomic.Pointer[error]
 	acct    accounting
+	staging *Staging
+	ops     opStats
 
 	extMu sync.Mutex
 	ext   map[any]any // public packages' per-device state (Ext)
@@ -35,6 +37,7 @@ type Device struct {
 	stream   *Stream // the device's own stream
 	tracker  *Tracker
 	live     liveSet
+	syncEv   backend.Event // Synchronize's; 0 until first used
 	closeErr error
 }
 
@@ -56,6 +59,7 @@ type Limits struct {
 type Config struct {
 	Logger       *zap.Logger // nil: discard
 	MemLimit     uint64      // Charge's cap on device memory; 0: none
+	StagingLimit uint64      // the staging pool's cap in bytes; 0: DefaultStagingLimit
 	ActorOptions []actor.Option
 	// Describe runs on the actor thread once the device's context is current, and returns the
 	// public package's description of the device (Info) and its launch limits. Without it,
@@ -93,6 +97,8 @@ func Open(ctx context.Context, be backend.Backend, cfg Config, ordinal int) (*De
 			modules: map[*Module]struct{}{},
 		},
 	}
+	d.ops.epoch = time.Now()
+	d.staging = newStaging(d, cfg.StagingLimit)
 	opts := append([]actor.Option{
 		actor.WithName(fmt.Sprintf("gpuactor/%s/%d", be.Name(), ordinal)),
 		actor.WithClosedError(Closed("device %d (%s)", ordinal, be.Name())),
@@ -160,6 +166,7 @@ func (d *Device) release() {
 	if d.Err() == nil {
 		errs = append(errs, d.rt.StreamSynchronize(d.stream.h))
 	}
+	errs = append(errs, d.staging.release(d.rt)) // no stream uses a slot now
 	for b := d.live.buffers.head; b != nil; {
 		next := b.next // freeBuffer unlinks b
 		errs = append(errs, d.freeBuffer(b))
@@ -170,6 +177,9 @@ func (d *Device) release() {
 	}
 	for m := range d.live.modules {
 		errs = append(errs, d.unload(m))
+	}
+	if d.syncEv != 0 {
+		errs = append(errs, d.rt.EventDestroy(d.syncEv))
 	}
 	errs = append(errs, d.stream.destroy(d.rt, d.tracker))
 	if d.Err() == nil {
@@ -271,12 +281,40 @@ func (d *Device) MemInfo(ctx context.Context) (free, total uint64, err error) {
 }
 
 // Synchronize waits until the GPU has passed all work sent to the device's streams so far,
-// without holding up the device's other work while it waits.
+// without holding up the device's other work while it waits. Like cudaDeviceSynchronize, it
+// lets the stream-ordered pools give back memory freed above their release thresholds.
 func (d *Device) Synchronize(ctx context.Context) error {
-	return RunTracked(ctx, d, func(_ backend.Device, tr *Tracker, done func(error)) error {
-		tr.AfterAll(done)
+	return RunTracked(ctx, d, func(rt backend.Device, tr *Tracker, done func(error)) error {
+		ev, err := d.syncEvent(rt)
+		if err != nil {
+			return err
+		}
+		if err := rt.EventRecord(ev, d.stream.h); err != nil {
+			return err
+		}
+		tr.AfterAll(func(err error) {
+			// The pools give freed memory back at a synchronization, not when the GPU is
+			// seen to pass the free; ev is complete by now (the device's own stream has passed
+			// it), so this one returns at once.
+			if serr := rt.EventSynchronize(ev); err == nil {
+				err = serr
+			}
+			done(err)
+		})
 		return nil
 	}).Wait(ctx)
+}
+
+// syncEvent is the event Synchronize records, made on first use. Actor thread only.
+func (d *Device) syncEvent(rt backend.Device) (backend.Event, error) {
+	if d.syncEv == 0 {
+		ev, err := rt.EventCreate(backend.EventDisableTiming)
+		if err != nil {
+			return 0, err
+		}
+		d.syncEv = ev
+	}
+	return d.syncEv, nil
 }
 
 // TrackerStats reads the completion tracker's counters.

@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"runtime/debug"
+	"time"
 
 	"github.com/gpuactor/gpuactor/actor"
 	"github.com/gpuactor/gpuactor/internal/backend"
@@ -24,10 +25,11 @@ type Op interface {
 // a closure per layer costs a cache miss per layer. The future keeps the whole object alive
 // while a caller holds it.
 type Msg struct {
-	p    actor.Promise[struct{}]
-	s    *Stream
-	t    Tracking
-	self Op
+	p     actor.Promise[struct{}]
+	s     *Stream
+	t     Tracking
+	self  Op
+	start time.Duration // when it was sent, on the device's clock
 }
 
 // Tracking says how an operation's future completes. The zero value completes it when the GPU
@@ -47,6 +49,11 @@ type Tracking struct {
 	// included), rather than refusing it: for a release that must happen whatever became of
 	// the stream (a buffer's free).
 	Reroute bool
+	// Done, when set, runs once the future completes, by whatever route (the GPU passed the
+	// operation, it failed to queue, the device closed, Submit refused it), on the completing
+	// goroutine before any waiter wakes: for giving back what the operation held (a staging
+	// slot). It must be brief and must not wait.
+	Done func(error)
 }
 
 // Submit sends self, whose embedded Msg is m, to run on s, completed as t says. A closed
@@ -54,13 +61,27 @@ type Tracking struct {
 // actor.ErrFutureReused, and left as it was.
 func Submit(ctx context.Context, s *Stream, m *Msg, self Op, t Tracking) *Future {
 	if s == nil {
-		return actor.Completed(struct{}{}, Invalid("operation on a nil stream"))
+		return refused(t, Invalid("operation on a nil stream"))
 	}
 	if m.s != nil {
-		return actor.Completed(struct{}{}, actor.ErrFutureReused)
+		return refused(t, actor.ErrFutureReused)
 	}
 	m.s, m.self, m.t = s, self, t
+	o := &s.dev.ops
+	m.start = o.clock()
+	o.sent.Add(1)
+	o.inflight.Add(1)
+	s.inflight.Add(1)
+	m.p.OnComplete((*msgTask)(m))
 	return actor.CallTask(ctx, s.dev.act, &m.p, actor.Task[struct{}]((*msgTask)(m)))
+}
+
+// refused is the completed future of an operation Submit refuses, t.Done run.
+func refused(t Tracking, err error) *Future {
+	if t.Done != nil {
+		t.Done(err)
+	}
+	return actor.Completed(struct{}{}, err)
 }
 
 // Queue sends op, given as a function, to run on s; the future completes when the GPU has
@@ -115,6 +136,16 @@ func (m *msgTask) Run(p *actor.Promise[struct{}]) (struct{}, error) {
 	}
 	m.track(tr, s.h, p)
 	return struct{}{}, actor.ErrPending
+}
+
+// Completed counts the operation as complete and runs its Tracking.Done: on the goroutine
+// that completes its future, before its waiters wake.
+func (m *msgTask) Completed(_ struct{}, err error) {
+	m.s.dev.ops.done(m.start, err)
+	m.s.inflight.Add(-1)
+	if done := m.t.Done; done != nil {
+		done(err)
+	}
 }
 
 // track arranges for p to complete as the operation's Tracking says, its work queued on h.

@@ -18,7 +18,11 @@ type Stream struct {
 	own      bool // the device's own stream: destroyed by the device's Close only
 	closed   atomic.Bool
 	ext      atomic.Pointer[streamExt]
+	inflight atomic.Int64 // operations sent and not completed
 }
+
+// InFlight is how many operations were sent to the stream and have not completed.
+func (s *Stream) InFlight() int64 { return s.inflight.Load() }
 
 // StreamExt is state a public package keeps per stream (streams' staging ring), released on
 // the actor thread when the stream is destroyed, after its work has drained.

@@ -26,7 +26,13 @@ func RetryTrimmed[T any](rt backend.Device, alloc func() (T, error)) (T, error) 
 
 // TrimPools returns the unused memory of the device's default and current pools down to
 // their release thresholds, and reports whether it asked any. Actor thread only.
+//
+// It synchronizes the device first, holding the actor until every stream has drained: the
+// runtime hands a pool the memory of a stream-ordered free only once a synchronization has
+// seen the free complete, and trims nothing before. That is the one wait on the actor thread
+// gpuactor makes for a caller, and only once an allocation has already run out of memory.
 func TrimPools(rt backend.Device) bool {
+	_ = rt.Synchronize() // an error here is the device's, and the retry reports it
 	trimmed := false
 	def, err := rt.DefaultMemPool()
 	if err != nil {

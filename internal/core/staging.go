@@ -1,0 +1,299 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/gpuactor/gpuactor/internal/backend"
+)
+
+// Staging memory: the pinned buffers that copies of Go slices pass through. One pool per
+// device, shared by every stream, so that what a device pins for staging is bounded however
+// many streams copy at once: a copy borrows slots for as long as the GPU uses them and waits
+// for one to come back when the pool is at its limit, rather than pinning more.
+const (
+	// StagingSlotSize is a staging slot's size in bytes.
+	StagingSlotSize = 4 << 20
+	// DefaultStagingLimit is how much a device pins for staging unless configured otherwise:
+	// 64 slots, enough for the widest copy (one slot per copying goroutine, plus those queued
+	// for the link) several times over.
+	DefaultStagingLimit = 256 << 20
+)
+
+// Staging is a device's pool of pinned staging slots. Slots are pinned on demand, up to the
+// limit, and kept until the device closes. Safe for concurrent use.
+type Staging struct {
+	d     *Device
+	limit int // slots
+
+	mu      sync.Mutex
+	idle    []unsafe.Pointer
+	all     []unsafe.Pointer // every slot pinned, idle or lent
+	pinning int              // slots being pinned (counted against limit)
+	lent    int
+	waiters []chan struct{} // copies waiting for a slot, oldest first
+	closed  bool
+	pending map[any]func() // run on release before the memory goes (Pending)
+
+	// memMu keeps release from freeing slots under a host-side copy: copies into and out of
+	// slots hold it for reading (Use) and are refused once freed; release takes it for
+	// writing.
+	memMu sync.RWMutex
+	freed bool
+
+	// Stats' view, published under mu at every change, read without it.
+	waits                atomic.Uint64
+	nPinned, nLent, nWai atomic.Int64
+}
+
+// StagingStats is a snapshot of a device's staging pool.
+type StagingStats struct {
+	PinnedBytes uint64 // pinned for staging so far, idle or lent
+	InUseBytes  uint64 // lent to copies in progress
+	LimitBytes  uint64
+	Waits       uint64 // times a copy waited for a slot to come back
+	Waiting     int    // copies waiting now
+}
+
+// StagingLimitSlots is how many slots a limit of bytes allows: at least one.
+func StagingLimitSlots(bytes uint64) int {
+	return int(max(1, min(bytes/StagingSlotSize, 1<<20)))
+}
+
+func newStaging(d *Device, limit uint64) *Staging {
+	if limit == 0 {
+		limit = DefaultStagingLimit
+	}
+	return &Staging{d: d, limit: StagingLimitSlots(limit), pending: map[any]func(){}}
+}
+
+// Staging is the device's staging pool.
+func (d *Device) Staging() *Staging { return d.staging }
+
+// Stats is a snapshot of the pool, read without its lock.
+func (st *Staging) Stats() StagingStats {
+	return StagingStats{
+		PinnedBytes: uint64(st.nPinned.Load()) * StagingSlotSize,
+		InUseBytes:  uint64(max(0, st.nLent.Load())) * StagingSlotSize,
+		LimitBytes:  uint64(st.limit) * StagingSlotSize,
+		Waits:       st.waits.Load(),
+		Waiting:     int(st.nWai.Load()),
+	}
+}
+
+// publishLocked updates Stats' view; under mu, after every change.
+func (st *Staging) publishLocked() {
+	st.nPinned.Store(int64(len(st.all)))
+	st.nLent.Store(int64(st.lent))
+	st.nWai.Store(int64(len(st.waiters)))
+}
+
+// Acquire lends up to want slots (at least one): idle ones first, then newly pinned ones while
+// the pool is under its limit. With none to lend it waits, oldest waiter first, until a slot
+// comes back or ctx ends. A copy that holds slots never waits for more, so copies cannot
+// deadlock over slots. The slots go back with Release.
+func (st *Staging) Acquire(ctx context.Context, want int) ([]unsafe.Pointer, error) {
+	want = max(want, 1)
+	waited, canPin := false, true
+	for {
+		st.mu.Lock()
+		if st.closed {
+			st.publishLocked()
+			st.mu.Unlock()
+			return nil, Closed("device %d closed: no staging memory", st.d.ordinal)
+		}
+		n := min(want, len(st.idle))
+		got := slices.Clone(st.idle[len(st.idle)-n:])
+		st.idle = st.idle[:len(st.idle)-n]
+		pin := 0
+		if n < want && canPin {
+			pin = min(want-n, st.limit-len(st.all)-st.pinning)
+		}
+		st.pinning += pin
+		st.lent += n + pin
+		st.publishLocked()
+		st.mu.Unlock()
+		if pin > 0 {
+			pinned, err := st.pin(ctx, pin)
+			st.mu.Lock()
+			st.pinning -= pin
+			st.lent -= pin - len(pinned)
+			st.all = append(st.all, pinned...)
+			if len(pinned) < pin {
+				st.signalLocked(1) // a waiter that counted on these slots looks again
+			}
+			others := len(st.all) > 0 || st.pinning > 0 // lent slots come back
+			st.publishLocked()
+			st.mu.Unlock()
+			got = append(got, pinned...)
+			if len(got) == 0 {
+				if !others || ctx.Err() != nil {
+					return nil, err
+				}
+				canPin = false // pinning fails (memory, the device's limit): wait for a slot
+			}
+		}
+		if len(got) > 0 {
+			return got, nil
+		}
+		if !waited {
+			st.waits.Add(1)
+			waited = true
+		}
+		if err := st.wait(ctx, canPin); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// wait parks until Release or release signals, or ctx ends.
+func (st *Staging) wait(ctx context.Context, canPin bool) error {
+	st.mu.Lock()
+	if st.closed || len(st.idle) > 0 || (canPin && len(st.all)+st.pinning < st.limit) {
+		st.publishLocked()
+		st.mu.Unlock()
+		return nil // changed since the caller looked: look again
+	}
+	ch := make(chan struct{}, 1)
+	st.waiters = append(st.waiters, ch)
+	st.publishLocked()
+	st.mu.Unlock()
+	select {
+	case <-ch:
+		return nil
+	case <-ctx.Done():
+		st.mu.Lock()
+		if i := slices.Index(st.waiters, ch); i >= 0 {
+			st.waiters = slices.Delete(st.waiters, i, i+1)
+		} else {
+			st.signalLocked(1) // signalled as ctx ended: pass the turn on
+		}
+		st.publishLocked()
+		st.mu.Unlock()
+		return ctx.Err()
+	}
+}
+
+// signalLocked wakes up to n waiters, oldest first.
+func (st *Staging) signalLocked(n int) {
+	for ; n > 0 && len(st.waiters) > 0; n-- {
+		st.waiters[0] <- struct{}{}
+		st.waiters = st.waiters[1:]
+	}
+}
+
+// Release gives slots back once the GPU and the host are done with them. Safe from any
+// goroutine, the actor thread included.
+func (st *Staging) Release(slots ...unsafe.Pointer) {
+	if len(slots) == 0 {
+		return
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	defer st.publishLocked()
+	st.lent -= len(slots)
+	if st.closed {
+		return
+	}
+	st.idle = append(st.idle, slots...)
+	st.signalLocked(len(slots))
+}
+
+// pin pins up to n slots on the actor thread, charged as pinned memory. It returns those it
+// pinned with the error that stopped it, if any.
+func (st *Staging) pin(ctx context.Context, n int) ([]unsafe.Pointer, error) {
+	d := st.d
+	return Make(ctx, d, func(rt backend.Device, _ *Tracker) ([]unsafe.Pointer, error) {
+		var ps []unsafe.Pointer
+		for range n {
+			if err := d.Charge(KindPinned, StagingSlotSize); err != nil {
+				return ps, nilIfSome(ps, err)
+			}
+			p, err := rt.HostAlloc(StagingSlotSize, backend.HostAllocDefault)
+			if err != nil {
+				d.Refund(KindPinned, StagingSlotSize)
+				return ps, nilIfSome(ps, fmt.Errorf("gpuactor: pinning a %d-byte staging slot: %w", StagingSlotSize, err))
+			}
+			ps = append(ps, p)
+		}
+		return ps, nil
+	}, func(rt backend.Device, _ *Tracker, ps []unsafe.Pointer) {
+		for _, p := range ps {
+			_ = rt.HostFree(p)
+			d.Refund(KindPinned, StagingSlotSize)
+		}
+	})
+}
+
+// nilIfSome keeps the slots pinned before err: a copy can go on with fewer.
+func nilIfSome(ps []unsafe.Pointer, err error) error {
+	if len(ps) > 0 {
+		return nil
+	}
+	return err
+}
+
+// Use runs fn, a host-side copy into or out of lent slots, unless the pool's memory was freed
+// (the device closed), which it reports as ErrClosed.
+func (st *Staging) Use(fn func()) error {
+	st.memMu.RLock()
+	defer st.memMu.RUnlock()
+	if st.freed {
+		return Closed("device %d closed during a staged copy", st.d.ordinal)
+	}
+	fn()
+	return nil
+}
+
+// Pending registers fn to run on the actor thread when the device closes, before the slots
+// are freed, unless Done(key) came first: a download chunk's copy out of its slot, so that
+// what the GPU delivered reaches the caller even when the device closes under the copy.
+func (st *Staging) Pending(key any, fn func()) {
+	st.mu.Lock()
+	st.pending[key] = fn
+	st.mu.Unlock()
+}
+
+// Done drops key's Pending function.
+func (st *Staging) Done(key any) {
+	st.mu.Lock()
+	delete(st.pending, key)
+	st.mu.Unlock()
+}
+
+// release runs the pending copy-outs, then frees every slot: on the actor thread when the
+// device closes, after its streams have settled. Copies waiting for a slot get ErrClosed.
+func (st *Staging) release(rt backend.Device) error {
+	st.mu.Lock()
+	st.closed = true
+	fns := make([]func(), 0, len(st.pending))
+	for _, fn := range st.pending {
+		fns = append(fns, fn)
+	}
+	clear(st.pending)
+	st.signalLocked(len(st.waiters))
+	st.publishLocked()
+	st.mu.Unlock()
+	for _, fn := range fns {
+		fn()
+	}
+	st.memMu.Lock()
+	st.freed = true
+	st.memMu.Unlock()
+	st.mu.Lock()
+	all := st.all
+	st.all, st.idle = nil, nil
+	st.publishLocked()
+	st.mu.Unlock()
+	var errs []error
+	for _, p := range all {
+		errs = append(errs, rt.HostFree(p))
+		st.d.Refund(KindPinned, StagingSlotSize)
+	}
+	return errors.Join(errs...)
+}
