@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"runtime"
 	"runtime/debug"
+	"runtime/pprof"
 	"sync/atomic"
 	"time"
 )
@@ -317,6 +318,9 @@ func (a *Actor) main(started chan<- error) {
 	if a.cfg.lock {
 		// Never unlocked: a thread that carried a CUDA context must not be reused by Go.
 		runtime.LockOSThread()
+	}
+	if len(a.cfg.labels) > 0 {
+		pprof.SetGoroutineLabels(pprof.WithLabels(context.Background(), pprof.Labels(a.cfg.labels...)))
 	}
 	normal := false
 	defer func() {

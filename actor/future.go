@@ -1,12 +1,18 @@
 package actor
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"runtime"
+	"runtime/trace"
 	"sync/atomic"
 	"time"
 )
+
+// AwaitRegion is the runtime/trace region a goroutine is in while Await waits for a result
+// that is not there yet: for a device's futures, its wait for the actor and the GPU.
+const AwaitRegion = "gpuactor.await"
 
 // ErrNotReady is returned by Future.Value before the future completes.
 var ErrNotReady = errors.New("actor: future not completed")
@@ -96,6 +102,19 @@ func (p *Promise[T]) OnComplete(c Completer[T]) { p.f.done = c }
 // arguments in one struct is one allocation per op, where a closure and a future are two.
 type Task[T any] interface {
 	Run(p *Promise[T]) (T, error)
+}
+
+// Refuser is implemented by a Task that must know when it will never run — the actor's guard
+// refused it, or the actor stopped before its turn — to give back what its sender set aside
+// for it. Refused runs before the task's future completes with err.
+type Refuser interface {
+	Refused(err error)
+}
+
+func refused(task any, err error) {
+	if r, ok := task.(Refuser); ok {
+		r.Refused(err)
+	}
 }
 
 // funcTask is the Task of Call and CallInto; a func is pointer-shaped, so boxing it costs no
@@ -210,6 +229,9 @@ func (f *Future[T]) Await(ctx context.Context) (T, error) {
 		default:
 		}
 	}
+	if trace.IsEnabled() { // an execution trace shows the wait as a region of the waiter's
+		defer trace.StartRegion(cmp.Or(ctx, context.Background()), AwaitRegion).End()
+	}
 	if spin := time.Duration(f.spin.Load()); spin > 0 {
 		switch f.spinFor(spin, cancel) {
 		case spinDone:
@@ -295,6 +317,7 @@ func (p *Promise[T]) run(a *Actor) {
 	f.task = nil
 	if a.cfg.guard != nil {
 		if err := a.cfg.guard(); err != nil {
+			refused(task, err)
 			var zero T
 			f.complete(zero, err)
 			return
@@ -314,6 +337,7 @@ func (p *Promise[T]) weight() uint64 { return 1 }
 
 // fail completes a Call whose op panicked, or was dropped because the actor died.
 func (p *Promise[T]) fail(_ *Actor, err error) {
+	refused(p.f.task, err) // nil once it ran
 	p.f.task = nil
 	var zero T
 	p.f.complete(zero, err)

@@ -156,3 +156,39 @@ func TestIdleHookGetsTheClock(t *testing.T) {
 	assert.LessOrEqual(t, seen[len(seen)-1], elapsed)
 	assert.Greater(t, seen[len(seen)-1], 50*10*time.Microsecond, "the ops' sleeps are on the clock")
 }
+
+// refuserTask records whether it ran or was told it never would.
+type refuserTask struct {
+	ran     bool
+	refused error
+}
+
+func (r *refuserTask) Run(*Promise[int]) (int, error) { r.ran = true; return 1, nil }
+func (r *refuserTask) Refused(err error)              { r.refused = err }
+
+func TestRefuserIsToldItWillNotRun(t *testing.T) {
+	ctx := context.Background()
+	no := errors.New("refused")
+	var refuse atomic.Bool
+	a, err := New(WithGuard(func() error {
+		if refuse.Load() {
+			return no
+		}
+		return nil
+	}))
+	require.NoError(t, err)
+	defer a.Close()
+
+	ran := &refuserTask{}
+	_, err = CallTask(ctx, a, NewPromise[int](), Task[int](ran)).Await(ctx)
+	require.NoError(t, err)
+	assert.True(t, ran.ran)
+	assert.NoError(t, ran.refused, "a task that ran is not refused")
+
+	refuse.Store(true)
+	skipped := &refuserTask{}
+	_, err = CallTask(ctx, a, NewPromise[int](), Task[int](skipped)).Await(ctx)
+	require.ErrorIs(t, err, no)
+	assert.False(t, skipped.ran)
+	assert.ErrorIs(t, skipped.refused, no, "told before its future completed")
+}

@@ -2,6 +2,7 @@ package actor
 
 import (
 	"context"
+	"runtime/trace"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -76,6 +77,7 @@ func (m *mailbox) waitSpace(ctx context.Context) error {
 	var done <-chan struct{}
 	if ctx != nil {
 		done = ctx.Done()
+		defer trace.StartRegion(ctx, "gpuactor.mailbox.full").End()
 	}
 	select {
 	case <-ch:

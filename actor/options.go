@@ -32,6 +32,7 @@ type config struct {
 	idlePoll  time.Duration
 	lock      bool
 	name      string
+	labels    []string // pprof label pairs (WithLabels)
 	closedErr error
 	init      func() error
 	shutdown  func()
@@ -155,6 +156,19 @@ func WithIdlePoll(d time.Duration) Option {
 // what we want for a thread that carried a CUDA context.
 func WithLockedThread(lock bool) Option {
 	return func(c *config) { c.lock = lock }
+}
+
+// WithLabels runs the actor goroutine under the pprof labels of the key/value pairs kv, so
+// that a CPU profile (go tool pprof -tagfocus, or the labels view) tells its time from the
+// rest of the program's. An odd number of strings makes New fail with ErrBadOption.
+func WithLabels(kv ...string) Option {
+	return func(c *config) {
+		if len(kv)%2 != 0 {
+			c.bad("labels %q: not key/value pairs", kv)
+			return
+		}
+		c.labels = append(c.labels, kv...)
+	}
 }
 
 // WithInit runs fn on the actor's thread before any op, e.g. to bind the device. If it fails

@@ -129,6 +129,15 @@ func open(ctx context.Context, be backend.Backend, c *config, ordinal int) (*Dev
 // dev.Close()), and it waits for everything already sent.
 func (d *Device) Close() error { return d.core().Close() }
 
+// Shutdown stops the device within ctx, for a service shutting down: it refuses new work at
+// once (with ErrClosed) and waits for the work already sent, as Close does, until ctx ends.
+// If ctx ends first, what is left fails at once — messages not yet run, and the futures of
+// operations the GPU has not finished — with an error wrapping ErrShutdown and ErrClosed, and
+// Shutdown returns ctx's error; the device then finishes closing in the background, freeing
+// everything once the GPU has passed the work it was given, which no deadline cuts short.
+// Every operation accepted before Shutdown either completes or fails with ErrShutdown.
+func (d *Device) Shutdown(ctx context.Context) error { return d.core().Shutdown(ctx) }
+
 // Ordinal is the device's index in its backend.
 func (d *Device) Ordinal() int { return d.core().Ordinal() }
 

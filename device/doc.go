@@ -27,4 +27,34 @@
 // leave the device usable. Every resource is released with Close, and a resource used after
 // its Close — or a closed device — returns an error wrapping ErrClosed. Errors from the
 // runtime wrap cudaerr codes: match them with errors.Is(err, cudaerr.MemoryAllocation).
+//
+// # In a service
+//
+// Device.Stats is a snapshot that never waits: mailbox depth, operations in flight, their
+// latency, the actor's time, memory against WithMemoryLimit, the staging pool against
+// WithStagingLimit, and whether the device failed. expvar publishes it in one line (see
+// Device.Stats's example); the module github.com/gpuactor/gpuactor/contrib/prometheus
+// exports it to Prometheus. Device.Shutdown stops a device within a deadline.
+//
+// In a CPU profile each device's actor goroutine carries the pprof labels gpuactor.device
+// (its ordinal) and gpuactor.backend; in an execution trace (runtime/trace) a goroutine
+// waiting on a future is in a region named actor.AwaitRegion, one waiting for a staging slot
+// in gpuactor.staging.wait, and one waiting for room in a full mailbox in
+// gpuactor.mailbox.full.
+//
+// # What the actor costs in CPU
+//
+// The actor spins rather than parks where parking would cost more than the wait: waking a
+// parked, thread-locked goroutine takes longer than a GPU round trip. An idle actor polls its
+// mailbox for actor.DefaultSpin (50 µs) before it parks; while the GPU has work in flight it
+// keeps polling for completions for up to actor.DefaultBusySpin (20 ms), so one CPU core per
+// device is busy while work is outstanding, as CUDA's own default spin-wait does; and a
+// caller's Await spins for actor.DefaultAwaitSpin (100 µs) before parking. Stats.Actor.Spin
+// says how much of the actor's time went to spinning. WithActorOptions trades it away:
+// actor.WithBusySpin(0) parks between polls of the GPU (a completion is then seen when the
+// actor.WithIdlePoll timer fires, and timers under a millisecond oversleep to about one),
+// actor.WithSpin(0) parks as soon as the mailbox is empty (each message then pays a wake of
+// tens of microseconds), and actor.WithAwaitSpin(0) parks waiters at once. A service whose
+// requests are much longer than those costs, or that shares its cores with heavier work,
+// loses little with all three at 0.
 package device

@@ -18,6 +18,9 @@ var (
 	// stream, event, graph, pool or any other resource used after its Close (or closed
 	// twice), return an error wrapping it.
 	ErrClosed = core.ErrClosed
+	// ErrShutdown: the device's Shutdown deadline passed before the operation completed. The
+	// error wraps ErrClosed too.
+	ErrShutdown = core.ErrShutdown
 	// ErrAllocFailed: the buffer's stream-ordered allocation failed when the device ran it
 	// (out of memory, a closed pool…); every use of the buffer fails with it, wrapping the
 	// cause, so errors.Is also matches the cause (cudaerr.MemoryAllocation, say).

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -25,6 +26,8 @@ type Device struct {
 	info    atomic.Pointer[any] // the public package's description of the device (Config.Describe)
 	limits  Limits              // what launches are checked against
 	failed  atomic.Pointer[error]
+	// aborting: a Shutdown's deadline passed; the actor fails what is left (abortLeft).
+	aborting atomic.Bool
 	acct    accounting
 	staging *Staging
 	ops     opStats
@@ -38,6 +41,7 @@ type Device struct {
 	tracker  *Tracker
 	live     liveSet
 	syncEv   backend.Event // Synchronize's; 0 until first used
+	aborted  bool          // abortLeft has run
 	closeErr error
 }
 
@@ -54,6 +58,12 @@ type Limits struct {
 	MaxThreadsPerBlock int
 	MaxSharedMem       int // dynamic shared memory per block, in bytes
 }
+
+// The pprof labels a device's actor goroutine runs under: its ordinal and its backend.
+const (
+	LabelDevice  = "gpuactor.device"
+	LabelBackend = "gpuactor.backend"
+)
 
 // Config is how Open sets a device up.
 type Config struct {
@@ -101,10 +111,11 @@ func Open(ctx context.Context, be backend.Backend, cfg Config, ordinal int) (*De
 	d.staging = newStaging(d, cfg.StagingLimit)
 	opts := append([]actor.Option{
 		actor.WithName(fmt.Sprintf("gpuactor/%s/%d", be.Name(), ordinal)),
+		actor.WithLabels(LabelDevice, strconv.Itoa(ordinal), LabelBackend, be.Name()),
 		actor.WithClosedError(Closed("device %d (%s)", ordinal, be.Name())),
 		actor.WithInit(func() error { return d.init(cfg.Describe) }),
 		actor.WithShutdown(d.release),
-		actor.WithGuard(d.Err),
+		actor.WithGuard(d.guard),
 		actor.WithErrorObserver(d.note),
 		actor.WithIdle(d.poll),
 	}, cfg.ActorOptions...)
@@ -153,7 +164,16 @@ func (d *Device) poll(waiting bool, now time.Duration) bool {
 	if d.tracker == nil {
 		return false
 	}
+	d.abortLeft()
 	return d.tracker.poll(waiting, now)
+}
+
+// guard refuses every message once the device failed, or once a Shutdown's deadline passed.
+func (d *Device) guard() error {
+	if d.aborting.Load() {
+		return d.shutdownErr()
+	}
+	return d.Err()
 }
 
 // release runs on the actor thread after the last op: it frees what callers left behind.
@@ -161,6 +181,7 @@ func (d *Device) release() {
 	if d.rt == nil || d.tracker == nil {
 		return
 	}
+	d.abortLeft()
 	var errs []error
 	errs = append(errs, d.tracker.close()) // public packages' streams and resources first
 	if d.Err() == nil {

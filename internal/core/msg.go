@@ -155,14 +155,14 @@ func (m *msgTask) track(tr *Tracker, h backend.Stream, p *actor.Promise[struct{}
 		p.Complete(struct{}{}, nil)
 	case t.Then != nil:
 		then := t.Then
-		done := func(err error) { p.Complete(struct{}{}, callThen(then, err)) }
-		if t.Marked {
-			tr.AfterMarked(h, done)
-		} else {
-			tr.After(h, done)
-		}
+		tr.afterFor(h, p, func(err error) {
+			if p.Future().Ready() {
+				return // failed by a shutdown's abort: its caller has moved on, then must not act
+			}
+			p.Complete(struct{}{}, callThen(then, err))
+		}, t.Marked)
 	case t.Marked:
-		tr.AfterMarked(h, func(err error) { p.Complete(struct{}{}, err) })
+		tr.afterFor(h, p, func(err error) { p.Complete(struct{}{}, err) }, true)
 	default:
 		tr.AfterPromise(h, p)
 	}

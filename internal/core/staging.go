@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime/trace"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -163,6 +164,7 @@ func (st *Staging) wait(ctx context.Context, canPin bool) error {
 	st.waiters = append(st.waiters, ch)
 	st.publishLocked()
 	st.mu.Unlock()
+	defer trace.StartRegion(ctx, "gpuactor.staging.wait").End()
 	select {
 	case <-ch:
 		return nil

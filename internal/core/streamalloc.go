@@ -102,6 +102,10 @@ func (t *allocTask) Run(p *actor.Promise[struct{}]) (struct{}, error) {
 	return struct{}{}, actor.ErrPending
 }
 
+// Refused gives the charge back when the allocation's message will never run: the device
+// refused it (a shutdown's deadline passed) or stopped before it.
+func (t *allocTask) Refused(err error) { (*Buffer)(t).fail(err) }
+
 // fail settles a stream-ordered allocation as failed with cause, unless it was settled
 // already, and gives its charge back. Safe from any goroutine.
 func (b *Buffer) fail(cause error) {

@@ -117,9 +117,13 @@ type mark struct {
 
 // completion is a callback of After, or the promise of AfterPromise: completing a promise
 // directly saves the closure that would complete it.
+//
+// user, when set, is the future of the operation fn completes: Abort fails it early, and fn
+// still runs when the GPU passes.
 type completion struct {
-	fn func(error)
-	p  *actor.Promise[struct{}]
+	fn   func(error)
+	p    *actor.Promise[struct{}]
+	user *actor.Promise[struct{}]
 }
 
 func (c completion) run(err error) {
@@ -200,9 +204,41 @@ func (t *Tracker) addTo(tr *track, c completion) {
 // stream is busy: one whose completion frees a resource the caller is waiting for (a staging
 // buffer), and whose duration dwarfs a watermark's cost.
 func (t *Tracker) AfterMarked(s backend.Stream, done func(error)) {
-	t.After(s, done)
-	if tr := t.streams[s]; tr != nil { // nil when captured: done has run
+	t.afterFor(s, nil, done, true)
+}
+
+// afterFor is After, or AfterMarked when marked, for done, which completes user: Abort fails
+// user early.
+func (t *Tracker) afterFor(s backend.Stream, user *actor.Promise[struct{}], done func(error), marked bool) {
+	t.add(s, completion{fn: done, user: user})
+	if tr := t.streams[s]; marked && tr != nil { // nil when captured: done has run
 		tr.urgent = true
+	}
+}
+
+// abort completes every operation's future still waiting on the GPU with err, at once: for a
+// shutdown whose deadline passed. The callbacks themselves still run when the GPU passes their
+// work (what they release is released then); the futures they would complete are done already.
+func (t *Tracker) abort(err error) {
+	fail := func(cs []completion) {
+		for _, c := range cs {
+			if c.p != nil {
+				c.p.Complete(struct{}{}, err)
+			}
+			if c.user != nil {
+				c.user.Complete(struct{}{}, err)
+			}
+		}
+	}
+	tracks := slices.Clone(t.active)
+	for _, tr := range t.streams {
+		tracks = append(tracks, tr)
+	}
+	for _, tr := range tracks {
+		fail(tr.open)
+		for _, m := range tr.marks[tr.first:] {
+			fail(m.done)
+		}
 	}
 }
 
