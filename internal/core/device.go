@@ -28,9 +28,9 @@ type Device struct {
 	failed  atomic.Pointer[error]
 	// aborting: a Shutdown's deadline passed; the actor fails what is left (abortLeft).
 	aborting atomic.Bool
-	acct    accounting
-	staging *Staging
-	ops     opStats
+	acct     accounting
+	staging  *Staging
+	ops      opStats
 
 	extMu sync.Mutex
 	ext   map[any]any // public packages' per-device state (Ext)
