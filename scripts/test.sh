@@ -5,7 +5,8 @@
 # and staticcheck), then checks formatting, vet and staticcheck, and runs the tests twice: with
 # the race detector (cgo on) and with CGO_ENABLED=0, the way users cross-compile. The library,
 # the benchmark suite (bench/, a module of its own) and the consumer module (internal/consumer,
-# which uses gpuactor as an outside module would) are each checked.
+# which uses gpuactor as an outside module would) and the Prometheus collector (contrib/prometheus)
+# are each checked.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -30,7 +31,7 @@ if have_cuda_libs; then
   export GPUACTOR_REQUIRE_CUDART=1 # the binding's no-GPU tests must run, not skip
 fi
 
-modules=(. bench internal/consumer)
+modules=(. bench internal/consumer contrib/prometheus)
 
 echo "== staticcheck (installing it when missing)"
 staticcheck_version=v0.8.2

@@ -1,0 +1,175 @@
+package prometheus
+
+import (
+	"strconv"
+	"time"
+
+	prom "github.com/prometheus/client_golang/prometheus"
+
+	"github.com/gpuactor/gpuactor/device"
+)
+
+// Collector is a prometheus.Collector of the Stats of a fixed set of devices. Every metric
+// carries the labels device (the ordinal) and backend (cuda or sim).
+type Collector struct {
+	devs []*device.Device
+	d    descs
+}
+
+// Option configures New.
+type Option func(*config)
+
+type config struct {
+	namespace string
+	labels    prom.Labels
+}
+
+// WithNamespace sets the metric names' prefix; the default is "gpuactor".
+func WithNamespace(ns string) Option { return func(c *config) { c.namespace = ns } }
+
+// WithConstLabels adds labels with fixed values to every metric, e.g. the service's name.
+func WithConstLabels(l prom.Labels) Option { return func(c *config) { c.labels = l } }
+
+// New returns a Collector of devs' Stats. Register it once; the devices may be closed later
+// (their last figures stay visible, with up at 0). devs must be distinct devices (as OpenAll
+// returns them): two with one ordinal and backend would export the same series twice, which
+// the registry refuses.
+func New(devs []*device.Device, opts ...Option) *Collector {
+	cfg := config{namespace: "gpuactor"}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	return &Collector{devs: append([]*device.Device(nil), devs...), d: newDescs(cfg)}
+}
+
+// descs are the metrics' descriptions, made once.
+type descs struct {
+	up, mailbox, inFlight, sent, failed, latency         *prom.Desc
+	actorMessages, actorSeconds, actorPanics, actorParks *prom.Desc
+	memBytes, memCount, memLimit                         *prom.Desc
+	stagingPinned, stagingInUse, stagingLimit            *prom.Desc
+	stagingWaits, stagingWaiting                         *prom.Desc
+}
+
+func newDescs(cfg config) descs {
+	labels := []string{"device", "backend"}
+	d := func(name, help string, extra ...string) *prom.Desc {
+		return prom.NewDesc(prom.BuildFQName(cfg.namespace, "", name), help, append(labels[:2:2], extra...), cfg.labels)
+	}
+	return descs{
+		up:             d("up", "1 while the device takes work; 0 once it failed or closed."),
+		mailbox:        d("mailbox_messages", "Messages waiting for the device's actor."),
+		inFlight:       d("operations_in_flight", "Stream operations sent and not yet completed."),
+		sent:           d("operations_sent_total", "Stream operations sent."),
+		failed:         d("operations_failed_total", "Stream operations that completed with an error."),
+		latency:        d("operation_latency_seconds", "Time from an operation's send to its completion on the GPU."),
+		actorMessages:  d("actor_messages_total", "Mailbox messages the device's actor ran."),
+		actorSeconds:   d("actor_seconds_total", "The actor's time by state: busy running messages, spinning (a CPU kept busy) or parked.", "state"),
+		actorPanics:    d("actor_panics_total", "Operations that panicked and were recovered."),
+		actorParks:     d("actor_parks_total", "Times the actor parked instead of spinning."),
+		memBytes:       d("memory_bytes", "Memory gpuactor allocated and has not freed, by kind.", "kind"),
+		memCount:       d("memory_allocations", "Allocations gpuactor made and has not freed, by kind.", "kind"),
+		memLimit:       d("memory_limit_bytes", "The cap on device memory (WithMemoryLimit); 0 for none."),
+		stagingPinned:  d("staging_pinned_bytes", "Pinned memory held by the staging pool."),
+		stagingInUse:   d("staging_in_use_bytes", "Staging memory lent to copies in progress."),
+		stagingLimit:   d("staging_limit_bytes", "The staging pool's cap (WithStagingLimit)."),
+		stagingWaits:   d("staging_waits_total", "Copies that found the staging pool exhausted and waited."),
+		stagingWaiting: d("staging_waiting", "Copies waiting for a staging slot now."),
+	}
+}
+
+// Describe sends the descriptions of every metric the Collector exports.
+func (c *Collector) Describe(ch chan<- *prom.Desc) {
+	for _, d := range []*prom.Desc{
+		c.d.up, c.d.mailbox, c.d.inFlight, c.d.sent, c.d.failed, c.d.latency,
+		c.d.actorMessages, c.d.actorSeconds, c.d.actorPanics, c.d.actorParks,
+		c.d.memBytes, c.d.memCount, c.d.memLimit,
+		c.d.stagingPinned, c.d.stagingInUse, c.d.stagingLimit, c.d.stagingWaits, c.d.stagingWaiting,
+	} {
+		ch <- d
+	}
+}
+
+// Collect sends every device's metrics, from one Stats snapshot each.
+func (c *Collector) Collect(ch chan<- prom.Metric) {
+	for _, dev := range c.devs {
+		c.collect(ch, dev.Stats())
+	}
+}
+
+func (c *Collector) collect(ch chan<- prom.Metric, st device.Stats) {
+	lv := []string{strconv.Itoa(st.Ordinal), string(st.Backend)}
+	gauge := func(d *prom.Desc, v float64, extra ...string) {
+		ch <- prom.MustNewConstMetric(d, prom.GaugeValue, v, append(lv[:2:2], extra...)...)
+	}
+	counter := func(d *prom.Desc, v float64, extra ...string) {
+		ch <- prom.MustNewConstMetric(d, prom.CounterValue, v, append(lv[:2:2], extra...)...)
+	}
+	up := 1.0
+	if st.Closed || st.Failure != "" {
+		up = 0
+	}
+	gauge(c.d.up, up)
+	gauge(c.d.mailbox, float64(st.Mailbox))
+	gauge(c.d.inFlight, float64(st.InFlight))
+	counter(c.d.sent, float64(st.Sent))
+	counter(c.d.failed, float64(st.Failed))
+	count, sum, buckets := histogram(st.Latency)
+	ch <- prom.MustNewConstHistogram(c.d.latency, count, sum, buckets, lv...)
+
+	a := st.Actor
+	counter(c.d.actorMessages, float64(a.Messages))
+	counter(c.d.actorSeconds, a.Busy.Seconds(), "busy")
+	counter(c.d.actorSeconds, a.Spin.Seconds(), "spin")
+	counter(c.d.actorSeconds, a.Park.Seconds(), "park")
+	counter(c.d.actorPanics, float64(a.Panics))
+	counter(c.d.actorParks, float64(a.Parks))
+
+	m := st.Memory
+	for _, k := range []struct {
+		kind string
+		u    device.KindUsage
+	}{{"device", m.Device}, {"async", m.Async}, {"pinned", m.Pinned}, {"registered", m.Registered}, {"managed", m.Managed}} {
+		gauge(c.d.memBytes, float64(k.u.Bytes), k.kind)
+		gauge(c.d.memCount, float64(k.u.Count), k.kind)
+	}
+	gauge(c.d.memLimit, float64(m.Limit))
+
+	s := st.Staging
+	gauge(c.d.stagingPinned, float64(s.PinnedBytes))
+	gauge(c.d.stagingInUse, float64(s.InUseBytes))
+	gauge(c.d.stagingLimit, float64(s.LimitBytes))
+	counter(c.d.stagingWaits, float64(s.Waits))
+	gauge(c.d.stagingWaiting, float64(s.Waiting))
+}
+
+// The latency histogram's bucket bounds: the powers of two from about a microsecond to about
+// a minute, the same on every scrape (Prometheus compares buckets across scrapes by bound).
+const (
+	firstBound = 10 // 2^10 ns ≈ 1 µs
+	lastBound  = 36 // 2^36 ns ≈ 69 s
+)
+
+// histogram turns Stats' power-of-two buckets into Prometheus's cumulative ones. A device
+// bucket holds latencies below its UpTo, so it lands in the first Prometheus bucket whose
+// bound is at least UpTo; latencies past the last bound count only in +Inf (count).
+func histogram(l device.Latency) (count uint64, sum float64, buckets map[float64]uint64) {
+	buckets = make(map[float64]uint64, lastBound-firstBound+1)
+	bounds := make([]time.Duration, 0, lastBound-firstBound+1)
+	for i := firstBound; i <= lastBound; i++ {
+		bounds = append(bounds, time.Duration(1)<<i)
+	}
+	var cum uint64
+	next := 0
+	for _, b := range l.Buckets {
+		for next < len(bounds) && bounds[next] < b.UpTo {
+			buckets[bounds[next].Seconds()] = cum
+			next++
+		}
+		cum += b.Count
+	}
+	for ; next < len(bounds); next++ {
+		buckets[bounds[next].Seconds()] = cum
+	}
+	return l.Count, l.Sum.Seconds(), buckets
+}
