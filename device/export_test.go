@@ -1,0 +1,10 @@
+package device
+
+import "go.uber.org/zap"
+
+// ZapOfOptionForTest is the zap logger an option leaves in a device's configuration.
+func ZapOfOptionForTest(o Option) *zap.Logger {
+	c := &config{}
+	o(c)
+	return c.logger
+}
