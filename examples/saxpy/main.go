@@ -22,27 +22,6 @@ import (
 	"github.com/gpuactor/gpuactor/streams"
 )
 
-const source = `
-extern "C" __global__ void saxpy(int n, float a, const float* __restrict__ x, float* __restrict__ y) {
-    int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) y[i] = a * x[i] + y[i];
-}
-`
-
-// simKernels is saxpy for the simulator: the same arithmetic, in Go.
-var simKernels = map[string]cuda.SimKernel{
-	"saxpy": func(c *cuda.KernelCall) error {
-		n := int(c.Int32(0))
-		a := c.Float32(1)
-		x := cuda.SimSlice[float32](c, 2, n)
-		y := cuda.SimSlice[float32](c, 3, n)
-		for i := range min(uint64(n), c.Threads()) {
-			y[i] = float32(a*x[i]) + y[i] // no fused multiply-add, like the GPU built with --fmad=false
-		}
-		return nil
-	},
-}
-
 func main() {
 	n := flag.Int("n", 1<<20, "elements per goroutine")
 	workers := flag.Int("goroutines", 64, "goroutines launching at once")
@@ -65,15 +44,7 @@ func run(n, workers, rounds int, f sample.Flags) error {
 	defer dev.Close()
 	sample.Describe(dev)
 
-	// --fmad=false: the GPU would otherwise fuse a*x+y into one FMA with a single rounding,
-	// and the exact element-by-element check against Go (which rounds the product and the
-	// sum separately) would fail by one ulp on some elements.
-	mod, err := dev.Compile(ctx, device.Source{Name: "saxpy.cu", Code: source, Sim: simKernels},
-		device.NVRTCOptions("--fmad=false"))
-	if err != nil {
-		return err
-	}
-	k, err := mod.Kernel(ctx, "saxpy")
+	k, err := sample.Saxpy(ctx, dev)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,145 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// report is what a load run measured.
+type report struct {
+	ok, cancelled int
+	elapsed       time.Duration
+	latencies     []time.Duration // of the answered requests, sorted
+	perDevice     map[string]int  // answered requests by the device that ran them
+}
+
+func (r report) quantile(q float64) time.Duration {
+	if len(r.latencies) == 0 {
+		return 0
+	}
+	return r.latencies[min(len(r.latencies)-1, int(q*float64(len(r.latencies))))]
+}
+
+func (r report) print() {
+	fmt.Printf("%d requests answered and checked, %d cancelled, in %v: %.0f req/s\n",
+		r.ok, r.cancelled, r.elapsed.Round(time.Millisecond), float64(r.ok)/r.elapsed.Seconds())
+	p50, p99 := r.quantile(0.50), r.quantile(0.99)
+	ratio := 0.0
+	if p50 > 0 {
+		ratio = float64(p99) / float64(p50)
+	}
+	fmt.Printf("latency p50 %v, p99 %v (%.2f× p50), max %v\n", p50.Round(time.Microsecond), p99.Round(time.Microsecond),
+		ratio, r.quantile(1).Round(time.Microsecond))
+	devs := make([]string, 0, len(r.perDevice))
+	for d := range r.perDevice {
+		devs = append(devs, d)
+	}
+	slices.Sort(devs)
+	for _, d := range devs {
+		fmt.Printf("device %s: %d requests\n", d, r.perDevice[d])
+	}
+}
+
+// generateLoad runs c.clients clients against the service at url for c.duration, each sending
+// one request after another and checking every element of every answer. A fraction c.cancel
+// of the requests is cancelled at a random moment within c.cancelWithin; those may end either
+// way, and count as cancelled when they do not answer.
+func generateLoad(ctx context.Context, url string, c config) (report, error) {
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: c.clients}}
+	defer client.CloseIdleConnections()
+	n := c.size / 4
+	var mu sync.Mutex
+	rep := report{perDevice: map[string]int{}}
+	errs := make([]error, c.clients)
+	var wg sync.WaitGroup
+	start := time.Now()
+	deadline := start.Add(c.duration)
+	for id := range c.clients {
+		wg.Go(func() {
+			rng := rand.New(rand.NewPCG(uint64(id), 7))
+			var lat []time.Duration
+			ok, cancelled := 0, 0
+			devs := map[string]int{}
+			for i := 0; time.Now().Before(deadline); i++ {
+				rctx, cancel := context.WithCancel(ctx)
+				if rng.Float64() < c.cancel {
+					time.AfterFunc(time.Duration(rng.Int64N(int64(c.cancelWithin)+1)), cancel)
+				}
+				t0 := time.Now()
+				dev, err := call(rctx, client, url, n, id, i)
+				took := time.Since(t0)
+				cancel()
+				switch {
+				case err == nil:
+					ok++
+					lat = append(lat, took)
+					devs[dev]++
+				case rctx.Err() != nil && ctx.Err() == nil:
+					cancelled++
+				default:
+					errs[id] = fmt.Errorf("client %d, request %d: %w", id, i, err)
+					return
+				}
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			rep.ok += ok
+			rep.cancelled += cancelled
+			rep.latencies = append(rep.latencies, lat...)
+			for d, k := range devs {
+				rep.perDevice[d] += k
+			}
+		})
+	}
+	wg.Wait()
+	rep.elapsed = time.Since(start)
+	slices.Sort(rep.latencies)
+	return rep, errors.Join(errs...)
+}
+
+// call sends request i of client id: n floats of x and y, and a, all derived from id and i;
+// it checks the answer element by element against Go's float32(a*x)+y and returns the device
+// that ran it.
+func call(ctx context.Context, client *http.Client, url string, n, id, i int) (string, error) {
+	a := float32((id+i)%7+1) * 0.25
+	x, y := make([]float32, n), make([]float32, n)
+	for j := range x {
+		x[j] = float32((j*7+id+i)%1000) / 250
+		y[j] = float32((j*13+id)%500) / 100
+	}
+	body := append(bytesOf(x), bytesOf(y)...)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url+"/saxpy?a="+strconv.FormatFloat(float64(a), 'g', -1, 32), bytes.NewReader(body))
+	if err != nil {
+		return "", err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	got, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return "", err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("%s: %s", resp.Status, bytes.TrimSpace(got))
+	}
+	if len(got) != 4*n {
+		return "", fmt.Errorf("answer of %d bytes, want %d", len(got), 4*n)
+	}
+	for j, v := range floats(got) {
+		if want := float32(a*x[j]) + y[j]; v != want {
+			return "", fmt.Errorf("element %d: got %v, want %v", j, v, want)
+		}
+	}
+	return resp.Header.Get("Gpu-Device"), nil
+}
