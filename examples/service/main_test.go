@@ -66,7 +66,7 @@ func TestHandler(t *testing.T) {
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	var vars struct {
-		Gpuactor []device.Stats `json:"gpuactor"`
+		Gpuactor []device.Stats  `json:"gpuactor"`
 		Memstats json.RawMessage `json:"memstats"`
 	}
 	require.NoError(t, json.NewDecoder(resp.Body).Decode(&vars))
