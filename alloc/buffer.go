@@ -240,7 +240,11 @@ func (o *freeOp) Enqueue(rt backend.Device, tr *core.Tracker, h backend.Stream) 
 		return err
 	}
 	if o.buf.Kind() == core.KindAsync {
-		return rt.FreeAsync(p, h)
+		if err := rt.FreeAsync(p, h); err != nil {
+			return err
+		}
+		tr.FreedOn(h) // Synchronize lets the pool release it
+		return nil
 	}
 	// Malloc's memory has no stream-ordered free: it is freed once the GPU has passed the
 	// work queued on the stream so far, which may use it, before the operation completes.

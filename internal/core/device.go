@@ -314,10 +314,11 @@ func (d *Device) Synchronize(ctx context.Context) error {
 			return err
 		}
 		tr.AfterAll(func(err error) {
-			// The pools give freed memory back at a synchronization, not when the GPU is
-			// seen to pass the free; ev is complete by now (the device's own stream has passed
-			// it), so this one returns at once.
-			if serr := rt.EventSynchronize(ev); err == nil {
+			// The pools give freed memory back at a synchronization that observes the free
+			// (poolrelease.go): ev is complete by now (the device's own stream, where
+			// Close frees without a stream, has passed it), so this returns at once, as does
+			// synchronizing the idle streams that freed.
+			if serr := errors.Join(rt.EventSynchronize(ev), tr.releaseFreed()); err == nil {
 				err = serr
 			}
 			done(err)

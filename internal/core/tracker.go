@@ -30,6 +30,7 @@ type Tracker struct {
 	note    func(error) // the device's sticky-fault check
 	waits   []eventWait // AfterEvent callbacks, in registration order
 	capture captures    // open stream captures (capture.go)
+	freed   map[backend.Stream]struct{} // streams with a stream-ordered free since Synchronize last saw them
 
 	// The stream After saw last and its track: ops come in runs on one stream, and this
 	// saves a map lookup per op. Cleared when the track is dropped (Settle).
@@ -264,6 +265,7 @@ func (t *Tracker) drop(s backend.Stream) {
 	}
 	t.idle(tr)
 	delete(t.streams, s)
+	delete(t.freed, s)
 	if t.lastS == s {
 		t.lastS, t.lastT = 0, nil
 	}

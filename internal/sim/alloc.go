@@ -20,8 +20,10 @@ import (
 // physically safe, though the real runtime without opportunistic reuse might allocate afresh.)
 // Internal dependencies are never inserted.
 //
-// The release threshold is applied when a pool is next used after its frees have run, and at
-// every synchronization (of the device, a stream or an event), as the real runtime applies it.
+// The release threshold is applied when a pool next allocates after its frees have run, and at
+// a synchronization that observes the frees (of the device, or of the stream that freed or an
+// event recorded on it after the free), as the real runtime applies it; reading a pool's
+// attributes releases nothing.
 type allocState struct {
 	d *device
 
@@ -120,10 +122,13 @@ func waitsFor(s, on *stream, seq uint64) bool {
 
 // settleLocked releases the completed free blocks of p above its threshold (all of them once p
 // is destroyed), and forgets a destroyed pool with nothing left.
-func (a *allocState) settleLocked(p *pool, keep uint64) {
+func (a *allocState) settleLocked(p *pool, keep uint64) { a.settleSeenLocked(p, keep, nil) }
+
+// settleSeenLocked is settleLocked for the blocks seen accepts (all with nil).
+func (a *allocState) settleSeenLocked(p *pool, keep uint64, seen func(*block) bool) {
 	kept := p.free[:0]
 	for _, b := range p.free {
-		if (p.reserved > keep || p.destroyed) && done(b.freedOn) >= b.freedSeq {
+		if (p.reserved > keep || p.destroyed) && done(b.freedOn) >= b.freedSeq && (seen == nil || seen(b)) {
 			a.d.mem.remove(b.addr)
 			p.reserved -= b.charged
 			continue
@@ -138,20 +143,29 @@ func (a *allocState) settleLocked(p *pool, keep uint64) {
 }
 
 // releaseAtSync gives back, as a synchronization of the real runtime does, the unused memory
-// every pool holds above its release threshold.
-func (a *allocState) releaseAtSync() {
+// every pool holds above its release threshold: of every free block for a device
+// synchronization (on nil), and of the blocks freed on stream on up to its task seq for a
+// stream's or an event's. The runtime releases only what the synchronization observes: a
+// free on another stream, or one merely seen to have completed, stays in its pool.
+func (a *allocState) releaseAtSync(on *stream, seq uint64) {
+	var seen func(*block) bool
+	if on != nil {
+		seen = func(b *block) bool { return b.freedOn == on && b.freedSeq <= seq }
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.settleAllLocked()
+	a.settleAllSeenLocked(seen)
 }
 
-func (a *allocState) settleAllLocked() {
+func (a *allocState) settleAllLocked() { a.settleAllSeenLocked(nil) }
+
+func (a *allocState) settleAllSeenLocked(seen func(*block) bool) {
 	for _, p := range a.pools {
 		keep := p.threshold
 		if p.destroyed {
 			keep = 0
 		}
-		a.settleLocked(p, keep)
+		a.settleSeenLocked(p, keep, seen)
 	}
 }
 
@@ -407,7 +421,6 @@ func (d *device) MemPoolGetAttribute(h backend.MemPool, attr backend.PoolAttr) (
 	if err != nil {
 		return 0, err
 	}
-	a.settleLocked(p, p.threshold)
 	switch attr {
 	case backend.PoolReuseFollowEventDependencies, backend.PoolReuseAllowOpportunistic, backend.PoolReuseAllowInternalDependencies:
 		if p.reuse[attr] {

@@ -169,7 +169,7 @@ func (d *device) MemInfo() (free, total uint64, err error) {
 // Synchronize waits until every stream of the device is idle.
 func (d *device) Synchronize() error {
 	d.waitIdle()
-	d.alloc.releaseAtSync()
+	d.alloc.releaseAtSync(nil, 0)
 	return d.alive("cudaDeviceSynchronize")
 }
 

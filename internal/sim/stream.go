@@ -258,7 +258,7 @@ func (d *device) StreamSynchronize(h backend.Stream) error {
 	}
 	seq, _, _ := s.tail()
 	s.wait(seq)
-	d.alloc.releaseAtSync()
+	d.alloc.releaseAtSync(s, seq)
 	if err := d.alive(op); err != nil {
 		return err
 	}
@@ -471,7 +471,7 @@ func (d *device) EventSynchronize(h backend.Event) error {
 		return err
 	}
 	rec.s.wait(rec.seq)
-	d.alloc.releaseAtSync()
+	d.alloc.releaseAtSync(rec.s, rec.seq)
 	if err := d.alive(op); err != nil {
 		return err
 	}
