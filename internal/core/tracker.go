@@ -27,9 +27,9 @@ type Tracker struct {
 	spare   [][]completion // emptied callback lists, reused for the next ones
 	lastNow time.Duration  // the actor's clock at the last poll
 	owned   map[any]func() error
-	note    func(error) // the device's sticky-fault check
-	waits   []eventWait // AfterEvent callbacks, in registration order
-	capture captures    // open stream captures (capture.go)
+	note    func(error)                 // the device's sticky-fault check
+	waits   []eventWait                 // AfterEvent callbacks, in registration order
+	capture captures                    // open stream captures (capture.go)
 	freed   map[backend.Stream]struct{} // streams with a stream-ordered free since Synchronize last saw them
 
 	// The stream After saw last and its track: ops come in runs on one stream, and this
