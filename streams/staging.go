@@ -418,8 +418,15 @@ func (s *Stream) staged(ctx context.Context, h2d bool, host []byte, m device.Mem
 	if !h2d {
 		perDir, want = st.p.downWorkers, st.p.slots
 	}
-	slots, err := st.pool.Acquire(ctx, min(want, n))
-	if err != nil {
+	var slots []unsafe.Pointer
+	var err error
+	if len(host) <= core.StagingSmallSize { // one chunk, in a small slot: pins 1/64 of a slot
+		p, err := st.pool.AcquireSmall(ctx)
+		if err != nil {
+			return failed(err)
+		}
+		chunk, n, slots = len(host), 1, []unsafe.Pointer{p}
+	} else if slots, err = st.pool.Acquire(ctx, min(want, n)); err != nil {
 		return failed(err)
 	}
 	j := &stagedJob{st: st, ctx: ctx, host: host, mem: m, chunk: chunk, n: n, slots: slots,

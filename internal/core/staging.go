@@ -20,6 +20,11 @@ import (
 const (
 	// StagingSlotSize is a staging slot's size in bytes.
 	StagingSlotSize = 4 << 20
+	// StagingSmallSize is the size of a small slot: a copy of at most this many bytes takes
+	// one of these, carved from a slot, rather than a whole slot, so that many small copies
+	// at once pin little (64 of them share one slot).
+	StagingSmallSize = 64 << 10
+	smallPerSlot     = StagingSlotSize / StagingSmallSize
 	// DefaultStagingLimit is how much a device pins for staging unless configured otherwise:
 	// 64 slots, enough for the widest copy (one slot per copying goroutine, plus those queued
 	// for the link) several times over.
@@ -38,6 +43,14 @@ type Staging struct {
 	pinning int              // slots being pinned (counted against limit)
 	lent    int
 	waiters []chan struct{} // copies waiting for a slot, oldest first
+
+	// Small slots: carved from whole slots of the pool, which go back to whole once all their
+	// small slots are idle and a copy waits for a whole slot.
+	smallIdle    []unsafe.Pointer
+	small        map[unsafe.Pointer]unsafe.Pointer // every small slot: the slot it was cut from
+	carved       map[unsafe.Pointer]int            // every carved slot: its small slots lent
+	smallLent    int
+	smallWaiters []chan struct{}
 	closed  bool
 	pending map[any]func() // run on release before the memory goes (Pending)
 
@@ -50,6 +63,7 @@ type Staging struct {
 	// Stats' view, published under mu at every change, read without it.
 	waits                atomic.Uint64
 	nPinned, nLent, nWai atomic.Int64
+	nSmallLent           atomic.Int64
 }
 
 // StagingStats is a snapshot of a device's staging pool.
@@ -70,7 +84,8 @@ func newStaging(d *Device, limit uint64) *Staging {
 	if limit == 0 {
 		limit = DefaultStagingLimit
 	}
-	return &Staging{d: d, limit: StagingLimitSlots(limit), pending: map[any]func(){}}
+	return &Staging{d: d, limit: StagingLimitSlots(limit), pending: map[any]func(){},
+		small: map[unsafe.Pointer]unsafe.Pointer{}, carved: map[unsafe.Pointer]int{}}
 }
 
 // Staging is the device's staging pool.
@@ -80,7 +95,7 @@ func (d *Device) Staging() *Staging { return d.staging }
 func (st *Staging) Stats() StagingStats {
 	return StagingStats{
 		PinnedBytes: uint64(st.nPinned.Load()) * StagingSlotSize,
-		InUseBytes:  uint64(max(0, st.nLent.Load())) * StagingSlotSize,
+		InUseBytes:  uint64(max(0, st.nLent.Load()))*StagingSlotSize + uint64(max(0, st.nSmallLent.Load()))*StagingSmallSize,
 		LimitBytes:  uint64(st.limit) * StagingSlotSize,
 		Waits:       st.waits.Load(),
 		Waiting:     int(st.nWai.Load()),
@@ -91,7 +106,8 @@ func (st *Staging) Stats() StagingStats {
 func (st *Staging) publishLocked() {
 	st.nPinned.Store(int64(len(st.all)))
 	st.nLent.Store(int64(st.lent))
-	st.nWai.Store(int64(len(st.waiters)))
+	st.nWai.Store(int64(len(st.waiters) + len(st.smallWaiters)))
+	st.nSmallLent.Store(int64(st.smallLent))
 }
 
 // Acquire lends up to want slots (at least one): idle ones first, then newly pinned ones while
@@ -107,6 +123,9 @@ func (st *Staging) Acquire(ctx context.Context, want int) ([]unsafe.Pointer, err
 			st.publishLocked()
 			st.mu.Unlock()
 			return nil, Closed("device %d closed: no staging memory", st.d.ordinal)
+		}
+		if len(st.idle) < want && len(st.all)+st.pinning >= st.limit {
+			st.uncarveIdleLocked(want - len(st.idle))
 		}
 		n := min(want, len(st.idle))
 		got := slices.Clone(st.idle[len(st.idle)-n:])
@@ -146,22 +165,26 @@ func (st *Staging) Acquire(ctx context.Context, want int) ([]unsafe.Pointer, err
 			st.waits.Add(1)
 			waited = true
 		}
-		if err := st.wait(ctx, canPin); err != nil {
+		if err := st.wait(ctx, canPin, false); err != nil {
 			return nil, err
 		}
 	}
 }
 
 // wait parks until Release or release signals, or ctx ends.
-func (st *Staging) wait(ctx context.Context, canPin bool) error {
+func (st *Staging) wait(ctx context.Context, canPin, small bool) error {
 	st.mu.Lock()
-	if st.closed || len(st.idle) > 0 || (canPin && len(st.all)+st.pinning < st.limit) {
+	if st.closed || len(st.idle) > 0 || (canPin && len(st.all)+st.pinning < st.limit) || (small && len(st.smallIdle) > 0) {
 		st.publishLocked()
 		st.mu.Unlock()
 		return nil // changed since the caller looked: look again
 	}
 	ch := make(chan struct{}, 1)
-	st.waiters = append(st.waiters, ch)
+	queue := &st.waiters
+	if small {
+		queue = &st.smallWaiters
+	}
+	*queue = append(*queue, ch)
 	st.publishLocked()
 	st.mu.Unlock()
 	defer trace.StartRegion(ctx, "gpuactor.staging.wait").End()
@@ -170,10 +193,12 @@ func (st *Staging) wait(ctx context.Context, canPin bool) error {
 		return nil
 	case <-ctx.Done():
 		st.mu.Lock()
-		if i := slices.Index(st.waiters, ch); i >= 0 {
-			st.waiters = slices.Delete(st.waiters, i, i+1)
+		if i := slices.Index(*queue, ch); i >= 0 {
+			*queue = slices.Delete(*queue, i, i+1)
+		} else if small { // signalled as ctx ended: pass the turn on
+			st.signalSmallLocked(1)
 		} else {
-			st.signalLocked(1) // signalled as ctx ended: pass the turn on
+			st.signalLocked(1)
 		}
 		st.publishLocked()
 		st.mu.Unlock()
@@ -181,16 +206,26 @@ func (st *Staging) wait(ctx context.Context, canPin bool) error {
 	}
 }
 
-// signalLocked wakes up to n waiters, oldest first.
+// signalLocked wakes up to n copies waiting for a slot, oldest first; with none waiting, a
+// copy waiting for a small slot (which can carve one).
 func (st *Staging) signalLocked(n int) {
 	for ; n > 0 && len(st.waiters) > 0; n-- {
 		st.waiters[0] <- struct{}{}
 		st.waiters = st.waiters[1:]
 	}
+	st.signalSmallLocked(n)
 }
 
-// Release gives slots back once the GPU and the host are done with them. Safe from any
-// goroutine, the actor thread included.
+// signalSmallLocked wakes up to n copies waiting for a small slot, oldest first.
+func (st *Staging) signalSmallLocked(n int) {
+	for ; n > 0 && len(st.smallWaiters) > 0; n-- {
+		st.smallWaiters[0] <- struct{}{}
+		st.smallWaiters = st.smallWaiters[1:]
+	}
+}
+
+// Release gives slots and small slots back once the GPU and the host are done with them.
+// Safe from any goroutine, the actor thread included.
 func (st *Staging) Release(slots ...unsafe.Pointer) {
 	if len(slots) == 0 {
 		return
@@ -198,12 +233,121 @@ func (st *Staging) Release(slots ...unsafe.Pointer) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	defer st.publishLocked()
-	st.lent -= len(slots)
-	if st.closed {
-		return
+	for _, p := range slots {
+		if base, ok := st.small[p]; ok {
+			st.smallLent--
+			st.carved[base]--
+			if st.closed {
+				continue
+			}
+			st.smallIdle = append(st.smallIdle, p)
+			if st.carved[base] == 0 && len(st.waiters) > 0 && len(st.idle) == 0 {
+				st.uncarveLocked(base) // a copy waits for a whole slot: make this one whole again
+				st.signalLocked(1)
+				continue
+			}
+			st.signalSmallLocked(1)
+			continue
+		}
+		st.lent--
+		if !st.closed {
+			st.idle = append(st.idle, p)
+			st.signalLocked(1)
+		}
 	}
-	st.idle = append(st.idle, slots...)
-	st.signalLocked(len(slots))
+}
+
+// AcquireSmall lends a small slot (StagingSmallSize bytes): an idle one, else one of the
+// pieces of a slot it carves, which it takes as Acquire would (idle, newly pinned, or waited
+// for until ctx ends). The small slot goes back with Release.
+func (st *Staging) AcquireSmall(ctx context.Context) (unsafe.Pointer, error) {
+	waited, canPin := false, true
+	for {
+		st.mu.Lock()
+		if st.closed {
+			st.publishLocked()
+			st.mu.Unlock()
+			return nil, Closed("device %d closed: no staging memory", st.d.ordinal)
+		}
+		if n := len(st.idle); len(st.smallIdle) == 0 && n > 0 {
+			st.carveLocked(st.idle[n-1])
+			st.idle = st.idle[:n-1]
+		}
+		if n := len(st.smallIdle); n > 0 {
+			p := st.smallIdle[n-1]
+			st.smallIdle = st.smallIdle[:n-1]
+			st.smallLent++
+			st.carved[st.small[p]]++
+			st.publishLocked()
+			st.mu.Unlock()
+			return p, nil
+		}
+		pin := canPin && len(st.all)+st.pinning < st.limit
+		if pin {
+			st.pinning++
+		}
+		st.mu.Unlock()
+		if pin {
+			pinned, err := st.pin(ctx, 1)
+			st.mu.Lock()
+			st.pinning--
+			st.all = append(st.all, pinned...)
+			if len(pinned) == 1 {
+				st.carveLocked(pinned[0])
+				st.mu.Unlock()
+				continue
+			}
+			st.signalLocked(1) // a waiter that counted on this slot looks again
+			others := len(st.all) > 0 || st.pinning > 0
+			st.publishLocked()
+			st.mu.Unlock()
+			if !others || ctx.Err() != nil {
+				return nil, err
+			}
+			canPin = false // pinning fails: wait for a slot to come back
+		}
+		if !waited {
+			st.waits.Add(1)
+			waited = true
+		}
+		if err := st.wait(ctx, canPin, true); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// carveLocked cuts slot p, which nobody holds, into small slots, idle.
+func (st *Staging) carveLocked(p unsafe.Pointer) {
+	st.carved[p] = 0
+	for i := range smallPerSlot {
+		q := unsafe.Add(p, i*StagingSmallSize)
+		st.small[q] = p
+		st.smallIdle = append(st.smallIdle, q)
+	}
+}
+
+// uncarveLocked makes carved slot base, none of whose small slots is lent, whole and idle.
+func (st *Staging) uncarveLocked(base unsafe.Pointer) {
+	st.smallIdle = slices.DeleteFunc(st.smallIdle, func(q unsafe.Pointer) bool { return st.small[q] == base })
+	for i := range smallPerSlot {
+		delete(st.small, unsafe.Add(base, i*StagingSmallSize))
+	}
+	delete(st.carved, base)
+	st.idle = append(st.idle, base)
+}
+
+// uncarveIdleLocked makes whole again up to n carved slots none of whose small slots is lent,
+// for a copy that wants whole slots and finds none idle.
+func (st *Staging) uncarveIdleLocked(n int) {
+	for base, lent := range st.carved {
+		if n <= 0 {
+			return
+		}
+		if lent == 0 {
+			st.uncarveLocked(base)
+			n--
+		}
+	}
 }
 
 // pin pins up to n slots on the actor thread, charged as pinned memory. It returns those it
@@ -279,6 +423,7 @@ func (st *Staging) release(rt backend.Device) error {
 	}
 	clear(st.pending)
 	st.signalLocked(len(st.waiters))
+	st.signalSmallLocked(len(st.smallWaiters))
 	st.publishLocked()
 	st.mu.Unlock()
 	for _, fn := range fns {
@@ -289,7 +434,7 @@ func (st *Staging) release(rt backend.Device) error {
 	st.memMu.Unlock()
 	st.mu.Lock()
 	all := st.all
-	st.all, st.idle = nil, nil
+	st.all, st.idle, st.smallIdle = nil, nil, nil
 	st.publishLocked()
 	st.mu.Unlock()
 	var errs []error
