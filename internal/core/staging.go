@@ -51,8 +51,8 @@ type Staging struct {
 	carved       map[unsafe.Pointer]int            // every carved slot: its small slots lent
 	smallLent    int
 	smallWaiters []chan struct{}
-	closed  bool
-	pending map[any]func() // run on release before the memory goes (Pending)
+	closed       bool
+	pending      map[any]func() // run on release before the memory goes (Pending)
 
 	// memMu keeps release from freeing slots under a host-side copy: copies into and out of
 	// slots hold it for reading (Use) and are refused once freed; release takes it for
