@@ -51,6 +51,7 @@ type Staging struct {
 	carved       map[unsafe.Pointer]int            // every carved slot: its small slots lent
 	smallLent    int
 	smallWaiters []chan struct{}
+	smallPinning bool // a slot is being pinned to carve
 	closed       bool
 	pending      map[any]func() // run on release before the memory goes (Pending)
 
@@ -174,7 +175,8 @@ func (st *Staging) Acquire(ctx context.Context, want int) ([]unsafe.Pointer, err
 // wait parks until Release or release signals, or ctx ends.
 func (st *Staging) wait(ctx context.Context, canPin, small bool) error {
 	st.mu.Lock()
-	if st.closed || len(st.idle) > 0 || (canPin && len(st.all)+st.pinning < st.limit) || (small && len(st.smallIdle) > 0) {
+	pinnable := canPin && len(st.all)+st.pinning < st.limit && !(small && st.smallPinning)
+	if st.closed || len(st.idle) > 0 || pinnable || (small && len(st.smallIdle) > 0) {
 		st.publishLocked()
 		st.mu.Unlock()
 		return nil // changed since the caller looked: look again
@@ -282,22 +284,28 @@ func (st *Staging) AcquireSmall(ctx context.Context) (unsafe.Pointer, error) {
 			st.mu.Unlock()
 			return p, nil
 		}
-		pin := canPin && len(st.all)+st.pinning < st.limit
+		// One slot pinned for small copies at a time: 64 copies arriving together share it
+		// rather than pinning one each.
+		pin := canPin && !st.smallPinning && len(st.all)+st.pinning < st.limit
 		if pin {
 			st.pinning++
+			st.smallPinning = true
 		}
 		st.mu.Unlock()
 		if pin {
 			pinned, err := st.pin(ctx, 1)
 			st.mu.Lock()
 			st.pinning--
+			st.smallPinning = false
 			st.all = append(st.all, pinned...)
 			if len(pinned) == 1 {
 				st.carveLocked(pinned[0])
+				st.signalSmallLocked(smallPerSlot)
 				st.mu.Unlock()
 				continue
 			}
 			st.signalLocked(1) // a waiter that counted on this slot looks again
+			st.signalSmallLocked(1)
 			others := len(st.all) > 0 || st.pinning > 0
 			st.publishLocked()
 			st.mu.Unlock()

@@ -170,3 +170,29 @@ func TestCarvedSlotsBecomeWholeAgain(t *testing.T) {
 	st.Release(big...)
 	assert.Zero(t, st.Stats().InUseBytes)
 }
+
+// Many small copies arriving at once pin one slot between them, not one each.
+func TestSmallCopiesArrivingTogetherPinOneSlot(t *testing.T) {
+	ctx := context.Background()
+	st := openStaging(t, 0)
+	start := make(chan struct{})
+	got := make(chan unsafe.Pointer, 64)
+	var wg sync.WaitGroup
+	for range 64 {
+		wg.Go(func() {
+			<-start
+			p, err := st.AcquireSmall(ctx)
+			assert.NoError(t, err)
+			got <- p
+		})
+	}
+	close(start)
+	wg.Wait()
+	close(got)
+	var held []unsafe.Pointer
+	for p := range got {
+		held = append(held, p)
+	}
+	assert.Equal(t, uint64(StagingSlotSize), st.Stats().PinnedBytes)
+	st.Release(held...)
+}
