@@ -126,6 +126,27 @@ func gridSetup(b *testing.B) (context.Context, *device.Device, *device.Buffer, [
 // chunk a copy is cut into at 64 KiB, 256 KiB and 1 MiB (stagingMinChunk): whether cutting
 // these copies finer, so that host copies overlap the link, pays for the chunks' fixed costs.
 // med-GB/s is the median copy's rate.
+// BenchmarkStagedInlineDownloads compares copying single-chunk downloads out of staging on
+// the actor thread (inline) with handing them to a copy-out goroutine.
+func BenchmarkStagedInlineDownloads(b *testing.B) {
+	ctx, dev, buf, src := gridSetup(b)
+	for _, size := range []int{64 << 10, 256 << 10, 1 << 20} {
+		for _, inline := range []int{64 << 10, 256 << 10, 1 << 20} {
+			b.Run(fmt.Sprintf("size=%dK/inline=%dK", size>>10, inline>>10), func(b *testing.B) {
+				s, err := New(ctx, dev)
+				require.NoError(b, err)
+				defer s.Close(ctx)
+				p := stagingParamsFor(0)
+				p.inlineMax = inline
+				stagingRing(s, p)
+				host := slices.Clone(src[:size])
+				b.SetBytes(int64(size))
+				timedCopies(b, size, func() *Future { return CopyFromDevice(ctx, s, host, buf) })
+			})
+		}
+	}
+}
+
 func BenchmarkStagedMidSizes(b *testing.B) {
 	ctx, dev, buf, src := gridSetup(b)
 	for _, size := range []int{64 << 10, 256 << 10, 1 << 20, 4 << 20} {

@@ -66,10 +66,10 @@ const (
 
 // stagingParams is the ring's geometry: measured for the host, or another for tests.
 // workers copy host memory into staging for uploads, downWorkers out of it for downloads.
-// minChunk, when set, replaces stagingMinChunk.
+// minChunk and inlineMax, when set, replace stagingMinChunk and stagingInlineMax.
 type stagingParams struct {
 	slots, slotSize, workers, downWorkers int
-	minChunk                              int
+	minChunk, inlineMax                   int
 }
 
 // maxStagingWorkers bounds StagingWorkers.
@@ -284,10 +284,11 @@ func (st *stager) drain(dst []byte, p unsafe.Pointer, split int) error {
 }
 
 // stagingInlineMax is the largest download of one chunk whose copy out of staging runs on the
-// actor thread as the GPU finishes it: a few microseconds of the actor's time, where handing
-// the chunk to a goroutine of its own would cost the copy a goroutine's wake on top of the
-// round trip that small copies are all about.
-const stagingInlineMax = 64 << 10
+// actor thread as the GPU finishes it: up to ten microseconds or so of the actor's time, where
+// handing the chunk to a goroutine of its own would cost the copy a goroutine's wake and a
+// hand-over on top of the round trip that copies of this size are all about. Larger ones
+// would hold the actor longer than they gain (docs/design/staging.md).
+const stagingInlineMax = 256 << 10
 
 // stagedChunk is one chunk of a staged copy.
 type stagedChunk struct {
@@ -434,7 +435,7 @@ func (s *Stream) staged(ctx context.Context, h2d bool, host []byte, m device.Mem
 	if h2d {
 		return j.upload()
 	}
-	if n == 1 && len(host) <= stagingInlineMax {
+	if n == 1 && len(host) <= cmp.Or(st.p.inlineMax, stagingInlineMax) {
 		return j.downloadInline()
 	}
 	return j.download()
