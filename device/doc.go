@@ -34,7 +34,8 @@
 // latency, the actor's time, memory against WithMemoryLimit, the staging pool against
 // WithStagingLimit, and whether the device failed. expvar publishes it in one line (see
 // Device.Stats's example); the module github.com/gpuactor/gpuactor/contrib/prometheus
-// exports it to Prometheus. Device.Shutdown stops a device within a deadline.
+// exports it to Prometheus. Device.Shutdown stops a device within a deadline. The library logs
+// to a zap logger (WithLogger) or a log/slog one (WithSlogLogger).
 //
 // In a CPU profile each device's actor goroutine carries the pprof labels gpuactor.device
 // (its ordinal) and gpuactor.backend; in an execution trace (runtime/trace) a goroutine
@@ -56,5 +57,6 @@
 // actor.WithSpin(0) parks as soon as the mailbox is empty (each message then pays a wake of
 // tens of microseconds), and actor.WithAwaitSpin(0) parks waiters at once. A service whose
 // requests are much longer than those costs, or that shares its cores with heavier work,
-// loses little with all three at 0.
+// loses little with all three at 0; on a machine with fewer free cores than spinning actors,
+// spinning starves the goroutines that send the work, and parking is far faster.
 package device
