@@ -120,10 +120,8 @@ func (st *Staging) Acquire(ctx context.Context, want int) ([]unsafe.Pointer, err
 	waited, canPin := false, true
 	for {
 		st.mu.Lock()
-		if st.closed {
-			st.publishLocked()
-			st.mu.Unlock()
-			return nil, Closed("device %d closed: no staging memory", st.d.ordinal)
+		if err := st.refuseIfClosedLocked(); err != nil {
+			return nil, err
 		}
 		if len(st.idle) < want && len(st.all)+st.pinning >= st.limit {
 			st.uncarveIdleLocked(want - len(st.idle))
@@ -259,6 +257,17 @@ func (st *Staging) Release(slots ...unsafe.Pointer) {
 	}
 }
 
+// refuseIfClosedLocked unlocks mu and returns ErrClosed once the device closed; nil, still
+// locked, while it is open.
+func (st *Staging) refuseIfClosedLocked() error {
+	if !st.closed {
+		return nil
+	}
+	st.publishLocked()
+	st.mu.Unlock()
+	return Closed("device %d closed: no staging memory", st.d.ordinal)
+}
+
 // AcquireSmall lends a small slot (StagingSmallSize bytes): an idle one, else one of the
 // pieces of a slot it carves, which it takes as Acquire would (idle, newly pinned, or waited
 // for until ctx ends). The small slot goes back with Release.
@@ -266,10 +275,8 @@ func (st *Staging) AcquireSmall(ctx context.Context) (unsafe.Pointer, error) {
 	waited, canPin := false, true
 	for {
 		st.mu.Lock()
-		if st.closed {
-			st.publishLocked()
-			st.mu.Unlock()
-			return nil, Closed("device %d closed: no staging memory", st.d.ordinal)
+		if err := st.refuseIfClosedLocked(); err != nil {
+			return nil, err
 		}
 		if n := len(st.idle); len(st.smallIdle) == 0 && n > 0 {
 			st.carveLocked(st.idle[n-1])
