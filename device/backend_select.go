@@ -21,6 +21,7 @@ type SimOption func(*simConfig)
 type simConfig struct {
 	devices int
 	memory  uint64
+	opts    []sim.Option
 }
 
 // SimDevices sets how many devices the simulator has (default 2).
@@ -29,6 +30,13 @@ func SimDevices(n int) SimOption { return func(c *simConfig) { c.devices = n } }
 // SimMemory sets each simulated device's memory capacity in bytes (default 16 GiB; RAM is only
 // used for what is allocated).
 func SimMemory(bytes uint64) SimOption { return func(c *simConfig) { c.memory = bytes } }
+
+// SimSlowdown makes simulated device ordinal run every stream operation factor times as long
+// as the simulator takes (it waits out the difference after each): devices of unequal speed,
+// for testing how work spreads over them. factor <= 1 leaves it at full speed.
+func SimSlowdown(ordinal int, factor float64) SimOption {
+	return func(c *simConfig) { c.opts = append(c.opts, sim.WithSlowdown(ordinal, factor)) }
+}
 
 // NewSimulator makes a simulated machine.
 func NewSimulator(opts ...SimOption) *Simulator {
@@ -43,7 +51,7 @@ func NewSimulator(opts ...SimOption) *Simulator {
 	if c.memory > 0 {
 		so = append(so, sim.WithMemory(c.memory))
 	}
-	return &Simulator{b: sim.New(so...)}
+	return &Simulator{b: sim.New(append(so, c.opts...)...)}
 }
 
 // selectBackend resolves the configured backend kind to a runtime.

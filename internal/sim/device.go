@@ -24,6 +24,8 @@ type device struct {
 
 	fault atomic.Pointer[fault] // the sticky error, once the device has faulted
 
+	slowdown float64 // WithSlowdown's factor; <= 1: full speed
+
 	errMu   sync.Mutex
 	lastErr error // cudaGetLastError's state
 

@@ -72,10 +72,11 @@ const DefaultDeviceName = "gpuactor simulator"
 type Option func(*config)
 
 type config struct {
-	devices int
-	memory  uint64
-	name    string
-	log     *zap.Logger
+	devices  int
+	memory   uint64
+	name     string
+	log      *zap.Logger
+	slowdown map[int]float64
 }
 
 // WithDevices sets how many devices the simulator has (default 2). n <= 0 simulates a machine
@@ -85,6 +86,18 @@ func WithDevices(n int) Option { return func(c *config) { c.devices = n } }
 // WithMemory sets each device's memory capacity in bytes (default 16 GiB; at most 256 GiB).
 // Backing RAM is only taken by Malloc, for the bytes allocated.
 func WithMemory(bytes uint64) Option { return func(c *config) { c.memory = bytes } }
+
+// WithSlowdown makes device ordinal run every stream operation factor times as long as it
+// takes the simulator (it waits out the difference after each), so that a machine of devices
+// of unequal speed can be simulated. factor <= 1 leaves the device at full speed.
+func WithSlowdown(ordinal int, factor float64) Option {
+	return func(c *config) {
+		if c.slowdown == nil {
+			c.slowdown = map[int]float64{}
+		}
+		c.slowdown[ordinal] = factor
+	}
+}
 
 // WithName sets the name the devices report (default "gpuactor simulator").
 func WithName(name string) Option { return func(c *config) { c.name = name } }
@@ -144,7 +157,9 @@ func New(opts ...Option) *Backend {
 	}
 	b.handles.Store(handleBase)
 	for i := range c.devices {
-		b.devices = append(b.devices, newDevice(b, i))
+		d := newDevice(b, i)
+		d.slowdown = c.slowdown[i]
+		b.devices = append(b.devices, d)
 	}
 	return b
 }

@@ -116,6 +116,12 @@ func (s *stream) exec(t *task) {
 				zap.ByteString("stack", debug.Stack()))
 		}
 	}()
+	if f := s.dev.slowdown; f > 1 {
+		start := time.Now()
+		t.run()
+		time.Sleep(time.Duration(float64(time.Since(start)) * (f - 1)))
+		return
+	}
 	t.run()
 }
 
