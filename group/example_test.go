@@ -1,0 +1,126 @@
+package group_test
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/gpuactor/gpuactor/alloc"
+	"github.com/gpuactor/gpuactor/cuda"
+	"github.com/gpuactor/gpuactor/device"
+	"github.com/gpuactor/gpuactor/group"
+	"github.com/gpuactor/gpuactor/streams"
+)
+
+// scaleSource is a kernel that multiplies a vector by a scalar, with its Go twin for the
+// simulator.
+var scaleSource = device.Source{
+	Name: "scale.cu",
+	Code: `extern "C" __global__ void scale(float* x, float a, int n) {
+		int i = blockIdx.x * blockDim.x + threadIdx.x;
+		if (i < n) x[i] *= a;
+	}`,
+	Sim: map[string]cuda.SimKernel{"scale": func(c *cuda.KernelCall) error {
+		x := cuda.SimSlice[float32](c, 0, int(c.Int32(2)))
+		for i := range x {
+			x[i] *= c.Float32(1)
+		}
+		return nil
+	}},
+}
+
+// openExampleDevices opens four simulated devices (drop WithSimulator to use every GPU) and
+// compiles the scale kernel on each: a kernel belongs to the device it was loaded on.
+func openExampleDevices(ctx context.Context) ([]*device.Device, map[int]*device.Kernel) {
+	devs, err := device.OpenAll(ctx, device.WithSimulator(device.NewSimulator(device.SimDevices(4))))
+	if err != nil {
+		panic(err)
+	}
+	kernels := map[int]*device.Kernel{}
+	for _, d := range devs {
+		mod, err := d.Compile(ctx, scaleSource)
+		if err != nil {
+			panic(err)
+		}
+		if kernels[d.Ordinal()], err = mod.Kernel(ctx, "scale"); err != nil {
+			panic(err)
+		}
+	}
+	return devs, kernels
+}
+
+// Split a slice over every device, scale each shard on the device that took it, and gather
+// the results in order.
+func ExampleMap() {
+	ctx := context.Background()
+	devs, kernels := openExampleDevices(ctx)
+	g, err := group.New(ctx, devs)
+	if err != nil {
+		panic(err)
+	}
+
+	xs := make([]float32, 1000)
+	for i := range xs {
+		xs[i] = float32(i)
+	}
+	out, err := group.Map(ctx, g, xs, 0, func(ctx context.Context, d *device.Device, s *streams.Stream, shard []float32) ([]float32, error) {
+		buf, _, err := alloc.MallocAsync[float32](ctx, s, len(shard))
+		if err != nil {
+			return nil, err
+		}
+		defer buf.Close(ctx)
+		res := make([]float32, len(shard))
+		cfg := cuda.LaunchConfig{Grid: cuda.Dim(uint32(len(shard)+255) / 256), Block: cuda.Dim(256)}
+		streams.CopyToDevice(ctx, s, buf, shard)
+		s.Launch(ctx, kernels[d.Ordinal()], cfg, buf, float32(2), len(shard))
+		return res, streams.CopyFromDevice(ctx, s, res, buf).Wait(ctx) // a stream's work fails in order
+	})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(len(out), out[0], out[1], out[999])
+
+	// The group first, then the devices it was given.
+	if err := g.Close(); err != nil {
+		panic(err)
+	}
+	for _, d := range devs {
+		d.Close()
+	}
+	// Output: 1000 0 2 1998
+}
+
+// Run a batch of jobs errgroup-style, then read how the group spread them.
+func ExampleGroup_Go() {
+	ctx := context.Background()
+	devs, kernels := openExampleDevices(ctx)
+	g, err := group.New(ctx, devs, group.WithStreams(2))
+	if err != nil {
+		panic(err)
+	}
+	for range 100 {
+		g.Go(ctx, func(ctx context.Context, d *device.Device, s *streams.Stream) error {
+			buf, _, err := alloc.MallocAsync[float32](ctx, s, 256)
+			if err != nil {
+				return err
+			}
+			defer buf.Close(ctx)
+			return s.Launch(ctx, kernels[d.Ordinal()], cuda.LaunchConfig{Grid: cuda.Dim(1), Block: cuda.Dim(256)}, buf, float32(3), 256).Wait(ctx)
+		})
+	}
+	if err := g.Wait(); err != nil {
+		panic(err)
+	}
+	var done uint64
+	for _, st := range g.Stats().Devices {
+		done += st.Done
+	}
+	fmt.Println("jobs done:", done)
+
+	if err := g.Close(); err != nil {
+		panic(err)
+	}
+	for _, d := range devs {
+		d.Close()
+	}
+	// Output: jobs done: 100
+}

@@ -1,0 +1,71 @@
+package group
+
+import "hash/maphash"
+
+var affinitySeed = maphash.MakeSeed()
+
+// place picks where j waits: a member's own queue, or the shared queue (nil, true) from
+// which the first free stream of any healthy device takes it, which is how LeastOutstanding
+// places: a device that finishes sooner takes more. (nil, false) when no device is healthy.
+func (g *Group) place(j *job) (m *member, shared bool) {
+	switch g.cfg.policy {
+	case RoundRobin:
+		return g.roundRobin(j), false
+	case Affinity:
+		if j.cfg.key != "" {
+			return g.affinity(j), false
+		}
+	case Memory:
+		if j.cfg.bytes > 0 {
+			return g.byMemory(j), false
+		}
+	}
+	for _, m := range g.members {
+		if usable(m, j) {
+			return nil, true
+		}
+	}
+	return nil, false
+}
+
+// usable reports whether m may take j: healthy, and with room for j's declared bytes.
+func usable(m *member, j *job) bool { return m.healthy() && j.cfg.bytes <= m.memBytes }
+
+func (g *Group) roundRobin(j *job) *member {
+	n := len(g.members)
+	start := int(g.rr.Add(1) % uint64(n))
+	for i := range n {
+		if m := g.members[(start+i)%n]; usable(m, j) {
+			return m
+		}
+	}
+	return nil
+}
+
+// affinity: the key's device by hash, or the next healthy one after it while it is not.
+func (g *Group) affinity(j *job) *member {
+	n := len(g.members)
+	start := int(maphash.String(affinitySeed, j.cfg.key) % uint64(n))
+	for i := range n {
+		if m := g.members[(start+i)%n]; usable(m, j) {
+			return m
+		}
+	}
+	return nil
+}
+
+// byMemory: the most memory not yet declared by jobs placed there; where none has room now,
+// the one that will soonest (the most room), where the job waits for its bytes.
+func (g *Group) byMemory(j *job) *member {
+	var best *member
+	var bestFree int64
+	for _, m := range g.members {
+		if !usable(m, j) {
+			continue
+		}
+		if free := m.memBytes - m.reserved.Load(); best == nil || free > bestFree {
+			best, bestFree = m, free
+		}
+	}
+	return best
+}

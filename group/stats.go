@@ -1,0 +1,49 @@
+package group
+
+import (
+	"time"
+
+	"github.com/gpuactor/gpuactor/device"
+)
+
+// DeviceStats is a snapshot of one device of the group: its jobs, and the device's own Stats.
+type DeviceStats struct {
+	Healthy bool  // in placement: the device has not failed
+	Queued  int64 // jobs placed on it, waiting for a stream
+	Running int64 // jobs running on it now
+	Done    uint64
+	Failed  uint64
+	// MeanJob is the mean time of the jobs that ended on it, done or failed.
+	MeanJob time.Duration
+	// MemoryBytes is what jobs may declare (Bytes) on it at once; MemoryReserved what the
+	// jobs placed on it declared.
+	MemoryBytes, MemoryReserved int64
+	Device                      device.Stats
+}
+
+// Stats is a snapshot of the group.
+type Stats struct {
+	// Waiting counts the jobs placed on no device yet: they wait in the shared queue for the
+	// first free stream of any device (LeastOutstanding).
+	Waiting int64
+	// Devices are the group's devices, in the order of Group.Devices.
+	Devices []DeviceStats
+}
+
+// Stats takes a snapshot of the group and every device of it, without waiting.
+func (g *Group) Stats() Stats {
+	out := make([]DeviceStats, len(g.members))
+	for i, m := range g.members {
+		done, failed := m.done.Load(), m.failedJobs.Load()
+		st := DeviceStats{
+			Healthy: m.healthy(), Queued: max(0, m.queued.Load()), Running: m.running.Load(),
+			Done: done, Failed: failed, MemoryBytes: m.memBytes, MemoryReserved: m.reserved.Load(),
+			Device: m.dev.Stats(),
+		}
+		if n := done + failed; n > 0 {
+			st.MeanJob = time.Duration(m.busy.Load() / int64(n))
+		}
+		out[i] = st
+	}
+	return Stats{Waiting: max(0, g.waiting.Load()), Devices: out}
+}

@@ -1,0 +1,150 @@
+package group
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"time"
+
+	"github.com/gpuactor/gpuactor/actor"
+	"github.com/gpuactor/gpuactor/device"
+	"github.com/gpuactor/gpuactor/streams"
+)
+
+// work is one stream's worker: it runs the jobs queued on m, and while m's device is healthy
+// those of the shared queue, one after another on s, until the group closes.
+func (m *member) work(s *streams.Stream) {
+	defer m.g.workers.Done()
+	for {
+		shared := m.g.shared
+		if !m.healthy() {
+			shared = nil // a failed device takes no more work; its own queue moves elsewhere
+		}
+		select {
+		case j := <-m.queue:
+			m.take(j, s)
+		case j := <-shared:
+			m.take(j, s)
+		case <-m.g.quit:
+			m.refuseQueued()
+			return
+		}
+	}
+}
+
+// refuseQueued fails every job queued on m: the group is closing.
+func (m *member) refuseQueued() { refuseAll(m.queue) }
+
+// take runs j, just dequeued, on s, unless it ended (cancelled while queued) or m's device
+// failed, which moves it to another device.
+func (m *member) take(j *job, s *streams.Stream) {
+	if j.state.Load() == jobEnded {
+		return // cancelled in the queue: its room and counts went back then
+	}
+	if !m.healthy() {
+		j.move(m)
+		return
+	}
+	if !j.state.CompareAndSwap(jobQueued, jobRunning) {
+		return
+	}
+	j.stop()
+	j.dequeued()
+	j.on.Store(m)
+	j.releaseToken() // out of the queue: room for another
+	m.running.Add(1)
+	m.reserved.Add(j.cfg.bytes)
+	start := time.Now()
+	err := m.run(j, s)
+	m.busy.Add(int64(time.Since(start)))
+	m.running.Add(-1)
+	m.reserved.Add(-j.cfg.bytes)
+	if err != nil && m.dev.Err() != nil { // the device failed under the job
+		m.failed.Store(true)
+		if j.cfg.idempotent && j.tries < len(m.g.members) && j.ctx.Err() == nil && m.g.again(j) {
+			m.failedJobs.Add(1)
+			return
+		}
+		if errors.Is(err, device.ErrDeviceFailed) {
+			err = fmt.Errorf("group: device %d failed under the job: %w", m.dev.Ordinal(), err)
+		} else {
+			err = fmt.Errorf("group: device %d: %w under the job: %w", m.dev.Ordinal(), device.ErrDeviceFailed, err)
+		}
+	}
+	if err != nil {
+		m.failedJobs.Add(1)
+	} else {
+		m.done.Add(1)
+	}
+	j.state.Store(jobEnded)
+	j.p.Complete(struct{}{}, err)
+}
+
+// run runs the job's function, its declared memory held, and turns a panic into an error.
+func (m *member) run(j *job, s *streams.Stream) (err error) {
+	j.tries++
+	if j.cfg.bytes > 0 {
+		if err := m.mem.Acquire(j.ctx, j.cfg.bytes); err != nil {
+			return err
+		}
+		defer m.mem.Release(j.cfg.bytes)
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = &actor.PanicError{Value: r, Stack: debug.Stack()}
+		}
+	}()
+	return j.fn(j.ctx, m.dev, s)
+}
+
+// move takes queued job j, dequeued by a worker of failed member from, to where it can run,
+// or fails it when no device is left (ErrNoDevice) or the group is closing.
+func (j *job) move(from *member) {
+	if !j.state.CompareAndSwap(jobQueued, jobMoving) {
+		return
+	}
+	g := j.g
+	g.mu.RLock()
+	var to *member
+	shared := false
+	if !g.closing {
+		to, shared = g.place(j)
+	}
+	if to == nil && !shared {
+		g.mu.RUnlock()
+		j.state.Store(jobQueued)
+		err := fmt.Errorf("group closed: %w", device.ErrClosed)
+		if !g.closing {
+			err = fmt.Errorf("%w: device %d failed and no other can take the job", ErrNoDevice, from.dev.Ordinal())
+		}
+		j.refuse(err)
+		return
+	}
+	j.dequeued()
+	g.enqueue(j, to)
+	j.state.Store(jobQueued)
+	g.mu.RUnlock()
+	if j.ctx.Err() != nil {
+		j.cancelQueued() // cancelled while it moved
+	}
+}
+
+// again queues idempotent job j, whose device failed under it, where another device takes
+// it; false when none can (the group closed, no healthy device is left). A rerun takes no room
+// in the queue: it was let in once, and waiting for room could wait on itself.
+func (g *Group) again(j *job) bool {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	if g.closing {
+		return false
+	}
+	to, shared := g.place(j)
+	if to == nil && !shared {
+		return false
+	}
+	j.state.Store(jobQueued)
+	j.stop = context.AfterFunc(j.ctx, j.cancelQueued)
+	g.enqueue(j, to)
+	return true
+}
