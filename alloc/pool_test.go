@@ -307,3 +307,19 @@ func TestPoolMemoryDoesNotStarveMalloc(t *testing.T) {
 		}
 	}, device.WithSimulator(device.NewSimulator(device.SimMemory(256<<20))))
 }
+
+// A stream that freed and was then closed is not synchronized by the next Synchronize: its
+// handle is gone (the runtime would fail the call, or reach a stream that reuses the handle).
+func TestSynchronizeAfterAFreeingStreamClosed(t *testing.T) {
+	eachBackend(t, func(t *testing.T, f *fixture) {
+		for range 3 {
+			s, err := streams.New(f.ctx, f.dev)
+			require.NoError(t, err)
+			b, _, err := alloc.MallocAsync[byte](f.ctx, s, mib)
+			require.NoError(t, err)
+			require.NoError(t, b.Close(f.ctx))
+			require.NoError(t, s.Close(f.ctx))
+		}
+		require.NoError(t, f.dev.Synchronize(f.ctx))
+	})
+}

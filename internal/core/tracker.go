@@ -259,13 +259,13 @@ func (t *Tracker) idle(tr *track) {
 
 // drop forgets s's track, once it holds no callbacks: before s is destroyed.
 func (t *Tracker) drop(s backend.Stream) {
+	delete(t.freed, s) // a destroyed stream cannot be synchronized
 	tr := t.streams[s]
 	if tr == nil {
 		return
 	}
 	t.idle(tr)
 	delete(t.streams, s)
-	delete(t.freed, s)
 	if t.lastS == s {
 		t.lastS, t.lastT = 0, nil
 	}
@@ -344,6 +344,7 @@ func (t *Tracker) AfterAll(done func(error)) {
 // track of its own. (Dropping the track outright would pull it from under the poll that runs
 // the callback.)
 func (t *Tracker) Retire(s backend.Stream) {
+	delete(t.freed, s) // a destroyed stream cannot be synchronized
 	tr := t.streams[s]
 	if tr == nil {
 		return
