@@ -33,7 +33,7 @@ func usable(m *member, j *job) bool { return m.healthy() && j.cfg.bytes <= m.mem
 
 func (g *Group) roundRobin(j *job) *member {
 	n := len(g.members)
-	start := int(g.rr.Add(1) % uint64(n))
+	start := int((g.rr.Add(1) - 1) % uint64(n)) // the first job goes to the first device
 	for i := range n {
 		if m := g.members[(start+i)%n]; usable(m, j) {
 			return m

@@ -52,6 +52,7 @@ echo "== examples on the simulator"
 CGO_ENABLED=0 go run ./examples/saxpy -backend sim -goroutines 8 -n 4096 -rounds 2
 CGO_ENABLED=0 go run ./examples/devicequery -backend sim >/dev/null
 CGO_ENABLED=0 go run ./examples/service -backend sim -load -clients 8 -duration 1s -cancel 0.1 -park >/dev/null
+CGO_ENABLED=0 go run ./examples/fanout -sim 4 -jobs 300 -n 4096 -park >/dev/null
 echo "== benchmark suite smoke on the simulator"
 (cd bench && CGO_ENABLED=0 go run . -backend sim -repeat 2 -sizes 4K,64K >/dev/null)
 for m in "${modules[@]}"; do

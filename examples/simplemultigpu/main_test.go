@@ -1,0 +1,51 @@
+package main
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpuactor/gpuactor/device"
+	"github.com/gpuactor/gpuactor/examples/internal/sample"
+)
+
+// TestRun runs the sample on simulated machines of four GPUs, which split the input evenly,
+// and of three, whose first two take one element more.
+func TestRun(t *testing.T) {
+	for _, n := range []int{4, 3} {
+		t.Run(fmt.Sprintf("%d devices", n), func(t *testing.T) {
+			c := config{Flags: sample.Flags{Backend: "sim"}, sim: device.NewSimulator(device.SimDevices(n))}
+			require.NoError(t, run(c))
+		})
+	}
+}
+
+// TestCompare checks the pass condition at and around its threshold.
+func TestCompare(t *testing.T) {
+	for _, tc := range []struct {
+		gpu  float32
+		cpu  float64
+		pass bool
+	}{
+		{16777304, 16777294.395033, true}, // what four GPUs give
+		{1000, 1000.00999, true},          // just under 1e-5
+		{1000, 1000.01001, false},         // just over
+		{0, 0, false},                     // NaN
+	} {
+		_, err := compare(tc.gpu, tc.cpu)
+		require.Equal(t, tc.pass, err == nil, "GPU %v, CPU %v: %v", tc.gpu, tc.cpu, err)
+	}
+}
+
+// TestGlibcRand checks the generator against the first numbers glibc's rand() gives a
+// program that never calls srand.
+func TestGlibcRand(t *testing.T) {
+	g := newGlibcRand()
+	want := []int32{1804289383, 846930886, 1681692777, 1714636915, 1957747793, 424238335, 719885386, 1649760492}
+	got := make([]int32, len(want))
+	for i := range got {
+		got[i] = g.next()
+	}
+	require.Equal(t, want, got)
+}
