@@ -162,8 +162,13 @@ func openEnv(ctx context.Context, o *options, kind device.BackendKind, rep *Repo
 	if err != nil {
 		return nil, nil, errors.Join(err, dev.Close())
 	}
-	e = &env{ctx: ctx, dev: dev, empty: k, binding: func() (*direct, error) { return openDirect(kind, o.device) }, copiers: o.copiers}
-	return e, func() { dev.Close() }, nil
+	e = &env{ctx: ctx, dev: dev, empty: k, binding: func() (*direct, error) { return openDirect(kind, o.device) }, copiers: o.copiers, devOpts: opts}
+	return e, func() {
+		for _, d := range e.others {
+			d.Close()
+		}
+		dev.Close()
+	}, nil
 }
 
 // runTask runs one row on e and records its result (and its failure) in rep.

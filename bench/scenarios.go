@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"sync"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -49,6 +50,13 @@ type env struct {
 	binding func() (*direct, error) // the runtime straight through the binding, on a locked thread
 	copiers int                     // -staging-workers
 	graphs  *streams.Stream         // the graph rows' one stream (graphStream)
+
+	devOpts    []device.Option // how dev was opened: the group rows open the others the same way
+	othersOnce sync.Once
+	others     []*device.Device // every device but dev, for the group rows (groupDevices)
+	othersErr  error
+	busyMu     sync.Mutex
+	busy       map[int]busyJob // the group rows' kernel, per device ordinal
 }
 
 // scenario is one row kind of the suite.
@@ -100,7 +108,7 @@ const launchesPerRepeat = 20000
 // rows that drive several streams at once run last. The binding rows (binding_rows.go) follow
 // the graph rows: each opens a stream of its own, which the graph rows must not see first.
 func scenarios() []scenario {
-	all := slices.Concat(graphScenarios(), bindingScenarios(), coreScenarios(), streamScenarios(), allocScenarios())
+	all := slices.Concat(graphScenarios(), bindingScenarios(), coreScenarios(), streamScenarios(), allocScenarios(), groupScenarios())
 	slices.SortStableFunc(all, func(a, b scenario) int {
 		return cmp.Compare(b2i(a.manyStreams), b2i(b.manyStreams))
 	})

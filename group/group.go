@@ -58,7 +58,7 @@ type member struct {
 // stay the caller's: close the group before them. It fails with ErrNoDevice when devs is
 // empty.
 func New(ctx context.Context, devs []*device.Device, opts ...Option) (*Group, error) {
-	cfg := config{streams: 4, queue: 1024}
+	cfg := config{streams: 4, queue: 1024, spin: DefaultSpin}
 	for _, o := range opts {
 		o(&cfg)
 	}

@@ -321,3 +321,37 @@ func TestMap(t *testing.T) {
 	_, err = group.Map[int32, int64](ctx, g, items, 1, nil)
 	require.ErrorIs(t, err, device.ErrInvalidArgument)
 }
+
+// Jobs whose context ends while they wait leave as cancelled, however the workers race the
+// cancellation: none runs, none counts as failed.
+func TestCancelledQueuedJobsNeverRun(t *testing.T) {
+	ctx := context.Background()
+	devs := openSims(t, 1)
+	g := newGroup(t, devs, group.WithStreams(1))
+	gt := newGate()
+	blocker := g.Submit(ctx, gt.job)
+	<-gt.started
+	qctx, cancel := context.WithCancel(ctx)
+	var ran atomic.Int64
+	fs := make([]actor.Waiter, 500)
+	for i := range fs {
+		opts := []group.JobOption{}
+		if i%2 == 0 {
+			opts = append(opts, group.Bytes(1024))
+		}
+		fs[i] = g.Submit(qctx, func(context.Context, *device.Device, *streams.Stream) error {
+			ran.Add(1)
+			return nil
+		}, opts...)
+	}
+	cancel()
+	close(gt.release) // the worker takes the queue while the cancellations run
+	require.NoError(t, blocker.Wait(ctx))
+	for _, f := range fs {
+		require.ErrorIs(t, f.Wait(ctx), context.Canceled)
+	}
+	assert.Zero(t, ran.Load())
+	st := g.Stats().Devices[0]
+	assert.Zero(t, st.Failed)
+	assert.Equal(t, uint64(1), st.Done)
+}

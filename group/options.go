@@ -1,6 +1,9 @@
 package group
 
-import "strconv"
+import (
+	"strconv"
+	"time"
+)
 
 // Policy decides which device a job is placed on.
 type Policy int
@@ -28,7 +31,17 @@ type config struct {
 	failFast bool
 	policy   Policy
 	memory   map[int]uint64 // ordinal → bytes jobs may declare at once (WithMemory)
+	spin     time.Duration
 }
+
+// DefaultSpin is how long a stream's worker polls for its next job before it parks (WithSpin).
+const DefaultSpin = 20 * time.Microsecond
+
+// WithSpin sets how long each stream's worker polls for its next job, once idle, before it
+// parks (default DefaultSpin). Polling keeps a job sent soon after the last from paying for
+// waking a parked goroutine, a few microseconds; 0 parks at once, which suits a small machine
+// with many streams.
+func WithSpin(d time.Duration) Option { return func(c *config) { c.spin = max(d, 0) } }
 
 // WithStreams sets how many streams, and so jobs running at once, each device gets
 // (default 4).

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"runtime/debug"
 	"time"
 
@@ -21,15 +22,41 @@ func (m *member) work(s *streams.Stream) {
 		if !m.healthy() {
 			shared = nil // a failed device takes no more work; its own queue moves elsewhere
 		}
-		select {
-		case j := <-m.queue:
-			m.take(j, s)
-		case j := <-shared:
-			m.take(j, s)
-		case <-m.g.quit:
+		j, quit := m.next(shared)
+		if quit {
 			m.refuseQueued()
 			return
 		}
+		m.take(j, s)
+	}
+}
+
+// next takes the next job for m from its own queue or shared, polling for the group's spin
+// time before it parks: a job sent while the worker polls starts without the wake of a parked
+// goroutine, which costs more than a short job. quit is true once the group closes.
+func (m *member) next(shared chan *job) (j *job, quit bool) {
+	for deadline := time.Now().Add(m.g.cfg.spin); ; {
+		select {
+		case j := <-m.queue:
+			return j, false
+		case j := <-shared:
+			return j, false
+		case <-m.g.quit:
+			return nil, true
+		default:
+		}
+		if !time.Now().Before(deadline) {
+			break
+		}
+		runtime.Gosched()
+	}
+	select {
+	case j := <-m.queue:
+		return j, false
+	case j := <-shared:
+		return j, false
+	case <-m.g.quit:
+		return nil, true
 	}
 }
 
@@ -41,6 +68,10 @@ func (m *member) refuseQueued() { refuseAll(m.queue) }
 func (m *member) take(j *job, s *streams.Stream) {
 	if j.state.Load() == jobEnded {
 		return // cancelled in the queue: its room and counts went back then
+	}
+	if j.ctx.Err() != nil {
+		j.cancelQueued() // its context ended in the queue: it leaves as cancelled, not run
+		return
 	}
 	if !m.healthy() {
 		j.move(m)

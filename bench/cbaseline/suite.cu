@@ -656,6 +656,62 @@ static void graph_update_launch(const Ctx& c) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// GPU-bound jobs: one launch of `busy`, which fills every SM for kBusyCycles clocks, is one job.
+// The baseline of gpuactor's group rows: jobs per second of one GPU driven straight from one
+// thread, and one job's round trip. gpuactor's side runs the same kernel with the same grid.
+
+static const long long kBusyCycles = 300000;
+static const int kBusyThreads = 256;
+
+__global__ void busy(long long cycles) {
+  long long start = clock64();
+  while (clock64() - start < cycles) {
+  }
+}
+
+// busy_grid: enough blocks of kBusyThreads to fill every SM once.
+static int busy_grid(int device) {
+  int sms = 0, per_sm = 0;
+  CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  CHECK(cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxThreadsPerMultiProcessor, device));
+  return sms * std::max(1, per_sm / kBusyThreads);
+}
+
+static void busy_jobs(const Ctx& c) {
+  const int kJobs = 2000;
+  int grid = busy_grid(c.device);
+  for (int i = 0; i < 20; ++i) busy<<<grid, kBusyThreads, 0, c.s>>>(kBusyCycles);
+  CHECK(cudaStreamSynchronize(c.s));
+  std::vector<double> rate;
+  for (int r = 0; r < c.repeats; ++r) {
+    auto t0 = clk::now();
+    for (int i = 0; i < kJobs; ++i) busy<<<grid, kBusyThreads, 0, c.s>>>(kBusyCycles);
+    CHECK(cudaStreamSynchronize(c.s));
+    rate.push_back(kJobs / seconds_since(t0));
+  }
+  cudaError_t e = cudaGetLastError();
+  emit_result("busy_jobs", -1, "jobs/s", median(rate), NAN, c.repeats, e == cudaSuccess,
+              e == cudaSuccess ? "" : cudaGetErrorString(e));
+}
+
+static void busy_roundtrip(const Ctx& c) {
+  const int kIters = 500;
+  int grid = busy_grid(c.device);
+  std::vector<double> all;
+  for (int r = -1; r < c.repeats; ++r) {
+    for (int i = 0; i < kIters; ++i) {
+      auto t0 = clk::now();
+      busy<<<grid, kBusyThreads, 0, c.s>>>(kBusyCycles);
+      CHECK(cudaStreamSynchronize(c.s));
+      if (r >= 0) all.push_back(seconds_since(t0) * 1e6);
+    }
+  }
+  cudaError_t e = cudaGetLastError();
+  emit_result("busy_roundtrip", -1, "us", median(all), percentile(all, 0.99), c.repeats,
+              e == cudaSuccess, e == cudaSuccess ? "" : cudaGetErrorString(e));
+}
+
+// ---------------------------------------------------------------------------------------------
 // Command line and main
 
 static std::vector<std::string> split(const std::string& s) {
@@ -789,6 +845,8 @@ static int suite_main(int argc, char** argv) {
       {"graph_launch", [&] { graph_launches(c, false); }},
       {"graph_node", [&] { graph_launches(c, true); }},
       {"graph_update_launch", [&] { graph_update_launch(c); }},
+      {"busy_jobs", [&] { busy_jobs(c); }},
+      {"busy_roundtrip", [&] { busy_roundtrip(c); }},
       {"launch_enqueue_8", [&] { launch_enqueue_8(c); }},  // several streams: last
   };
   for (auto& w : wanted) {

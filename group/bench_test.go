@@ -1,0 +1,57 @@
+package group_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpuactor/gpuactor/cuda"
+	"github.com/gpuactor/gpuactor/device"
+	"github.com/gpuactor/gpuactor/group"
+	"github.com/gpuactor/gpuactor/internal/testdev"
+	"github.com/gpuactor/gpuactor/streams"
+)
+
+// BenchmarkRoundTrip: a trivial job (an empty kernel's launch, awaited) sent straight to
+// a stream, and the same job through a group of that device with one stream: the difference is
+// what the group adds to each job. On the GPU when there is one, else on the simulator.
+func BenchmarkRoundTrip(b *testing.B) {
+	ctx := context.Background()
+	opts := []device.Option{device.WithBackend(device.BackendSim)}
+	if testdev.GPU() {
+		opts = []device.Option{device.WithBackend(device.BackendCUDA)}
+	}
+	dev, err := device.Open(ctx, 0, opts...)
+	require.NoError(b, err)
+	defer dev.Close()
+	mod, err := dev.Compile(ctx, device.Source{Name: "empty.cu", Code: `extern "C" __global__ void empty() {}`,
+		Sim: map[string]cuda.SimKernel{"empty": func(*cuda.KernelCall) error { return nil }}})
+	require.NoError(b, err)
+	empty, err := mod.Kernel(ctx, "empty")
+	require.NoError(b, err)
+	one := cuda.LaunchConfig{Grid: cuda.Dim(1), Block: cuda.Dim(1)}
+	work := func(ctx context.Context, _ *device.Device, s *streams.Stream) error {
+		return s.Launch(ctx, empty, one).Wait(ctx)
+	}
+	b.Run("stream", func(b *testing.B) {
+		s, err := streams.New(ctx, dev)
+		require.NoError(b, err)
+		defer s.Close(ctx)
+		for b.Loop() {
+			if err := work(ctx, dev, s); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("group", func(b *testing.B) {
+		g, err := group.New(ctx, []*device.Device{dev}, group.WithStreams(1))
+		require.NoError(b, err)
+		defer g.Close()
+		for b.Loop() {
+			if err := g.Submit(ctx, work).Wait(ctx); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
