@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/gpuactor/gpuactor/actor"
 	"github.com/gpuactor/gpuactor/cuda"
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/group"
@@ -40,6 +41,39 @@ func BenchmarkRoundTrip(b *testing.B) {
 		defer s.Close(ctx)
 		for b.Loop() {
 			if err := work(ctx, dev, s); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	// handoff: the same job run by another goroutine, handed over on a channel and answered
+	// through a promise: the group's hand-offs alone, without its queue and placement.
+	b.Run("handoff", func(b *testing.B) {
+		s, err := streams.New(ctx, dev)
+		require.NoError(b, err)
+		defer s.Close(ctx)
+		jobs := make(chan *actor.Promise[struct{}])
+		defer close(jobs)
+		go func() {
+			for p := range jobs {
+				p.Complete(struct{}{}, work(ctx, dev, s))
+			}
+		}()
+		for b.Loop() {
+			p := actor.NewPromise[struct{}]()
+			jobs <- p
+			if err := p.Future().Wait(ctx); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	// nop: a job that does nothing, through the group: the group's own cost.
+	b.Run("group-nop", func(b *testing.B) {
+		g, err := group.New(ctx, []*device.Device{dev}, group.WithStreams(1))
+		require.NoError(b, err)
+		defer g.Close()
+		nop := func(context.Context, *device.Device, *streams.Stream) error { return nil }
+		for b.Loop() {
+			if err := g.Submit(ctx, nop).Wait(ctx); err != nil {
 				b.Fatal(err)
 			}
 		}
