@@ -22,8 +22,10 @@ import (
 func groupScenarios() []scenario {
 	return []scenario{
 		// Scheduling overhead: a trivial job (an empty launch, awaited) through the group, one
-		// at a time, against launch_roundtrip, the same launch sent straight to a stream.
-		{name: "group_roundtrip", unit: "us", ref: "launch_roundtrip", manyStreams: true, run: groupRoundTrip},
+		// at a time, against launch_roundtrip, the same launch sent straight to a stream: with
+		// Do, and with Submit and Wait.
+		{name: "group_roundtrip", unit: "us", ref: "launch_roundtrip", manyStreams: true, run: groupRoundTrip(true)},
+		{name: "group_submit_roundtrip", unit: "us", ref: "launch_roundtrip", manyStreams: true, run: groupRoundTrip(false)},
 		// Scaling: GPU-bound jobs per second through the group on one GPU, and on every GPU,
 		// each against one GPU driven straight from C++: group_jobs_all's ratio is the scaling.
 		{name: "group_jobs_1", unit: "jobs/s", ref: "busy_jobs", manyStreams: true, run: groupJobs(false)},
@@ -110,31 +112,37 @@ func (b busyJob) run(ctx context.Context, s *streams.Stream) error {
 }
 
 // groupRoundTrip times trivial jobs through a group of the env's device, one stream, each
-// submitted once the one before it completed.
-func groupRoundTrip(e *env, _ int64, repeat int) (float64, *float64, error) {
-	g, err := group.New(e.ctx, []*device.Device{e.dev}, group.WithStreams(1))
-	if err != nil {
-		return 0, nil, err
-	}
-	defer g.Close()
-	job := func(ctx context.Context, _ *device.Device, s *streams.Stream) error {
-		return s.Launch(ctx, e.empty, one).Wait(ctx)
-	}
-	const iters = 2000
-	var all []float64
-	for r := -1; r < repeat; r++ {
-		for range iters {
-			start := time.Now()
-			if err := g.Submit(e.ctx, job).Wait(e.ctx); err != nil {
-				return 0, nil, err
-			}
-			if r >= 0 {
-				all = append(all, float64(time.Since(start).Nanoseconds())/1e3)
+// sent once the one before it completed: by Do, or by Submit and Wait.
+func groupRoundTrip(do bool) func(*env, int64, int) (float64, *float64, error) {
+	return func(e *env, _ int64, repeat int) (float64, *float64, error) {
+		g, err := group.New(e.ctx, []*device.Device{e.dev}, group.WithStreams(1))
+		if err != nil {
+			return 0, nil, err
+		}
+		defer g.Close()
+		job := func(ctx context.Context, _ *device.Device, s *streams.Stream) error {
+			return s.Launch(ctx, e.empty, one).Wait(ctx)
+		}
+		send := func() error { return g.Submit(e.ctx, job).Wait(e.ctx) }
+		if do {
+			send = func() error { return g.Do(e.ctx, job) }
+		}
+		const iters = 2000
+		var all []float64
+		for r := -1; r < repeat; r++ {
+			for range iters {
+				start := time.Now()
+				if err := send(); err != nil {
+					return 0, nil, err
+				}
+				if r >= 0 {
+					all = append(all, float64(time.Since(start).Nanoseconds())/1e3)
+				}
 			}
 		}
+		p99 := percentile(all, 99)
+		return median(all), &p99, nil
 	}
-	p99 := percentile(all, 99)
-	return median(all), &p99, nil
 }
 
 // groupJobs measures GPU-bound jobs per second through a group of the env's device, or of

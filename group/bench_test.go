@@ -16,7 +16,9 @@ import (
 
 // BenchmarkRoundTrip: a trivial job (an empty kernel's launch, awaited) sent straight to
 // a stream, and the same job through a group of that device with one stream: the difference is
-// what the group adds to each job. On the GPU when there is one, else on the simulator.
+// what the group adds to each job: "group" submits and waits, "do" calls Do, which runs the job
+// on the caller's goroutine when a stream is free. On the GPU when there is one, else on the
+// simulator.
 func BenchmarkRoundTrip(b *testing.B) {
 	ctx := context.Background()
 	opts := []device.Option{device.WithBackend(device.BackendSim)}
@@ -74,6 +76,16 @@ func BenchmarkRoundTrip(b *testing.B) {
 		nop := func(context.Context, *device.Device, *streams.Stream) error { return nil }
 		for b.Loop() {
 			if err := g.Submit(ctx, nop).Wait(ctx); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("do", func(b *testing.B) {
+		g, err := group.New(ctx, []*device.Device{dev}, group.WithStreams(1))
+		require.NoError(b, err)
+		defer g.Close()
+		for b.Loop() {
+			if err := g.Do(ctx, work); err != nil {
 				b.Fatal(err)
 			}
 		}

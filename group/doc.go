@@ -18,6 +18,7 @@
 // placement: the jobs queued for it move to the others, and a job that was running on it
 // fails with an error naming the device, or, marked Idempotent, runs again elsewhere.
 //
-// Go and Wait run jobs errgroup-style; Map splits a slice over the devices and gathers the
-// results. The group owns its streams, not the devices: Close the group, then the devices.
+// Do runs a job and returns its error: on the calling goroutine when a stream is free, which
+// spares the hand-offs to a worker and back. Go and Wait run jobs errgroup-style; Map splits a
+// slice over the devices and gathers the results. The group owns its streams, not the devices: Close the group, then the devices.
 package group

@@ -33,6 +33,7 @@ type Group struct {
 	closing bool
 	quit    chan struct{} // closed by Close: workers fail what is queued and stop
 	workers sync.WaitGroup
+	inline  sync.WaitGroup // Do calls running jobs on their callers' goroutines
 
 	batch batch // Go and Wait
 }
@@ -43,6 +44,7 @@ type member struct {
 	dev     *device.Device
 	queue   chan *job
 	streams []*streams.Stream
+	free    chan *streams.Stream // the streams no job holds
 	failed  atomic.Bool
 
 	mem      *semaphore.Weighted // Memory: what jobs declared (Bytes) and run now
@@ -90,16 +92,16 @@ func New(ctx context.Context, devs []*device.Device, opts ...Option) (*Group, er
 		g.members = append(g.members, m)
 	}
 	for _, m := range g.members {
-		for _, s := range m.streams {
+		for range m.streams {
 			g.workers.Add(1)
-			go m.work(s)
+			go m.work()
 		}
 	}
 	return g, nil
 }
 
 func (g *Group) newMember(ctx context.Context, d *device.Device) (*member, error) {
-	m := &member{g: g, dev: d, queue: make(chan *job, g.room)}
+	m := &member{g: g, dev: d, queue: make(chan *job, g.room), free: make(chan *streams.Stream, g.cfg.streams)}
 	bytes, ok := g.cfg.memory[d.Ordinal()]
 	if !ok {
 		free, _, err := d.MemInfo(ctx)
@@ -119,6 +121,7 @@ func (g *Group) newMember(ctx context.Context, d *device.Device) (*member, error
 			return nil, errors.Join(fmt.Errorf("group: device %d: %w", d.Ordinal(), err), m.closeStreams())
 		}
 		m.streams = append(m.streams, s)
+		m.free <- s
 	}
 	return m, nil
 }
@@ -132,6 +135,7 @@ func (g *Group) Close() error {
 	if g.closing {
 		g.mu.Unlock()
 		g.workers.Wait()
+		g.inline.Wait()
 		return nil
 	}
 	g.closing = true
@@ -142,6 +146,7 @@ func (g *Group) Close() error {
 	}
 	refuseAll(g.shared)
 	g.workers.Wait()
+	g.inline.Wait()
 	return g.closeStreams()
 }
 

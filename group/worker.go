@@ -13,9 +13,10 @@ import (
 	"github.com/gpuactor/gpuactor/streams"
 )
 
-// work is one stream's worker: it runs the jobs queued on m, and while m's device is healthy
-// those of the shared queue, one after another on s, until the group closes.
-func (m *member) work(s *streams.Stream) {
+// work is one of m's workers, as many as it has streams: it runs the jobs queued on m, and
+// while m's device is healthy those of the shared queue, each on a free stream of m, until the
+// group closes.
+func (m *member) work() {
 	defer m.g.workers.Done()
 	for {
 		shared := m.g.shared
@@ -27,7 +28,7 @@ func (m *member) work(s *streams.Stream) {
 			m.refuseQueued()
 			return
 		}
-		m.take(j, s)
+		m.take(j)
 	}
 }
 
@@ -63,12 +64,27 @@ func (m *member) next(shared chan *job) (j *job, quit bool) {
 // refuseQueued fails every job queued on m: the group is closing.
 func (m *member) refuseQueued() { refuseAll(m.queue) }
 
-// take runs j, just dequeued, on s, unless it ended (cancelled while queued) or m's device
-// failed, which moves it to another device.
-func (m *member) take(j *job, s *streams.Stream) {
+// take runs j, just dequeued, on a free stream of m, unless it ended (cancelled while queued)
+// or m's device failed, which moves it to another device.
+func (m *member) take(j *job) {
 	if j.state.Load() == jobEnded {
 		return // cancelled in the queue: its room and counts went back then
 	}
+	var s *streams.Stream
+	select {
+	case s = <-m.free:
+	default:
+		select { // a Do call holds the stream: wait for it, as the job would have in the queue
+		case s = <-m.free:
+		case <-j.ctx.Done():
+			j.cancelQueued()
+			return
+		case <-m.g.quit:
+			j.refuse(fmt.Errorf("group closed: %w", device.ErrClosed))
+			return
+		}
+	}
+	defer func() { m.free <- s }()
 	if j.ctx.Err() != nil {
 		j.cancelQueued() // its context ended in the queue: it leaves as cancelled, not run
 		return
@@ -82,34 +98,42 @@ func (m *member) take(j *job, s *streams.Stream) {
 	}
 	j.stop()
 	j.dequeued()
-	j.on.Store(m)
 	j.releaseToken() // out of the queue: room for another
+	again, err := m.runOn(j, s)
+	if again && m.g.again(j) {
+		return
+	}
+	j.state.Store(jobEnded)
+	j.p.Complete(struct{}{}, err)
+}
+
+// runOn runs j on s, m's, with the group's accounting, and returns its error; again is true
+// when m's device failed under j and j may run elsewhere: it is Idempotent, has not yet run on
+// every device, and its context goes on; the caller then places it again, or fails it with err.
+func (m *member) runOn(j *job, s *streams.Stream) (again bool, err error) {
+	j.on.Store(m)
 	m.running.Add(1)
 	m.reserved.Add(j.cfg.bytes)
 	start := time.Now()
-	err := m.run(j, s)
+	err = m.run(j, s)
 	m.busy.Add(int64(time.Since(start)))
 	m.running.Add(-1)
 	m.reserved.Add(-j.cfg.bytes)
 	if err != nil && m.dev.Err() != nil { // the device failed under the job
 		m.failed.Store(true)
-		if j.cfg.idempotent && j.tries < len(m.g.members) && j.ctx.Err() == nil && m.g.again(j) {
-			m.failedJobs.Add(1)
-			return
-		}
+		m.failedJobs.Add(1)
+		again = j.cfg.idempotent && j.tries < len(m.g.members) && j.ctx.Err() == nil
 		if errors.Is(err, device.ErrDeviceFailed) {
-			err = fmt.Errorf("group: device %d failed under the job: %w", m.dev.Ordinal(), err)
-		} else {
-			err = fmt.Errorf("group: device %d: %w under the job: %w", m.dev.Ordinal(), device.ErrDeviceFailed, err)
+			return again, fmt.Errorf("group: device %d failed under the job: %w", m.dev.Ordinal(), err)
 		}
+		return again, fmt.Errorf("group: device %d: %w under the job: %w", m.dev.Ordinal(), device.ErrDeviceFailed, err)
 	}
 	if err != nil {
 		m.failedJobs.Add(1)
 	} else {
 		m.done.Add(1)
 	}
-	j.state.Store(jobEnded)
-	j.p.Complete(struct{}{}, err)
+	return false, err
 }
 
 // run runs the job's function, its declared memory held, and turns a panic into an error.
