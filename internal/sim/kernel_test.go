@@ -3,8 +3,10 @@ package sim
 import (
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/stretchr/testify/assert"
@@ -271,5 +273,48 @@ func TestKernelFaultCodes(t *testing.T) {
 			requireCode(t, d0.StreamSynchronize(s), c.want)
 			require.NoError(t, d1.Synchronize())
 		})
+	}
+}
+
+// A faulting kernel's completion is never reported as success: an event recorded after it, and
+// its stream, answer with the fault once they stop being not-ready, however the queries
+// interleave with the fault (several goroutines query at once, to land in every gap). Each
+// round is a new device, as the fault is sticky.
+func TestFaultSeenByQueriesAsTheWorkCompletes(t *testing.T) {
+	for i := range 200 {
+		_, d0, _ := open(t)
+		k := kernels(t, d0, map[string]backend.SimKernel{
+			"overrun": func(c *backend.KernelCall) error {
+				time.Sleep(50 * time.Microsecond) // the queriers are all running by now
+				cuda.SimSlice[float64](c, 0, 4)
+				return nil
+			},
+		})
+		s := mkStream(t, d0)
+		p := malloc(t, d0, 16)
+		e, err := d0.EventCreate(backend.EventDisableTiming)
+		require.NoError(t, err)
+		launch(t, d0, k["overrun"], s, ptrArg(p))
+		require.NoError(t, d0.EventRecord(e, s))
+		var wg sync.WaitGroup
+		for range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					qerr, serr := d0.EventQuery(e), d0.StreamQuery(s)
+					if errors.Is(qerr, cudaerr.NotReady) || errors.Is(serr, cudaerr.NotReady) {
+						continue
+					}
+					assert.ErrorIs(t, qerr, cudaerr.IllegalAddress, "round %d: the event query", i)
+					assert.ErrorIs(t, serr, cudaerr.IllegalAddress, "round %d: the stream query", i)
+					return
+				}
+			}()
+		}
+		wg.Wait()
+		if t.Failed() {
+			return
+		}
 	}
 }

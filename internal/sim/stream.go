@@ -281,13 +281,14 @@ func (d *device) StreamQuery(h backend.Stream) error {
 	if err != nil {
 		return err
 	}
-	if err := s.dev.alive(op); err != nil {
-		return err
-	}
 	if err := d.captureForbids(op, s); err != nil {
 		return err
 	}
-	if _, busy, _ := s.tail(); busy {
+	_, busy, _ := s.tail()
+	if err := s.dev.alive(op); err != nil { // after the tail: a fault as the work ends is seen
+		return err
+	}
+	if busy {
 		return newError(op, cudaerr.NotReady, "") // not an error: not recorded as the last error
 	}
 	return nil
@@ -456,13 +457,15 @@ func (d *device) EventQuery(h backend.Event) error {
 	if rec == nil || err != nil {
 		return err
 	}
-	if err := rec.s.dev.alive(op); err != nil {
-		return err
-	}
 	if !rec.complete() {
+		if err := rec.s.dev.alive(op); err != nil {
+			return err
+		}
 		return errEventNotReady // not an error: not recorded as the last error
 	}
-	return nil
+	// Only after completion: a fault that lands while the record completes is seen, as the
+	// work that faulted completes its record too.
+	return rec.s.dev.alive(op)
 }
 
 // errEventNotReady is EventQuery's answer for a record not reached yet: made once, like the
