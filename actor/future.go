@@ -328,7 +328,7 @@ func (p *Promise[T]) run(a *Actor) {
 		return // the op completes p later
 	}
 	if err != nil && a.cfg.onErr != nil {
-		a.cfg.onErr(err)
+		err = a.cfg.onErr(err)
 	}
 	f.complete(v, err)
 }

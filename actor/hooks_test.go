@@ -3,6 +3,7 @@ package actor
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -37,17 +38,22 @@ func TestGuardRefusesCalls(t *testing.T) {
 	assert.Equal(t, int32(1), ran.Load(), "a refused op never runs")
 }
 
-func TestErrorObserverSeesOpErrors(t *testing.T) {
+func TestErrorMapSeesAndMapsOpErrors(t *testing.T) {
 	var seen []error
-	a, err := New(WithErrorObserver(func(err error) { seen = append(seen, err) })) // actor thread only
+	mapped := errors.New("mapped")
+	a, err := New(WithErrorMap(func(err error) error { // actor thread only
+		seen = append(seen, err)
+		return fmt.Errorf("%w: %w", mapped, err)
+	}))
 	require.NoError(t, err)
 	ctx := context.Background()
 	boom := errors.New("boom")
 	_, err = Call(ctx, a, func() (int, error) { return 0, boom }).Await(ctx)
 	require.ErrorIs(t, err, boom)
+	require.ErrorIs(t, err, mapped, "the future has the mapped error")
 	_, err = Call(ctx, a, func() (int, error) { return 1, nil }).Await(ctx)
 	require.NoError(t, err)
-	require.NoError(t, a.Close()) // Close orders the observer's writes before the read below
+	require.NoError(t, a.Close()) // Close orders the map's writes before the read below
 	assert.Equal(t, []error{boom}, seen)
 }
 

@@ -39,7 +39,7 @@ type config struct {
 	idle      func(waiting bool, now time.Duration) bool
 	onPanic   func(*PanicError)
 	guard     func() error
-	onErr     func(error)
+	onErr     func(error) error
 	err       error // first invalid option; options cannot return errors themselves
 }
 
@@ -205,9 +205,10 @@ func WithPanicHandler(fn func(*PanicError)) Option {
 // has failed it, without wrapping every op in a closure of its own.
 func WithGuard(guard func() error) Option { return func(c *config) { c.guard = guard } }
 
-// WithErrorObserver has every error a Call's op returns passed to observe, on the actor thread,
-// before the future completes (a device uses it to notice sticky faults).
-func WithErrorObserver(observe func(error)) Option { return func(c *config) { c.onErr = observe } }
+// WithErrorMap passes every error a Call's op returns through mapErr, on the actor thread,
+// before the future completes, and completes the future with what mapErr returns. A device
+// uses it to notice sticky faults and to report each as the device's one failure.
+func WithErrorMap(mapErr func(error) error) Option { return func(c *config) { c.onErr = mapErr } }
 
 // WithName names the actor in its errors, to tell devices apart.
 func WithName(name string) Option {

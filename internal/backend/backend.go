@@ -160,6 +160,8 @@ type Backend interface {
 	// returns the device-scoped API. The actor calls it once, on its locked thread, and calls
 	// the returned Device from that thread only.
 	Open(ordinal int) (Device, error)
+	// Health is device ordinal's failure state, shared by every handle opened on it.
+	Health(ordinal int) *Health
 }
 
 // Device is the runtime API scoped to one device. Handles (streams, events, modules) are

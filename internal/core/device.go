@@ -25,7 +25,7 @@ type Device struct {
 	log     *zap.Logger
 	info    atomic.Pointer[any] // the public package's description of the device (Config.Describe)
 	limits  Limits              // what launches are checked against
-	failed  atomic.Pointer[error]
+	health  *backend.Health     // the GPU's failure, shared by every Device opened on it
 	// aborting: a Shutdown's deadline passed; the actor fails what is left (abortLeft).
 	aborting atomic.Bool
 	acct     accounting
@@ -100,6 +100,7 @@ func Open(ctx context.Context, be backend.Backend, cfg Config, ordinal int) (*De
 	d := &Device{
 		ordinal: ordinal,
 		be:      be,
+		health:  be.Health(ordinal),
 		log:     log.With(zap.Int("device", ordinal), zap.String("backend", be.Name())),
 		acct:    accounting{limit: cfg.MemLimit},
 		live: liveSet{
@@ -116,7 +117,7 @@ func Open(ctx context.Context, be backend.Backend, cfg Config, ordinal int) (*De
 		actor.WithInit(func() error { return d.init(cfg.Describe) }),
 		actor.WithShutdown(d.release),
 		actor.WithGuard(d.guard),
-		actor.WithErrorObserver(d.note),
+		actor.WithErrorMap(d.note),
 		actor.WithIdle(d.poll),
 	}, cfg.ActorOptions...)
 	act, err := actor.New(opts...)
@@ -255,23 +256,21 @@ func (d *Device) Log() *zap.Logger { return d.log }
 // Stream is the device's own stream, made when it opened and destroyed when it closes.
 func (d *Device) Stream() *Stream { return d.stream }
 
-// Err is the sticky error that failed the device, or nil while it is healthy.
-func (d *Device) Err() error {
-	if p := d.failed.Load(); p != nil {
-		return *p
-	}
-	return nil
-}
+// Err is the sticky error that failed the device, or nil while it is healthy. A failure met
+// through another Device opened on the same GPU fails this one too.
+func (d *Device) Err() error { return d.health.Err() }
 
-// note records a sticky error: the device is unusable from then on.
-func (d *Device) note(err error) {
+// note records a sticky error: the device is unusable from then on. It returns the error to
+// hand on: for a sticky error the device's failure, which wraps ErrDeviceFailed and the first
+// sticky error, so that every operation the failure ends reports the one failure.
+func (d *Device) note(err error) error {
 	if err == nil || !cudaerr.IsSticky(err) {
-		return
+		return err
 	}
-	failed := fmt.Errorf("%w: %w", ErrDeviceFailed, err)
-	if d.failed.CompareAndSwap(nil, &failed) {
+	if d.health.Fail(fmt.Errorf("%w: %w", ErrDeviceFailed, err)) {
 		d.log.Error("device failed with a sticky error", zap.Error(err))
 	}
+	return d.Err()
 }
 
 // Ext is per-device state of a public package, made by mk on first use under key and kept

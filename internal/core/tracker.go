@@ -27,7 +27,7 @@ type Tracker struct {
 	spare   [][]completion // emptied callback lists, reused for the next ones
 	lastNow time.Duration  // the actor's clock at the last poll
 	owned   map[any]func() error
-	note    func(error)                 // the device's sticky-fault check
+	note    func(error) error           // the device's sticky-fault check: the error to hand on
 	waits   []eventWait                 // AfterEvent callbacks, in registration order
 	capture captures                    // open stream captures (capture.go)
 	freed   map[backend.Stream]struct{} // streams with a stream-ordered free since Synchronize last saw them
@@ -64,9 +64,7 @@ func (t *Tracker) pollEvents() {
 			kept = append(kept, w)
 			continue
 		}
-		if err != nil {
-			t.note(err)
-		}
+		err = t.note(err)
 		w.done(err)
 		t.pending--
 		t.completed++
@@ -144,7 +142,7 @@ func notReady(err error) bool {
 	return errors.Is(err, cudaerr.NotReady)
 }
 
-func newTracker(dev backend.Device, note func(error)) *Tracker {
+func newTracker(dev backend.Device, note func(error) error) *Tracker {
 	return &Tracker{dev: dev, streams: map[backend.Stream]*track{}, owned: map[any]func() error{}, note: note,
 		markGap: markGap, queryGap: queryGap}
 }
@@ -460,9 +458,7 @@ func (t *Tracker) watermark(s backend.Stream, tr *track, now time.Duration) bool
 func (t *Tracker) release(ev backend.Event) { t.free = append(t.free, ev) }
 
 func (t *Tracker) finish(done []completion, err error) {
-	if err != nil {
-		t.note(err)
-	}
+	err = t.note(err)
 	for _, c := range done {
 		c.run(err)
 	}

@@ -115,6 +115,7 @@ type Backend struct {
 	devices  []*device
 
 	handles atomic.Uint64 // last handle handed out
+	health  backend.HealthBook
 
 	mu      sync.RWMutex // guards the handle registries
 	streams map[backend.Stream]*stream
@@ -181,6 +182,9 @@ func (b *Backend) DeviceCount() (int, error) {
 	}
 	return len(b.devices), nil
 }
+
+// Health is device ordinal's failure state, shared by every handle opened on it.
+func (b *Backend) Health(ordinal int) *backend.Health { return b.health.Of(ordinal) }
 
 // Open returns device ordinal. Opening a device twice returns the same device, as the primary
 // context is shared.

@@ -1,0 +1,121 @@
+package device_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpuactor/gpuactor/alloc"
+	"github.com/gpuactor/gpuactor/cuda"
+	"github.com/gpuactor/gpuactor/cudaerr"
+	"github.com/gpuactor/gpuactor/device"
+	"github.com/gpuactor/gpuactor/internal/testdev"
+	"github.com/gpuactor/gpuactor/streams"
+)
+
+// faultSim opens a simulated device and fails it for good with an out-of-bounds kernel.
+func faultSim(t *testing.T, opts ...device.Option) (*device.Device, func()) {
+	t.Helper()
+	ctx := testdev.Ctx(t)
+	dev, err := device.Open(ctx, 0, append([]device.Option{device.WithBackend(device.BackendSim), device.WithKernelCache("")}, opts...)...)
+	require.NoError(t, err)
+	mod, err := dev.Compile(ctx, device.Source{Name: "oob.cu", Code: `extern "C" __global__ void oob(float* p, int n) { p[n] = 1; }`,
+		Sim: map[string]cuda.SimKernel{"oob": func(c *cuda.KernelCall) error {
+			p := cuda.SimSlice[float32](c, 0, int(c.Int32(1))+1)
+			p[len(p)-1] = 1
+			return nil
+		}}})
+	require.NoError(t, err)
+	k, err := mod.Kernel(ctx, "oob")
+	require.NoError(t, err)
+	return dev, func() {
+		buf := mustMalloc(t, dev, 16)
+		err := streams.Default(dev).Launch(ctx, k, cuda.LaunchConfig{Grid: cuda.Dim(1), Block: cuda.Dim(1)}, buf, int32(4)).Wait(ctx)
+		require.ErrorIs(t, err, device.ErrDeviceFailed)
+	}
+}
+
+// Close of a failed device forgets what it cannot free: its accounting goes back to zero.
+func TestCloseOfAFailedDeviceForgetsItsMemory(t *testing.T) {
+	ctx := context.Background()
+	dev, fault := faultSim(t)
+	_ = mustMalloc(t, dev, 1<<20)
+	host, err := dev.MallocHost(ctx, 1<<20)
+	require.NoError(t, err)
+	_ = host
+	s, err := streams.New(ctx, dev)
+	require.NoError(t, err)
+	_, _, err = alloc.MallocAsync[byte](ctx, s, 1<<20)
+	require.NoError(t, err)
+	require.NoError(t, s.Synchronize(ctx))
+	// In flight when the device fails: a stream-ordered free, and an allocation.
+	freed, _, err := alloc.MallocAsync[byte](ctx, s, 1<<20)
+	require.NoError(t, err)
+	freed.CloseOn(ctx, s)
+	_, _, err = alloc.MallocAsync[byte](ctx, s, 1<<20)
+	require.NoError(t, err)
+	fault()
+	require.Error(t, dev.Err())
+	// A buffer closed by its user after the failure.
+	late, _, _ := alloc.MallocAsync[byte](ctx, s, 1<<20)
+	if late != nil {
+		_ = late.Close(ctx)
+	}
+	u := dev.Usage()
+	assert.Positive(t, u.DeviceBytes()+u.Pinned.Bytes, "still counted before Close")
+	require.NoError(t, dev.Close(), "the failure is Err's to report, not Close's")
+	u = dev.Usage()
+	assert.Zero(t, u.DeviceBytes(), "%+v", u)
+	assert.Zero(t, u.Pinned.Bytes, "%+v", u)
+	assert.Zero(t, u.Device.Count+u.Async.Count+u.Pinned.Count, "%+v", u)
+}
+
+// A fault met through one Device fails every Device opened on the same GPU: the sticky error
+// poisons the GPU's context, which they share.
+func TestFailureBelongsToTheGPU(t *testing.T) {
+	ctx := testdev.Ctx(t)
+	sim := device.NewSimulator()
+	a, fault := faultSim(t, device.WithSimulator(sim))
+	b, err := device.Open(ctx, 0, device.WithSimulator(sim))
+	require.NoError(t, err)
+	other, err := device.Open(ctx, 1, device.WithSimulator(sim))
+	require.NoError(t, err)
+	fault()
+	require.ErrorIs(t, a.Err(), device.ErrDeviceFailed)
+	require.ErrorIs(t, b.Err(), device.ErrDeviceFailed, "the other handle on the GPU")
+	_, err = b.Malloc(ctx, 16)
+	require.ErrorIs(t, err, device.ErrDeviceFailed)
+	require.NoError(t, other.Err(), "another GPU goes on")
+	buf, err := other.Malloc(ctx, 16)
+	require.NoError(t, err)
+	require.NoError(t, buf.Close(ctx))
+	for _, d := range []*device.Device{a, b, other} {
+		require.NoError(t, d.Close())
+	}
+}
+
+// Every kind of pending operation that a failure ends reports the failure, with the code.
+func TestPendingOperationsReportTheFailure(t *testing.T) {
+	ctx := testdev.Ctx(t)
+	dev, fault := faultSim(t)
+	s, err := streams.New(ctx, dev)
+	require.NoError(t, err)
+	gate := make(chan struct{})
+	pending := []interface{ Wait(context.Context) error }{s.HostFunc(ctx, func() { <-gate })}
+	buf := mustMalloc(t, dev, 1<<20)
+	host := make([]byte, 1<<20)
+	pending = append(pending,
+		streams.CopyToDevice(ctx, s, buf, host),
+		s.Memset(ctx, buf, 0),
+		streams.CopyFromDevice(ctx, s, host, buf))
+	fault()
+	close(gate)
+	for i, f := range pending[1:] {
+		err := f.Wait(ctx)
+		require.ErrorIs(t, err, device.ErrDeviceFailed, "operation %d", i)
+		require.ErrorIs(t, err, cudaerr.IllegalAddress, "operation %d", i)
+	}
+	require.NoError(t, dev.Close())
+}
