@@ -36,6 +36,10 @@ var (
 	// ErrDeviceFailed: an earlier sticky error (illegal address, launch failure…) corrupted the
 	// device's context; every later call fails with it. Only a new process recovers the device.
 	ErrDeviceFailed = core.ErrDeviceFailed
+	// ErrInHostFunc: a call that waits for the device or a stream of it (Synchronize, Close,
+	// Shutdown) was made from one of the device's host functions, whose work it would wait
+	// for; CUDA forbids such calls there.
+	ErrInHostFunc = core.ErrInHostFunc
 	// ErrMemoryLimit: an allocation would take the device past the limit set with
 	// WithMemoryLimit.
 	ErrMemoryLimit = core.ErrMemoryLimit

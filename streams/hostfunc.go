@@ -17,13 +17,15 @@ import (
 // error (*actor.PanicError).
 //
 // fn may queue more work (on any stream) without waiting for it, but it must not wait on this
-// stream, on work queued after it, or on the device as a whole (Synchronize, a synchronous
-// copy): that work cannot start before fn returns, so the wait would never end.
+// stream, on work queued after it, or on the device as a whole: that work cannot start before
+// fn returns, so the wait would never end. Device.Synchronize, Close and Shutdown and
+// Stream.Synchronize and Close called from fn fail at once with device.ErrInHostFunc.
 func (s *Stream) HostFunc(ctx context.Context, fn func()) *Future {
 	if fn == nil {
 		return failed(core.Invalid("HostFunc of a nil function"))
 	}
 	var panicked atomic.Pointer[actor.PanicError]
+	dev := s.core().Device()
 	then := func(err error) error {
 		if p := panicked.Load(); err == nil && p != nil {
 			return p
@@ -37,6 +39,7 @@ func (s *Stream) HostFunc(ctx context.Context, fn func()) *Future {
 			finished := make(chan struct{})
 			go func() {
 				defer close(finished)
+				defer dev.EnterHostFunc()()
 				defer func() {
 					if r := recover(); r != nil {
 						panicked.Store(&actor.PanicError{Value: r, Stack: debug.Stack()})

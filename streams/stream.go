@@ -113,6 +113,9 @@ func (s *Stream) Close(ctx context.Context) error { return s.core().Close(ctx) }
 // does not hold up the device's other work while it waits. On a capturing stream nothing
 // runs to wait for: as cudaStreamSynchronize does, it fails and invalidates the capture.
 func (s *Stream) Synchronize(ctx context.Context) error {
+	if err := s.core().Device().InHostFunc("Stream.Synchronize"); err != nil {
+		return err
+	}
 	return core.Queue(ctx, s.core(), func(rt backend.Device, tr *core.Tracker, h backend.Stream) error {
 		if tr.Capturing(h) {
 			return rt.StreamSynchronize(h) // refused at once: the runtime's error, the capture invalidated

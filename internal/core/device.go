@@ -31,6 +31,8 @@ type Device struct {
 	acct     accounting
 	staging  *Staging
 	ops      opStats
+	// hostCalls are the goroutines running host functions now (InHostFunc).
+	hostCalls hostCalls
 
 	extMu sync.Mutex
 	ext   map[any]any // public packages' per-device state (Ext)
@@ -212,6 +214,9 @@ func (d *Device) release() {
 // Close finishes the work already sent, frees every buffer, host buffer and module still
 // live, and stops the actor. Later calls fail with ErrClosed. Idempotent.
 func (d *Device) Close() error {
+	if err := d.InHostFunc("Close"); err != nil {
+		return err
+	}
 	if err := d.act.Close(); err != nil { // idempotent: later calls wait for nothing
 		return err
 	}
@@ -304,6 +309,9 @@ func (d *Device) MemInfo(ctx context.Context) (free, total uint64, err error) {
 // without holding up the device's other work while it waits. Like cudaDeviceSynchronize, it
 // lets the stream-ordered pools give back memory freed above their release thresholds.
 func (d *Device) Synchronize(ctx context.Context) error {
+	if err := d.InHostFunc("Synchronize"); err != nil {
+		return err
+	}
 	return RunTracked(ctx, d, func(rt backend.Device, tr *Tracker, done func(error)) error {
 		ev, err := d.syncEvent(rt)
 		if err != nil {

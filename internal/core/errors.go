@@ -19,6 +19,7 @@ var (
 	ErrNoKernel     = errors.New("gpuactor: no such kernel")
 	ErrDeviceFailed = errors.New("gpuactor: device failed")
 	ErrMemoryLimit  = errors.New("gpuactor: device memory limit reached")
+	ErrInHostFunc   = errors.New("gpuactor: not allowed in a host function")
 )
 
 // Invalid is an ErrInvalidArgument error saying what was wrong.

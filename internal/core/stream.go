@@ -109,6 +109,9 @@ func (s *Stream) Close(ctx context.Context) error {
 	if s.own {
 		return Invalid("the device's own stream is closed by the device's Close")
 	}
+	if err := s.dev.InHostFunc("Stream.Close"); err != nil {
+		return err
+	}
 	return RunTracked(ctx, s.dev, func(rt backend.Device, tr *Tracker, done func(error)) error {
 		if s.closed.Load() {
 			return Closed("stream closed twice")
