@@ -131,7 +131,9 @@ func (st *Staging) Acquire(ctx context.Context, want int) ([]unsafe.Pointer, err
 		st.idle = st.idle[:len(st.idle)-n]
 		pin := 0
 		if n < want && canPin {
-			pin = min(want-n, st.limit-len(st.all)-st.pinning)
+			// Slots being pinned join all before pinning forgets them: counted twice for a
+			// moment, which can only hold pinning back.
+			pin = max(0, min(want-n, st.limit-len(st.all)-st.pinning))
 		}
 		st.pinning += pin
 		st.lent += n + pin
@@ -142,7 +144,6 @@ func (st *Staging) Acquire(ctx context.Context, want int) ([]unsafe.Pointer, err
 			st.mu.Lock()
 			st.pinning -= pin
 			st.lent -= pin - len(pinned)
-			st.all = append(st.all, pinned...)
 			if len(pinned) < pin {
 				st.signalLocked(1) // a waiter that counted on these slots looks again
 			}
@@ -237,7 +238,7 @@ func (st *Staging) Release(slots ...unsafe.Pointer) {
 		if base, ok := st.small[p]; ok {
 			st.smallLent--
 			st.carved[base]--
-			if st.closed {
+			if !st.reusable() {
 				continue
 			}
 			st.smallIdle = append(st.smallIdle, p)
@@ -250,23 +251,32 @@ func (st *Staging) Release(slots ...unsafe.Pointer) {
 			continue
 		}
 		st.lent--
-		if !st.closed {
+		if st.reusable() {
 			st.idle = append(st.idle, p)
 			st.signalLocked(1)
 		}
 	}
 }
 
-// refuseIfClosedLocked unlocks mu and returns ErrClosed once the device closed; nil, still
-// locked, while it is open.
+// refuseIfClosedLocked unlocks mu and returns ErrClosed once the device closed, or a
+// Shutdown's deadline passed; nil, still locked, while it is open.
 func (st *Staging) refuseIfClosedLocked() error {
-	if !st.closed {
+	if st.reusable() {
 		return nil
 	}
+	closed := st.closed
 	st.publishLocked()
 	st.mu.Unlock()
+	if !closed {
+		return st.d.shutdownErr()
+	}
 	return Closed("device %d closed: no staging memory", st.d.ordinal)
 }
+
+// reusable reports whether slots may be lent again: not once the device closed, nor once a
+// Shutdown's deadline passed, which fails copies whose DMA may still read or write their slots.
+// Under mu.
+func (st *Staging) reusable() bool { return !st.closed && !st.d.aborting.Load() }
 
 // AcquireSmall lends a small slot (StagingSmallSize bytes): an idle one, else one of the
 // pieces of a slot it carves, which it takes as Acquire would (idle, newly pinned, or waited
@@ -304,7 +314,10 @@ func (st *Staging) AcquireSmall(ctx context.Context) (unsafe.Pointer, error) {
 			st.mu.Lock()
 			st.pinning--
 			st.smallPinning = false
-			st.all = append(st.all, pinned...)
+			if len(pinned) == 1 && st.closed {
+				st.mu.Unlock()
+				continue // the device closed, and freed the slot: refused above
+			}
 			if len(pinned) == 1 {
 				st.carveLocked(pinned[0])
 				st.signalSmallLocked(smallPerSlot)
@@ -365,25 +378,35 @@ func (st *Staging) uncarveIdleLocked(n int) {
 	}
 }
 
-// pin pins up to n slots on the actor thread, charged as pinned memory. It returns those it
-// pinned with the error that stopped it, if any.
+// pin pins up to n slots on the actor thread, charged as pinned memory, and adds them to the
+// pool's slots there: a device closing right after frees them with the rest, though the
+// caller has not taken them yet. It returns those it pinned with the error that stopped it,
+// if any.
 func (st *Staging) pin(ctx context.Context, n int) ([]unsafe.Pointer, error) {
 	d := st.d
 	return Make(ctx, d, func(rt backend.Device, _ *Tracker) ([]unsafe.Pointer, error) {
 		var ps []unsafe.Pointer
+		var err error
 		for range n {
-			if err := d.Charge(KindPinned, StagingSlotSize); err != nil {
-				return ps, nilIfSome(ps, err)
+			if err = d.Charge(KindPinned, StagingSlotSize); err != nil {
+				break
 			}
-			p, err := rt.HostAlloc(StagingSlotSize, backend.HostAllocDefault)
-			if err != nil {
+			p, herr := rt.HostAlloc(StagingSlotSize, backend.HostAllocDefault)
+			if herr != nil {
 				d.Refund(KindPinned, StagingSlotSize)
-				return ps, nilIfSome(ps, fmt.Errorf("gpuactor: pinning a %d-byte staging slot: %w", StagingSlotSize, err))
+				err = fmt.Errorf("gpuactor: pinning a %d-byte staging slot: %w", StagingSlotSize, herr)
+				break
 			}
 			ps = append(ps, p)
 		}
-		return ps, nil
-	}, func(rt backend.Device, _ *Tracker, ps []unsafe.Pointer) {
+		st.mu.Lock()
+		st.all = append(st.all, ps...)
+		st.mu.Unlock()
+		return ps, nilIfSome(ps, err)
+	}, func(rt backend.Device, _ *Tracker, ps []unsafe.Pointer) { // the caller left: unpin them
+		st.mu.Lock()
+		st.all = slices.DeleteFunc(st.all, func(p unsafe.Pointer) bool { return slices.Contains(ps, p) })
+		st.mu.Unlock()
 		for _, p := range ps {
 			_ = rt.HostFree(p)
 			d.Refund(KindPinned, StagingSlotSize)
