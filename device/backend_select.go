@@ -2,9 +2,11 @@ package device
 
 import (
 	"fmt"
+	"time"
 
 	"go.uber.org/zap"
 
+	"github.com/gpuactor/gpuactor/cudaerr"
 	"github.com/gpuactor/gpuactor/internal/backend"
 	"github.com/gpuactor/gpuactor/internal/cudart"
 	"github.com/gpuactor/gpuactor/internal/sim"
@@ -37,6 +39,45 @@ func SimMemory(bytes uint64) SimOption { return func(c *simConfig) { c.memory = 
 func SimSlowdown(ordinal int, factor float64) SimOption {
 	return func(c *simConfig) { c.opts = append(c.opts, sim.WithSlowdown(ordinal, factor)) }
 }
+
+// SimFaultPlan injects failures into one simulated device (SimFaults), so that supervisors,
+// groups and users' own code meet faults without a GPU. Operations are what the device's
+// streams run (launches, copies, memsets, host functions, event records, waits), counted from
+// 1 in the order they start.
+type SimFaultPlan struct {
+	// StickyAt: the device fails with Code as operation StickyAt runs (0: never); StickyRate:
+	// each operation fails it so with this chance. Every later call then fails, as after a
+	// kernel's fault.
+	StickyAt   int
+	StickyRate float64
+	// Code is the sticky error (default cudaerr.LaunchFailure).
+	Code cudaerr.Code
+	// LostAt: the device is lost as operation LostAt runs: every call fails from then on with
+	// cudaerr.DevicesUnavailable, as when a GPU falls off the bus (0: never).
+	LostAt int
+	// AllocFailRate: each allocation (device, stream-ordered, pinned) fails with
+	// cudaerr.MemoryAllocation with this chance; the device goes on.
+	AllocFailRate float64
+	// SlowRate: each operation takes SlowBy longer with this chance.
+	SlowRate float64
+	SlowBy   time.Duration
+	// Seed seeds the chances (0: a fixed seed, so that runs repeat).
+	Seed uint64
+}
+
+// SimFaults injects plan's failures into simulated device ordinal.
+func SimFaults(ordinal int, plan SimFaultPlan) SimOption {
+	return func(c *simConfig) { c.opts = append(c.opts, sim.WithFaults(ordinal, sim.FaultPlan(plan))) }
+}
+
+// Fail fails simulated device ordinal now with sticky code (cudaerr.LaunchFailure when code
+// is not sticky), as a kernel's fault would: every later call on it fails, and so do the
+// operations it had not finished.
+func (s *Simulator) Fail(ordinal int, code cudaerr.Code) error { return s.b.Fail(ordinal, code) }
+
+// Lose makes simulated device ordinal lost now: every later call fails with
+// cudaerr.DevicesUnavailable, as when a GPU falls off the bus.
+func (s *Simulator) Lose(ordinal int) error { return s.b.Lose(ordinal) }
 
 // NewSimulator makes a simulated machine.
 func NewSimulator(opts ...SimOption) *Simulator {

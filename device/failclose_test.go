@@ -119,3 +119,35 @@ func TestPendingOperationsReportTheFailure(t *testing.T) {
 	}
 	require.NoError(t, dev.Close())
 }
+
+// The simulator's injected faults reach users as device failures: a sticky fault at the Nth
+// operation, a lost device, a fault injected now.
+func TestInjectedFaultsFailTheDevice(t *testing.T) {
+	ctx := testdev.Ctx(t)
+	sim := device.NewSimulator(device.SimDevices(3), device.SimFaults(0, device.SimFaultPlan{StickyAt: 3, Code: cudaerr.IllegalAddress}))
+	devs, err := device.OpenAll(ctx, device.WithSimulator(sim))
+	require.NoError(t, err)
+	s, err := streams.New(ctx, devs[0])
+	require.NoError(t, err)
+	var errs []error
+	for range 5 {
+		errs = append(errs, s.HostFunc(ctx, func() {}).Wait(ctx))
+	}
+	require.NoError(t, errs[0])
+	require.ErrorIs(t, errs[4], device.ErrDeviceFailed)
+	require.ErrorIs(t, devs[0].Err(), cudaerr.IllegalAddress)
+	require.ErrorContains(t, devs[0].Err(), "injected")
+
+	require.NoError(t, sim.Lose(1))
+	_, err = devs[1].Malloc(ctx, 16)
+	require.ErrorIs(t, err, device.ErrDeviceFailed)
+	require.ErrorIs(t, err, cudaerr.DevicesUnavailable)
+	require.ErrorIs(t, devs[1].Err(), cudaerr.DevicesUnavailable, "a lost GPU fails the device")
+
+	require.NoError(t, sim.Fail(2, cudaerr.MisalignedAddress))
+	_, err = devs[2].Malloc(ctx, 16)
+	require.ErrorIs(t, err, cudaerr.MisalignedAddress)
+	for _, d := range devs {
+		require.NoError(t, d.Close())
+	}
+}

@@ -265,11 +265,11 @@ func (d *Device) Stream() *Stream { return d.stream }
 // through another Device opened on the same GPU fails this one too.
 func (d *Device) Err() error { return d.health.Err() }
 
-// note records a sticky error: the device is unusable from then on. It returns the error to
+// note records a sticky error, or the loss of the GPU: the device is unusable from then on. It returns the error to
 // hand on: for a sticky error the device's failure, which wraps ErrDeviceFailed and the first
 // sticky error, so that every operation the failure ends reports the one failure.
 func (d *Device) note(err error) error {
-	if err == nil || !cudaerr.IsSticky(err) {
+	if err == nil || !(cudaerr.IsSticky(err) || errors.Is(err, cudaerr.DevicesUnavailable)) { // unavailable: the GPU is lost
 		return err
 	}
 	if d.health.Fail(fmt.Errorf("%w: %w", ErrDeviceFailed, err)) {

@@ -17,12 +17,11 @@ type Backend struct {
 	mu      sync.RWMutex
 	modules map[backend.Module]moduleEntry
 	kernels map[backend.Kernel]Kernel
-
-	health backend.HealthBook
 }
 
-// Health is device ordinal's failure state, shared by every handle opened on it.
-func (b *Backend) Health(ordinal int) *backend.Health { return b.health.Of(ordinal) }
+// Health is device ordinal's failure state, shared by every handle opened on it: kept by the
+// Runtime, the process's one libcudart, whose contexts the GPU's handles share.
+func (b *Backend) Health(ordinal int) *backend.Health { return b.rt.health.Of(ordinal) }
 
 type moduleEntry struct {
 	mod     Module

@@ -7,11 +7,14 @@ import (
 
 	"github.com/ebitengine/purego"
 	"go.uber.org/zap"
+
+	"github.com/gpuactor/gpuactor/internal/backend"
 )
 
 // Runtime is a loaded libcudart. Its methods are safe for concurrent use; those acting on "the
 // current device" act on the calling OS thread's (see the package documentation).
 type Runtime struct {
+	health  backend.HealthBook // each device's failure, for every Backend over this runtime
 	lib     openedLib
 	log     *zap.Logger
 	major   int // from the file name, else the runtime, else the exported symbols

@@ -242,6 +242,9 @@ func (d *device) MallocAsync(size uint64, s backend.Stream) (backend.DevicePtr, 
 	if err != nil {
 		return 0, err
 	}
+	if d.allocFails() {
+		return 0, d.fail(op, cudaerr.MemoryAllocation, "injected: the allocation of %d bytes failed", size)
+	}
 	a := d.alloc
 	a.mu.Lock()
 	defer a.mu.Unlock()

@@ -22,7 +22,8 @@ type device struct {
 	mem   deviceMemory
 	alloc *allocState // stream-ordered allocator, pools, managed memory (alloc.go)
 
-	fault atomic.Pointer[fault] // the sticky error, once the device has faulted
+	fault  atomic.Pointer[fault] // the sticky error, once the device has faulted
+	inject *injector             // WithFaults' plan; nil without one
 
 	slowdown float64 // WithSlowdown's factor; <= 1: full speed
 

@@ -249,6 +249,9 @@ func (d *device) Malloc(size uint64) (backend.DevicePtr, error) {
 	if size == 0 {
 		return 0, nil
 	}
+	if d.allocFails() {
+		return 0, d.fail(op, cudaerr.MemoryAllocation, "injected: the allocation of %d bytes failed", size)
+	}
 	a, detail := d.mem.alloc(size)
 	if a == nil {
 		return 0, d.fail(op, cudaerr.MemoryAllocation, "%s", detail)
@@ -414,6 +417,9 @@ func (d *device) HostAlloc(size uint64, flags uint32) (unsafe.Pointer, error) {
 	}
 	if size == 0 {
 		return nil, nil
+	}
+	if d.allocFails() {
+		return nil, d.fail(op, cudaerr.MemoryAllocation, "injected: the allocation of %d pinned bytes failed", size)
 	}
 	if !d.b.host.reserve(size) {
 		return nil, d.fail(op, cudaerr.MemoryAllocation, "%d bytes of pinned host memory: past the simulator's %d-byte limit (half the machine's RAM), %d in use",

@@ -77,6 +77,7 @@ type config struct {
 	name     string
 	log      *zap.Logger
 	slowdown map[int]float64
+	faults   map[int]FaultPlan
 }
 
 // WithDevices sets how many devices the simulator has (default 2). n <= 0 simulates a machine
@@ -160,6 +161,9 @@ func New(opts ...Option) *Backend {
 	for i := range c.devices {
 		d := newDevice(b, i)
 		d.slowdown = c.slowdown[i]
+		if plan, ok := c.faults[i]; ok {
+			d.inject = newInjector(plan, i)
+		}
 		b.devices = append(b.devices, d)
 	}
 	return b

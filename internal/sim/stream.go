@@ -107,6 +107,7 @@ func (s *stream) exec(t *task) {
 		}
 		w.s.wait(w.seq)
 	}
+	s.dev.beforeOp(t.name)
 	if t.run == nil || (!t.always && s.dev.fault.Load() != nil) {
 		return
 	}
