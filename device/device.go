@@ -103,6 +103,7 @@ func open(ctx context.Context, be backend.Backend, c *config, ordinal int) (*Dev
 		Logger:       c.logger,
 		MemLimit:     c.memLimit,
 		StagingLimit: c.stagingLimit,
+		Watchdog:     c.watchdog,
 		ActorOptions: c.actorOpts,
 		Describe: func(be backend.Backend, rt backend.Device) (any, core.Limits, error) {
 			props, err := readProperties(be, rt)

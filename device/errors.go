@@ -40,6 +40,9 @@ var (
 	// Shutdown) was made from one of the device's host functions, whose work it would wait
 	// for; CUDA forbids such calls there.
 	ErrInHostFunc = core.ErrInHostFunc
+	// ErrStuck is wrapped, beside ErrDeviceFailed, by the failure of a device whose watchdog
+	// (WithWatchdog) saw the GPU pass none of its work for longer than its deadline.
+	ErrStuck = core.ErrStuck
 	// ErrMemoryLimit: an allocation would take the device past the limit set with
 	// WithMemoryLimit.
 	ErrMemoryLimit = core.ErrMemoryLimit

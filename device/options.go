@@ -1,6 +1,8 @@
 package device
 
 import (
+	"time"
+
 	"os"
 	"path/filepath"
 
@@ -33,7 +35,8 @@ type config struct {
 	actorOpts []actor.Option
 	memLimit  uint64 // WithMemoryLimit; 0 = none
 
-	stagingLimit uint64 // WithStagingLimit; 0 = DefaultStagingLimit
+	stagingLimit uint64        // WithStagingLimit; 0 = DefaultStagingLimit
+	watchdog     time.Duration // WithWatchdog; 0 = none
 }
 
 func newConfig(opts []Option) *config {

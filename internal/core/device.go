@@ -28,6 +28,8 @@ type Device struct {
 	health  *backend.Health     // the GPU's failure, shared by every Device opened on it
 	// aborting: a Shutdown's deadline passed; the actor fails what is left (abortLeft).
 	aborting atomic.Bool
+	watchdog time.Duration
+	stuck    atomic.Bool // the watchdog fired: release abandons instead of freeing
 	acct     accounting
 	staging  *Staging
 	ops      opStats
@@ -39,7 +41,8 @@ type Device struct {
 
 	// Actor thread only.
 	rt       backend.Device
-	stream   *Stream // the device's own stream
+	stream   *Stream        // the device's own stream
+	healthS  backend.Stream // Health's stream, made on first use
 	tracker  *Tracker
 	live     liveSet
 	syncEv   backend.Event // Synchronize's; 0 until first used
@@ -77,6 +80,9 @@ type Config struct {
 	// public package's description of the device (Info) and its launch limits. Without it,
 	// the device has no Info and reads its limits itself.
 	Describe func(be backend.Backend, rt backend.Device) (info any, lim Limits, err error)
+	// Watchdog: the device fails as stuck (ErrStuck) once the GPU has passed none of its
+	// operations in flight for this long; 0: never.
+	Watchdog time.Duration
 }
 
 // Open starts the actor of device ordinal of be and returns once the device's context, its
@@ -100,11 +106,12 @@ func Open(ctx context.Context, be backend.Backend, cfg Config, ordinal int) (*De
 		log = zap.NewNop()
 	}
 	d := &Device{
-		ordinal: ordinal,
-		be:      be,
-		health:  be.Health(ordinal),
-		log:     log.With(zap.Int("device", ordinal), zap.String("backend", be.Name())),
-		acct:    accounting{limit: cfg.MemLimit},
+		ordinal:  ordinal,
+		be:       be,
+		health:   be.Health(ordinal),
+		watchdog: cfg.Watchdog,
+		log:      log.With(zap.Int("device", ordinal), zap.String("backend", be.Name())),
+		acct:     accounting{limit: cfg.MemLimit},
 		live: liveSet{
 			hosts:   map[*HostBuffer]struct{}{},
 			modules: map[*Module]struct{}{},
@@ -168,7 +175,13 @@ func (d *Device) poll(waiting bool, now time.Duration) bool {
 		return false
 	}
 	d.abortLeft()
-	return d.tracker.poll(waiting, now)
+	busy := d.tracker.poll(waiting, now)
+	if busy {
+		d.watch(now)
+	}
+	// A stuck device waits for nothing: what is in flight will not finish, and Close must not
+	// wait for it.
+	return busy && !d.stuck.Load()
 }
 
 // guard refuses every message once the device failed, or once a Shutdown's deadline passed.
@@ -185,8 +198,15 @@ func (d *Device) release() {
 		return
 	}
 	d.abortLeft()
+	if d.stuck.Load() {
+		d.abandon()
+		return
+	}
 	var errs []error
 	errs = append(errs, d.tracker.close()) // public packages' streams and resources first
+	if d.healthS != 0 {
+		errs = append(errs, d.rt.StreamDestroy(d.healthS))
+	}
 	if d.Err() == nil {
 		errs = append(errs, d.rt.StreamSynchronize(d.stream.h))
 	}

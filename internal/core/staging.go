@@ -450,6 +450,22 @@ func (st *Staging) Done(key any) {
 	st.mu.Unlock()
 }
 
+// abandon closes the pool without freeing its slots, which a stuck GPU may still be using:
+// copies waiting for a slot get ErrClosed, and copies into or out of lent slots stop.
+func (st *Staging) abandon() {
+	st.mu.Lock()
+	st.closed = true
+	clear(st.pending)
+	st.signalLocked(len(st.waiters))
+	st.signalSmallLocked(len(st.smallWaiters))
+	st.all, st.idle, st.smallIdle = nil, nil, nil
+	st.publishLocked()
+	st.mu.Unlock()
+	st.memMu.Lock()
+	st.freed = true
+	st.memMu.Unlock()
+}
+
 // release runs the pending copy-outs, then frees every slot: on the actor thread when the
 // device closes, after its streams have settled. Copies waiting for a slot get ErrClosed.
 func (st *Staging) release(rt backend.Device) error {

@@ -112,6 +112,7 @@ type track struct {
 type mark struct {
 	ev   backend.Event
 	done []completion
+	at   time.Duration // when it was recorded (the watchdog's clock)
 }
 
 // completion is a callback of After, or the promise of AfterPromise: completing a promise
@@ -406,6 +407,17 @@ func (t *Tracker) poll(hurry bool, now time.Duration) (busy bool) {
 	return t.pending > 0
 }
 
+// oldestMark is how long the oldest watermark in flight has waited at now; 0 with none.
+func (t *Tracker) oldestMark(now time.Duration) time.Duration {
+	var age time.Duration
+	for _, tr := range t.active {
+		if tr.first < len(tr.marks) {
+			age = max(age, now-tr.marks[tr.first].at)
+		}
+	}
+	return age
+}
+
 // passed runs the callbacks of the watermarks the GPU has passed.
 func (t *Tracker) passed(tr *track) {
 	for tr.first < len(tr.marks) {
@@ -450,7 +462,7 @@ func (t *Tracker) watermark(s backend.Stream, tr *track, now time.Duration) bool
 		clear(tr.marks[n:])
 		tr.marks, tr.first = tr.marks[:n], 0
 	}
-	tr.marks = append(tr.marks, mark{ev: ev, done: tr.open})
+	tr.marks = append(tr.marks, mark{ev: ev, done: tr.open, at: now})
 	tr.open, tr.urgent, tr.lastMark = nil, false, now
 	return true
 }
