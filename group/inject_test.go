@@ -3,6 +3,7 @@ package group_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"runtime"
 	"sync"
 	"testing"
@@ -29,8 +30,8 @@ func TestAThousandJobsWithInjectedFaults(t *testing.T) {
 	ctx := context.Background()
 	goroutines := runtime.NumGoroutine()
 	sim := device.NewSimulator(device.SimDevices(4),
-		device.SimFaults(0, device.SimFaultPlan{StickyAt: 400}),
-		device.SimFaults(1, device.SimFaultPlan{LostAt: 700}),
+		device.SimFaults(0, device.SimFaultPlan{StickyAt: 150}),
+		device.SimFaults(1, device.SimFaultPlan{LostAt: 250}),
 		device.SimFaults(2, device.SimFaultPlan{AllocFailRate: 0.02, Seed: 3}),
 		device.SimFaults(3, device.SimFaultPlan{SlowRate: 0.05, SlowBy: time.Millisecond, Seed: 4}))
 	devs, err := device.OpenAll(ctx, device.WithSimulator(sim), device.WithKernelCache(""),
@@ -48,7 +49,7 @@ func TestAThousandJobsWithInjectedFaults(t *testing.T) {
 	var runs []run
 	futures := make([]*actor.Future[struct{}], jobs)
 	for i := range jobs {
-		key := string(rune('a' + i%16))
+		key := fmt.Sprint("k", i%64)
 		futures[i] = g.Submit(ctx, func(ctx context.Context, d *device.Device, s *streams.Stream) error {
 			err := func() error {
 				buf, _, err := alloc.MallocAsync[uint32](ctx, s, 1024)

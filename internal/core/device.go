@@ -101,6 +101,9 @@ func Open(ctx context.Context, be backend.Backend, cfg Config, ordinal int) (*De
 	if ordinal < 0 || ordinal >= n {
 		return nil, Invalid("device ordinal %d out of range: the %s backend has %d device(s)", ordinal, be.Name(), n)
 	}
+	if err := be.Health(ordinal).Err(); err != nil { // failed in this process: for good
+		return nil, fmt.Errorf("gpuactor: opening device %d: %w", ordinal, err)
+	}
 	log := cfg.Logger
 	if log == nil {
 		log = zap.NewNop()

@@ -1,0 +1,144 @@
+package supervise_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpuactor/gpuactor/cudaerr"
+	"github.com/gpuactor/gpuactor/device"
+	"github.com/gpuactor/gpuactor/supervise"
+)
+
+// events records what the supervisor told its observers.
+type events struct {
+	mu       sync.Mutex
+	failures []int
+	restarts []int
+	gaveUp   error
+}
+
+func (e *events) opts() []supervise.Option {
+	return []supervise.Option{
+		supervise.WithBackoff(time.Millisecond), supervise.WithCheckEvery(time.Millisecond),
+		supervise.OnFailure(func(gen int, _ error) { e.mu.Lock(); e.failures = append(e.failures, gen); e.mu.Unlock() }),
+		supervise.OnRestart(func(gen int) { e.mu.Lock(); e.restarts = append(e.restarts, gen); e.mu.Unlock() }),
+		supervise.OnGiveUp(func(err error) { e.mu.Lock(); e.gaveUp = err; e.mu.Unlock() }),
+	}
+}
+
+// A device in a process of its own comes back new after a fault: each start here opens a
+// simulator of its own, as a new worker process would see a fresh GPU.
+func TestRestartsAFailedDevice(t *testing.T) {
+	ctx := context.Background()
+	var mu sync.Mutex
+	var sims []*device.Simulator
+	start := func(ctx context.Context) (*device.Device, error) {
+		sim := device.NewSimulator()
+		mu.Lock()
+		sims = append(sims, sim)
+		mu.Unlock()
+		return device.Open(ctx, 0, device.WithSimulator(sim))
+	}
+	var ev events
+	sup, err := supervise.New(ctx, start, ev.opts()...)
+	require.NoError(t, err)
+	first, err := sup.Current()
+	require.NoError(t, err)
+	require.NoError(t, first.Health(ctx))
+
+	mu.Lock()
+	require.NoError(t, sims[0].Fail(0, cudaerr.IllegalAddress))
+	mu.Unlock()
+	_, err = first.Malloc(ctx, 16) // the device learns of the fault at its next call
+	require.ErrorIs(t, err, device.ErrDeviceFailed)
+	require.Eventually(t, func() bool { return sup.Stats().Generation == 2 && sup.Stats().State == supervise.Running },
+		5*time.Second, time.Millisecond)
+	second, err := sup.Current()
+	require.NoError(t, err)
+	assert.NotSame(t, first, second)
+	require.NoError(t, second.Health(ctx), "the new device works")
+	st := sup.Stats()
+	assert.Equal(t, 1, st.Restarts)
+	assert.Equal(t, 1, st.Failures)
+	assert.Contains(t, st.LastFailure, "IllegalAddress")
+	ev.mu.Lock()
+	assert.Equal(t, []int{1}, ev.failures)
+	assert.Equal(t, []int{2}, ev.restarts)
+	ev.mu.Unlock()
+
+	require.NoError(t, sup.Close())
+	require.NoError(t, sup.Close(), "twice")
+	_, err = sup.Current()
+	require.ErrorIs(t, err, supervise.ErrClosed)
+	_, err = second.Malloc(ctx, 16)
+	require.ErrorIs(t, err, device.ErrClosed, "Close closed the child")
+}
+
+// Inside one process a faulted GPU cannot come back: reopening it gives a device that is
+// failed already, so the supervisor spends its restarts and gives up, cleanly.
+func TestGivesUpOnAGPUThatCannotComeBack(t *testing.T) {
+	ctx := context.Background()
+	sim := device.NewSimulator()
+	start := func(ctx context.Context) (*device.Device, error) {
+		return device.Open(ctx, 0, device.WithSimulator(sim))
+	}
+	var ev events
+	sup, err := supervise.New(ctx, start, append(ev.opts(), supervise.WithRestarts(2, time.Minute))...)
+	require.NoError(t, err)
+	dev, err := sup.Current()
+	require.NoError(t, err)
+	require.NoError(t, sim.Fail(0, cudaerr.LaunchFailure))
+	_, _ = dev.Malloc(ctx, 16)
+	select {
+	case <-sup.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("the supervisor did not give up")
+	}
+	_, err = sup.Current()
+	require.ErrorIs(t, err, supervise.ErrGaveUp)
+	require.ErrorIs(t, err, device.ErrDeviceFailed, "with the last failure")
+	st := sup.Stats()
+	assert.Equal(t, supervise.GaveUp, st.State)
+	assert.Zero(t, st.Restarts, "no start succeeded: opening the failed GPU fails")
+	assert.Equal(t, 3, st.Failures, "the device's, then each of the two starts allowed")
+	ev.mu.Lock()
+	assert.Equal(t, []int{1, 1, 1}, ev.failures)
+	assert.Empty(t, ev.restarts)
+	require.ErrorIs(t, ev.gaveUp, device.ErrDeviceFailed)
+	ev.mu.Unlock()
+	require.NoError(t, sup.Close())
+}
+
+// A device that stops answering fails its health check, and is replaced.
+func TestHealthCheckFailureRestarts(t *testing.T) {
+	ctx := context.Background()
+	n := 0
+	start := func(ctx context.Context) (*device.Device, error) {
+		n++
+		var opts []device.SimOption
+		if n == 1 { // the first device answers nothing in time
+			opts = append(opts, device.SimFaults(0, device.SimFaultPlan{SlowRate: 1, SlowBy: 200 * time.Millisecond}))
+		}
+		return device.Open(ctx, 0, device.WithSimulator(device.NewSimulator(opts...)))
+	}
+	var ev events
+	sup, err := supervise.New(ctx, start, append(ev.opts(), supervise.WithHealthCheck(time.Millisecond, 20*time.Millisecond))...)
+	require.NoError(t, err)
+	defer sup.Close()
+	require.Eventually(t, func() bool { return sup.Stats().Generation == 2 }, 5*time.Second, time.Millisecond)
+	assert.Contains(t, sup.Stats().LastFailure, "health")
+}
+
+func TestNewFailsWhenTheFirstStartFails(t *testing.T) {
+	boom := errors.New("boom")
+	_, err := supervise.New(context.Background(), func(context.Context) (*device.Device, error) { return nil, boom })
+	require.ErrorIs(t, err, boom)
+	_, err = supervise.New[*device.Device](context.Background(), nil)
+	require.Error(t, err)
+}

@@ -1,0 +1,264 @@
+package supervise
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// Child is what a Supervisor watches: Err is non-nil once it has failed for good.
+type Child interface {
+	Err() error
+	Close() error
+}
+
+// healthChecker is a Child that can also be asked whether it still answers (device.Device's
+// Health).
+type healthChecker interface {
+	Health(ctx context.Context) error
+}
+
+// Start makes a child: the first one, and each restart. ctx is the supervisor's.
+type Start[C Child] func(ctx context.Context) (C, error)
+
+// ErrGaveUp is wrapped, with the last failure, by Current's error once the supervisor spent
+// its restarts; ErrClosed once it was closed.
+var (
+	ErrGaveUp = errors.New("supervise: gave up after too many restarts")
+	ErrClosed = errors.New("supervise: closed")
+)
+
+// State is where a supervisor is.
+type State int
+
+const (
+	Running    State = iota // a child runs
+	Restarting              // the child failed; a new one is being started
+	GaveUp                  // restarts spent: no child
+	Closed                  // Close was called
+)
+
+// String names the state.
+func (s State) String() string {
+	switch s {
+	case Running:
+		return "running"
+	case Restarting:
+		return "restarting"
+	case GaveUp:
+		return "gave up"
+	case Closed:
+		return "closed"
+	}
+	return fmt.Sprintf("State(%d)", int(s))
+}
+
+// Stats is a snapshot of a supervisor.
+type Stats struct {
+	State State
+	// Generation numbers the children: 1 for the first, one more for each started since.
+	Generation int
+	// Restarts counts the children started after the first; Failures the failures seen,
+	// of children and of starts.
+	Restarts, Failures int
+	// LastFailure is the last failure's text ("" before any).
+	LastFailure string
+}
+
+// Supervisor holds one child at a time and restarts it when it fails. Safe for concurrent use.
+type Supervisor[C Child] struct {
+	start Start[C]
+	cfg   config
+
+	mu      sync.Mutex
+	child   C
+	state   State
+	gen     int
+	stats   Stats
+	lastErr error
+	recent  []time.Time // when the restarts within the window happened
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	done   chan struct{} // closed when the watcher stops (gave up, or closed)
+}
+
+// New starts the first child and watches it; it fails with the start's error when that fails.
+// The supervisor stops with ctx, as it does with Close.
+func New[C Child](ctx context.Context, start Start[C], opts ...Option) (*Supervisor[C], error) {
+	if start == nil {
+		return nil, errors.New("supervise: a nil Start")
+	}
+	cfg := config{maxRestarts: 3, window: time.Minute, backoff: 100 * time.Millisecond, every: 50 * time.Millisecond}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if cfg.log == nil {
+		cfg.log = zap.NewNop()
+	}
+	child, err := start(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("supervise: starting the first child: %w", err)
+	}
+	s := &Supervisor[C]{start: start, cfg: cfg, child: child, gen: 1, done: make(chan struct{})}
+	s.stats.Generation = 1
+	s.ctx, s.cancel = context.WithCancel(ctx)
+	go s.watch()
+	return s, nil
+}
+
+// Current is the running child, or an error: wrapping ErrGaveUp and the last failure once the
+// restarts are spent, ErrClosed once closed. While a restart is under way it is the failed
+// child, whose own errors say it failed.
+func (s *Supervisor[C]) Current() (C, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var zero C
+	switch s.state {
+	case GaveUp:
+		return zero, fmt.Errorf("%w: %w", ErrGaveUp, s.lastErr)
+	case Closed:
+		return zero, ErrClosed
+	}
+	return s.child, nil
+}
+
+// Stats takes a snapshot.
+func (s *Supervisor[C]) Stats() Stats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.stats
+	st.State = s.state
+	return st
+}
+
+// Done is closed once the supervisor stopped: it gave up, or was closed.
+func (s *Supervisor[C]) Done() <-chan struct{} { return s.done }
+
+// Close stops watching and closes the child; it returns the child's Close error. Idempotent.
+func (s *Supervisor[C]) Close() error {
+	s.cancel()
+	<-s.done
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.state == Closed || s.state == GaveUp {
+		if s.state == GaveUp {
+			s.state = Closed
+		}
+		return nil
+	}
+	s.state = Closed
+	return s.child.Close()
+}
+
+// watch polls the child for failure, and health-checks it when asked to, until the
+// supervisor stops; it restarts the child when it fails.
+func (s *Supervisor[C]) watch() {
+	defer close(s.done)
+	tick := time.NewTicker(s.cfg.every)
+	defer tick.Stop()
+	lastHealth := time.Now()
+	for {
+		select {
+		case <-s.ctx.Done():
+			return
+		case <-tick.C:
+		}
+		s.mu.Lock()
+		child := s.child
+		s.mu.Unlock()
+		err := child.Err()
+		if err == nil && s.cfg.healthEvery > 0 && time.Since(lastHealth) >= s.cfg.healthEvery {
+			lastHealth = time.Now()
+			if h, ok := any(child).(healthChecker); ok {
+				hctx, cancel := context.WithTimeout(s.ctx, s.cfg.healthTimeout)
+				if herr := h.Health(hctx); herr != nil && s.ctx.Err() == nil {
+					err = fmt.Errorf("supervise: health check: %w", herr)
+				}
+				cancel()
+			}
+		}
+		if err == nil {
+			continue
+		}
+		if !s.restart(err) {
+			return
+		}
+	}
+}
+
+// restart replaces the failed child, within the restart policy; false once it gave up or the
+// supervisor stopped.
+func (s *Supervisor[C]) restart(failure error) bool {
+	for {
+		s.mu.Lock()
+		s.stats.Failures++
+		s.stats.LastFailure = failure.Error()
+		s.lastErr = failure
+		s.state = Restarting
+		gen, old := s.gen, s.child
+		s.mu.Unlock()
+		s.cfg.log.Error("supervise: child failed", zap.Int("generation", gen), zap.Error(failure))
+		if s.cfg.onFailure != nil {
+			s.cfg.onFailure(gen, failure)
+		}
+		_ = old.Close() // a failed child closes without waiting for what failed
+		if !s.allowed(time.Now()) {
+			s.mu.Lock()
+			s.state = GaveUp
+			s.mu.Unlock()
+			s.cfg.log.Error("supervise: giving up", zap.Int("restarts", s.cfg.maxRestarts), zap.Duration("window", s.cfg.window))
+			if s.cfg.onGiveUp != nil {
+				s.cfg.onGiveUp(failure)
+			}
+			return false
+		}
+		select {
+		case <-s.ctx.Done():
+			return false
+		case <-time.After(s.cfg.backoff):
+		}
+		child, err := s.start(s.ctx)
+		if err != nil {
+			if s.ctx.Err() != nil {
+				return false
+			}
+			failure = fmt.Errorf("supervise: restarting: %w", err)
+			continue
+		}
+		s.mu.Lock()
+		s.gen++
+		s.child, s.state = child, Running
+		s.stats.Generation, s.stats.Restarts = s.gen, s.stats.Restarts+1
+		gen = s.gen
+		s.mu.Unlock()
+		s.cfg.log.Info("supervise: restarted", zap.Int("generation", gen))
+		if s.cfg.onRestart != nil {
+			s.cfg.onRestart(gen)
+		}
+		return true
+	}
+}
+
+// allowed counts a restart at now and reports whether it stays within the policy: at most
+// maxRestarts in any window.
+func (s *Supervisor[C]) allowed(now time.Time) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	kept := s.recent[:0]
+	for _, t := range s.recent {
+		if now.Sub(t) < s.cfg.window {
+			kept = append(kept, t)
+		}
+	}
+	s.recent = kept
+	if len(s.recent) >= s.cfg.maxRestarts {
+		return false
+	}
+	s.recent = append(s.recent, now)
+	return true
+}
