@@ -12,6 +12,7 @@ import (
 
 	"github.com/gpuactor/gpuactor/cudaerr"
 	"github.com/gpuactor/gpuactor/device"
+	"github.com/gpuactor/gpuactor/streams"
 	"github.com/gpuactor/gpuactor/supervise"
 )
 
@@ -51,6 +52,8 @@ func TestRestartsAFailedDevice(t *testing.T) {
 	first, err := sup.Current()
 	require.NoError(t, err)
 	require.NoError(t, first.Health(ctx))
+	oldBuf, err := first.Malloc(ctx, 16)
+	require.NoError(t, err)
 
 	mu.Lock()
 	require.NoError(t, sims[0].Fail(0, cudaerr.IllegalAddress))
@@ -63,6 +66,14 @@ func TestRestartsAFailedDevice(t *testing.T) {
 	require.NoError(t, err)
 	assert.NotSame(t, first, second)
 	require.NoError(t, second.Health(ctx), "the new device works")
+	// A handle of the failed generation is refused by the new one, never taken for its own.
+	fresh, err := second.Malloc(ctx, 16)
+	require.NoError(t, err)
+	require.NoError(t, fresh.Close(ctx))
+	_, err = first.Malloc(ctx, 16)
+	require.ErrorIs(t, err, device.ErrClosed, "the old generation was closed by the supervisor")
+	err = streams.Default(second).Memset(ctx, oldBuf, 0).Wait(ctx)
+	require.ErrorIs(t, err, device.ErrWrongDevice, "its buffers belong to the old generation")
 	st := sup.Stats()
 	assert.Equal(t, 1, st.Restarts)
 	assert.Equal(t, 1, st.Failures)
