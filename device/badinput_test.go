@@ -170,17 +170,9 @@ func TestClosedDevice(t *testing.T) {
 func TestStickyFaultOnSim(t *testing.T) {
 	ctx := testdev.Ctx(t)
 	dev := openDev(t, []device.Option{device.WithBackend(device.BackendSim), device.WithKernelCache("")})
-	mod, err := dev.Compile(ctx, device.Source{Name: "oob.cu", Code: `extern "C" __global__ void oob(float* p, int n) { p[n] = 1; }`,
-		Sim: map[string]cuda.SimKernel{"oob": func(c *cuda.KernelCall) error {
-			p := cuda.SimSlice[float32](c, 0, int(c.Int32(1))+1) // one past the end: faults
-			p[len(p)-1] = 1
-			return nil
-		}}})
-	require.NoError(t, err)
-	k, err := mod.Kernel(ctx, "oob")
-	require.NoError(t, err)
+	k := testdev.OOBKernel(t, ctx, dev)
 	buf := mustMalloc(t, dev, 16)
-	err = streams.Default(dev).Launch(ctx, k, cuda.LaunchConfig{Grid: cuda.Dim(1), Block: cuda.Dim(1)}, buf, int32(4)).Wait(ctx)
+	err := streams.Default(dev).Launch(ctx, k, cuda.LaunchConfig{Grid: cuda.Dim(1), Block: cuda.Dim(1)}, buf, int32(4)).Wait(ctx)
 	require.Error(t, err)
 	assert.ErrorIs(t, err, cudaerr.IllegalAddress)
 	require.ErrorIs(t, dev.Err(), device.ErrDeviceFailed)

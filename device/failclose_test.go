@@ -21,15 +21,7 @@ func faultSim(t *testing.T, opts ...device.Option) (*device.Device, func()) {
 	ctx := testdev.Ctx(t)
 	dev, err := device.Open(ctx, 0, append([]device.Option{device.WithBackend(device.BackendSim), device.WithKernelCache("")}, opts...)...)
 	require.NoError(t, err)
-	mod, err := dev.Compile(ctx, device.Source{Name: "oob.cu", Code: `extern "C" __global__ void oob(float* p, int n) { p[n] = 1; }`,
-		Sim: map[string]cuda.SimKernel{"oob": func(c *cuda.KernelCall) error {
-			p := cuda.SimSlice[float32](c, 0, int(c.Int32(1))+1)
-			p[len(p)-1] = 1
-			return nil
-		}}})
-	require.NoError(t, err)
-	k, err := mod.Kernel(ctx, "oob")
-	require.NoError(t, err)
+	k := testdev.OOBKernel(t, ctx, dev)
 	return dev, func() {
 		buf := mustMalloc(t, dev, 16)
 		err := streams.Default(dev).Launch(ctx, k, cuda.LaunchConfig{Grid: cuda.Dim(1), Block: cuda.Dim(1)}, buf, int32(4)).Wait(ctx)

@@ -15,6 +15,7 @@ import (
 	"github.com/gpuactor/gpuactor/cuda"
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/group"
+	"github.com/gpuactor/gpuactor/internal/testdev"
 	"github.com/gpuactor/gpuactor/streams"
 )
 
@@ -23,15 +24,7 @@ import (
 func oobKernel(t *testing.T, d *device.Device) (*device.Kernel, *device.Buffer) {
 	t.Helper()
 	ctx := context.Background()
-	mod, err := d.Compile(ctx, device.Source{Name: "oob.cu", Code: `extern "C" __global__ void oob(float* p, int n) { p[n] = 1; }`,
-		Sim: map[string]cuda.SimKernel{"oob": func(c *cuda.KernelCall) error {
-			p := cuda.SimSlice[float32](c, 0, int(c.Int32(1))+1)
-			p[len(p)-1] = 1
-			return nil
-		}}})
-	require.NoError(t, err)
-	k, err := mod.Kernel(ctx, "oob")
-	require.NoError(t, err)
+	k := testdev.OOBKernel(t, ctx, d)
 	buf, err := d.Malloc(ctx, 16)
 	require.NoError(t, err)
 	return k, buf
