@@ -1,16 +1,22 @@
-// Command simplecallback is NVIDIA's simpleCallback sample done the gpuactor way: several
-// workers, each a goroutine with a stream of its own (spread over every device the backend
-// has), queue a copy to the GPU, a kernel and a copy back, then a host function that checks
-// the worker's results when the stream reaches it. It also shows that a panic in a host
-// function becomes its future's error and leaves the stream usable. It prints every worker's
-// result and PASS or FAIL.
+// Command simplecallback is NVIDIA's simpleCallback sample (cuda-samples, 0_Introduction) done
+// with gpuactor: 8 workloads of 100,000 ints, spread over every GPU, each of the form "CPU
+// prepares, GPU processes, CPU checks". A goroutine per workload, as the C sample's thread,
+// makes a stream, device memory and portable pinned host memory, fills the host memory with
+// id + i, queues a copy to the GPU, a kernel that adds 1 to every element and a copy back,
+// then a host function, and ends without waiting. When the stream reaches the host function
+// it starts a new goroutine that checks the results, frees the workload's memory and stream,
+// and counts itself done. The main goroutine waits for all of them and prints Success or
+// Failure, then PASS or FAIL. It prints the C sample's lines.
 //
-//	go run ./examples/simplecallback -workers 8
+//	go run ./examples/simplecallback
 //	go run ./examples/simplecallback -backend sim   # the simulator has two devices
 //
-// A host function runs on a goroutine of its own once the GPU has finished the work queued
-// before it; the work queued after it waits until it returns, so it must not wait for the
-// stream itself.
+// The host function is the C sample's stream callback (cudaStreamAddCallback): it runs once
+// the GPU has finished the work queued before it, and the stream's later work waits for it to
+// return, so it only starts the checking goroutine; the checks and the frees, which wait for
+// the device, happen there. The C callback also checks the stream's status, a parameter that
+// host functions lack: the checking goroutine gets the same answer from the futures of the
+// copies and the kernel.
 package main
 
 import (
@@ -18,8 +24,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-
-	"golang.org/x/sync/errgroup"
+	"sync"
 
 	"github.com/gpuactor/gpuactor/actor"
 	"github.com/gpuactor/gpuactor/cuda"
@@ -48,158 +53,232 @@ var simKernels = map[string]cuda.SimKernel{
 	},
 }
 
-const threads = 512
+const (
+	threads = 512 // the kernel's block size
+	maxGPUs = 32  // the most GPUs the C sample keeps a list of
+)
 
 type config struct {
-	workers int // workloads, one goroutine and one stream each
-	n       int // elements per workload
+	workloads int // the C sample's N_workloads
+	n         int // ints per workload, its N_elements_per_workload
 	sample.Flags
+	opts []device.Option // more device options (tests)
 }
 
 func main() {
 	var c config
-	flag.IntVar(&c.workers, "workers", 8, "workloads, each on a goroutine and a stream of its own")
-	flag.IntVar(&c.n, "n", 1<<20, "ints per workload")
+	flag.IntVar(&c.workloads, "workloads", 8, "workloads, each on a goroutine and a stream of its own")
+	flag.IntVar(&c.n, "n", 100000, "ints per workload")
 	c.RegisterBackend()
 	flag.Parse()
 	sample.Finish(run(c))
 }
 
-// result is what a worker's host function found.
-type result struct {
-	checked bool  // the host function ran
-	err     error // the first wrong element, or nil
+// workload is one workload, as the C sample's heterogeneous_workload.
+type workload struct {
+	id   int
+	dev  *device.Device
+	kern *device.Kernel
+	n    int
+
+	host     *device.HostBuffer
+	buf      *device.Buffer
+	stream   *streams.Stream
+	ops      []actor.Waiter       // the copies and the kernel, whose errors the check reports
+	callback chan *streams.Future // the host function's future, and its error
+	firstN   int                  // how many elements the C sample's check compares: the number of workloads
+
+	success bool
+	err     error // why it failed: the GPU's error, a wrong element or a failed free
+	done    *sync.WaitGroup
+	once    sync.Once // postprocess starts once
 }
 
 func run(c config) (err error) {
-	if c.workers <= 0 || c.n <= 0 {
-		return fmt.Errorf("-workers and -n must be positive")
+	if c.workloads <= 0 || c.n <= 0 {
+		return errors.New("-workloads and -n must be positive")
 	}
 	ctx := context.Background()
-	devs, err := device.OpenAll(ctx, c.Options()...)
+	fmt.Println("Starting simpleCallback")
+	devs, err := device.OpenAll(ctx, append(c.Options(), c.opts...)...)
 	if err != nil {
 		return err
 	}
 	for _, d := range devs {
 		defer sample.Keep(&err, d.Close)
 	}
-	kernels := make([]*device.Kernel, len(devs))
-	for i, d := range devs {
+	fmt.Printf("Found %d CUDA capable GPUs\n", len(devs))
+	if len(devs) > maxGPUs {
+		fmt.Printf("simpleCallback only supports %d GPU(s)\n", maxGPUs)
+	}
+
+	var gpus []*device.Device
+	for _, d := range devs {
+		p := d.Properties()
+		major, minor := p.ComputeCapability.Major, p.ComputeCapability.Minor
+		// The C sample computes major << 4 + minor, which C reads as major << (4 + minor).
+		capable := major<<(4+minor) >= 0x11
+		fmt.Printf("GPU[%d] %s supports SM %d.%d, %s GPU Callback Functions\n", d.Ordinal(), p.Name, major, minor,
+			map[bool]string{true: "capable", false: "NOT capable"}[capable])
+		if capable && len(gpus) < maxGPUs {
+			gpus = append(gpus, d)
+		}
+	}
+	fmt.Printf("%d GPUs available to run Callback Functions\n", len(gpus))
+	if len(gpus) == 0 {
+		return errors.New("no GPU to run the workloads on")
+	}
+	for _, d := range gpus {
 		sample.Describe(d)
-		// A module belongs to one device: compile for each (the second compile hits the cache).
+	}
+
+	// A module belongs to one device: compile for each (the later compiles hit the cache).
+	// The C sample's kernel is part of its binary; here it is ready before the workloads.
+	kernels := map[*device.Device]*device.Kernel{}
+	for _, d := range gpus {
 		mod, err := d.Compile(ctx, device.Source{Name: "simplecallback.cu", Code: source, Sim: simKernels})
 		if err != nil {
 			return err
 		}
-		if kernels[i], err = mod.Kernel(ctx, "incKernel"); err != nil {
+		defer sample.Keep(&err, func() error { return mod.Close(ctx) })
+		if kernels[d], err = mod.Kernel(ctx, "incKernel"); err != nil {
 			return err
 		}
 	}
-	fmt.Printf("starting %d workers of %d ints over %d device(s)\n", c.workers, c.n, len(devs))
 
-	results := make([]result, c.workers)
-	g, gctx := errgroup.WithContext(ctx)
-	for w := range c.workers {
-		d := w % len(devs)
-		g.Go(func() error { return worker(gctx, devs[d], kernels[d], w, c.n, &results[w]) })
+	// The main goroutine starts a goroutine per workload, then waits until every workload's
+	// check is done: the WaitGroup is the C sample's barrier.
+	fmt.Printf("Starting %d heterogeneous computing workloads\n", c.workloads)
+	var done sync.WaitGroup
+	workloads := make([]*workload, c.workloads)
+	for i := range workloads {
+		d := gpus[i%len(gpus)]
+		w := &workload{id: i, dev: d, kern: kernels[d], n: c.n, firstN: c.workloads, done: &done,
+			callback: make(chan *streams.Future, 1)}
+		workloads[i] = w
+		done.Add(1)
+		go w.launch(ctx)
 	}
-	if err := g.Wait(); err != nil {
-		return err
-	}
-	// Awaiting a host function's future orders everything it wrote before what follows, so
-	// the results are safe to read without a lock.
-	failed := 0
-	for w, r := range results {
-		switch {
-		case !r.checked:
-			failed++
-			fmt.Printf("worker %d (device %d): FAIL: its host function did not run\n", w, w%len(devs))
-		case r.err != nil:
-			failed++
-			fmt.Printf("worker %d (device %d): FAIL: %v\n", w, w%len(devs), r.err)
-		default:
-			fmt.Printf("worker %d (device %d): PASS\n", w, w%len(devs))
+	done.Wait()
+	fmt.Printf("Total of %d workloads finished:\n", c.workloads)
+
+	success := true
+	var errs []error
+	for _, w := range workloads {
+		success = success && w.success
+		if w.err != nil {
+			errs = append(errs, fmt.Errorf("workload %d (device %d): %w", w.id, w.dev.Ordinal(), w.err))
 		}
 	}
-
-	if err := panicking(ctx, devs[len(devs)-1]); err != nil {
-		return err
-	}
-	if failed > 0 {
-		return fmt.Errorf("%d of %d workers failed", failed, c.workers)
+	fmt.Println(map[bool]string{true: "Success", false: "Failure"}[success])
+	if !success {
+		return errors.Join(append(errs, errors.New("a workload failed"))...)
 	}
 	return nil
 }
 
-// worker runs one workload on a stream of its own and lets a host function check it.
-func worker(ctx context.Context, dev *device.Device, kern *device.Kernel, w, n int, res *result) (err error) {
-	s, err := streams.New(ctx, dev)
-	if err != nil {
-		return err
+// launch is the C sample's launch thread: it allocates the workload's resources, fills its
+// input, queues the GPU's work and the host function, and returns without waiting.
+func (w *workload) launch(ctx context.Context) {
+	if err := w.queue(ctx); err != nil {
+		w.err = err
+		w.finish(ctx)
 	}
-	defer sample.Keep(&err, func() error { return s.Close(ctx) })
-	host, err := dev.MallocHost(ctx, uint64(4*n))
-	if err != nil {
-		return err
-	}
-	defer sample.Keep(&err, func() error { return host.Close(ctx) })
-	buf, err := dev.Malloc(ctx, uint64(4*n))
-	if err != nil {
-		return err
-	}
-	defer sample.Keep(&err, func() error { return buf.Close(ctx) })
+}
 
-	data := device.HostSlice[int32](host)
-	for i := range data {
-		data[i] = int32(w + i)
+func (w *workload) queue(ctx context.Context) (err error) {
+	// cudaStreamCreate makes a blocking stream.
+	if w.stream, err = streams.New(ctx, w.dev, streams.Blocking()); err != nil {
+		return err
 	}
-	cfg := cuda.LaunchConfig{Grid: cuda.Dim(uint32((n + threads - 1) / threads)), Block: cuda.Dim(threads)}
-	ops := []actor.Waiter{
-		s.CopyHostToDevice(ctx, buf, host),
-		s.Launch(ctx, kern, cfg, buf, int32(n)),
-		s.CopyDeviceToHost(ctx, host, buf),
-		// Runs once the copy back has finished: the data is the GPU's. It only reads and
-		// records; waiting on s here would never end.
-		s.HostFunc(ctx, func() {
-			res.checked = true
-			for i, v := range data {
-				if want := int32(w + i + 1); v != want {
-					res.err = fmt.Errorf("element %d is %d, want %d", i, v, want)
-					return
-				}
-			}
-		}),
+	if w.buf, err = w.dev.Malloc(ctx, uint64(4*w.n)); err != nil {
+		return err
+	}
+	if w.host, err = w.dev.MallocHost(ctx, uint64(4*w.n), device.HostPortable); err != nil {
+		return err
+	}
+	data := device.HostSlice[int32](w.host)
+	for i := range data {
+		data[i] = int32(w.id + i)
+	}
+	cfg := cuda.LaunchConfig{Grid: cuda.Dim(uint32((w.n + threads - 1) / threads)), Block: cuda.Dim(threads)}
+	s := w.stream
+	w.ops = append(w.ops,
+		s.CopyHostToDevice(ctx, w.buf, w.host),
+		s.Launch(ctx, w.kern, cfg, w.buf, int32(w.n)),
+		s.CopyDeviceToHost(ctx, w.host, w.buf))
+	// The callback: it runs once the copy back has finished. Later work on the stream would
+	// wait for it, so it only hands the workload to a new goroutine.
+	cb := s.HostFunc(ctx, func() { w.finish(ctx) })
+	w.callback <- cb // the host function may be running already
+	// Not in the C sample, which exits at the first CUDA error: should the host function
+	// never run (a failed device), its failed future starts the check instead, which
+	// reports the error, rather than leaving the main goroutine waiting.
+	go func() {
+		if _, err := cb.Await(ctx); err != nil {
+			w.finish(ctx)
+		}
+	}()
+	return nil
+}
+
+// finish starts the workload's postprocess goroutine, once.
+func (w *workload) finish(ctx context.Context) {
+	w.once.Do(func() { go w.postprocess(ctx) })
+}
+
+// postprocess is the C sample's postprocess thread: it checks the results, frees the
+// workload's resources and counts the workload done.
+func (w *workload) postprocess(ctx context.Context) {
+	defer w.done.Done()
+	// The stream's status, which the C callback checks: the futures of the work queued on
+	// the stream, the host function's included (it has returned or is about to), carry the
+	// GPU's errors.
+	ops := w.ops
+	if w.err == nil { // queued: the host function was too
+		ops = append(ops, <-w.callback)
 	}
 	if err := actor.WaitAll(ctx, ops...); err != nil {
-		return fmt.Errorf("worker %d: %w", w, err)
+		w.err = errors.Join(w.err, err)
 	}
-	return nil
+	if w.err == nil {
+		w.success, w.err = check(device.HostSlice[int32](w.host), w.id, w.firstN)
+	}
+	w.free(ctx)
 }
 
-// panicking queues a host function that panics, checks that the panic comes back as its
-// future's error, and that the stream goes on with the work queued after it.
-func panicking(ctx context.Context, dev *device.Device) (err error) {
-	s, err := streams.New(ctx, dev)
-	if err != nil {
-		return err
+// check is the C sample's check of a workload's results, and more. The C sample compares
+// its first N_workloads elements (its loop runs to the number of workloads, not of
+// elements) with id + i + 1; success is that. Every other element is checked too; a wrong
+// one fails the workload as well.
+func check(data []int32, id, firstN int) (bool, error) {
+	success := true
+	for i := range min(firstN, len(data)) {
+		success = success && data[i] == int32(i+id+1)
 	}
-	defer sample.Keep(&err, func() error { return s.Close(ctx) })
-	boom := s.HostFunc(ctx, func() { panic("deliberate panic in a host function") })
-	ran := false
-	after := s.HostFunc(ctx, func() { ran = true })
+	for i, v := range data {
+		if want := int32(i + id + 1); v != want {
+			return false, fmt.Errorf("element %d is %d, want %d", i, v, want)
+		}
+	}
+	return success, nil
+}
 
-	_, perr := boom.Await(ctx)
-	var pe *actor.PanicError
-	if !errors.As(perr, &pe) {
-		return fmt.Errorf("a panicking host function's future returned %v, want an *actor.PanicError", perr)
+// free frees the workload's memory and stream, as the C sample's postprocess thread does;
+// a failed free fails the workload.
+func (w *workload) free(ctx context.Context) {
+	var errs []error
+	if w.buf != nil {
+		errs = append(errs, w.buf.Close(ctx))
 	}
-	fmt.Printf("panicking host function: its future failed with %q\n", pe.Error())
-	if _, err := after.Await(ctx); err != nil {
-		return fmt.Errorf("the host function queued after the panic: %w", err)
+	if w.host != nil {
+		errs = append(errs, w.host.Close(ctx))
 	}
-	if !ran {
-		return errors.New("the host function queued after the panic did not run")
+	if w.stream != nil {
+		errs = append(errs, w.stream.Close(ctx))
 	}
-	fmt.Println("the stream went on: the host function queued after it ran")
-	return nil
+	if err := errors.Join(errs...); err != nil {
+		w.success = false
+		w.err = errors.Join(w.err, err)
+	}
 }

@@ -3,12 +3,53 @@ package main
 import (
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpuactor/gpuactor/actor"
+	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/examples/internal/sample"
 )
 
-// TestRun runs the sample on the simulator with an array that fills no block evenly.
+// quiet keeps the simulated device's actor from spinning, which the race detector slows.
+var quiet = []device.Option{device.WithActorOptions(actor.WithBusySpin(0), actor.WithSpin(0), actor.WithAwaitSpin(0))}
+
+// TestRun runs the sample on the simulator with an input that fills no block evenly.
 func TestRun(t *testing.T) {
-	if err := run(config{n: 100003, Flags: sample.Flags{Backend: "sim"}}); err != nil {
-		t.Fatal(err)
+	c := config{n: 100003, Flags: sample.Flags{Backend: "sim"}, opts: quiet}
+	require.NoError(t, run(c))
+}
+
+// TestRunTiny runs it with fewer elements than reduce has threads, so most threads add none.
+func TestRunTiny(t *testing.T) {
+	c := config{n: 5, Flags: sample.Flags{Backend: "sim"}, opts: quiet}
+	require.NoError(t, run(c))
+}
+
+// TestCallbackCheck checks that the check wants one sum per launch, each near the CPU's.
+func TestCallbackCheck(t *testing.T) {
+	cb := &callback{name: "test"}
+	cb.seen = []float64{1, 1, 1}
+	require.NoError(t, cb.check("ok", 1+1e-12))
+	require.ErrorContains(t, cb.check("none", 1), "ran 0 times")
+	cb.seen = []float64{1, 0, 1}
+	require.ErrorContains(t, cb.check("reset", 1), "launch 1")
+}
+
+// TestArchName checks the helper_cuda.h lookup, with its fallback to the last entry.
+func TestArchName(t *testing.T) {
+	require.Equal(t, "Hopper", archName(9, 0))
+	require.Equal(t, "Ada", archName(8, 9))
+	require.Equal(t, "Blackwell", archName(99, 9))
+}
+
+// TestGlibcRand checks the generator against the first numbers glibc's rand() gives a
+// program that never calls srand.
+func TestGlibcRand(t *testing.T) {
+	g := newGlibcRand()
+	want := []int32{1804289383, 846930886, 1681692777, 1714636915, 1957747793, 424238335, 719885386, 1649760492}
+	got := make([]int32, len(want))
+	for i := range got {
+		got[i] = g.next()
 	}
+	require.Equal(t, want, got)
 }

@@ -1,22 +1,52 @@
-// Command simplestreams is NVIDIA's simpleStreams sample done the gpuactor way: it runs the
-// same work — copy an array of ints to the GPU, add a factor to every element a few times,
-// copy it back — first on one stream, then split over several streams so that one chunk's
-// copies overlap another chunk's kernel, and times both with events. Every element is
-// checked. It prints the timings and PASS or FAIL.
+// Command simplestreams is NVIDIA's simpleStreams sample (cuda-samples, 0_Introduction) done
+// with gpuactor. A kernel adds 5 to every int of a 64 MiB array 5 times; the program times,
+// with events, what the C sample times and prints the same lines:
 //
-//	go run ./examples/simplestreams -n 16777216 -streams 4
-//	go run ./examples/simplestreams -backend sim -n 1048576
+//	memcopy:       one copy of the array from the GPU to pinned host memory
+//	kernel:        one launch of the kernel over the array
+//	non-streamed:  per repetition, the kernel then a copy of the array back that the host
+//	               waits for (the C sample's synchronous cudaMemcpy), all on one stream
+//	4 streams:     per repetition, the array in 4 chunks, each chunk's kernel and copy back
+//	               on a stream of its own, so that one chunk's copy runs beside another's
+//	               kernel
 //
-// Each stream operation returns a future at once; the program queues everything, then waits
-// only for the last event. Copies that overlap with kernels need pinned host memory, and an
-// async copy moves a whole HostBuffer (from its start), so the streamed variant gives each
-// chunk a pinned buffer of its own.
+// then checks that every element of the streamed result is 5 × 5 × reps, and ends with PASS
+// or FAIL. Nothing is copied to the GPU inside a timed part: the array starts as zeros set
+// on the GPU, as in the C sample.
+//
+//	go run ./examples/simplestreams                                   # the C sample's sizes: 16 Mi ints, 4 streams, 100 repetitions
+//	go run ./examples/simplestreams -backend sim -n 1048576 -reps 4   # a size the simulator runs quickly
+//
+// Differences from the C sample, and why:
+//
+//   - Host memory. By default the C sample maps page-aligned memory with mmap and page-locks
+//     it with cudaHostRegister(cudaHostRegisterMapped) (-use_cuda_malloc_host: cudaMallocHost).
+//     gpuactor's asynchronous copies take only memory from cudaHostAlloc (a device.HostBuffer),
+//     not a registration (alloc.Registered), so the port allocates with cudaHostAlloc, mapped
+//     into the device's address space (cudaHostAllocMapped) by default and without flags
+//     (cudaMallocHost's allocation) with -use_cuda_malloc_host. Both are page-locked, which is
+//     what the copies' speed depends on.
+//   - Chunks. The C sample copies chunk i into the host array at offset i·n/4. A gpuactor copy
+//     always starts at the start of its HostBuffer, so each chunk has a pinned buffer of its
+//     own beside the whole array's, and the check reads the chunks in order.
+//   - The legacy default stream. The C sample records its events, and runs the non-streamed
+//     part, on stream 0, which its blocking streams (cudaStreamCreate) wait for and which
+//     waits for them. gpuactor never queues work on stream 0, so the port uses the first of
+//     its streams instead, and makes the implicit synchronization explicit: the other
+//     streams wait for the start event, and the first waits for an event recorded on each
+//     of the others before recording the stop event.
+//   - Device flags. The C sample calls cudaSetDeviceFlags(cudaDeviceScheduleAuto |
+//     cudaDeviceMapHost) by default. gpuactor sets no device flags: a primary context's
+//     schedule flag is cudaDeviceScheduleAuto unless set, and host memory is always mapped
+//     under unified addressing, so nothing changes. The C sample's -sync_method is not ported.
 package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/gpuactor/gpuactor/actor"
@@ -26,11 +56,11 @@ import (
 	"github.com/gpuactor/gpuactor/streams"
 )
 
-// source is simpleStreams' kernel, with a bound on n so that any array length works.
+// source is simpleStreams' kernel: each thread adds *factor to its element num_iterations
+// times. It has no bound: the launches cover the array exactly.
 const source = `
-extern "C" __global__ void init_array(int* g_data, const int* factor, int num_iterations, int n) {
+extern "C" __global__ void init_array(int* g_data, int* factor, int num_iterations) {
     int idx = blockIdx.x * blockDim.x + threadIdx.x;
-    if (idx >= n) return;
     for (int i = 0; i < num_iterations; i++) {
         g_data[idx] += *factor;
     }
@@ -40,11 +70,10 @@ extern "C" __global__ void init_array(int* g_data, const int* factor, int num_it
 // simKernels is init_array for the simulator: the same arithmetic, in Go.
 var simKernels = map[string]cuda.SimKernel{
 	"init_array": func(c *cuda.KernelCall) error {
-		n := int(c.Int32(3))
-		iters := int(c.Int32(2))
-		data := cuda.SimSlice[int32](c, 0, n)
+		data := cuda.SimSlice[int32](c, 0, int(c.Threads()))
 		factor := cuda.SimSlice[int32](c, 1, 1)[0]
-		for i := range min(uint64(n), c.Threads()) {
+		iters := int(c.Int32(2))
+		for i := range data {
 			for range iters {
 				data[i] += factor
 			}
@@ -53,49 +82,104 @@ var simKernels = map[string]cuda.SimKernel{
 	},
 }
 
-// threads is the block size, as in the sample.
-const threads = 512
+// The sample's constants: the block size, the kernel's loop count and the value it adds.
+const (
+	threads     = 512
+	niterations = 5
+	factor      = 5
+)
 
 type config struct {
-	n          int // elements in the array
-	nstreams   int // streams of the streamed variant
-	iterations int // additions per element per kernel launch
-	reps       int // passes timed per variant
-	factor     int // what each addition adds
+	n                 int  // ints in the array, before the C sample's scaling for small GPUs
+	nstreams          int  // streams of the streamed part
+	nreps             int  // repetitions of the non-streamed and streamed parts
+	useCudaMallocHost bool // the C sample's --use_cuda_malloc_host
 	sample.Flags
+	opts []device.Option // more device options (tests)
 }
 
 func main() {
 	var c config
-	flag.IntVar(&c.n, "n", 16<<20, "ints in the array")
-	flag.IntVar(&c.nstreams, "streams", 4, "streams of the streamed variant")
-	flag.IntVar(&c.iterations, "iterations", 5, "additions per element per kernel launch (num_iterations)")
-	flag.IntVar(&c.reps, "reps", 10, "passes timed per variant (the printed times are per pass)")
-	flag.IntVar(&c.factor, "factor", 5, "what each addition adds")
+	flag.IntVar(&c.n, "n", 16*1024*1024, "ints in the array (a multiple of 512 × -streams)")
+	flag.IntVar(&c.nstreams, "streams", 4, "streams of the streamed part")
+	flag.IntVar(&c.nreps, "reps", 100, "repetitions of the non-streamed and streamed parts (the times printed are per repetition)")
+	flag.BoolVar(&c.useCudaMallocHost, "use_cuda_malloc_host", false, "allocate the host memory as cudaMallocHost does instead of mapped (the C sample's flag)")
 	c.Register()
 	flag.Parse()
 	sample.Finish(run(c))
 }
 
 func run(c config) (err error) {
-	if c.n <= 0 || c.nstreams <= 0 || c.iterations < 0 || c.reps <= 0 {
-		return fmt.Errorf("-n, -streams and -reps must be positive, -iterations not negative")
+	if c.n <= 0 || c.nstreams <= 0 || c.nreps <= 0 {
+		return errors.New("-n, -streams and -reps must be positive")
 	}
-	if c.nstreams > c.n {
-		return fmt.Errorf("-streams %d is more than the %d elements", c.nstreams, c.n)
-	}
-	if int64(c.n)+int64(c.reps+1)*int64(c.factor)*int64(c.iterations) > 1<<31-1 {
-		return fmt.Errorf("the results would overflow an int")
+	if int64(factor)*niterations*int64(c.nreps+1) > math.MaxInt32 {
+		return fmt.Errorf("-reps %d: the sums would overflow an int", c.nreps)
 	}
 	ctx := context.Background()
-	dev, err := device.Open(ctx, c.Ordinal, c.Options()...)
+	fmt.Printf("[ simpleStreams ]\n\n")
+	// The C sample always ends up with method 0 and 100 repetitions: without --sync_method its
+	// argument parser reads 0. gpuactor leaves the schedule flag at its default, which is 0.
+	fmt.Println("Device synchronization method set to = 0 (Automatic Blocking)")
+	fmt.Printf("Setting reps to %d to demonstrate steady state\n", c.nreps)
+
+	dev, err := device.Open(ctx, c.Ordinal, append(c.Options(), c.opts...)...)
 	if err != nil {
 		return err
 	}
 	defer sample.Keep(&err, dev.Close)
+	p := dev.Properties()
+	major, minor := p.ComputeCapability.Major, p.ComputeCapability.Minor
+	fmt.Printf("\n> GPU Device %d: \"%s\" with compute capability %d.%d\n\n", dev.Ordinal(), archName(major, minor), major, minor)
 	sample.Describe(dev)
-	fmt.Printf("array of %d ints (%.1f MiB), %d iteration(s) of +%d per kernel, %d pass(es) per variant\n",
-		c.n, float64(4*c.n)/(1<<20), c.iterations, c.factor, c.reps)
+
+	mapped := !c.useCudaMallocHost
+	if mapped {
+		fmt.Printf("Device: <%s> canMapHostMemory: %s\n", p.Name, yesNo(p.CanMapHostMemory))
+		if !p.CanMapHostMemory {
+			fmt.Println("Using cudaMallocHost, CUDA device does not support mapping of generic host memory")
+			mapped = false
+		}
+	}
+
+	// Devices of fewer than 32 cores get a smaller array.
+	cores := coresPerSM(major, minor)
+	scale := max(32/(float32(cores)*float32(p.MultiProcessors)), 1)
+	n := int(math.RoundToEven(float64(float32(c.n) / scale)))
+	fmt.Printf("> CUDA Capable: SM %d.%d hardware\n", major, minor)
+	fmt.Printf("> %d Multiprocessor(s) x %d (Cores/Multiprocessor) = %d (Cores)\n", p.MultiProcessors, cores, cores*p.MultiProcessors)
+	fmt.Printf("> scale_factor = %1.4f\n", 1/scale)
+	fmt.Printf("> array_size   = %d\n\n", n)
+	// The launches cover n elements only when it is a multiple of a block per stream; the C
+	// sample does not check, and would report wrong elements.
+	if n%(threads*c.nstreams) != 0 {
+		return fmt.Errorf("the array size %d is not a multiple of %d threads × %d streams", n, threads, c.nstreams)
+	}
+	nbytes := uint64(4 * n)
+	fmt.Println("> Using CPU/GPU Device Synchronization method (cudaDeviceScheduleAuto)")
+
+	// Host memory: the whole array, and a buffer per chunk (see the package comment).
+	mib := float64(nbytes) / 1048576
+	var hostFlags []device.HostFlag
+	if mapped {
+		hostFlags = append(hostFlags, device.HostMapped)
+		fmt.Printf("> cudaHostAlloc(cudaHostAllocMapped) allocating %4.2f Mbytes of system memory, and again in %d chunks (for mmap() + cudaHostRegister(cudaHostRegisterMapped))\n", mib, c.nstreams)
+	} else {
+		fmt.Printf("> cudaMallocHost() allocating %4.2f Mbytes of system memory, and again in %d chunks\n", mib, c.nstreams)
+	}
+	whole, err := dev.MallocHost(ctx, nbytes, hostFlags...)
+	if err != nil {
+		return err
+	}
+	defer sample.Keep(&err, func() error { return whole.Close(ctx) })
+	chunk := n / c.nstreams
+	parts := make([]*device.HostBuffer, c.nstreams)
+	for i := range parts {
+		if parts[i], err = dev.MallocHost(ctx, nbytes/uint64(c.nstreams), hostFlags...); err != nil {
+			return err
+		}
+		defer sample.Keep(&err, func() error { return parts[i].Close(ctx) })
+	}
 
 	mod, err := dev.Compile(ctx, device.Source{Name: "simplestreams.cu", Code: source, Sim: simKernels})
 	if err != nil {
@@ -107,56 +191,39 @@ func run(c config) (err error) {
 		return err
 	}
 
-	// Device memory: the array and the factor the kernel reads through a pointer.
-	nbytes := uint64(4 * c.n)
+	// Streams, as cudaStreamCreate makes them: blocking. The first also runs what the C
+	// sample runs on stream 0.
+	ss := make([]*streams.Stream, c.nstreams)
+	for i := range ss {
+		if ss[i], err = streams.New(ctx, dev, streams.Blocking()); err != nil {
+			return err
+		}
+		defer sample.Keep(&err, func() error { return ss[i].Close(ctx) })
+	}
+	s0 := ss[0]
+
+	// Device memory: the array, zeroed, and the value the kernel adds, read through a pointer.
 	dA, err := dev.Malloc(ctx, nbytes)
 	if err != nil {
 		return err
 	}
 	defer sample.Keep(&err, func() error { return dA.Close(ctx) })
-	dFactor, err := dev.Malloc(ctx, 4)
+	if err := s0.Memset(ctx, dA, 0).Wait(ctx); err != nil {
+		return err
+	}
+	dC, err := dev.Malloc(ctx, 4)
 	if err != nil {
 		return err
 	}
-	defer sample.Keep(&err, func() error { return dFactor.Close(ctx) })
-	if err := streams.CopyToDevice(ctx, streams.Default(dev), dFactor, []int32{int32(c.factor)}).Wait(ctx); err != nil {
+	defer sample.Keep(&err, func() error { return dC.Close(ctx) })
+	if err := streams.CopyToDevice(ctx, s0, dC, []int32{factor}).Wait(ctx); err != nil {
 		return err
 	}
 
-	// Pinned host memory: the whole array for the non-streamed variant, and one buffer per
-	// chunk for the streamed one.
-	whole, err := dev.MallocHost(ctx, nbytes)
-	if err != nil {
-		return err
-	}
-	defer sample.Keep(&err, func() error { return whole.Close(ctx) })
-	chunks := split(c.n, c.nstreams)
-	parts := make([]*device.HostBuffer, len(chunks))
-	for i, ch := range chunks {
-		if parts[i], err = dev.MallocHost(ctx, uint64(4*ch.len)); err != nil {
-			return err
-		}
-		defer sample.Keep(&err, func() error { return parts[i].Close(ctx) })
-	}
-	a := device.HostSlice[int32](whole)
-	for i := range a {
-		a[i] = initial(i)
-	}
-	for i, ch := range chunks {
-		part := device.HostSlice[int32](parts[i])
-		for j := range part {
-			part[j] = initial(ch.off + j)
-		}
-	}
+	fmt.Printf("\nStarting Test\n")
 
-	ss := make([]*streams.Stream, c.nstreams)
-	for i := range ss {
-		if ss[i], err = streams.New(ctx, dev); err != nil {
-			return err
-		}
-		defer sample.Keep(&err, func() error { return ss[i].Close(ctx) })
-	}
-	// Timing events, and untimed ones (cheaper) that only join the streams back together.
+	// The timing events, with the C sample's flags for method 0 (cudaEventDefault), and
+	// untimed ones that join the other streams back into the first.
 	var events []*streams.Event
 	defer func() {
 		for _, e := range events {
@@ -170,154 +237,187 @@ func run(c config) (err error) {
 		}
 		return e, err
 	}
-	var marks [4]*streams.Event
-	for i := range marks {
-		if marks[i], err = newEvent(); err != nil {
-			return err
-		}
+	start, err := newEvent()
+	if err != nil {
+		return err
+	}
+	stop, err := newEvent()
+	if err != nil {
+		return err
 	}
 	joins := make([]*streams.Event, c.nstreams)
-	for i := range joins {
+	for i := 1; i < c.nstreams; i++ {
 		if joins[i], err = newEvent(streams.DisableTiming); err != nil {
 			return err
 		}
 	}
-
-	launch := func(s *streams.Stream, m device.Mem, n, iterations int) *streams.Future {
-		cfg := cuda.LaunchConfig{Grid: cuda.Dim(uint32((n + threads - 1) / threads)), Block: cuda.Dim(threads)}
-		return s.Launch(ctx, kern, cfg, m, dFactor, int32(iterations), int32(n))
-	}
-	s0 := ss[0]
-
-	// Warm-up, untimed: zero iterations leave the data alone, but the first launch pays for
-	// loading the module.
-	if err := launch(s0, dA, c.n, 0).Wait(ctx); err != nil {
-		return err
-	}
-
-	// One pass with an event between the stages, like the sample's "memcopy" and "kernel"
-	// lines: what an ideal overlap could bring the total down to.
-	var ops []actor.Waiter
-	ops = append(ops,
-		s0.Record(ctx, marks[0]),
-		s0.CopyHostToDevice(ctx, dA, whole),
-		s0.Record(ctx, marks[1]),
-		launch(s0, dA, c.n, c.iterations),
-		s0.Record(ctx, marks[2]),
-		s0.CopyDeviceToHost(ctx, whole, dA),
-		s0.Record(ctx, marks[3]))
-	if err := actor.WaitAll(ctx, ops...); err != nil {
-		return err
-	}
-	var stage [3]time.Duration
-	for i := range stage {
-		if stage[i], err = streams.Elapsed(ctx, marks[i], marks[i+1]); err != nil {
-			return err
+	// elapsed waits for stop, then checks every operation queued since start and returns
+	// the time between the two in milliseconds, as cudaEventElapsedTime does.
+	elapsed := func(ops []actor.Waiter) (float32, error) {
+		if err := stop.Synchronize(ctx); err != nil {
+			return 0, err
 		}
+		if err := actor.WaitAll(ctx, ops...); err != nil {
+			return 0, err
+		}
+		d, err := streams.Elapsed(ctx, start, stop)
+		return float32(d) / float32(time.Millisecond), err
 	}
-	fmt.Printf("one pass on one stream:  H2D %s, kernel %s, D2H %s\n", ms(stage[0]), ms(stage[1]), ms(stage[2]))
+	launch := func(s *streams.Stream, m device.Mem, elems int) *streams.Future {
+		cfg := cuda.LaunchConfig{Grid: cuda.Dim(uint32(elems / threads)), Block: cuda.Dim(threads)}
+		return s.Launch(ctx, kern, cfg, m, dC, int32(niterations))
+	}
 
-	// (a) Non-streamed: every pass is H2D, kernel, D2H of the whole array on one stream.
-	// Each pass uploads what the previous one brought back, so the additions accumulate.
-	start, stop := marks[0], marks[3]
-	ops = append(ops[:0], s0.Record(ctx, start))
-	for range c.reps {
-		ops = append(ops,
-			s0.CopyHostToDevice(ctx, dA, whole),
-			launch(s0, dA, c.n, c.iterations),
-			s0.CopyDeviceToHost(ctx, whole, dA))
+	// memcopy: one copy of the array back to the host.
+	ops := []actor.Waiter{
+		s0.Record(ctx, start),
+		s0.CopyDeviceToHost(ctx, whole, dA),
+		s0.Record(ctx, stop),
 	}
-	ops = append(ops, s0.Record(ctx, stop))
-	if err := actor.WaitAll(ctx, ops...); err != nil {
-		return err
-	}
-	nonStreamed, err := streams.Elapsed(ctx, start, stop)
+	timeMemcpy, err := elapsed(ops)
 	if err != nil {
 		return err
 	}
-	nonStreamed /= time.Duration(c.reps)
+	fmt.Printf("memcopy:\t%.2f\n", timeMemcpy)
 
-	// (b) Streamed: each stream moves and processes its own chunk. The other streams first
-	// wait for the start event (so the timing covers all their work), and the first stream
-	// waits for the others' join events before recording stop. Work is issued breadth first
-	// — every chunk's H2D, then every kernel, then every D2H — as the sample does: on a GPU
-	// with one hardware queue that is what lets a copy run beside a kernel.
+	// kernel: one launch over the array. It is the module's first launch, as in the C sample.
+	ops = append(ops[:0],
+		s0.Record(ctx, start),
+		launch(s0, dA, n),
+		s0.Record(ctx, stop))
+	timeKernel, err := elapsed(ops)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("kernel:\t\t%.2f\n", timeKernel)
+
+	// non-streamed: each repetition launches the kernel, copies the array back and waits
+	// for the copy before the next launch, as the C sample's cudaMemcpy does.
+	ops = append(ops[:0], s0.Record(ctx, start))
+	for range c.nreps {
+		ops = append(ops, launch(s0, dA, n))
+		if err := s0.CopyDeviceToHost(ctx, whole, dA).Wait(ctx); err != nil {
+			return err
+		}
+	}
+	ops = append(ops, s0.Record(ctx, stop))
+	t, err := elapsed(ops)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("non-streamed:\t%.2f\n", t/float32(c.nreps))
+	// Not in the C sample, and outside the timed parts: the kernel part and each repetition
+	// added 25 to every element.
+	if err := check(device.HostSlice[int32](whole), 0, factor*niterations*int32(c.nreps+1)); err != nil {
+		return fmt.Errorf("non-streamed result: %w", err)
+	}
+
+	// nstreams streams: the host chunks are set to all ones bits and the array to zeros,
+	// outside the timed part, so that the check sees only what this part did. Each
+	// repetition launches the kernel on every chunk, each on its stream, then queues every
+	// chunk's copy back, the order the C sample issues them in.
+	for _, part := range parts {
+		b := part.Bytes()
+		for i := range b {
+			b[i] = 255
+		}
+	}
+	if err := s0.Memset(ctx, dA, 0).Wait(ctx); err != nil {
+		return err
+	}
+	chunkOf := func(i int) device.Slice {
+		return device.Range(dA, uint64(4*i*chunk), nbytes/uint64(c.nstreams))
+	}
 	ops = append(ops[:0], s0.Record(ctx, start))
 	for _, s := range ss[1:] {
 		ops = append(ops, s.Wait(ctx, start))
 	}
-	for range c.reps {
-		for i, ch := range chunks {
-			ops = append(ops, ss[i].CopyHostToDevice(ctx, ch.of(dA), parts[i]))
+	for range c.nreps {
+		for i, s := range ss {
+			ops = append(ops, launch(s, chunkOf(i), n/c.nstreams))
 		}
-		for i, ch := range chunks {
-			ops = append(ops, launch(ss[i], ch.of(dA), ch.len, c.iterations))
-		}
-		for i, ch := range chunks {
-			ops = append(ops, ss[i].CopyDeviceToHost(ctx, parts[i], ch.of(dA)))
+		for i, s := range ss {
+			ops = append(ops, s.CopyDeviceToHost(ctx, parts[i], chunkOf(i)))
 		}
 	}
-	for i, s := range ss[1:] {
-		ops = append(ops, s.Record(ctx, joins[i+1]), s0.Wait(ctx, joins[i+1]))
+	for i := 1; i < c.nstreams; i++ {
+		ops = append(ops, ss[i].Record(ctx, joins[i]), s0.Wait(ctx, joins[i]))
 	}
 	ops = append(ops, s0.Record(ctx, stop))
-	if err := actor.WaitAll(ctx, ops...); err != nil {
-		return err
-	}
-	streamed, err := streams.Elapsed(ctx, start, stop)
+	t, err = elapsed(ops)
 	if err != nil {
 		return err
 	}
-	streamed /= time.Duration(c.reps)
+	fmt.Printf("%d streams:\t%.2f\n", c.nstreams, t/float32(c.nreps))
 
-	fmt.Printf("non-streamed: %s per pass\n", ms(nonStreamed))
-	fmt.Printf("%d streams:    %s per pass (%.2fx)\n", c.nstreams, ms(streamed), float64(nonStreamed)/float64(max(streamed, 1)))
-
-	// The whole array went through 1 + reps passes, every chunk through reps.
-	add := func(passes int) int32 { return int32(passes * c.factor * c.iterations) }
-	if err := check("non-streamed", a, 0, add(1+c.reps)); err != nil {
-		return err
-	}
-	for i, ch := range chunks {
-		if err := check(fmt.Sprintf("stream %d", i), device.HostSlice[int32](parts[i]), ch.off, add(c.reps)); err != nil {
-			return err
+	fmt.Println("-------------------------------")
+	want := factor * niterations * int32(c.nreps)
+	for i, part := range parts {
+		if err := check(device.HostSlice[int32](part), i*chunk, want); err != nil {
+			return fmt.Errorf("streamed result: %w", err)
 		}
 	}
-	fmt.Printf("verified %d elements of each variant\n", c.n)
 	return nil
 }
 
-// initial is element i's value before any kernel ran.
-func initial(i int) int32 { return int32(i) }
-
-// check compares got, which holds elements off, off+1, … of the array, with their initial
-// values plus add.
-func check(what string, got []int32, off int, add int32) error {
+// check compares got, elements off, off+1, … of the array, with want. At the first element
+// that differs it prints what the C sample's correct_data prints, and fails.
+func check(got []int32, off int, want int32) error {
 	for j, v := range got {
-		if want := initial(off+j) + add; v != want {
-			return fmt.Errorf("%s: element %d is %d, want %d", what, off+j, v, want)
+		if v != want {
+			fmt.Printf("%d: %d %d\n", off+j, v, want)
+			return fmt.Errorf("element %d is %d, want %d", off+j, v, want)
 		}
 	}
 	return nil
 }
 
-// chunk is the range [off, off+len) of the array's elements.
-type chunk struct{ off, len int }
-
-// of is the chunk's part of the device array.
-func (c chunk) of(m device.Mem) device.Slice {
-	return device.Range(m, uint64(4*c.off), uint64(4*c.len))
+// smTable is helper_cuda.h's table of architectures by SM version (0xMm): cores per
+// multiprocessor and name.
+var smTable = []struct {
+	sm    int
+	cores int
+	name  string
+}{
+	{0x30, 192, "Kepler"}, {0x32, 192, "Kepler"}, {0x35, 192, "Kepler"}, {0x37, 192, "Kepler"},
+	{0x50, 128, "Maxwell"}, {0x52, 128, "Maxwell"}, {0x53, 128, "Maxwell"},
+	{0x60, 64, "Pascal"}, {0x61, 128, "Pascal"}, {0x62, 128, "Pascal"},
+	{0x70, 64, "Volta"}, {0x72, 64, "Xavier"}, {0x75, 64, "Turing"},
+	{0x80, 64, "Ampere"}, {0x86, 128, "Ampere"}, {0x87, 128, "Ampere"}, {0x89, 128, "Ada"},
+	{0x90, 128, "Hopper"},
+	{0xa0, 128, "Blackwell"}, {0xa1, 128, "Blackwell"}, {0xa3, 128, "Blackwell"},
+	{0xb0, 128, "Blackwell"}, {0xc0, 128, "Blackwell"}, {0xc1, 128, "Blackwell"},
 }
 
-// split divides n elements into k chunks whose lengths differ by at most one.
-func split(n, k int) []chunk {
-	out := make([]chunk, k)
-	for i := range out {
-		lo, hi := i*n/k, (i+1)*n/k
-		out[i] = chunk{lo, hi - lo}
+// coresPerSM is _ConvertSMVer2Cores: the table's cores, or the last entry's for an SM
+// version it lacks (the C helper prints a note then; so does this).
+func coresPerSM(major, minor int) int {
+	for _, e := range smTable {
+		if e.sm == major<<4+minor {
+			return e.cores
+		}
 	}
-	return out
+	last := smTable[len(smTable)-1]
+	fmt.Printf("MapSMtoCores for SM %d.%d is undefined.  Default to use %d Cores/SM\n", major, minor, last.cores)
+	return last.cores
 }
 
-// ms formats a duration in milliseconds, as the sample prints its timings.
-func ms(d time.Duration) string { return fmt.Sprintf("%.3f ms", float64(d)/float64(time.Millisecond)) }
+// archName is _ConvertSMVer2ArchName: the table's name, or the last entry's for an SM version
+// it lacks (with the C helper's note).
+func archName(major, minor int) string {
+	for _, e := range smTable {
+		if e.sm == major<<4+minor {
+			return e.name
+		}
+	}
+	last := smTable[len(smTable)-1]
+	fmt.Printf("MapSMtoArchName for SM %d.%d is undefined.  Default to use %s\n", major, minor, last.name)
+	return last.name
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "Yes"
+	}
+	return "No"
+}

@@ -3,13 +3,48 @@ package main
 import (
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpuactor/gpuactor/actor"
+	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/examples/internal/sample"
 )
 
-// TestRun runs the sample on the simulator with a small array that does not split evenly.
+// quiet keeps the simulated device's actor from spinning, which the race detector slows.
+var quiet = []device.Option{device.WithActorOptions(actor.WithBusySpin(0), actor.WithSpin(0), actor.WithAwaitSpin(0))}
+
+// TestRun runs the sample on the simulator with a small array, with each kind of host memory.
 func TestRun(t *testing.T) {
-	c := config{n: 10007, nstreams: 4, iterations: 5, reps: 3, factor: 5, Flags: sample.Flags{Backend: "sim"}}
-	if err := run(c); err != nil {
-		t.Fatal(err)
+	for _, cudaMallocHost := range []bool{false, true} {
+		c := config{n: 4 * threads * 8, nstreams: 4, nreps: 3, useCudaMallocHost: cudaMallocHost,
+			Flags: sample.Flags{Backend: "sim"}, opts: quiet}
+		require.NoError(t, run(c))
 	}
+}
+
+// TestRunStreams runs it with a number of streams other than the default.
+func TestRunStreams(t *testing.T) {
+	c := config{n: 3 * threads * 2, nstreams: 3, nreps: 2, Flags: sample.Flags{Backend: "sim"}, opts: quiet}
+	require.NoError(t, run(c))
+}
+
+// TestRunBadSize checks that an array the launches would not cover is refused.
+func TestRunBadSize(t *testing.T) {
+	c := config{n: 4*threads + 1, nstreams: 4, nreps: 1, Flags: sample.Flags{Backend: "sim"}, opts: quiet}
+	require.ErrorContains(t, run(c), "not a multiple")
+}
+
+// TestCheck checks that the check reports the first wrong element by its index in the array.
+func TestCheck(t *testing.T) {
+	require.NoError(t, check([]int32{7, 7, 7}, 10, 7))
+	require.ErrorContains(t, check([]int32{7, 6, 5}, 10, 7), "element 11 is 6, want 7")
+}
+
+// TestSMTable checks the helper_cuda.h lookups, with their fallback to the last entry.
+func TestSMTable(t *testing.T) {
+	require.Equal(t, 128, coresPerSM(9, 0))
+	require.Equal(t, 64, coresPerSM(8, 0))
+	require.Equal(t, "Hopper", archName(9, 0))
+	require.Equal(t, 128, coresPerSM(99, 9))
+	require.Equal(t, "Blackwell", archName(99, 9))
 }

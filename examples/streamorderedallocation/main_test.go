@@ -3,12 +3,61 @@ package main
 import (
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpuactor/gpuactor/actor"
+	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/examples/internal/sample"
 )
 
-// TestRun runs the sample on the simulator with a vector that does not fill its last block.
+// quiet keeps the simulated device's actor from spinning, which the race detector slows.
+var quiet = []device.Option{device.WithActorOptions(actor.WithBusySpin(0), actor.WithSpin(0), actor.WithAwaitSpin(0))}
+
+// TestRun runs the sample on the simulator with vectors that do not fill their last block.
 func TestRun(t *testing.T) {
-	if err := run(config{n: 10007, iterations: 3, Flags: sample.Flags{Backend: "sim"}}); err != nil {
-		t.Fatal(err)
+	c := config{n: 10007, iterations: 3, Flags: sample.Flags{Backend: "sim"}, opts: quiet}
+	require.NoError(t, run(c))
+}
+
+// TestRunCompareMalloc runs it with the cudaMalloc loop as well.
+func TestRunCompareMalloc(t *testing.T) {
+	c := config{n: 4096, iterations: 2, compareMalloc: true, Flags: sample.Flags{Backend: "sim"}, opts: quiet}
+	require.NoError(t, run(c))
+}
+
+// TestCheck checks that the check passes an exact sum and names the first wrong element.
+func TestCheck(t *testing.T) {
+	w := &work{a: []float32{1, 2, 3}, b: []float32{0.5, 0.25, 0.125}, out: []float32{1.5, 2.25, 3.125}}
+	require.NoError(t, w.check("exact"))
+	w.out[1] = 2.2500002 // within the norm's tolerance, but not exact
+	require.ErrorContains(t, w.check("close"), "element 1")
+	w.out[1] = 3
+	require.ErrorContains(t, w.check("wrong"), "not below 1e-6")
+}
+
+// TestLaunchConfig checks the C sample's grid: ceil(n / 256.0f) blocks of 256.
+func TestLaunchConfig(t *testing.T) {
+	for n, blocks := range map[int]uint32{1: 1, 256: 1, 257: 2, 1048576: 4096} {
+		w := &work{a: make([]float32, n)}
+		require.Equal(t, blocks, w.launchConfig().Grid.X, "n = %d", n)
 	}
+}
+
+// TestArchName checks the helper_cuda.h lookup, with its fallback to the last entry.
+func TestArchName(t *testing.T) {
+	require.Equal(t, "Hopper", archName(9, 0))
+	require.Equal(t, "Ampere", archName(8, 6))
+	require.Equal(t, "Blackwell", archName(99, 9))
+}
+
+// TestGlibcRand checks the generator against the first numbers glibc's rand() gives a
+// program that never calls srand.
+func TestGlibcRand(t *testing.T) {
+	g := newGlibcRand()
+	want := []int32{1804289383, 846930886, 1681692777, 1714636915, 1957747793, 424238335, 719885386, 1649760492}
+	got := make([]int32, len(want))
+	for i := range got {
+		got[i] = g.next()
+	}
+	require.Equal(t, want, got)
 }
