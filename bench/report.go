@@ -72,6 +72,9 @@ func printTables(w io.Writer, rep *Report) {
 	}
 	printByHand(w, rep)
 	printBreakdown(w, rep)
+	for _, n := range rep.Skipped {
+		fmt.Fprintln(w, "SKIPPED:", n)
+	}
 	for _, e := range rep.Errors {
 		fmt.Fprintln(w, "ERROR:", e)
 	}

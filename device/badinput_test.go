@@ -60,7 +60,7 @@ func TestBadInput(t *testing.T) {
 			{"use after close: copy in", func() error { return toDevice(freed, []float32{1}) }, device.ErrClosed, "used after Close"},
 			{"use after close: copy out", func() error { return streams.CopyFromDevice(ctx, s, make([]byte, 4), freed).Wait(ctx) }, device.ErrClosed, "used after Close"},
 			{"use after close: kernel argument", func() error { return launch(s, saxpy, one, int32(1), float32(1), freed, buf) }, device.ErrClosed, "used after Close"},
-			{"buffer of another device: copy", func() error { return s.Copy(ctx, buf, foreign).Wait(ctx) }, device.ErrWrongDevice, "used on device"},
+			{"buffer of another device: peer copy from a closed buffer", func() error { return so.Copy(ctx, foreign, freed).Wait(ctx) }, device.ErrClosed, "used after Close"},
 			{"buffer of another device: argument", func() error { return launch(s, saxpy, one, int32(1), float32(1), foreign, buf) }, device.ErrWrongDevice, "launched on device"},
 			{"kernel of another device", func() error { return launch(so, saxpy, one, int32(1), float32(1), buf, buf) }, device.ErrWrongDevice, "was loaded on device"},
 			{"too few arguments", func() error { return launch(s, saxpy, one, int32(1), float32(1), buf) }, device.ErrKernelArgs, "takes 4 argument(s) (int32, float32, pointer, pointer), got 3"},

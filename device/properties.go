@@ -51,6 +51,27 @@ type Properties struct {
 	MemoryPoolsSupported      bool
 	StreamPrioritiesSupported bool
 	CooperativeLaunch         bool
+
+	// The rest is what NVIDIA's deviceQuery sample prints besides.
+	SharedMemPerSM      int    // bytes of shared memory one multiprocessor has
+	MaxPitch            int    // bytes, the widest pitch a 2D copy accepts
+	TextureAlignment    int    // bytes
+	SurfaceAlignment    int    // bytes
+	MaxTexture1D        int    // width
+	MaxTexture2D        [2]int // width, height
+	MaxTexture3D        [3]int // width, height, depth
+	MaxTexture1DLayered [2]int // width, layers
+	MaxTexture2DLayered [3]int // width, height, layers
+	GPUOverlap          bool   // the device can copy memory while it runs a kernel
+	KernelExecTimeout   bool   // a watchdog limits how long a kernel may run (a display GPU)
+	ComputePreemption   bool   // kernels can be preempted at instruction level
+	// ComputeMode is the cudaComputeMode nvidia-smi set: 0 default (any process), 1 exclusive
+	// thread (no longer used), 2 prohibited (no process may use the device), 3 exclusive
+	// process (one process at a time).
+	ComputeMode int
+	PCIDomain   int // the PCI domain, bus and device numbers of PCIBusID, as numbers
+	PCIBus      int
+	PCIDevice   int
 }
 
 // MemoryBandwidth is the theoretical peak in bytes per second (DDR: two transfers per clock).
@@ -93,6 +114,25 @@ func readProperties(be backend.Backend, dev backend.Device) (Properties, error) 
 		{backend.AttrMaxRegistersPerBlock, &p.RegistersPerBlock},
 		{backend.AttrTotalConstantMemory, &p.ConstantMemory},
 		{backend.AttrAsyncEngineCount, &p.AsyncEngines},
+		{backend.AttrMaxSharedMemoryPerSM, &p.SharedMemPerSM},
+		{backend.AttrMaxPitch, &p.MaxPitch},
+		{backend.AttrTextureAlignment, &p.TextureAlignment},
+		{backend.AttrSurfaceAlignment, &p.SurfaceAlignment},
+		{backend.AttrMaxTexture1DWidth, &p.MaxTexture1D},
+		{backend.AttrMaxTexture2DWidth, &p.MaxTexture2D[0]},
+		{backend.AttrMaxTexture2DHeight, &p.MaxTexture2D[1]},
+		{backend.AttrMaxTexture3DWidth, &p.MaxTexture3D[0]},
+		{backend.AttrMaxTexture3DHeight, &p.MaxTexture3D[1]},
+		{backend.AttrMaxTexture3DDepth, &p.MaxTexture3D[2]},
+		{backend.AttrMaxTexture1DLayeredWidth, &p.MaxTexture1DLayered[0]},
+		{backend.AttrMaxTexture1DLayeredLayers, &p.MaxTexture1DLayered[1]},
+		{backend.AttrMaxTexture2DLayeredWidth, &p.MaxTexture2DLayered[0]},
+		{backend.AttrMaxTexture2DLayeredHeight, &p.MaxTexture2DLayered[1]},
+		{backend.AttrMaxTexture2DLayeredLayers, &p.MaxTexture2DLayered[2]},
+		{backend.AttrComputeMode, &p.ComputeMode},
+		{backend.AttrPCIDomainID, &p.PCIDomain},
+		{backend.AttrPCIBusID, &p.PCIBus},
+		{backend.AttrPCIDeviceID, &p.PCIDevice},
 	}
 	for _, a := range ints {
 		if *a.dst, err = dev.Attribute(a.attr); err != nil {
@@ -127,6 +167,9 @@ func readProperties(be backend.Backend, dev backend.Device) (Properties, error) 
 		{backend.AttrMemoryPoolsSupported, &p.MemoryPoolsSupported},
 		{backend.AttrStreamPrioritiesSupported, &p.StreamPrioritiesSupported},
 		{backend.AttrCooperativeLaunch, &p.CooperativeLaunch},
+		{backend.AttrGPUOverlap, &p.GPUOverlap},
+		{backend.AttrKernelExecTimeout, &p.KernelExecTimeout},
+		{backend.AttrComputePreemptionSupported, &p.ComputePreemption},
 	}
 	for _, a := range flags {
 		v, err := dev.Attribute(a.attr)

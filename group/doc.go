@@ -20,5 +20,6 @@
 //
 // Do runs a job and returns its error: on the calling goroutine when a stream is free, which
 // spares the hand-offs to a worker and back. Go and Wait run jobs errgroup-style; Map splits a
-// slice over the devices and gathers the results. The group owns its streams, not the devices: Close the group, then the devices.
+// slice over the devices and gathers the results; MapTo gathers them in one device's memory,
+// over peer links where the devices have them. The group owns its streams, not the devices: Close the group, then the devices.
 package group

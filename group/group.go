@@ -36,6 +36,8 @@ type Group struct {
 	inline  sync.WaitGroup // Do calls running jobs on their callers' goroutines
 
 	batch batch // Go and Wait
+
+	peers sync.Map // [2]*device.Device{from, to} → whether MapTo copies from→to over a link (mapto.go)
 }
 
 // member is one device of the group.

@@ -63,11 +63,20 @@ func (s *Stream) CopyDeviceToHost(ctx context.Context, dst *device.HostBuffer, s
 	})
 }
 
-// Copy queues a copy of all of src into the start of dst, both on the stream's device; the
-// future completes when the copy is done.
+// Copy queues a copy of all of src into the start of dst; the future completes when the GPU
+// has done the copy. Both may live on the stream's device, or one of them on another device:
+// a peer copy (cudaMemcpyPeerAsync), direct over the link where the devices have one (see
+// package interop for peer access) and staged by the runtime otherwise. For a peer copy the
+// other device's buffer is checked on that device's actor before Copy returns, and its Close
+// waits for the copy; order the copy after that device's writes to it, and that device's
+// later use of it after the copy, with events (Record, Wait) or by waiting for futures. A
+// copy between two devices neither of which is the stream's is an ErrWrongDevice error.
 func (s *Stream) Copy(ctx context.Context, dst, src device.Mem) *Future {
 	cs := s.core()
 	d := cs.Device()
+	if crossDevice(d, dst, src) {
+		return core.CopyAcross(ctx, cs, dst, src)
+	}
 	return core.Queue(ctx, cs, func(rt backend.Device, _ *core.Tracker, h backend.Stream) error {
 		dp, dn, err := d.Resolve("copy destination", dst)
 		if err != nil {
@@ -132,4 +141,18 @@ func (s *Stream) Wait(ctx context.Context, e *Event) *Future {
 		}
 		return rt.StreamWaitEvent(h, eh)
 	})
+}
+
+// crossDevice reports whether dst or src lives on a device other than d (nil buffers are left
+// to the ordinary path's checks).
+func crossDevice(d *core.Device, dst, src device.Mem) bool {
+	for _, m := range []device.Mem{dst, src} {
+		if m == nil {
+			continue
+		}
+		if o, err := core.Owner("", m); err == nil && o != d {
+			return true
+		}
+	}
+	return false
 }

@@ -464,6 +464,74 @@ static void d2d(const Ctx& c) {
   CHECK(cudaFree(src));
 }
 
+// enable_peer lets the current device access peer's memory; already enabled (by gpuactor, in
+// this process with -inprocess) is fine.
+static void enable_peer(int peer) {
+  cudaError_t e = cudaDeviceEnablePeerAccess(peer, 0);
+  if (e == cudaErrorPeerAccessAlreadyEnabled) {
+    (void)cudaGetLastError();
+    return;
+  }
+  CHECK(e);
+}
+
+// peer_copy: 1 GiB copied from c.device to the first other device linked to it both ways, with
+// peer access enabled both ways (and left so), 10 cudaMemcpyPeerAsync per repeat on the
+// suite's stream; bytes moved one way. Without such a device it prints why on stderr and no
+// result.
+static void peer_copy(const Ctx& c) {
+  const size_t size = size_t(1) << 30;
+  const int iters = 10;
+  int n = 0, peer = -1;
+  CHECK(cudaGetDeviceCount(&n));
+  for (int j = 0; j < n && peer < 0; ++j) {
+    if (j == c.device) continue;
+    int to = 0, from = 0;
+    CHECK(cudaDeviceCanAccessPeer(&to, c.device, j));
+    CHECK(cudaDeviceCanAccessPeer(&from, j, c.device));
+    if (to && from) peer = j;
+  }
+  if (peer < 0) {
+    std::fprintf(stderr, "suite: peer_copy skipped: needs two GPUs with peer access (%d GPU(s))\n", n);
+    return;
+  }
+  enable_peer(peer);
+  CHECK(cudaSetDevice(peer));
+  enable_peer(c.device);
+  uint8_t* dst = nullptr;
+  CHECK(cudaMalloc(reinterpret_cast<void**>(&dst), size));
+  CHECK(cudaMemset(dst, 0, size));
+  CHECK(cudaDeviceSynchronize());
+  CHECK(cudaSetDevice(c.device));
+
+  std::vector<uint8_t> want(size);
+  fill_pattern(want.data(), size, 10);
+  uint8_t* src = nullptr;
+  CHECK(cudaMalloc(reinterpret_cast<void**>(&src), size));
+  CHECK(cudaMemcpy(src, want.data(), size, cudaMemcpyHostToDevice));
+
+  CHECK(cudaMemcpyPeerAsync(dst, peer, src, c.device, size, c.s));  // warm-up
+  CHECK(cudaStreamSynchronize(c.s));
+  std::vector<double> per;
+  for (int r = 0; r < c.repeats; ++r) {
+    auto t0 = clk::now();
+    for (int i = 0; i < iters; ++i) CHECK(cudaMemcpyPeerAsync(dst, peer, src, c.device, size, c.s));
+    CHECK(cudaStreamSynchronize(c.s));
+    per.push_back(static_cast<double>(size) * iters / seconds_since(t0) / 1e9);
+  }
+
+  std::vector<uint8_t> back(size);
+  CHECK(cudaMemcpy(back.data(), dst, size, cudaMemcpyDeviceToHost));
+  long long at = first_mismatch(back.data(), want.data(), size);
+  bool ok = at < 0;
+  std::string why = ok ? "" : mismatch_msg("peer destination", at, back.data(), want.data());
+  emit_result("peer_copy", static_cast<long long>(size), "GB/s", median(per), NAN, c.repeats, ok, why);
+  CHECK(cudaFree(src));
+  CHECK(cudaSetDevice(peer));
+  CHECK(cudaFree(dst));
+  CHECK(cudaSetDevice(c.device));
+}
+
 static void malloc_free(const Ctx& c) {
   const size_t size = size_t(1) << 20;
   const int kPairs = 200;
@@ -847,6 +915,7 @@ static int suite_main(int argc, char** argv) {
       {"graph_update_launch", [&] { graph_update_launch(c); }},
       {"busy_jobs", [&] { busy_jobs(c); }},
       {"busy_roundtrip", [&] { busy_roundtrip(c); }},
+      {"peer_copy", [&] { peer_copy(c); }},  // two devices
       {"launch_enqueue_8", [&] { launch_enqueue_8(c); }},  // several streams: last
   };
   for (auto& w : wanted) {

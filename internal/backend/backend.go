@@ -80,13 +80,26 @@ const (
 	AttrMaxSharedMemoryPerBlock      Attr = 8
 	AttrTotalConstantMemory          Attr = 9
 	AttrWarpSize                     Attr = 10
+	AttrMaxPitch                     Attr = 11 // bytes
 	AttrMaxRegistersPerBlock         Attr = 12
 	AttrClockRate                    Attr = 13 // kHz
+	AttrTextureAlignment             Attr = 14 // bytes
+	AttrGPUOverlap                   Attr = 15
 	AttrMultiProcessorCount          Attr = 16
 	AttrKernelExecTimeout            Attr = 17
 	AttrIntegrated                   Attr = 18
 	AttrCanMapHostMemory             Attr = 19
 	AttrComputeMode                  Attr = 20
+	AttrMaxTexture1DWidth            Attr = 21
+	AttrMaxTexture2DWidth            Attr = 22
+	AttrMaxTexture2DHeight           Attr = 23
+	AttrMaxTexture3DWidth            Attr = 24
+	AttrMaxTexture3DHeight           Attr = 25
+	AttrMaxTexture3DDepth            Attr = 26
+	AttrMaxTexture2DLayeredWidth     Attr = 27
+	AttrMaxTexture2DLayeredHeight    Attr = 28
+	AttrMaxTexture2DLayeredLayers    Attr = 29
+	AttrSurfaceAlignment             Attr = 30 // bytes
 	AttrConcurrentKernels            Attr = 31
 	AttrECCEnabled                   Attr = 32
 	AttrPCIBusID                     Attr = 33
@@ -98,13 +111,17 @@ const (
 	AttrMaxThreadsPerMultiProcessor  Attr = 39
 	AttrAsyncEngineCount             Attr = 40
 	AttrUnifiedAddressing            Attr = 41
+	AttrMaxTexture1DLayeredWidth     Attr = 42
+	AttrMaxTexture1DLayeredLayers    Attr = 43
 	AttrPCIDomainID                  Attr = 50
 	AttrComputeCapabilityMajor       Attr = 75
 	AttrComputeCapabilityMinor       Attr = 76
 	AttrStreamPrioritiesSupported    Attr = 78
+	AttrMaxSharedMemoryPerSM         Attr = 81 // bytes
 	AttrManagedMemory                Attr = 83
 	AttrIsMultiGpuBoard              Attr = 84
 	AttrConcurrentManagedAccess      Attr = 89
+	AttrComputePreemptionSupported   Attr = 90
 	AttrCooperativeLaunch            Attr = 95
 	AttrMaxSharedMemoryPerBlockOptin Attr = 97
 	AttrMemoryPoolsSupported         Attr = 115
@@ -169,6 +186,10 @@ type Backend interface {
 type Device interface {
 	AllocDevice
 	GraphDevice
+	IPCDevice
+	PeerDevice
+	RawDevice
+	ExternalDevice
 
 	// Ordinal is the device's index.
 	Ordinal() int

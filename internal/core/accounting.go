@@ -15,6 +15,7 @@ const (
 	KindPinned                    // page-locked host memory from cudaHostAlloc
 	KindRegistered                // Go memory page-locked with cudaHostRegister
 	KindManaged                   // cudaMallocManaged
+	KindImported                  // another process's memory mapped here (package interop): not limited
 	NumKinds
 )
 
@@ -31,6 +32,8 @@ func (k MemKind) String() string {
 		return "registered"
 	case KindManaged:
 		return "managed"
+	case KindImported:
+		return "imported"
 	}
 	return fmt.Sprintf("MemKind(%d)", int(k))
 }

@@ -138,10 +138,12 @@ func (b *Buffer) Close(ctx context.Context) error {
 			return err
 		}
 		tr.AfterAll(func(err error) {
-			if err == nil {
-				err = d.releaseBuffer(b)
+			if err != nil {
+				done(err)
+				return
 			}
-			done(err)
+			// Copies on other devices' streams may still use b (peercopy.go).
+			d.afterPeerHolds(b, func() { done(d.releaseBuffer(b)) })
 		})
 		return nil
 	}).Wait(ctx)

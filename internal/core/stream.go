@@ -16,6 +16,7 @@ type Stream struct {
 	blocking bool
 	priority int
 	own      bool // the device's own stream: destroyed by the device's Close only
+	foreign  bool // another library's (WrapStream): gpuactor forgets it and never destroys it
 	closed   atomic.Bool
 	ext      atomic.Pointer[streamExt]
 	inflight atomic.Int64 // operations sent and not completed
@@ -139,6 +140,9 @@ func (s *Stream) release(rt backend.Device) error {
 	var err error
 	if e := s.LoadedExt(); e != nil {
 		err = e.Release(rt)
+	}
+	if s.foreign {
+		return err
 	}
 	return errors.Join(err, rt.StreamDestroy(s.h))
 }

@@ -98,6 +98,36 @@ const (
 	fnGraphExecKernelNodeSetParams
 	fnGraphNodeSetEnabled
 	fnGraphExecUpdate
+	// Interprocess sharing of memory, events and pools (ipc.go).
+	fnIpcGetMemHandle
+	fnIpcOpenMemHandle
+	fnIpcCloseMemHandle
+	fnIpcGetEventHandle
+	fnIpcOpenEventHandle
+	fnMemPoolExportToShareableHandle
+	fnMemPoolImportFromShareableHandle
+	fnMemPoolExportPointer
+	fnMemPoolImportPointer
+	// Peer-to-peer access and copies between devices (peer.go).
+	fnDeviceCanAccessPeer
+	fnDeviceGetP2PAttribute
+	fnDeviceEnablePeerAccess
+	fnDeviceDisablePeerAccess
+	fnMemcpyPeerAsync
+	// Raw stream handles of other libraries (raw.go).
+	fnStreamGetDevice // 12.8+
+	fnStreamGetFlags
+	fnStreamGetPriority
+	// External memory and semaphores (external.go).
+	fnImportExternalMemory
+	fnExternalMemoryGetMappedBuffer
+	fnDestroyExternalMemory
+	fnImportExternalSemaphore
+	fnSignalExternalSemaphoresAsync   // 13.0+: the 12.x _v2 signature under the plain name
+	fnSignalExternalSemaphoresAsyncV2 // 11.2–12.x
+	fnWaitExternalSemaphoresAsync
+	fnWaitExternalSemaphoresAsyncV2
+	fnDestroyExternalSemaphore
 	numRuntimeSyms
 )
 
@@ -196,4 +226,34 @@ var runtimeSymNames = [numRuntimeSyms]string{
 	fnGraphExecKernelNodeSetParams: "cudaGraphExecKernelNodeSetParams",
 	fnGraphNodeSetEnabled:          "cudaGraphNodeSetEnabled",
 	fnGraphExecUpdate:              "cudaGraphExecUpdate",
+
+	fnIpcGetMemHandle:                  "cudaIpcGetMemHandle",
+	fnIpcOpenMemHandle:                 "cudaIpcOpenMemHandle",
+	fnIpcCloseMemHandle:                "cudaIpcCloseMemHandle",
+	fnIpcGetEventHandle:                "cudaIpcGetEventHandle",
+	fnIpcOpenEventHandle:               "cudaIpcOpenEventHandle",
+	fnMemPoolExportToShareableHandle:   "cudaMemPoolExportToShareableHandle",
+	fnMemPoolImportFromShareableHandle: "cudaMemPoolImportFromShareableHandle",
+	fnMemPoolExportPointer:             "cudaMemPoolExportPointer",
+	fnMemPoolImportPointer:             "cudaMemPoolImportPointer",
+
+	fnDeviceCanAccessPeer:     "cudaDeviceCanAccessPeer",
+	fnDeviceGetP2PAttribute:   "cudaDeviceGetP2PAttribute",
+	fnDeviceEnablePeerAccess:  "cudaDeviceEnablePeerAccess",
+	fnDeviceDisablePeerAccess: "cudaDeviceDisablePeerAccess",
+	fnMemcpyPeerAsync:         "cudaMemcpyPeerAsync",
+
+	fnStreamGetDevice:   "cudaStreamGetDevice",
+	fnStreamGetFlags:    "cudaStreamGetFlags",
+	fnStreamGetPriority: "cudaStreamGetPriority",
+
+	fnImportExternalMemory:            "cudaImportExternalMemory",
+	fnExternalMemoryGetMappedBuffer:   "cudaExternalMemoryGetMappedBuffer",
+	fnDestroyExternalMemory:           "cudaDestroyExternalMemory",
+	fnImportExternalSemaphore:         "cudaImportExternalSemaphore",
+	fnSignalExternalSemaphoresAsync:   "cudaSignalExternalSemaphoresAsync",
+	fnSignalExternalSemaphoresAsyncV2: "cudaSignalExternalSemaphoresAsync_v2",
+	fnWaitExternalSemaphoresAsync:     "cudaWaitExternalSemaphoresAsync",
+	fnWaitExternalSemaphoresAsyncV2:   "cudaWaitExternalSemaphoresAsync_v2",
+	fnDestroyExternalSemaphore:        "cudaDestroyExternalSemaphore",
 }

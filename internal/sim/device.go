@@ -40,6 +40,7 @@ type device struct {
 	pending  int // ops queued on any stream of the device and not yet finished
 
 	graphs graphState // graphs, executable graphs and stream captures (graph.go)
+	peers  peerState  // the devices whose memory this one may access (peer.go)
 }
 
 var _ backend.Device = (*device)(nil)
@@ -101,6 +102,24 @@ func newDevice(b *Backend, ordinal int) *device {
 		backend.AttrCooperativeLaunch:            1,
 		backend.AttrMaxSharedMemoryPerBlockOptin: 227 << 10,
 		backend.AttrMemoryPoolsSupported:         1,
+		// What deviceQuery prints besides, with an H100's values.
+		backend.AttrMaxPitch:                   1<<31 - 1,
+		backend.AttrTextureAlignment:           512,
+		backend.AttrGPUOverlap:                 1,
+		backend.AttrMaxTexture1DWidth:          131072,
+		backend.AttrMaxTexture2DWidth:          131072,
+		backend.AttrMaxTexture2DHeight:         65536,
+		backend.AttrMaxTexture3DWidth:          16384,
+		backend.AttrMaxTexture3DHeight:         16384,
+		backend.AttrMaxTexture3DDepth:          16384,
+		backend.AttrMaxTexture1DLayeredWidth:   32768,
+		backend.AttrMaxTexture1DLayeredLayers:  2048,
+		backend.AttrMaxTexture2DLayeredWidth:   32768,
+		backend.AttrMaxTexture2DLayeredHeight:  32768,
+		backend.AttrMaxTexture2DLayeredLayers:  2048,
+		backend.AttrSurfaceAlignment:           512,
+		backend.AttrMaxSharedMemoryPerSM:       228 << 10,
+		backend.AttrComputePreemptionSupported: 1,
 	}
 	return d
 }

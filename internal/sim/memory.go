@@ -221,7 +221,7 @@ func (v *memView) Bytes(p backend.DevicePtr, n uint64) ([]byte, error) {
 	if n == 0 {
 		return nil, nil
 	}
-	b, detail := v.d.resolve(p, n)
+	b, detail := v.d.kernelView(p, n)
 	if detail != "" {
 		v.oob.Store(true)
 		return nil, newError("", cudaerr.IllegalAddress, "kernel access: "+detail)
@@ -231,7 +231,7 @@ func (v *memView) Bytes(p backend.DevicePtr, n uint64) ([]byte, error) {
 
 // Extent implements backend.DeviceMemory.
 func (v *memView) Extent(p backend.DevicePtr) (uint64, error) {
-	n, detail := v.d.extent(p)
+	n, detail := v.d.kernelExtent(p)
 	if detail != "" {
 		v.oob.Store(true)
 		return 0, newError("", cudaerr.IllegalAddress, "kernel access: "+detail)

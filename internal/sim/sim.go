@@ -18,6 +18,9 @@
 //     implicit synchronization against blocking (StreamDefault) streams.
 //   - Events, StreamWaitEvent (across devices too), host functions, kernels (Go functions taken
 //     from ModuleSpec.SimKernels), copies and memsets.
+//   - Peer access: every pair of devices is linked. A kernel may touch another device's memory
+//     only while its device has peer access to that device enabled (else the access faults,
+//     as on a GPU); copies between devices (CopyDtoD, MemcpyPeerAsync) need no access.
 //   - Faults: a kernel that panics or returns an error is a device fault. As on a GPU the fault
 //     is sticky: the device answers cudaerr.IllegalAddress (out-of-bounds access) or
 //     cudaerr.LaunchFailure (anything else) to every later call, and queued work is dropped.

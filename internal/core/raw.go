@@ -1,0 +1,50 @@
+package core
+
+import (
+	"context"
+
+	"github.com/gpuactor/gpuactor/internal/backend"
+)
+
+// RawHandle is s's cudaStream_t. It is written once, when the stream is made, so any
+// goroutine may read it.
+func (s *Stream) RawHandle() backend.Stream { return s.h }
+
+// Foreign reports whether s is another library's stream, wrapped by WrapStream.
+func (s *Stream) Foreign() bool { return s.foreign }
+
+// RawHandle is e's cudaEvent_t, written once when the event is made.
+func (e *Event) RawHandle() backend.Event { return e.h }
+
+// KnownStream reports whether h is the handle of a stream of d gpuactor tracks: its own
+// stream, or one made or wrapped and not yet closed. Actor thread only.
+func (d *Device) KnownStream(h backend.Stream) bool {
+	if d.stream != nil && d.stream.h == h {
+		return true
+	}
+	for k := range d.tracker.owned {
+		if s, ok := k.(*Stream); ok && s.h == h && !s.closed.Load() {
+			return true
+		}
+	}
+	return false
+}
+
+// WrapStream makes a Stream of d over h, a stream another library created, after check has
+// vetted it on the actor thread and said how it was made. gpuactor queues work on it and
+// tracks that work like any stream's; its Close (or the device's) waits for that work and
+// forgets the handle, never destroying it.
+func WrapStream(ctx context.Context, d *Device, h backend.Stream, check func(rt backend.Device) (StreamConfig, error)) (*Stream, error) {
+	return Make(ctx, d, func(rt backend.Device, tr *Tracker) (*Stream, error) {
+		c, err := check(rt)
+		if err != nil {
+			return nil, err
+		}
+		s := &Stream{dev: d, h: h, blocking: c.Blocking, priority: c.Priority, foreign: true}
+		tr.Own(s, func() error { return s.destroy(rt, tr) })
+		return s, nil
+	}, func(rt backend.Device, tr *Tracker, s *Stream) {
+		tr.Disown(s)
+		_ = s.destroy(rt, tr)
+	})
+}

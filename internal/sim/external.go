@@ -1,0 +1,48 @@
+package sim
+
+import (
+	"github.com/gpuactor/gpuactor/cudaerr"
+	"github.com/gpuactor/gpuactor/internal/backend"
+)
+
+// The simulator has no other API to import from: every external memory and semaphore call
+// fails with cudaErrorNotSupported and leaves the device as it was (the error is not sticky).
+// The runtime takes no file descriptor it refuses, so the caller keeps its fd.
+
+// externalNotSupported is the error of external-resource call op.
+func (d *device) externalNotSupported(op string) error {
+	if err := d.alive(op); err != nil {
+		return err
+	}
+	return d.fail(op, cudaerr.NotSupported, "external memory and semaphores are not simulated: the simulator has no other graphics or compute API to import from")
+}
+
+func (d *device) ImportExternalMemoryFD(int, uint64, uint32) (backend.ExternalMemory, error) {
+	return 0, d.externalNotSupported("cudaImportExternalMemory")
+}
+
+func (d *device) ExternalMemoryMappedBuffer(backend.ExternalMemory, uint64, uint64) (backend.DevicePtr, error) {
+	return 0, d.externalNotSupported("cudaExternalMemoryGetMappedBuffer")
+}
+
+func (d *device) DestroyExternalMemory(backend.ExternalMemory) error {
+	return d.externalNotSupported("cudaDestroyExternalMemory")
+}
+
+func (d *device) ImportExternalSemaphoreFD(int, backend.ExternalSemaphoreKind) (backend.ExternalSemaphore, error) {
+	return 0, d.externalNotSupported("cudaImportExternalSemaphore")
+}
+
+func (d *device) SignalExternalSemaphore(backend.ExternalSemaphore, uint64, backend.Stream) error {
+	return d.externalNotSupported("cudaSignalExternalSemaphoresAsync")
+}
+
+func (d *device) WaitExternalSemaphore(backend.ExternalSemaphore, uint64, backend.Stream) error {
+	return d.externalNotSupported("cudaWaitExternalSemaphoresAsync")
+}
+
+func (d *device) DestroyExternalSemaphore(backend.ExternalSemaphore) error {
+	return d.externalNotSupported("cudaDestroyExternalSemaphore")
+}
+
+var _ backend.ExternalDevice = (*device)(nil)

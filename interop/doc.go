@@ -1,0 +1,51 @@
+// Package interop is gpuactor's bridge between devices, processes and other APIs: peer access
+// between the GPUs of one process, sharing memory, events and pools with other processes
+// (IPC), importing memory and semaphores that other APIs export (external resources), and the
+// raw CUDA handles behind gpuactor's objects, for libraries that take them.
+//
+// Every call that touches a device runs on that device's actor, like the rest of gpuactor,
+// and says when it returns; errors match the sentinels of package device and the cudaerr
+// codes of the runtime with errors.Is.
+//
+// # Peer access
+//
+// CanAccessPeer and P2PAttribute ask whether, and how well, one device reaches another's
+// memory. EnablePeerAccess(dev, peer) lets dev's kernels and copies use peer's memory
+// directly; access is one way, so enable both directions for both. Enabling what is already
+// enabled, and disabling what is not, are not errors. The same device twice, or a pair without
+// a link, is an ErrNoPeerAccess error naming both devices. A kernel takes a peer's memory by
+// address (device.Buffer.Ptr): a launch refuses another device's buffer object, whose lifetime
+// it cannot hold, so keep that buffer open until the kernel has run.
+//
+// Copies between two devices' buffers need no peer access: streams.Stream.Copy takes buffers
+// of the stream's device and one other device and issues a peer copy, direct over the link
+// where there is one and staged by the runtime otherwise. A pool's memory is opened to other
+// devices with alloc.Pool.SetAccess.
+//
+// # Interprocess sharing (IPC)
+//
+// ExportMemory, ExportEvent and ExportPool turn device memory, interprocess events and memory
+// pools into handles another process on the same machine opens with OpenMemory, OpenEvent and
+// ImportPool (pools travel as file descriptors: SendHandle and ReceiveHandle pass them over a
+// Unix socket). The simulator runs in one process and shares nothing: its IPC calls fail with
+// ErrIPCNotSupported.
+//
+// # External resources
+//
+// ImportMemory takes memory another API exported as a POSIX file descriptor (Vulkan's
+// VK_KHR_external_memory_fd, the driver API's cuMemExportToShareableHandle) and MapBuffer
+// makes ordinary device buffers of ranges of it. ImportSemaphore takes a binary or timeline
+// semaphore exported the same way; its Signal and Wait are stream operations whose futures
+// complete when the GPU has done them. The caller keeps its descriptor: the runtime is given a
+// duplicate. The simulator imports nothing: these calls fail there with
+// ErrExternalNotSupported.
+//
+// # Raw handles
+//
+// streams.Stream.Handle and streams.Event.Handle give the cudaStream_t and cudaEvent_t
+// behind gpuactor's objects, and device.Buffer.Ptr a buffer's address, for libraries that
+// take them (cuBLAS's cublasSetStream, say). They stay owned by gpuactor and are valid until
+// the object's Close; work another library queues on them is not tracked by gpuactor's
+// futures. The other way round, WrapStream and WrapPointer bring another library's stream and
+// device memory in as ordinary gpuactor objects that gpuactor never destroys or frees.
+package interop
