@@ -1,103 +1,189 @@
-// Command devicequery prints every device's properties, like NVIDIA's deviceQuery sample.
+// Command devicequery is NVIDIA's deviceQuery sample done the gpuactor way: it prints every
+// device's properties, line for line as the C sample prints them, then, on a machine of two
+// or more GPUs, whether each can access each other's memory directly, and "Result = PASS".
 //
 //	go run ./examples/devicequery            # the real GPUs, or the simulator without one
 //	go run ./examples/devicequery -backend sim
+//
+// The properties come from device.Properties, which reads them with cudaDeviceGetAttribute
+// when a device opens (the C sample reads most of them from cudaGetDeviceProperties: the same
+// values), and the peer matrix from interop.CanAccessPeer. Only the program's name on the
+// first line differs from the C sample's output on the same machine.
 package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
-	"text/tabwriter"
 
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/examples/internal/sample"
+	"github.com/gpuactor/gpuactor/interop"
 )
 
-func main() {
-	backend := flag.String("backend", "", "cuda, sim or auto (default: $GPUACTOR_BACKEND, else auto)")
-	flag.Parse()
-	if err := run(*backend); err != nil {
-		fmt.Println("devicequery: FAIL:", err)
-		os.Exit(1)
-	}
-	fmt.Println("Result = PASS")
+type config struct {
+	sample.Flags
+	sim *device.Simulator // the simulated machine to use instead of the default one (tests)
 }
 
-func run(backend string) error {
-	ctx := context.Background()
-	devs, err := device.OpenAll(ctx, sample.Options(backend, false)...)
+func main() {
+	var c config
+	c.RegisterBackend()
+	flag.Parse()
+	if err := run(context.Background(), os.Stdout, os.Args[0], c); err != nil {
+		fmt.Println(err)
+		fmt.Println("Result = FAIL")
+		os.Exit(1)
+	}
+}
+
+// run prints the report to w; prog is the program's name for the first line.
+func run(ctx context.Context, w io.Writer, prog string, c config) (err error) {
+	fmt.Fprintf(w, "%s Starting...\n\n", prog)
+	fmt.Fprintf(w, " CUDA Device Query (Runtime API) version (CUDART static linking)\n\n")
+	opts := c.Options()
+	if c.sim != nil {
+		opts = append(opts, device.WithSimulator(c.sim))
+	}
+	devs, err := device.OpenAll(ctx, opts...)
 	if err != nil {
 		return err
 	}
-	defer func() {
-		for _, d := range devs {
-			d.Close()
-		}
-	}()
-	if len(devs) == 0 {
-		return fmt.Errorf("no devices")
-	}
-	p0 := devs[0].Properties()
-	fmt.Printf("Detected %d device(s) on the %s backend (runtime %s, driver %s)\n\n",
-		len(devs), p0.Backend, version(p0.RuntimeVersion), version(p0.DriverVersion))
 	for _, d := range devs {
-		free, total, err := d.MemInfo(ctx)
-		if err != nil {
-			return err
-		}
+		defer sample.Keep(&err, d.Close)
+	}
+	if len(devs) == 0 {
+		fmt.Fprintln(w, "There are no available device(s) that support CUDA")
+	} else {
+		fmt.Fprintf(w, "Detected %d CUDA Capable device(s)\n", len(devs))
+	}
+	var driver, runtime int // the C sample prints the last device's versions in its summary
+	for _, d := range devs {
 		p := d.Properties()
-		w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
-		fmt.Fprintf(w, "Device %d: %q\n", p.Ordinal, p.Name)
-		row := func(k string, v any) { fmt.Fprintf(w, "  %s:\t%v\n", k, v) }
-		row("Compute capability", p.ComputeCapability)
-		row("PCI bus id", p.PCIBusID)
-		row("Global memory", fmt.Sprintf("%.0f MiB (%d bytes), %.0f MiB free", mib(total), total, mib(free)))
-		row("Multiprocessors", p.MultiProcessors)
-		row("GPU clock", fmt.Sprintf("%.0f MHz", float64(p.ClockKHz)/1e3))
-		row("Memory clock", fmt.Sprintf("%.0f MHz", float64(p.MemoryClockKHz)/1e3))
-		row("Memory bus width", fmt.Sprintf("%d bits", p.MemoryBusWidth))
-		row("Peak memory bandwidth", fmt.Sprintf("%.0f GB/s", p.MemoryBandwidth()/1e9))
-		row("L2 cache", fmt.Sprintf("%d bytes", p.L2CacheBytes))
-		row("Constant memory", fmt.Sprintf("%d bytes", p.ConstantMemory))
-		row("Shared memory per block", fmt.Sprintf("%d bytes (%d with opt-in)", p.SharedMemPerBlock, p.SharedMemPerBlockOptin))
-		row("Registers per block", p.RegistersPerBlock)
-		row("Warp size", p.WarpSize)
-		row("Max threads per multiprocessor", p.MaxThreadsPerSM)
-		row("Max threads per block", p.MaxThreadsPerBlock)
-		row("Max block", fmt.Sprintf("(%d, %d, %d)", p.MaxBlock.X, p.MaxBlock.Y, p.MaxBlock.Z))
-		row("Max grid", fmt.Sprintf("(%d, %d, %d)", p.MaxGrid.X, p.MaxGrid.Y, p.MaxGrid.Z))
-		row("Copy engines", p.AsyncEngines)
-		row("Concurrent kernels", yes(p.ConcurrentKernels))
-		row("Unified addressing", yes(p.UnifiedAddressing))
-		row("Managed memory", yes(p.ManagedMemory))
-		row("Map host memory", yes(p.CanMapHostMemory))
-		row("Memory pools", yes(p.MemoryPoolsSupported))
-		row("Stream priorities", yes(p.StreamPrioritiesSupported))
-		row("Cooperative launch", yes(p.CooperativeLaunch))
-		row("ECC", yes(p.ECCEnabled))
-		row("Integrated", yes(p.Integrated))
-		if err := w.Flush(); err != nil {
-			return err
+		driver, runtime = p.DriverVersion, p.RuntimeVersion
+		describe(w, p)
+	}
+	if err := peerMatrix(ctx, w, devs); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\ndeviceQuery, CUDA Driver = CUDART, CUDA Driver Version = %s, CUDA Runtime Version = %s, NumDevs = %d\n",
+		version(driver), version(runtime), len(devs))
+	fmt.Fprintln(w, "Result = PASS")
+	return nil
+}
+
+// describe prints one device's block of lines.
+func describe(w io.Writer, p device.Properties) {
+	pr := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
+	pr("\nDevice %d: \"%s\"\n", p.Ordinal, p.Name)
+	pr("  CUDA Driver Version / Runtime Version          %s / %s\n", version(p.DriverVersion), version(p.RuntimeVersion))
+	pr("  CUDA Capability Major/Minor version number:    %d.%d\n", p.ComputeCapability.Major, p.ComputeCapability.Minor)
+	// The C sample divides in single precision: so does this, for the same rounding.
+	pr("  Total amount of global memory:                 %.0f MBytes (%d bytes)\n",
+		float32(p.TotalMemory)/float32(1048576), p.TotalMemory)
+	// The C sample looks the cores up twice while it evaluates printf's arguments, so an
+	// unknown SM warns twice before the line.
+	perSM, _ := coresPerSM(w, p.ComputeCapability)
+	coresPerSM(w, p.ComputeCapability)
+	pr("  (%03d) Multiprocessors, (%03d) CUDA Cores/MP:    %d CUDA Cores\n", p.MultiProcessors, perSM, perSM*p.MultiProcessors)
+	pr("  GPU Max Clock rate:                            %.0f MHz (%0.2f GHz)\n",
+		float32(p.ClockKHz)*float32(1e-3), float32(p.ClockKHz)*float32(1e-6))
+	pr("  Memory Clock rate:                             %.0f Mhz\n", float32(p.MemoryClockKHz)*float32(1e-3))
+	pr("  Memory Bus Width:                              %d-bit\n", p.MemoryBusWidth)
+	if p.L2CacheBytes != 0 {
+		pr("  L2 Cache Size:                                 %d bytes\n", p.L2CacheBytes)
+	}
+	pr("  Maximum Texture Dimension Size (x,y,z)         1D=(%d), 2D=(%d, %d), 3D=(%d, %d, %d)\n",
+		p.MaxTexture1D, p.MaxTexture2D[0], p.MaxTexture2D[1], p.MaxTexture3D[0], p.MaxTexture3D[1], p.MaxTexture3D[2])
+	pr("  Maximum Layered 1D Texture Size, (num) layers  1D=(%d), %d layers\n", p.MaxTexture1DLayered[0], p.MaxTexture1DLayered[1])
+	pr("  Maximum Layered 2D Texture Size, (num) layers  2D=(%d, %d), %d layers\n",
+		p.MaxTexture2DLayered[0], p.MaxTexture2DLayered[1], p.MaxTexture2DLayered[2])
+	pr("  Total amount of constant memory:               %d bytes\n", p.ConstantMemory)
+	pr("  Total amount of shared memory per block:       %d bytes\n", p.SharedMemPerBlock)
+	pr("  Total shared memory per multiprocessor:        %d bytes\n", p.SharedMemPerSM)
+	pr("  Total number of registers available per block: %d\n", p.RegistersPerBlock)
+	pr("  Warp size:                                     %d\n", p.WarpSize)
+	pr("  Maximum number of threads per multiprocessor:  %d\n", p.MaxThreadsPerSM)
+	pr("  Maximum number of threads per block:           %d\n", p.MaxThreadsPerBlock)
+	pr("  Max dimension size of a thread block (x,y,z): (%d, %d, %d)\n", p.MaxBlock.X, p.MaxBlock.Y, p.MaxBlock.Z)
+	pr("  Max dimension size of a grid size    (x,y,z): (%d, %d, %d)\n", p.MaxGrid.X, p.MaxGrid.Y, p.MaxGrid.Z)
+	pr("  Maximum memory pitch:                          %d bytes\n", p.MaxPitch)
+	pr("  Texture alignment:                             %d bytes\n", p.TextureAlignment)
+	pr("  Concurrent copy and kernel execution:          %s with %d copy engine(s)\n", yesNo(p.GPUOverlap), p.AsyncEngines)
+	pr("  Run time limit on kernels:                     %s\n", yesNo(p.KernelExecTimeout))
+	pr("  Integrated GPU sharing Host Memory:            %s\n", yesNo(p.Integrated))
+	pr("  Support host page-locked memory mapping:       %s\n", yesNo(p.CanMapHostMemory))
+	pr("  Alignment requirement for Surfaces:            %s\n", yesNo(p.SurfaceAlignment != 0))
+	ecc := "Disabled"
+	if p.ECCEnabled {
+		ecc = "Enabled"
+	}
+	pr("  Device has ECC support:                        %s\n", ecc)
+	pr("  Device supports Unified Addressing (UVA):      %s\n", yesNo(p.UnifiedAddressing))
+	pr("  Device supports Managed Memory:                %s\n", yesNo(p.ManagedMemory))
+	pr("  Device supports Compute Preemption:            %s\n", yesNo(p.ComputePreemption))
+	pr("  Supports Cooperative Kernel Launch:            %s\n", yesNo(p.CooperativeLaunch))
+	pr("  Device PCI Domain ID / Bus ID / location ID:   %d / %d / %d\n", p.PCIDomain, p.PCIBus, p.PCIDevice)
+	pr("  Compute Mode:\n")
+	pr("     < %s >\n", computeMode(p.ComputeMode))
+}
+
+// peerMatrix prints, on a machine of two or more devices, whether each can access each
+// other's memory directly. The C sample asks only among devices of compute capability 2.0
+// and later (every device this runtime supports), and only when two or more qualify.
+func peerMatrix(ctx context.Context, w io.Writer, devs []*device.Device) error {
+	if len(devs) < 2 {
+		return nil
+	}
+	var p2p []*device.Device
+	for _, d := range devs {
+		if d.Properties().ComputeCapability.Major >= 2 {
+			p2p = append(p2p, d)
 		}
-		fmt.Println()
+	}
+	if len(p2p) < 2 {
+		return nil
+	}
+	for _, a := range p2p {
+		for _, b := range p2p {
+			if a == b {
+				continue
+			}
+			ok, err := interop.CanAccessPeer(ctx, a, b)
+			if err != nil && !errors.Is(err, interop.ErrNoPeerAccess) {
+				return fmt.Errorf("asking whether GPU%d can access GPU%d: %w", a.Ordinal(), b.Ordinal(), err)
+			}
+			pa, pb := a.Properties(), b.Properties()
+			fmt.Fprintf(w, "> Peer access from %s (GPU%d) -> %s (GPU%d) : %s\n", pa.Name, pa.Ordinal, pb.Name, pb.Ordinal, yesNo(ok))
+		}
 	}
 	return nil
 }
 
-func version(v int) string {
-	if v == 0 {
-		return "none"
+// version is a CUDA version number, e.g. 13000, as the C sample prints it: "13.0".
+func version(v int) string { return fmt.Sprintf("%d.%d", v/1000, v%100/10) }
+
+func yesNo(b bool) string {
+	if b {
+		return "Yes"
 	}
-	return fmt.Sprintf("%d.%d", v/1000, v%1000/10)
+	return "No"
 }
 
-func mib(b uint64) float64 { return float64(b) / (1 << 20) }
+// computeModes are the cudaComputeMode values' descriptions, by value.
+var computeModes = []string{
+	"Default (multiple host threads can use ::cudaSetDevice() with device simultaneously)",
+	"Exclusive (only one host thread in one process is able to use ::cudaSetDevice() with this device)",
+	"Prohibited (no host thread can use ::cudaSetDevice() with this device)",
+	"Exclusive Process (many threads in one process is able to use ::cudaSetDevice() with this device)",
+}
 
-func yes(b bool) string {
-	if b {
-		return "yes"
+func computeMode(m int) string {
+	if m < 0 || m >= len(computeModes) {
+		return "Unknown"
 	}
-	return "no"
+	return computeModes[m]
 }

@@ -1,0 +1,59 @@
+package main
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// outcome is what one run of one program gave.
+type outcome struct {
+	status  string             // PASS (exit 0), WAIVED (exit 2), FAIL (another exit status), or ERROR: why it did not run
+	results []string           // its result lines, in order (sorted for a port with sortResults)
+	timings map[string]float64 // each timing it printed, by name
+}
+
+// Exit statuses the samples use (helper_cuda.h's EXIT_WAIVED is 2).
+const exitWaived = 2
+
+// status names an exit status as the samples mean it.
+func status(code int) string {
+	switch code {
+	case 0:
+		return "PASS"
+	case exitWaived:
+		return "WAIVED"
+	default:
+		return "FAIL"
+	}
+}
+
+// parse reads one program's output: the lines p's results match, and the first value of each
+// of p's timings. A timing the output lacks is absent from the map; so is one whose number
+// does not parse.
+func parse(p port, output string) (results []string, timings map[string]float64) {
+	timings = map[string]float64{}
+	for line := range strings.Lines(output) {
+		line = strings.TrimRight(line, "\r\n")
+		for _, r := range p.results {
+			if r.MatchString(line) {
+				results = append(results, line)
+				break
+			}
+		}
+		for _, t := range p.timings {
+			if _, seen := timings[t.name]; seen {
+				continue
+			}
+			if m := t.re.FindStringSubmatch(line); m != nil {
+				if v, err := strconv.ParseFloat(m[1], 64); err == nil {
+					timings[t.name] = v
+				}
+			}
+		}
+	}
+	if p.sortResults {
+		slices.Sort(results)
+	}
+	return results, timings
+}

@@ -1,0 +1,141 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpuactor/gpuactor/device"
+	"github.com/gpuactor/gpuactor/examples/internal/sample"
+)
+
+// deviceLines are the patterns of one device's block, in the C sample's order.
+var deviceLines = []string{
+	``,
+	`Device \d+: "gpuactor simulator"`,
+	`  CUDA Driver Version / Runtime Version          \d+\.\d / \d+\.\d`,
+	`  CUDA Capability Major/Minor version number:    9\.0`,
+	`  Total amount of global memory:                 16384 MBytes \(17179869184 bytes\)`,
+	`  \(008\) Multiprocessors, \(128\) CUDA Cores/MP:    1024 CUDA Cores`,
+	`  GPU Max Clock rate:                            1980 MHz \(1\.98 GHz\)`,
+	`  Memory Clock rate:                             2619 Mhz`,
+	`  Memory Bus Width:                              5120-bit`,
+	`  L2 Cache Size:                                 52428800 bytes`,
+	`  Maximum Texture Dimension Size \(x,y,z\)         1D=\(131072\), 2D=\(131072, 65536\), 3D=\(16384, 16384, 16384\)`,
+	`  Maximum Layered 1D Texture Size, \(num\) layers  1D=\(32768\), 2048 layers`,
+	`  Maximum Layered 2D Texture Size, \(num\) layers  2D=\(32768, 32768\), 2048 layers`,
+	`  Total amount of constant memory:               65536 bytes`,
+	`  Total amount of shared memory per block:       49152 bytes`,
+	`  Total shared memory per multiprocessor:        233472 bytes`,
+	`  Total number of registers available per block: 65536`,
+	`  Warp size:                                     32`,
+	`  Maximum number of threads per multiprocessor:  2048`,
+	`  Maximum number of threads per block:           1024`,
+	`  Max dimension size of a thread block \(x,y,z\): \(1024, 1024, 64\)`,
+	`  Max dimension size of a grid size    \(x,y,z\): \(2147483647, 65535, 65535\)`,
+	`  Maximum memory pitch:                          2147483647 bytes`,
+	`  Texture alignment:                             512 bytes`,
+	`  Concurrent copy and kernel execution:          Yes with 3 copy engine\(s\)`,
+	`  Run time limit on kernels:                     No`,
+	`  Integrated GPU sharing Host Memory:            No`,
+	`  Support host page-locked memory mapping:       Yes`,
+	`  Alignment requirement for Surfaces:            Yes`,
+	`  Device has ECC support:                        Enabled`,
+	`  Device supports Unified Addressing \(UVA\):      Yes`,
+	`  Device supports Managed Memory:                Yes`,
+	`  Device supports Compute Preemption:            Yes`,
+	`  Supports Cooperative Kernel Launch:            Yes`,
+	`  Device PCI Domain ID / Bus ID / location ID:   0 / \d+ / 0`,
+	`  Compute Mode:`,
+	`     < Default \(multiple host threads can use ::cudaSetDevice\(\) with device simultaneously\) >`,
+}
+
+// TestRun runs the sample on simulated machines of one, two and three devices and checks
+// every line of its output: the header, each device's block, the peer matrix (none for one
+// device; every ordered pair of distinct devices otherwise), the summary and the result.
+func TestRun(t *testing.T) {
+	for _, n := range []int{1, 2, 3} {
+		t.Run(fmt.Sprintf("%d devices", n), func(t *testing.T) {
+			var out bytes.Buffer
+			c := config{Flags: sample.Flags{Backend: "sim"}, sim: device.NewSimulator(device.SimDevices(n))}
+			require.NoError(t, run(context.Background(), &out, "./deviceQuery", c))
+
+			want := []string{
+				`\./deviceQuery Starting\.\.\.`, ``,
+				` CUDA Device Query \(Runtime API\) version \(CUDART static linking\)`, ``,
+				fmt.Sprintf(`Detected %d CUDA Capable device\(s\)`, n),
+			}
+			for range n {
+				want = append(want, deviceLines...)
+			}
+			if n >= 2 {
+				for i := range n {
+					for j := range n {
+						if i != j {
+							want = append(want, fmt.Sprintf(`> Peer access from gpuactor simulator \(GPU%d\) -> gpuactor simulator \(GPU%d\) : Yes`, i, j))
+						}
+					}
+				}
+			}
+			want = append(want, ``,
+				fmt.Sprintf(`deviceQuery, CUDA Driver = CUDART, CUDA Driver Version = \d+\.\d, CUDA Runtime Version = \d+\.\d, NumDevs = %d`, n),
+				`Result = PASS`)
+
+			got := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+			require.Len(t, got, len(want), "output:\n%s", out.String())
+			for i, w := range want {
+				assert.Regexp(t, regexp.MustCompile(`^`+w+`$`), got[i], "line %d", i+1)
+			}
+		})
+	}
+}
+
+// TestCoresPerSM checks the table for a few architectures and the C sample's fallback (the
+// newest figure, with a warning) for one it does not know.
+func TestCoresPerSM(t *testing.T) {
+	for _, tc := range []struct {
+		major, minor, cores int
+	}{{9, 0, 128}, {8, 0, 64}, {8, 6, 128}, {7, 0, 64}, {6, 1, 128}, {3, 5, 192}, {12, 1, 128}} {
+		var w bytes.Buffer
+		got, known := coresPerSM(&w, device.ComputeCapability{Major: tc.major, Minor: tc.minor})
+		assert.True(t, known, "%d.%d", tc.major, tc.minor)
+		assert.Equal(t, tc.cores, got, "%d.%d", tc.major, tc.minor)
+		assert.Empty(t, w.String())
+	}
+	var w bytes.Buffer
+	got, known := coresPerSM(&w, device.ComputeCapability{Major: 99, Minor: 9})
+	assert.False(t, known)
+	assert.Equal(t, 128, got)
+	assert.Equal(t, "MapSMtoCores for SM 99.9 is undefined.  Default to use 128 Cores/SM\n", w.String())
+}
+
+// TestFormats checks the version numbers and compute modes as the C sample prints them.
+func TestFormats(t *testing.T) {
+	assert.Equal(t, "13.0", version(13000))
+	assert.Equal(t, "12.8", version(12080))
+	assert.Equal(t, "0.0", version(0))
+	assert.Equal(t, "Unknown", computeMode(4))
+	assert.Equal(t, "Unknown", computeMode(-1))
+	assert.True(t, strings.HasPrefix(computeMode(3), "Exclusive Process"))
+	assert.True(t, strings.HasPrefix(computeMode(2), "Prohibited"))
+}
+
+// TestDescribeVariants prints a device whose flags are all off and whose L2 size is zero:
+// the C sample then leaves out the L2 line and prints No and Disabled.
+func TestDescribeVariants(t *testing.T) {
+	var out bytes.Buffer
+	describe(&out, device.Properties{Name: "x", ComputeCapability: device.ComputeCapability{Major: 8, Minor: 0}, MultiProcessors: 108, ComputeMode: 3})
+	s := out.String()
+	assert.NotContains(t, s, "L2 Cache Size")
+	assert.Contains(t, s, "  (108) Multiprocessors, (064) CUDA Cores/MP:    6912 CUDA Cores\n")
+	assert.Contains(t, s, "  Device has ECC support:                        Disabled\n")
+	assert.Contains(t, s, "  Alignment requirement for Surfaces:            No\n")
+	assert.Contains(t, s, "     < Exclusive Process (many threads in one process is able to use ::cudaSetDevice() with this device) >\n")
+	assert.NotContains(t, s, "Yes")
+}
