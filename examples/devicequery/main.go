@@ -86,8 +86,8 @@ func describe(w io.Writer, p device.Properties) {
 		float32(p.TotalMemory)/float32(1048576), p.TotalMemory)
 	// The C sample looks the cores up twice while it evaluates printf's arguments, so an
 	// unknown SM warns twice before the line.
-	perSM, _ := coresPerSM(w, p.ComputeCapability)
-	coresPerSM(w, p.ComputeCapability)
+	perSM, _ := sample.CoresPerSM(w, p.ComputeCapability.Major, p.ComputeCapability.Minor)
+	sample.CoresPerSM(w, p.ComputeCapability.Major, p.ComputeCapability.Minor)
 	pr("  (%03d) Multiprocessors, (%03d) CUDA Cores/MP:    %d CUDA Cores\n", p.MultiProcessors, perSM, perSM*p.MultiProcessors)
 	pr("  GPU Max Clock rate:                            %.0f MHz (%0.2f GHz)\n",
 		float32(p.ClockKHz)*float32(1e-3), float32(p.ClockKHz)*float32(1e-6))

@@ -96,25 +96,6 @@ func TestRun(t *testing.T) {
 	}
 }
 
-// TestCoresPerSM checks the table for a few architectures and the C sample's fallback (the
-// newest figure, with a warning) for one it does not know.
-func TestCoresPerSM(t *testing.T) {
-	for _, tc := range []struct {
-		major, minor, cores int
-	}{{9, 0, 128}, {8, 0, 64}, {8, 6, 128}, {7, 0, 64}, {6, 1, 128}, {3, 5, 192}, {12, 1, 128}} {
-		var w bytes.Buffer
-		got, known := coresPerSM(&w, device.ComputeCapability{Major: tc.major, Minor: tc.minor})
-		assert.True(t, known, "%d.%d", tc.major, tc.minor)
-		assert.Equal(t, tc.cores, got, "%d.%d", tc.major, tc.minor)
-		assert.Empty(t, w.String())
-	}
-	var w bytes.Buffer
-	got, known := coresPerSM(&w, device.ComputeCapability{Major: 99, Minor: 9})
-	assert.False(t, known)
-	assert.Equal(t, 128, got)
-	assert.Equal(t, "MapSMtoCores for SM 99.9 is undefined.  Default to use 128 Cores/SM\n", w.String())
-}
-
 // TestFormats checks the version numbers and compute modes as the C sample prints them.
 func TestFormats(t *testing.T) {
 	assert.Equal(t, "13.0", version(13000))

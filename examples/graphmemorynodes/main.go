@@ -282,9 +282,9 @@ func run(c config) (err error) {
 	p := dev.Properties()
 	major, minor := p.ComputeCapability.Major, p.ComputeCapability.Minor
 	if c.deviceSet {
-		fmt.Printf("gpuDeviceInit() CUDA Device [%d]: \"%s\n", dev.Ordinal(), archName(major, minor))
+		fmt.Printf("gpuDeviceInit() CUDA Device [%d]: \"%s\n", dev.Ordinal(), sample.ArchName(os.Stdout, major, minor))
 	} else {
-		fmt.Printf("GPU Device %d: \"%s\" with compute capability %d.%d\n\n", dev.Ordinal(), archName(major, minor), major, minor)
+		fmt.Printf("GPU Device %d: \"%s\" with compute capability %d.%d\n\n", dev.Ordinal(), sample.ArchName(os.Stdout, major, minor), major, minor)
 	}
 	sample.Describe(dev)
 
@@ -802,31 +802,4 @@ func (e *env) checkValidationFailure(variant string) {
 		return
 	}
 	fmt.Print("Validation PASSED!\n\n")
-}
-
-// smNames is helper_cuda.h's table of architecture names by SM version (0xMm).
-var smNames = []struct {
-	sm   int
-	name string
-}{
-	{0x30, "Kepler"}, {0x32, "Kepler"}, {0x35, "Kepler"}, {0x37, "Kepler"},
-	{0x50, "Maxwell"}, {0x52, "Maxwell"}, {0x53, "Maxwell"},
-	{0x60, "Pascal"}, {0x61, "Pascal"}, {0x62, "Pascal"},
-	{0x70, "Volta"}, {0x72, "Xavier"}, {0x75, "Turing"},
-	{0x80, "Ampere"}, {0x86, "Ampere"}, {0x87, "Ampere"}, {0x89, "Ada"}, {0x90, "Hopper"},
-	{0xa0, "Blackwell"}, {0xa1, "Blackwell"}, {0xa3, "Blackwell"}, {0xb0, "Blackwell"},
-	{0xc0, "Blackwell"}, {0xc1, "Blackwell"},
-}
-
-// archName is helper_cuda.h's _ConvertSMVer2ArchName: the name of an SM version, or the last
-// one's after a line saying so.
-func archName(major, minor int) string {
-	for _, e := range smNames {
-		if e.sm == major<<4+minor {
-			return e.name
-		}
-	}
-	last := smNames[len(smNames)-1]
-	fmt.Printf("MapSMtoArchName for SM %d.%d is undefined.  Default to use %s\n", major, minor, last.name)
-	return last.name
 }

@@ -47,10 +47,3 @@ func TestWithinVariance(t *testing.T) {
 	require.True(t, withinVariance(0, 0), "0/0 is NaN, which is not above the threshold")
 	require.False(t, withinVariance(1, 0))
 }
-
-// TestArchName checks the helper_cuda.h lookup, with its fallback to the last entry.
-func TestArchName(t *testing.T) {
-	require.Equal(t, "Hopper", archName(9, 0))
-	require.Equal(t, "Ampere", archName(8, 6))
-	require.Equal(t, "Blackwell", archName(99, 9))
-}

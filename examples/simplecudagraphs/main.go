@@ -43,6 +43,7 @@ import (
 	"flag"
 	"fmt"
 	"math"
+	"os"
 	"sync"
 
 	"github.com/gpuactor/gpuactor/actor"
@@ -244,7 +245,7 @@ func run(c config) (err error) {
 	defer sample.Keep(&err, dev.Close)
 	p := dev.Properties()
 	major, minor := p.ComputeCapability.Major, p.ComputeCapability.Minor
-	fmt.Printf("GPU Device %d: \"%s\" with compute capability %d.%d\n\n", dev.Ordinal(), archName(major, minor), major, minor)
+	fmt.Printf("GPU Device %d: \"%s\" with compute capability %d.%d\n\n", dev.Ordinal(), sample.ArchName(os.Stdout, major, minor), major, minor)
 	sample.Describe(dev)
 
 	fmt.Printf("%d elements\n", c.n)
@@ -278,9 +279,9 @@ func run(c config) (err error) {
 	}
 
 	// init_input: (rand() & 0xFF) / RAND_MAX, with glibc's unseeded rand(), as on Linux.
-	rng := newGlibcRand()
+	rng := sample.NewCRand()
 	for i, in := 0, b.inputH.Slice(); i < c.n; i++ {
-		in[i] = float32(rng.next()&0xFF) / float32(math.MaxInt32)
+		in[i] = float32(rng.Next()&0xFF) / float32(math.MaxInt32)
 		b.want += float64(in[i])
 	}
 
@@ -481,66 +482,4 @@ func launches(ctx context.Context, x *graphs.Exec, s *streams.Stream) error {
 		return err
 	}
 	return actor.WaitAll(ctx, futs...)
-}
-
-// archNames is helper_cuda.h's table of architecture names by SM version (0xMm).
-var archNames = []struct {
-	sm   int
-	name string
-}{
-	{0x30, "Kepler"}, {0x32, "Kepler"}, {0x35, "Kepler"}, {0x37, "Kepler"},
-	{0x50, "Maxwell"}, {0x52, "Maxwell"}, {0x53, "Maxwell"},
-	{0x60, "Pascal"}, {0x61, "Pascal"}, {0x62, "Pascal"},
-	{0x70, "Volta"}, {0x72, "Xavier"}, {0x75, "Turing"},
-	{0x80, "Ampere"}, {0x86, "Ampere"}, {0x87, "Ampere"}, {0x89, "Ada"},
-	{0x90, "Hopper"},
-	{0xa0, "Blackwell"}, {0xa1, "Blackwell"}, {0xa3, "Blackwell"},
-	{0xb0, "Blackwell"}, {0xc0, "Blackwell"}, {0xc1, "Blackwell"},
-}
-
-// archName is the name findCudaDevice prints for an SM version: the table's, or the last
-// entry's for a version it lacks, with the C helper's note.
-func archName(major, minor int) string {
-	for _, e := range archNames {
-		if e.sm == major<<4+minor {
-			return e.name
-		}
-	}
-	last := archNames[len(archNames)-1]
-	fmt.Printf("MapSMtoArchName for SM %d.%d is undefined.  Default to use %s\n", major, minor, last.name)
-	return last.name
-}
-
-// glibcRand is rand() as glibc implements it (the additive feedback generator of random(3),
-// in the state rand() starts in when srand is never called), so that the input is the C
-// sample's on Linux and both print the same sums.
-type glibcRand struct {
-	state [31]uint32
-	f, r  int // the two taps: state[f] += state[r]
-}
-
-func newGlibcRand() *glibcRand {
-	g := &glibcRand{f: 3}
-	// Seed 1, spread by 16807·x mod 2³¹−1, computed as glibc does on signed 32-bit words.
-	g.state[0] = 1
-	for i := 1; i < len(g.state); i++ {
-		w := int32(g.state[i-1])
-		w = 16807*(w%127773) - 2836*(w/127773)
-		if w < 0 {
-			w += math.MaxInt32
-		}
-		g.state[i] = uint32(w)
-	}
-	for range 10 * len(g.state) { // glibc discards the first 310 outputs
-		g.next()
-	}
-	return g
-}
-
-// next is the next rand(): a number in [0, 2³¹−1].
-func (g *glibcRand) next() int32 {
-	g.state[g.f] += g.state[g.r]
-	out := int32(g.state[g.f] >> 1)
-	g.f, g.r = (g.f+1)%len(g.state), (g.r+1)%len(g.state)
-	return out
 }

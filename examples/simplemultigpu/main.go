@@ -140,7 +140,7 @@ func run(c config) (err error) {
 
 	// Allocate, and fill the input in plan order: the C sample draws it from one rand()
 	// sequence, GPU after GPU.
-	rng := newGlibcRand()
+	rng := sample.NewCRand()
 	for _, p := range plans {
 		defer sample.Keep(&err, func() error { return p.free(ctx, true) })
 		if err := p.prepare(ctx); err != nil {
@@ -148,7 +148,7 @@ func run(c config) (err error) {
 		}
 		in := device.HostSlice[float32](p.hData)
 		for j := range in {
-			in[j] = float32(rng.next()) / float32(math.MaxInt32) // float division, as in C
+			in[j] = float32(rng.Next()) / float32(math.MaxInt32) // float division, as in C
 		}
 	}
 
@@ -265,38 +265,4 @@ func (p *plan) free(ctx context.Context, input bool) error {
 		p.hData = nil
 	}
 	return errors.Join(errs...)
-}
-
-// glibcRand is rand() as glibc implements it (the additive feedback generator of random(3),
-// in the state rand() starts in when srand is never called), so that the input is the C
-// sample's on Linux.
-type glibcRand struct {
-	state [31]uint32
-	f, r  int // the two taps: state[f] += state[r]
-}
-
-func newGlibcRand() *glibcRand {
-	g := &glibcRand{f: 3}
-	// Seed 1, spread by 16807·x mod 2³¹−1, computed as glibc does on signed 32-bit words.
-	g.state[0] = 1
-	for i := 1; i < len(g.state); i++ {
-		w := int32(g.state[i-1])
-		w = 16807*(w%127773) - 2836*(w/127773)
-		if w < 0 {
-			w += math.MaxInt32
-		}
-		g.state[i] = uint32(w)
-	}
-	for range 10 * len(g.state) { // glibc discards the first 310 outputs
-		g.next()
-	}
-	return g
-}
-
-// next is the next rand(): a number in [0, 2³¹−1].
-func (g *glibcRand) next() int32 {
-	g.state[g.f] += g.state[g.r]
-	out := int32(g.state[g.f] >> 1)
-	g.f, g.r = (g.f+1)%len(g.state), (g.r+1)%len(g.state)
-	return out
 }

@@ -47,6 +47,7 @@ import (
 	"flag"
 	"fmt"
 	"math"
+	"os"
 	"time"
 
 	"github.com/gpuactor/gpuactor/actor"
@@ -130,7 +131,7 @@ func run(c config) (err error) {
 	defer sample.Keep(&err, dev.Close)
 	p := dev.Properties()
 	major, minor := p.ComputeCapability.Major, p.ComputeCapability.Minor
-	fmt.Printf("\n> GPU Device %d: \"%s\" with compute capability %d.%d\n\n", dev.Ordinal(), archName(major, minor), major, minor)
+	fmt.Printf("\n> GPU Device %d: \"%s\" with compute capability %d.%d\n\n", dev.Ordinal(), sample.ArchName(os.Stdout, major, minor), major, minor)
 	sample.Describe(dev)
 
 	mapped := !c.useCudaMallocHost
@@ -143,7 +144,7 @@ func run(c config) (err error) {
 	}
 
 	// Devices of fewer than 32 cores get a smaller array.
-	cores := coresPerSM(major, minor)
+	cores, _ := sample.CoresPerSM(os.Stdout, major, minor)
 	scale := max(32/(float32(cores)*float32(p.MultiProcessors)), 1)
 	n := int(math.RoundToEven(float64(float32(c.n) / scale)))
 	fmt.Printf("> CUDA Capable: SM %d.%d hardware\n", major, minor)
@@ -370,49 +371,6 @@ func check(got []int32, off int, want int32) error {
 		}
 	}
 	return nil
-}
-
-// smTable is helper_cuda.h's table of architectures by SM version (0xMm): cores per
-// multiprocessor and name.
-var smTable = []struct {
-	sm    int
-	cores int
-	name  string
-}{
-	{0x30, 192, "Kepler"}, {0x32, 192, "Kepler"}, {0x35, 192, "Kepler"}, {0x37, 192, "Kepler"},
-	{0x50, 128, "Maxwell"}, {0x52, 128, "Maxwell"}, {0x53, 128, "Maxwell"},
-	{0x60, 64, "Pascal"}, {0x61, 128, "Pascal"}, {0x62, 128, "Pascal"},
-	{0x70, 64, "Volta"}, {0x72, 64, "Xavier"}, {0x75, 64, "Turing"},
-	{0x80, 64, "Ampere"}, {0x86, 128, "Ampere"}, {0x87, 128, "Ampere"}, {0x89, 128, "Ada"},
-	{0x90, 128, "Hopper"},
-	{0xa0, 128, "Blackwell"}, {0xa1, 128, "Blackwell"}, {0xa3, 128, "Blackwell"},
-	{0xb0, 128, "Blackwell"}, {0xc0, 128, "Blackwell"}, {0xc1, 128, "Blackwell"},
-}
-
-// coresPerSM is _ConvertSMVer2Cores: the table's cores, or the last entry's for an SM
-// version it lacks (the C helper prints a note then; so does this).
-func coresPerSM(major, minor int) int {
-	for _, e := range smTable {
-		if e.sm == major<<4+minor {
-			return e.cores
-		}
-	}
-	last := smTable[len(smTable)-1]
-	fmt.Printf("MapSMtoCores for SM %d.%d is undefined.  Default to use %d Cores/SM\n", major, minor, last.cores)
-	return last.cores
-}
-
-// archName is _ConvertSMVer2ArchName: the table's name, or the last entry's for an SM version
-// it lacks (with the C helper's note).
-func archName(major, minor int) string {
-	for _, e := range smTable {
-		if e.sm == major<<4+minor {
-			return e.name
-		}
-	}
-	last := smTable[len(smTable)-1]
-	fmt.Printf("MapSMtoArchName for SM %d.%d is undefined.  Default to use %s\n", major, minor, last.name)
-	return last.name
 }
 
 func yesNo(b bool) string {

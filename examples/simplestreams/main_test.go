@@ -39,12 +39,3 @@ func TestCheck(t *testing.T) {
 	require.NoError(t, check([]int32{7, 7, 7}, 10, 7))
 	require.ErrorContains(t, check([]int32{7, 6, 5}, 10, 7), "element 11 is 6, want 7")
 }
-
-// TestSMTable checks the helper_cuda.h lookups, with their fallback to the last entry.
-func TestSMTable(t *testing.T) {
-	require.Equal(t, 128, coresPerSM(9, 0))
-	require.Equal(t, 64, coresPerSM(8, 0))
-	require.Equal(t, "Hopper", archName(9, 0))
-	require.Equal(t, 128, coresPerSM(99, 9))
-	require.Equal(t, "Blackwell", archName(99, 9))
-}

@@ -38,21 +38,3 @@ func TestNorms(t *testing.T) {
 	errorNorm, _ = norms(a, b, []float32{4, 0})
 	require.Equal(t, float32(3), errorNorm)
 }
-
-// TestGlibcRand checks the generator against the first numbers glibc's rand() gives a
-// program that never calls srand.
-func TestGlibcRand(t *testing.T) {
-	g := newGlibcRand()
-	want := []int32{1804289383, 846930886, 1681692777, 1714636915, 1957747793, 424238335, 719885386, 1649760492}
-	got := make([]int32, len(want))
-	for i := range got {
-		got[i] = g.next()
-	}
-	require.Equal(t, want, got)
-}
-
-// TestArchName checks the helper_cuda.h lookup, with its fallback to the last entry.
-func TestArchName(t *testing.T) {
-	require.Equal(t, "Hopper", archName(9, 0))
-	require.Equal(t, "Blackwell", archName(99, 9))
-}

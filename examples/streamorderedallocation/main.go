@@ -25,7 +25,7 @@
 // plain Go slice (streams.CopyToDevice, streams.CopyFromDevice), staged through the device's
 // pool of pinned memory; so the port's host vectors are Go slices, not pinned buffers. The
 // timed loop thus moves the same bytes from and to pageable memory as the C sample's, through
-// different staging (see compare.sh).
+// different staging (see examples/compare/README.md).
 //
 // -compare_malloc adds what the C sample does not do: the same loop with cudaMalloc and
 // cudaFree instead of the pool, timed the same way.
@@ -117,7 +117,7 @@ func run(c config) (err error) {
 	defer sample.Keep(&err, dev.Close)
 	p := dev.Properties()
 	major, minor := p.ComputeCapability.Major, p.ComputeCapability.Minor
-	fmt.Printf("GPU Device %d: \"%s\" with compute capability %d.%d\n\n", dev.Ordinal(), archName(major, minor), major, minor)
+	fmt.Printf("GPU Device %d: \"%s\" with compute capability %d.%d\n\n", dev.Ordinal(), sample.ArchName(os.Stdout, major, minor), major, minor)
 	sample.Describe(dev)
 	if !p.MemoryPoolsSupported {
 		fmt.Println("Waiving execution as device does not support Memory Pools")
@@ -136,10 +136,10 @@ func run(c config) (err error) {
 	// The host vectors, pageable as the C sample's malloc'd ones (see the package comment),
 	// filled with rand() / RAND_MAX, a then b, element by element.
 	a, b, out := make([]float32, c.n), make([]float32, c.n), make([]float32, c.n)
-	rng := newGlibcRand()
+	rng := sample.NewCRand()
 	for i := range a {
-		a[i] = float32(rng.next()) / float32(math.MaxInt32)
-		b[i] = float32(rng.next()) / float32(math.MaxInt32)
+		a[i] = float32(rng.Next()) / float32(math.MaxInt32)
+		b[i] = float32(rng.Next()) / float32(math.MaxInt32)
 	}
 	w := &work{k: k, a: a, b: b, out: out}
 
@@ -377,66 +377,4 @@ func relativeError(a, b, c []float32) float32 {
 	errorNorm = float32(math.Sqrt(float64(errorNorm)))
 	refNorm = float32(math.Sqrt(float64(refNorm)))
 	return errorNorm / refNorm
-}
-
-// archNames is helper_cuda.h's table of architecture names by SM version (0xMm).
-var archNames = []struct {
-	sm   int
-	name string
-}{
-	{0x30, "Kepler"}, {0x32, "Kepler"}, {0x35, "Kepler"}, {0x37, "Kepler"},
-	{0x50, "Maxwell"}, {0x52, "Maxwell"}, {0x53, "Maxwell"},
-	{0x60, "Pascal"}, {0x61, "Pascal"}, {0x62, "Pascal"},
-	{0x70, "Volta"}, {0x72, "Xavier"}, {0x75, "Turing"},
-	{0x80, "Ampere"}, {0x86, "Ampere"}, {0x87, "Ampere"}, {0x89, "Ada"},
-	{0x90, "Hopper"},
-	{0xa0, "Blackwell"}, {0xa1, "Blackwell"}, {0xa3, "Blackwell"},
-	{0xb0, "Blackwell"}, {0xc0, "Blackwell"}, {0xc1, "Blackwell"},
-}
-
-// archName is the name findCudaDevice prints for an SM version: the table's, or the last
-// entry's for a version it lacks, with the C helper's note.
-func archName(major, minor int) string {
-	for _, e := range archNames {
-		if e.sm == major<<4+minor {
-			return e.name
-		}
-	}
-	last := archNames[len(archNames)-1]
-	fmt.Printf("MapSMtoArchName for SM %d.%d is undefined.  Default to use %s\n", major, minor, last.name)
-	return last.name
-}
-
-// glibcRand is rand() as glibc implements it (the additive feedback generator of random(3),
-// in the state rand() starts in when srand is never called), so that the input is the C
-// sample's on Linux.
-type glibcRand struct {
-	state [31]uint32
-	f, r  int // the two taps: state[f] += state[r]
-}
-
-func newGlibcRand() *glibcRand {
-	g := &glibcRand{f: 3}
-	// Seed 1, spread by 16807·x mod 2³¹−1, computed as glibc does on signed 32-bit words.
-	g.state[0] = 1
-	for i := 1; i < len(g.state); i++ {
-		w := int32(g.state[i-1])
-		w = 16807*(w%127773) - 2836*(w/127773)
-		if w < 0 {
-			w += math.MaxInt32
-		}
-		g.state[i] = uint32(w)
-	}
-	for range 10 * len(g.state) { // glibc discards the first 310 outputs
-		g.next()
-	}
-	return g
-}
-
-// next is the next rand(): a number in [0, 2³¹−1].
-func (g *glibcRand) next() int32 {
-	g.state[g.f] += g.state[g.r]
-	out := int32(g.state[g.f] >> 1)
-	g.f, g.r = (g.f+1)%len(g.state), (g.r+1)%len(g.state)
-	return out
 }

@@ -1,6 +1,8 @@
 // Package sample holds what gpuactor's example programs share: their common -device,
 // -backend and -v flags and the device options these ask for, the line that names the device
-// they run on, deferred cleanups that keep their errors, and the PASS or FAIL they end with.
+// they run on, deferred cleanups that keep their errors, and the PASS or FAIL they end with;
+// and for the ports of NVIDIA's samples, what those share: glibc's rand() (CRand) and
+// helper_cuda.h's table of architectures (ArchName, CoresPerSM).
 package sample
 
 import (
