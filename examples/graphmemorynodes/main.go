@@ -69,7 +69,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"strings"
-	"sync"
 
 	"github.com/gpuactor/gpuactor/actor"
 	"github.com/gpuactor/gpuactor/alloc"
@@ -125,7 +124,7 @@ extern "C" __global__ void copyArray(const float* src, float* dst, int numElemen
 // simKernels are the kernels for the simulator, in the same float32 arithmetic. Simulated
 // kernels see only device memory, so those that touch the mapped host arrays find them
 // through views.
-func simKernels(views *hostViews) map[string]cuda.SimKernel {
+func simKernels(views *sample.HostViews) map[string]cuda.SimKernel {
 	return map[string]cuda.SimKernel{
 		"squareArray": func(c *cuda.KernelCall) error {
 			n := simCount(c, 2)
@@ -155,7 +154,7 @@ func simKernels(views *hostViews) map[string]cuda.SimKernel {
 		},
 		"copyArray": func(c *cuda.KernelCall) error {
 			n := simCount(c, 2)
-			copy(views.floats(c, 1, n), views.floats(c, 0, n))
+			copy(views.Floats(c, 1, n), views.Floats(c, 0, n))
 			return nil
 		},
 	}
@@ -174,41 +173,6 @@ func withinVariance(got, ref float32) bool {
 	diff *= diff
 	ref *= ref
 	return !(diff/ref > allowableVariance)
-}
-
-// hostViews maps the device addresses of mapped host memory to the memory, for the
-// simulator's kernels.
-type hostViews struct {
-	mu    sync.Mutex
-	views map[cuda.DevicePtr][]float32
-}
-
-func (h *hostViews) add(p cuda.DevicePtr, xs []float32) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.views == nil {
-		h.views = map[cuda.DevicePtr][]float32{}
-	}
-	h.views[p] = xs
-}
-
-// floats is n floats at the address in argument i of a simulated launch: device memory, or
-// mapped host memory added to h.
-func (h *hostViews) floats(c *cuda.KernelCall, i, n int) []float32 {
-	p := c.Ptr(i)
-	if _, err := c.Mem.Bytes(p, uint64(4*n)); err == nil {
-		return cuda.SimSlice[float32](c, i, n)
-	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	for base, xs := range h.views {
-		if p >= base && p < base+cuda.DevicePtr(4*len(xs)) {
-			if off := int(p-base) / 4; off+n <= len(xs) {
-				return xs[off : off+n]
-			}
-		}
-	}
-	panic(fmt.Sprintf("sim kernel: argument %d: %#x is neither device memory nor a mapped host array", i, uintptr(p)))
 }
 
 type config struct {
@@ -301,7 +265,7 @@ func run(c config) (err error) {
 
 	e := &env{ctx: ctx, dev: dev}
 	defer sample.Keep(&err, e.cleanups.close) // on early returns; a no-op after the one below
-	views := &hostViews{}
+	views := &sample.HostViews{}
 	mod, err := dev.Compile(ctx, device.Source{Name: "graphmemorynodes.cu", Code: source, Sim: simKernels(views)})
 	if err != nil {
 		return err
@@ -501,7 +465,7 @@ func (e *env) resetOutputArrays() {
 
 // prepareHostArrays allocates the host arrays, pinned and mapped, and fills all three at
 // random.
-func (e *env) prepareHostArrays(n int, views *hostViews) error {
+func (e *env) prepareHostArrays(n int, views *sample.HostViews) error {
 	h := &e.host
 	h.numElements, h.bytes, h.numBlocks = n, uint64(4*n), blocks(n)
 	for _, a := range []struct {
@@ -515,7 +479,7 @@ func (e *env) prepareHostArrays(n int, views *hostViews) error {
 		if *a.d, err = (*a.p).DevicePointer(e.ctx, e.dev); err != nil {
 			return err
 		}
-		views.add(*a.d, (*a.p).Slice())
+		views.Add(*a.d, (*a.p).Slice())
 		fillRandomly((*a.p).Slice())
 	}
 	return nil

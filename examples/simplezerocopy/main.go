@@ -38,7 +38,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"sync"
 	"unsafe"
 
 	"github.com/gpuactor/gpuactor/alloc"
@@ -66,52 +65,17 @@ extern "C" __global__ void vectorAddGPU(float* a, float* b, float* c, int N) {
 
 // simKernels is vectorAddGPU for the simulator. Simulated kernels see only device memory, so
 // it finds the mapped host vectors through views.
-func simKernels(views *hostViews) map[string]cuda.SimKernel {
+func simKernels(views *sample.HostViews) map[string]cuda.SimKernel {
 	return map[string]cuda.SimKernel{
 		"vectorAddGPU": func(c *cuda.KernelCall) error {
 			n := int(min(uint64(max(c.Int32(3), 0)), c.Threads()))
-			a, b, sum := views.floats(c, 0, n), views.floats(c, 1, n), views.floats(c, 2, n)
+			a, b, sum := views.Floats(c, 0, n), views.Floats(c, 1, n), views.Floats(c, 2, n)
 			for i := range sum {
 				sum[i] = a[i] + b[i]
 			}
 			return nil
 		},
 	}
-}
-
-// hostViews maps the device addresses of mapped host memory to the memory, for the
-// simulator's kernel.
-type hostViews struct {
-	mu    sync.Mutex
-	views map[cuda.DevicePtr][]float32
-}
-
-func (h *hostViews) add(p cuda.DevicePtr, xs []float32) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.views == nil {
-		h.views = map[cuda.DevicePtr][]float32{}
-	}
-	h.views[p] = xs
-}
-
-// floats is n floats at the address in argument i of a simulated launch: device memory, or
-// mapped host memory added to h.
-func (h *hostViews) floats(c *cuda.KernelCall, i, n int) []float32 {
-	p := c.Ptr(i)
-	if _, err := c.Mem.Bytes(p, uint64(4*n)); err == nil {
-		return cuda.SimSlice[float32](c, i, n)
-	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	for base, xs := range h.views {
-		if p >= base && p < base+cuda.DevicePtr(4*len(xs)) {
-			if off := int(p-base) / 4; off+n <= len(xs) {
-				return xs[off : off+n]
-			}
-		}
-	}
-	panic(fmt.Sprintf("sim kernel: argument %d: %#x is neither device memory nor a mapped host vector", i, uintptr(p)))
 }
 
 type config struct {
@@ -184,7 +148,7 @@ func run(c config) (err error) {
 		return errNoMapping
 	}
 
-	views := &hostViews{}
+	views := &sample.HostViews{}
 	mod, err := dev.Compile(ctx, device.Source{Name: "simplezerocopy.cu", Code: source, Sim: simKernels(views)})
 	if err != nil {
 		return err
@@ -226,7 +190,7 @@ func run(c config) (err error) {
 		b[n] = float32(rng.Next()) / float32(math.MaxInt32)
 	}
 	for _, v := range vs {
-		views.add(v.dev, v.host)
+		views.Add(v.dev, v.host)
 	}
 
 	fmt.Println("> vectorAddGPU kernel will add vectors using mapped CPU memory...")

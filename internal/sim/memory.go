@@ -570,21 +570,29 @@ func (d *device) CopyDtoD(dst, src backend.DevicePtr, n uint64, s backend.Stream
 	if err != nil || n == 0 {
 		return err
 	}
-	if _, detail := d.resolveAny(src, n); detail != "" {
-		return d.fail(op, cudaerr.InvalidValue, "device-to-device copy source: %s", detail)
+	return d.queueCopy(op, "device-to-device copy", st, func() ([]byte, string) { return d.resolveAny(src, n) },
+		func() ([]byte, string) { return d.resolveAny(dst, n) })
+}
+
+// queueCopy queues a copy between two device ranges on st. Both ends are checked now (a bad
+// range is the call's error, as the runtime's) and again when the copy runs (memory freed in
+// between is an illegal address, a sticky fault).
+func (d *device) queueCopy(op, what string, st *stream, src, dst func() ([]byte, string)) error {
+	if _, detail := src(); detail != "" {
+		return d.fail(op, cudaerr.InvalidValue, "%s source: %s", what, detail)
 	}
-	if _, detail := d.resolveAny(dst, n); detail != "" {
-		return d.fail(op, cudaerr.InvalidValue, "device-to-device copy destination: %s", detail)
+	if _, detail := dst(); detail != "" {
+		return d.fail(op, cudaerr.InvalidValue, "%s destination: %s", what, detail)
 	}
-	d.submit(st, &task{name: "device-to-device copy", run: func() {
-		from, detail := d.resolveAny(src, n)
+	d.submit(st, &task{name: what, run: func() {
+		from, detail := src()
 		if detail != "" {
-			d.setFault(cudaerr.IllegalAddress, "device-to-device copy source: "+detail)
+			d.setFault(cudaerr.IllegalAddress, what+" source: "+detail)
 			return
 		}
-		to, detail := d.resolveAny(dst, n)
+		to, detail := dst()
 		if detail != "" {
-			d.setFault(cudaerr.IllegalAddress, "device-to-device copy destination: "+detail)
+			d.setFault(cudaerr.IllegalAddress, what+" destination: "+detail)
 			return
 		}
 		copy(to, from)

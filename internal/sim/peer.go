@@ -154,26 +154,8 @@ func (d *device) MemcpyPeerAsync(dst backend.DevicePtr, dstDev int, src backend.
 		}
 	}
 	from, to := d.b.devices[srcDev], d.b.devices[dstDev]
-	if _, detail := from.resolve(src, n); detail != "" {
-		return d.fail(op, cudaerr.InvalidValue, "peer copy source: %s", detail)
-	}
-	if _, detail := to.resolve(dst, n); detail != "" {
-		return d.fail(op, cudaerr.InvalidValue, "peer copy destination: %s", detail)
-	}
-	d.submit(st, &task{name: "peer copy", run: func() {
-		in, detail := from.resolve(src, n)
-		if detail != "" {
-			d.setFault(cudaerr.IllegalAddress, "peer copy source: "+detail)
-			return
-		}
-		out, detail := to.resolve(dst, n)
-		if detail != "" {
-			d.setFault(cudaerr.IllegalAddress, "peer copy destination: "+detail)
-			return
-		}
-		copy(out, in)
-	}})
-	return nil
+	return d.queueCopy(op, "peer copy", st, func() ([]byte, string) { return from.resolve(src, n) },
+		func() ([]byte, string) { return to.resolve(dst, n) })
 }
 
 var _ backend.PeerDevice = (*device)(nil)
