@@ -1,0 +1,307 @@
+package worker
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Process is a running worker as the parent sees it. Its methods are safe for concurrent use.
+type Process struct {
+	cfg    config
+	cmd    *exec.Cmd
+	pid    int
+	ctl    transport // the control socket: heartbeats, exit, and EOF when the worker dies
+	data   transport // calls and replies: the control socket itself, or the rings
+	stderr *tailWriter
+
+	nextID   atomic.Uint64
+	lastPong atomic.Int64 // unix nanoseconds of the last heartbeat answer
+
+	mu      sync.Mutex
+	pending map[uint64]chan reply
+	failed  error // once set, why calls fail: a *DiedError, or ErrClosed
+	err     error // what Err reports
+	hung    bool
+	closing bool
+
+	exited    chan struct{} // closed when the process was reaped
+	done      chan struct{} // closed when the process was reaped and every call failed
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// reply is what a pending call gets: the response or an error.
+type reply struct {
+	data []byte
+	err  error
+}
+
+// exitGrace is how long the parent waits, after the control socket closed under it, for the
+// worker to exit on its own before killing it: a worker closes its socket only by exiting.
+const exitGrace = 200 * time.Millisecond
+
+// Pid is the worker's process id.
+func (p *Process) Pid() int { return p.pid }
+
+// Done is closed once the worker process has ended and been reaped, for any reason, and every
+// pending call has failed.
+func (p *Process) Done() <-chan struct{} { return p.done }
+
+// Err is nil while the worker runs, and a *DiedError (matching ErrWorkerDied, and
+// ErrWorkerHung for a hang) once it died or was killed other than by Close. It is set as soon
+// as the parent knows, which may be a moment before Done closes.
+func (p *Process) Err() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.err
+}
+
+// MaxMessage is the largest request or response, in bytes, a call carries.
+func (p *Process) MaxMessage() int { return p.data.maxFrame() - headerSize }
+
+// Call sends req to the worker's handler and waits for its response. It completes when the
+// response arrives, when ctx is done (the call is abandoned, and its late response dropped),
+// or when the worker dies (ErrWorkerDied) or is closed (ErrClosed). A handler's error comes
+// back through the ErrorCodec. Calls from one goroutine are served in the order made; the
+// worker serves one call at a time, in arrival order.
+func (p *Process) Call(ctx context.Context, req []byte) ([]byte, error) {
+	if len(req) > p.MaxMessage() {
+		return nil, fmt.Errorf("%w: a %d-byte request (at most %d)", ErrTooLarge, len(req), p.MaxMessage())
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	ch := make(chan reply, 1)
+	id := p.nextID.Add(1)
+	p.mu.Lock()
+	if p.failed != nil {
+		err := p.failed
+		p.mu.Unlock()
+		return nil, err
+	}
+	p.pending[id] = ch
+	p.mu.Unlock()
+
+	buf := appendFrame(make([]byte, 0, headerSize+len(req)), kindCall, id, 0, req)
+	if err := p.data.send(ctx, buf); err != nil {
+		p.forget(id)
+		if ferr := p.failure(); ferr != nil {
+			return nil, ferr // the send failed because the worker is gone
+		}
+		return nil, fmt.Errorf("worker: sending a call to process %d: %w", p.pid, err)
+	}
+	select {
+	case r := <-ch:
+		return r.data, r.err
+	case <-ctx.Done():
+		p.forget(id)
+		// The reply may have landed as ctx ended: prefer it, it is the truth.
+		select {
+		case r := <-ch:
+			return r.data, r.err
+		default:
+		}
+		return nil, ctx.Err()
+	}
+}
+
+// forget drops a pending call; its response, if one still comes, is discarded.
+func (p *Process) forget(id uint64) {
+	p.mu.Lock()
+	delete(p.pending, id)
+	p.mu.Unlock()
+}
+
+func (p *Process) failure() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.failed
+}
+
+// Close asks the worker to exit, waits up to the close timeout (WithCloseTimeout) for it to
+// do so, and kills it if it did not; it returns once the process was reaped. Calls pending or
+// made after fail with ErrClosed. It returns an error only when the worker had to be killed.
+// Idempotent.
+func (p *Process) Close() error {
+	p.closeOnce.Do(func() {
+		p.mu.Lock()
+		p.closing = true
+		if p.failed == nil {
+			p.failed = ErrClosed // new calls fail at once; pending ones when the worker exits
+		}
+		p.mu.Unlock()
+		select {
+		case <-p.done:
+			return // already dead: Err says how
+		default:
+		}
+		// Best effort: a worker that cannot read it is killed below.
+		_ = p.ctl.send(context.Background(), appendFrame(nil, kindExit, 0, 0, nil))
+		t := time.NewTimer(p.cfg.closeTimeout)
+		defer t.Stop()
+		select {
+		case <-p.done:
+		case <-t.C:
+			_ = p.cmd.Process.Kill()
+			<-p.done
+			p.closeErr = fmt.Errorf("worker: process %d did not exit within %v of Close; killed", p.pid, p.cfg.closeTimeout)
+		}
+	})
+	return p.closeErr
+}
+
+// kill ends the worker at once; the waiter reaps it and fails the calls.
+func (p *Process) kill() { _ = p.cmd.Process.Kill() }
+
+// run starts the process's goroutines: the waiter, the readers and the heartbeat.
+func (p *Process) run() {
+	go p.wait()
+	go p.read(p.ctl, true)
+	if p.data != p.ctl {
+		go p.read(p.data, false)
+	}
+	if p.cfg.pingEvery > 0 {
+		go p.heartbeat()
+	}
+}
+
+// wait reaps the worker, then fails every pending call with how it ended, closes the
+// transports and closes done. It is the one place that decides what calls fail with, since
+// only it knows the exit status.
+func (p *Process) wait() {
+	_ = p.cmd.Wait() // its error is the ProcessState's, read below
+	close(p.exited)
+	p.mu.Lock()
+	var cause error
+	if p.closing && !p.hung {
+		cause = ErrClosed
+	} else {
+		d := &DiedError{Pid: p.pid, Status: p.cmd.ProcessState.String(), Hung: p.hung, Stderr: p.stderr.String()}
+		if d.Hung {
+			d.HungAfter = p.cfg.hungAfter
+		}
+		cause = d
+		if p.err == nil || p.hung {
+			p.err = d
+		}
+	}
+	if p.failed == nil || p.hung {
+		p.failed = cause
+	}
+	cause = p.failed
+	pend := p.pending
+	p.pending = map[uint64]chan reply{}
+	p.mu.Unlock()
+	for _, ch := range pend {
+		ch <- reply{err: cause}
+	}
+	_ = p.data.close()
+	_ = p.ctl.close()
+	close(p.done)
+}
+
+// read receives frames from t until it fails, and routes them: replies and errors to their
+// calls, heartbeat answers to the heartbeat. When the control socket fails, the worker has
+// closed it by exiting (or is about to be): give it a moment, then kill it so it is reaped.
+func (p *Process) read(t transport, control bool) {
+	buf := make([]byte, t.maxFrame()+1)
+	for {
+		b, err := t.recv(context.Background(), buf)
+		if err != nil {
+			break
+		}
+		f, err := parseFrame(b)
+		if err != nil {
+			break // a worker that speaks nonsense is not one to trust: it is killed below
+		}
+		p.dispatch(f)
+	}
+	if !control {
+		// The rings fail only when wait closes them, after the worker was reaped, or when the
+		// worker wrote nonsense into them: then it is not one to trust.
+		select {
+		case <-p.exited:
+		default:
+			p.kill()
+		}
+		return
+	}
+	select {
+	case <-p.exited:
+	case <-time.After(exitGrace):
+		p.kill()
+	}
+}
+
+// dispatch routes one frame from the worker.
+func (p *Process) dispatch(f frame) {
+	switch f.kind {
+	case kindPong:
+		p.lastPong.Store(time.Now().UnixNano())
+	case kindReply, kindError:
+		p.mu.Lock()
+		ch, ok := p.pending[f.id]
+		delete(p.pending, f.id)
+		p.mu.Unlock()
+		if !ok {
+			return // abandoned by its caller
+		}
+		switch {
+		case f.kind == kindError && f.code == codeTooLarge:
+			ch <- reply{err: fmt.Errorf("%w: %s", ErrTooLarge, f.payload)}
+		case f.kind == kindError:
+			ch <- reply{err: p.cfg.codec.Decode(f.code, string(f.payload))}
+		default:
+			ch <- reply{data: append([]byte(nil), f.payload...)}
+		}
+	}
+}
+
+// heartbeat pings the worker and kills it as hung when answers stop for hungAfter. Pings go
+// out from a goroutine of their own: a frozen worker stops reading, the socket fills with
+// calls, and a blocked send must not stop the clock.
+func (p *Process) heartbeat() {
+	pings := make(chan uint64, 1)
+	defer close(pings)
+	go func() {
+		for seq := range pings {
+			if p.ctl.send(context.Background(), appendFrame(nil, kindPing, seq, 0, nil)) != nil {
+				for range pings { // the socket is gone: the reader and the waiter take over
+				}
+				return
+			}
+		}
+	}()
+	t := time.NewTicker(p.cfg.pingEvery)
+	defer t.Stop()
+	var seq uint64
+	for {
+		select {
+		case <-p.done:
+			return
+		case <-t.C:
+		}
+		if time.Since(time.Unix(0, p.lastPong.Load())) > p.cfg.hungAfter {
+			p.mu.Lock()
+			closing := p.closing
+			if !closing {
+				p.hung = true
+				p.err = &DiedError{Pid: p.pid, Status: "killed", Hung: true, HungAfter: p.cfg.hungAfter}
+			}
+			p.mu.Unlock()
+			if !closing { // Close has its own timeout
+				p.kill()
+			}
+			return
+		}
+		seq++
+		select {
+		case pings <- seq:
+		default: // the last ping is still being sent
+		}
+	}
+}
