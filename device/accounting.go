@@ -12,6 +12,7 @@ const (
 	KindPinned     = MemKind(core.KindPinned)     // page-locked host memory from cudaHostAlloc
 	KindRegistered = MemKind(core.KindRegistered) // Go memory page-locked with cudaHostRegister
 	KindManaged    = MemKind(core.KindManaged)    // cudaMallocManaged
+	KindImported   = MemKind(core.KindImported)   // mapped from elsewhere (package interop): not limited
 )
 
 // String names the kind.
@@ -27,6 +28,10 @@ type KindUsage struct {
 // allocations count from when they are queued until their free is queued.
 type Usage struct {
 	Device, Async, Pinned, Registered, Managed KindUsage
+	// Imported is memory gpuactor maps but did not allocate: another process's (IPC), another
+	// API's (external memory) or another library's (interop.WrapPointer). It does not count
+	// against the limit.
+	Imported KindUsage
 	// Limit is the WithMemoryLimit cap on Device+Async+Managed bytes; 0 means none.
 	Limit uint64
 }
@@ -45,5 +50,5 @@ func (d *Device) Usage() Usage {
 	by, limit := d.core().Usage()
 	k := func(kind core.MemKind) KindUsage { return KindUsage(by[kind]) }
 	return Usage{Device: k(core.KindDevice), Async: k(core.KindAsync), Pinned: k(core.KindPinned),
-		Registered: k(core.KindRegistered), Managed: k(core.KindManaged), Limit: limit}
+		Registered: k(core.KindRegistered), Managed: k(core.KindManaged), Imported: k(core.KindImported), Limit: limit}
 }

@@ -170,9 +170,14 @@ func TestWrapPointer(t *testing.T) {
 		const n = 1 << 14
 		p := onActor(t, ctx, dev, func(rt backend.Device) (cuda.DevicePtr, error) { return rt.Malloc(n * 4) })
 
+		before := dev.Usage()
 		buf, err := interop.WrapPointer(ctx, dev, uintptr(p), n*4)
 		require.NoError(t, err)
 		assert.EqualValues(t, n*4, buf.Size())
+		// Counted as imported, not as memory gpuactor allocated.
+		u := dev.Usage()
+		assert.Equal(t, device.KindUsage{Bytes: before.Imported.Bytes + n*4, Count: before.Imported.Count + 1}, u.Imported)
+		assert.Equal(t, before.DeviceBytes(), u.DeviceBytes())
 		got, err := buf.Ptr(ctx)
 		require.NoError(t, err)
 		assert.Equal(t, p, got)
@@ -194,6 +199,7 @@ func TestWrapPointer(t *testing.T) {
 		require.NoError(t, part.Close(ctx))
 
 		require.NoError(t, buf.Close(ctx))
+		assert.Equal(t, before.Imported, dev.Usage().Imported)
 		require.ErrorIs(t, buf.Close(ctx), core.ErrClosed)
 		require.ErrorIs(t, s.Memset(ctx, buf, 0).Wait(ctx), core.ErrClosed)
 

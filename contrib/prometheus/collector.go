@@ -129,7 +129,7 @@ func (c *Collector) collect(ch chan<- prom.Metric, st device.Stats) {
 	for _, k := range []struct {
 		kind string
 		u    device.KindUsage
-	}{{"device", m.Device}, {"async", m.Async}, {"pinned", m.Pinned}, {"registered", m.Registered}, {"managed", m.Managed}} {
+	}{{"device", m.Device}, {"async", m.Async}, {"pinned", m.Pinned}, {"registered", m.Registered}, {"managed", m.Managed}, {"imported", m.Imported}} {
 		gauge(c.d.memBytes, float64(k.u.Bytes), k.kind)
 		gauge(c.d.memCount, float64(k.u.Count), k.kind)
 	}

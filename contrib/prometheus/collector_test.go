@@ -50,6 +50,7 @@ gpuactor_up{backend="sim",device="0",service="test"} 1
 # TYPE gpuactor_memory_bytes gauge
 gpuactor_memory_bytes{backend="sim",device="0",kind="async",service="test"} 0
 gpuactor_memory_bytes{backend="sim",device="0",kind="device",service="test"} 1.048576e+06
+gpuactor_memory_bytes{backend="sim",device="0",kind="imported",service="test"} 0
 gpuactor_memory_bytes{backend="sim",device="0",kind="managed",service="test"} 0
 gpuactor_memory_bytes{backend="sim",device="0",kind="pinned",service="test"} 4.194304e+06
 gpuactor_memory_bytes{backend="sim",device="0",kind="registered",service="test"} 0
@@ -142,5 +143,5 @@ func TestCollectorOfSeveralDevices(t *testing.T) {
 	}
 	c := gpuprom.New(devs)
 	assert.Equal(t, 2, testutil.CollectAndCount(c, "gpuactor_up"))
-	assert.Equal(t, 10, testutil.CollectAndCount(c, "gpuactor_memory_bytes"), "five kinds per device")
+	assert.Equal(t, 12, testutil.CollectAndCount(c, "gpuactor_memory_bytes"), "six kinds per device")
 }
