@@ -2,6 +2,8 @@ package device
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"go.uber.org/zap"
@@ -15,29 +17,39 @@ import (
 // Simulator is a simulated machine: devices with memory in host RAM, in-order streams, events
 // and kernels run as Go functions. Devices opened with WithSimulator(s) share it, so memory,
 // events and streams behave across them as on one real machine.
-type Simulator struct{ b *sim.Backend }
+type Simulator struct {
+	b   *sim.Backend
+	cfg simConfig // how it was made: an isolated device's worker makes one like it
+}
 
 // SimOption configures NewSimulator.
 type SimOption func(*simConfig)
 
+// simConfig is plain data, so that it can cross to a worker process (isolated.go).
 type simConfig struct {
-	devices int
-	memory  uint64
-	opts    []sim.Option
+	Devices  int
+	Memory   uint64
+	Slowdown map[int]float64
+	Faults   map[int]SimFaultPlan
 }
 
 // SimDevices sets how many devices the simulator has (default 2).
-func SimDevices(n int) SimOption { return func(c *simConfig) { c.devices = n } }
+func SimDevices(n int) SimOption { return func(c *simConfig) { c.Devices = n } }
 
 // SimMemory sets each simulated device's memory capacity in bytes (default 16 GiB; RAM is only
 // used for what is allocated).
-func SimMemory(bytes uint64) SimOption { return func(c *simConfig) { c.memory = bytes } }
+func SimMemory(bytes uint64) SimOption { return func(c *simConfig) { c.Memory = bytes } }
 
 // SimSlowdown makes simulated device ordinal run every stream operation factor times as long
 // as the simulator takes (it waits out the difference after each): devices of unequal speed,
 // for testing how work spreads over them. factor <= 1 leaves it at full speed.
 func SimSlowdown(ordinal int, factor float64) SimOption {
-	return func(c *simConfig) { c.opts = append(c.opts, sim.WithSlowdown(ordinal, factor)) }
+	return func(c *simConfig) {
+		if c.Slowdown == nil {
+			c.Slowdown = map[int]float64{}
+		}
+		c.Slowdown[ordinal] = factor
+	}
 }
 
 // SimFaultPlan injects failures into one simulated device (SimFaults), so that supervisors,
@@ -67,7 +79,12 @@ type SimFaultPlan struct {
 
 // SimFaults injects plan's failures into simulated device ordinal.
 func SimFaults(ordinal int, plan SimFaultPlan) SimOption {
-	return func(c *simConfig) { c.opts = append(c.opts, sim.WithFaults(ordinal, sim.FaultPlan(plan))) }
+	return func(c *simConfig) {
+		if c.Faults == nil {
+			c.Faults = map[int]SimFaultPlan{}
+		}
+		c.Faults[ordinal] = plan
+	}
 }
 
 // Fail fails simulated device ordinal now with sticky code (cudaerr.LaunchFailure when code
@@ -85,14 +102,24 @@ func NewSimulator(opts ...SimOption) *Simulator {
 	for _, o := range opts {
 		o(&c)
 	}
+	return c.build()
+}
+
+func (c simConfig) build() *Simulator {
 	var so []sim.Option
-	if c.devices > 0 {
-		so = append(so, sim.WithDevices(c.devices))
+	if c.Devices > 0 {
+		so = append(so, sim.WithDevices(c.Devices))
 	}
-	if c.memory > 0 {
-		so = append(so, sim.WithMemory(c.memory))
+	if c.Memory > 0 {
+		so = append(so, sim.WithMemory(c.Memory))
 	}
-	return &Simulator{b: sim.New(append(so, c.opts...)...)}
+	for _, ord := range slices.Sorted(maps.Keys(c.Slowdown)) {
+		so = append(so, sim.WithSlowdown(ord, c.Slowdown[ord]))
+	}
+	for _, ord := range slices.Sorted(maps.Keys(c.Faults)) {
+		so = append(so, sim.WithFaults(ord, sim.FaultPlan(c.Faults[ord])))
+	}
+	return &Simulator{b: sim.New(so...), cfg: c}
 }
 
 // selectBackend resolves the configured backend kind to a runtime.

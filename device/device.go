@@ -2,11 +2,15 @@ package device
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
+	"strings"
 
 	"go.uber.org/zap"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/gpuactor/gpuactor/actor"
 	"github.com/gpuactor/gpuactor/internal/backend"
 	"github.com/gpuactor/gpuactor/internal/core"
 )
@@ -19,6 +23,7 @@ type info struct {
 	props    Properties
 	kind     BackendKind
 	cacheDir string
+	isolated bool
 }
 
 func (d *Device) core() *core.Device { return (*core.Device)(d) }
@@ -55,11 +60,15 @@ func Open(ctx context.Context, ordinal int, opts ...Option) (*Device, error) {
 		return nil, err
 	}
 	c := newConfig(opts)
+	if c.isolated != nil {
+		d, _, err := openIsolated(ctx, c, ordinal)
+		return d, err
+	}
 	be, err := selectBackend(c)
 	if err != nil {
 		return nil, err
 	}
-	return open(ctx, be, c, ordinal)
+	return open(ctx, be, c, ordinal, nil)
 }
 
 // OpenAll opens every device of the backend, in parallel, sharing one backend (and, on the
@@ -69,19 +78,42 @@ func OpenAll(ctx context.Context, opts ...Option) ([]*Device, error) {
 		return nil, err
 	}
 	c := newConfig(opts)
-	be, err := selectBackend(c)
-	if err != nil {
-		return nil, err
-	}
-	n, err := be.DeviceCount()
-	if err != nil {
-		return nil, fmt.Errorf("gpuactor: counting devices: %w", err)
+	var first *Device
+	var openOne func(ctx context.Context, i int) (*Device, error)
+	var n int
+	if c.isolated != nil {
+		// A worker per device: the first one says how many there are.
+		d, rb, err := openIsolated(ctx, c, 0)
+		if err != nil {
+			return nil, err
+		}
+		if n, err = rb.DeviceCount(); err != nil {
+			return nil, errors.Join(fmt.Errorf("gpuactor: counting devices: %w", err), d.Close())
+		}
+		first = d
+		openOne = func(ctx context.Context, i int) (*Device, error) {
+			d, _, err := openIsolated(ctx, c, i)
+			return d, err
+		}
+	} else {
+		be, err := selectBackend(c)
+		if err != nil {
+			return nil, err
+		}
+		if n, err = be.DeviceCount(); err != nil {
+			return nil, fmt.Errorf("gpuactor: counting devices: %w", err)
+		}
+		openOne = func(ctx context.Context, i int) (*Device, error) { return open(ctx, be, c, i, nil) }
 	}
 	devs := make([]*Device, n)
 	g, gctx := errgroup.WithContext(ctx)
 	for i := range devs {
+		if i == 0 && first != nil {
+			devs[0] = first
+			continue
+		}
 		g.Go(func() error {
-			d, err := open(gctx, be, c, i)
+			d, err := openOne(gctx, i)
 			devs[i] = d
 			return err
 		})
@@ -97,14 +129,25 @@ func OpenAll(ctx context.Context, opts ...Option) ([]*Device, error) {
 	return devs, nil
 }
 
-func open(ctx context.Context, be backend.Backend, c *config, ordinal int) (*Device, error) {
-	kind, cacheDir := BackendKind(be.Name()), c.kernelCacheDir()
+// open opens device ordinal of be. own is what the device owns besides (an isolated device's
+// worker), closed once the device has released everything; nil for a device in process.
+func open(ctx context.Context, be backend.Backend, c *config, ordinal int, own io.Closer) (*Device, error) {
+	// An isolated device's backend is named "isolated-" and the worker's: its kind is the
+	// worker's.
+	kind, cacheDir, isolated := BackendKind(strings.TrimPrefix(be.Name(), "isolated-")), c.kernelCacheDir(), own != nil
+	actorOpts := c.actorOpts
+	if isolated {
+		// The actor's calls go to the worker, not to the runtime, so any thread will do; a
+		// locked one would cost a thread hand-off on each of the worker's answers.
+		actorOpts = append([]actor.Option{actor.WithLockedThread(false)}, actorOpts...)
+	}
 	cd, err := core.Open(ctx, be, core.Config{
 		Logger:       c.logger,
 		MemLimit:     c.memLimit,
 		StagingLimit: c.stagingLimit,
 		Watchdog:     c.watchdog,
-		ActorOptions: c.actorOpts,
+		ActorOptions: actorOpts,
+		Closer:       own,
 		Describe: func(be backend.Backend, rt backend.Device) (any, core.Limits, error) {
 			props, err := readProperties(be, rt)
 			if err != nil {
@@ -112,7 +155,7 @@ func open(ctx context.Context, be backend.Backend, c *config, ordinal int) (*Dev
 			}
 			lim := core.Limits{MaxBlock: props.MaxBlock, MaxGrid: props.MaxGrid, MaxThreadsPerBlock: props.MaxThreadsPerBlock,
 				MaxSharedMem: max(props.SharedMemPerBlock, props.SharedMemPerBlockOptin)}
-			return &info{props: props, kind: kind, cacheDir: cacheDir}, lim, nil
+			return &info{props: props, kind: kind, cacheDir: cacheDir, isolated: isolated}, lim, nil
 		},
 	}, ordinal)
 	if err != nil {

@@ -37,6 +37,7 @@ type config struct {
 
 	stagingLimit uint64        // WithStagingLimit; 0 = DefaultStagingLimit
 	watchdog     time.Duration // WithWatchdog; 0 = none
+	isolated     *isolation    // Isolated; nil = in process
 }
 
 func newConfig(opts []Option) *config {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -83,6 +84,9 @@ type Config struct {
 	// Watchdog: the device fails as stuck (ErrStuck) once the GPU has passed none of its
 	// operations in flight for this long; 0: never.
 	Watchdog time.Duration
+	// Closer is what the device owns besides its backend device (an isolated device's
+	// worker): closed on the actor thread once the device has released everything.
+	Closer io.Closer
 }
 
 // Open starts the actor of device ordinal of be and returns once the device's context, its
@@ -127,7 +131,14 @@ func Open(ctx context.Context, be backend.Backend, cfg Config, ordinal int) (*De
 		actor.WithLabels(LabelDevice, strconv.Itoa(ordinal), LabelBackend, be.Name()),
 		actor.WithClosedError(Closed("device %d (%s)", ordinal, be.Name())),
 		actor.WithInit(func() error { return d.init(cfg.Describe) }),
-		actor.WithShutdown(d.release),
+		actor.WithShutdown(func() {
+			d.release()
+			if cfg.Closer != nil {
+				if err := cfg.Closer.Close(); err != nil {
+					d.log.Warn("closing what the device owns", zap.Error(err))
+				}
+			}
+		}),
 		actor.WithGuard(d.guard),
 		actor.WithErrorMap(d.note),
 		actor.WithIdle(d.poll),

@@ -36,6 +36,7 @@ type Ring struct {
 	file *os.File
 
 	spin  atomic.Int64  // spin window in nanoseconds: see SetSpin
+	solo  atomic.Bool   // spin without yielding: see SetYield
 	slice time.Duration // the longest futex sleep: sleepSlice (tests lengthen it)
 
 	// mu is held shared by every call that touches the mapping and exclusively by Close while
@@ -144,6 +145,14 @@ func (r *Ring) Size() int { return int(r.size) }
 // unless set); zero or less never spins. It applies to this process's side only. On a
 // single-CPU machine the ring never spins: the peer could not run meanwhile.
 func (r *Ring) SetSpin(d time.Duration) { r.spin.Store(int64(max(d, 0))) }
+
+// SetYield sets whether a spinning Send or Recv yields its P to other goroutines every 64
+// polls (the default) or keeps it for the whole spin window. Yielding is what a process with
+// other goroutines to run needs: one just woken by a reply waits in the spinner's run-next
+// slot. A process whose only hot goroutine is the spinner (a worker serving calls in order)
+// is faster without it: each yield costs a trip through the scheduler. It applies to this
+// process's side only.
+func (r *Ring) SetYield(yield bool) { r.solo.Store(!yield) }
 
 // Close marks the ring closed for both sides, wakes any waiter of either side, waits for this
 // process's calls on the ring to return (they do promptly, with ErrClosed), then unmaps it

@@ -434,3 +434,28 @@ func TestCorruptRecord(t *testing.T) {
 	assert.ErrorContains(t, err, "record of 1000 bytes")
 	assert.False(t, errors.Is(err, ErrClosed))
 }
+
+// A ring that spins without yielding still ends its spin at the window, then sleeps and is
+// woken by the send; while it spins, messages sent meanwhile arrive in order.
+func TestSpinWithoutYield(t *testing.T) {
+	prod, cons := pair(t, 0)
+	longSleeps(prod, cons)
+	cons.SetYield(false)
+	cons.SetSpin(time.Millisecond)
+	ctx := context.Background()
+	for i := range 10 {
+		got := make(chan time.Time, 1)
+		go func() {
+			msg, err := cons.Recv(ctx, nil)
+			assert.NoError(t, err)
+			assert.Equal(t, []byte{byte(i)}, msg)
+			got <- time.Now()
+		}()
+		if i%2 == 0 {
+			time.Sleep(5 * time.Millisecond) // past the window: the consumer sleeps
+		}
+		sent := time.Now()
+		require.NoError(t, prod.Send(ctx, []byte{byte(i)}))
+		assert.Less(t, (<-got).Sub(sent), wakeBound, "message %d", i)
+	}
+}

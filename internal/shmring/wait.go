@@ -69,12 +69,14 @@ func (r *Ring) wait(ctx context.Context, ready func() bool, seq, sleepers *atomi
 // atomic load of the other side's counter; every 64 polls it reads the clock and yields. The
 // yield matters more than it costs: a goroutine this one just woke (the caller a reply is
 // for, say) waits in this P's run-next slot, which other Ps do not steal at once, so a spin
-// that never yields would hold it up for the whole window.
+// that never yields would hold it up for the whole window. A ring set not to yield (SetYield)
+// only reads the clock.
 func (r *Ring) spinFor(ready func() bool) bool {
 	window := time.Duration(r.spin.Load())
 	if window <= 0 || !multiCPU {
 		return false
 	}
+	yield := !r.solo.Load()
 	start := time.Now()
 	for {
 		for range 64 {
@@ -85,7 +87,9 @@ func (r *Ring) spinFor(ready func() bool) bool {
 		if r.sh.closed.Load() != 0 || time.Since(start) >= window {
 			return false
 		}
-		runtime.Gosched()
+		if yield {
+			runtime.Gosched()
+		}
 	}
 }
 

@@ -154,17 +154,20 @@ func pinnedCopy(ctx context.Context, m device.Mem, host []byte, toDevice bool) e
 	return err
 }
 
+// OOBSim is oob's twin for the simulator: a store one past the end of its n floats.
+var OOBSim = map[string]cuda.SimKernel{"oob": func(c *cuda.KernelCall) error {
+	p := cuda.SimSlice[float32](c, 0, int(c.Int32(1))+1)
+	p[len(p)-1] = 1
+	return nil
+}}
+
 // OOBKernel compiles, on dev, oob(p, n), which writes p[n], one past the end of an n-float
 // buffer: on the simulator a fault that fails the device for good, as it would a GPU (do not
 // launch it on one: the fault would fail the GPU for the rest of the test process).
 func OOBKernel(t testing.TB, ctx context.Context, dev *device.Device) *device.Kernel {
 	t.Helper()
 	mod, err := dev.Compile(ctx, device.Source{Name: "oob.cu", Code: `extern "C" __global__ void oob(float* p, int n) { p[n] = 1; }`,
-		Sim: map[string]cuda.SimKernel{"oob": func(c *cuda.KernelCall) error {
-			p := cuda.SimSlice[float32](c, 0, int(c.Int32(1))+1)
-			p[len(p)-1] = 1
-			return nil
-		}}})
+		Sim: OOBSim})
 	require.NoError(t, err)
 	k, err := mod.Kernel(ctx, "oob")
 	require.NoError(t, err)

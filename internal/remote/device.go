@@ -1,0 +1,259 @@
+package remote
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"slices"
+
+	"github.com/gpuactor/gpuactor/cudaerr"
+	"github.com/gpuactor/gpuactor/internal/backend"
+)
+
+// Device is a device served by the worker: each method is one call, answered once the
+// worker's backend returned. Handles and device pointers are the worker's, and cross as
+// numbers the parent never dereferences. Like any backend.Device it is used from one goroutine
+// (the device actor's); the worker runs its calls in order on the thread that opened it.
+type Device struct {
+	b       *Backend
+	ordinal int
+}
+
+var _ backend.Device = (*Device)(nil)
+
+// do sends a request and returns the decoder of its answer.
+func (d *Device) do(e enc) (dec, error) { return d.b.call(e) }
+
+// void calls m with scalar arguments and no result.
+func (d *Device) void(m method, args ...uint64) error {
+	e := request(m)
+	for _, a := range args {
+		e.u64(a)
+	}
+	_, err := d.b.call(e)
+	return err
+}
+
+// val calls m with scalar arguments and one scalar result.
+func (d *Device) val(m method, args ...uint64) (uint64, error) {
+	e := request(m)
+	for _, a := range args {
+		e.u64(a)
+	}
+	r, err := d.b.call(e)
+	if err != nil {
+		return 0, err
+	}
+	return r.u64(), nil
+}
+
+// Ordinal is the device's ordinal in the worker's backend.
+func (d *Device) Ordinal() int { return d.ordinal }
+
+// Name is the device's name.
+func (d *Device) Name() (string, error) {
+	r, err := d.do(request(mName))
+	if err != nil {
+		return "", err
+	}
+	return r.str(), nil
+}
+
+// Attribute is one device attribute.
+func (d *Device) Attribute(attr backend.Attr) (int, error) {
+	v, err := d.val(mAttribute, uint64(attr))
+	return int(v), err
+}
+
+// PCIBusID is the device's PCI bus id.
+func (d *Device) PCIBusID() (string, error) {
+	r, err := d.do(request(mPCIBusID))
+	if err != nil {
+		return "", err
+	}
+	return r.str(), nil
+}
+
+// MemInfo is the device's free and total memory.
+func (d *Device) MemInfo() (free, total uint64, err error) {
+	r, err := d.do(request(mMemInfo))
+	if err != nil {
+		return 0, 0, err
+	}
+	return r.u64(), r.u64(), nil
+}
+
+// Synchronize waits in the worker for all the device's work.
+func (d *Device) Synchronize() error { return d.void(mSynchronize) }
+
+// StreamPriorityRange is the device's stream priority range.
+func (d *Device) StreamPriorityRange() (least, greatest int, err error) {
+	r, err := d.do(request(mStreamPriorityRange))
+	if err != nil {
+		return 0, 0, err
+	}
+	return r.int(), r.int(), nil
+}
+
+// LastError is the worker thread's last runtime error (and resets it).
+func (d *Device) LastError() error { return d.void(mLastError) }
+
+// Malloc allocates device memory.
+func (d *Device) Malloc(size uint64) (backend.DevicePtr, error) {
+	v, err := d.val(mMalloc, size)
+	return backend.DevicePtr(v), err
+}
+
+// Free frees device memory.
+func (d *Device) Free(p backend.DevicePtr) error { return d.void(mFree, uint64(p)) }
+
+// CopyDtoD queues a device-to-device copy on s.
+func (d *Device) CopyDtoD(dst, src backend.DevicePtr, n uint64, s backend.Stream) error {
+	return d.void(mCopyDtoD, uint64(dst), uint64(src), n, uint64(s))
+}
+
+// Memset queues a memset on s.
+func (d *Device) Memset(p backend.DevicePtr, value byte, n uint64, s backend.Stream) error {
+	return d.void(mMemset, uint64(p), uint64(value), n, uint64(s))
+}
+
+// StreamCreate makes a stream.
+func (d *Device) StreamCreate(flags uint32, priority int) (backend.Stream, error) {
+	v, err := d.val(mStreamCreate, uint64(flags), uint64(int64(priority)))
+	return backend.Stream(v), err
+}
+
+// StreamDestroy destroys a stream.
+func (d *Device) StreamDestroy(s backend.Stream) error { return d.void(mStreamDestroy, uint64(s)) }
+
+// StreamSynchronize waits in the worker for s's work.
+func (d *Device) StreamSynchronize(s backend.Stream) error {
+	return d.void(mStreamSynchronize, uint64(s))
+}
+
+// StreamQuery reports whether s's work is done (cudaerr.NotReady while it is not).
+func (d *Device) StreamQuery(s backend.Stream) error { return d.void(mStreamQuery, uint64(s)) }
+
+// StreamWaitEvent makes s wait for e.
+func (d *Device) StreamWaitEvent(s backend.Stream, e backend.Event) error {
+	return d.void(mStreamWaitEvent, uint64(s), uint64(e))
+}
+
+// EventCreate makes an event.
+func (d *Device) EventCreate(flags uint32) (backend.Event, error) {
+	v, err := d.val(mEventCreate, uint64(flags))
+	return backend.Event(v), err
+}
+
+// EventRecord records e on s.
+func (d *Device) EventRecord(e backend.Event, s backend.Stream) error {
+	return d.void(mEventRecord, uint64(e), uint64(s))
+}
+
+// EventQuery reports whether e completed.
+func (d *Device) EventQuery(e backend.Event) error { return d.void(mEventQuery, uint64(e)) }
+
+// EventSynchronize waits in the worker for e.
+func (d *Device) EventSynchronize(e backend.Event) error {
+	return d.void(mEventSynchronize, uint64(e))
+}
+
+// EventElapsed is the time between two recorded events, in milliseconds.
+func (d *Device) EventElapsed(start, end backend.Event) (float32, error) {
+	v, err := d.val(mEventElapsed, uint64(start), uint64(end))
+	return math.Float32frombits(uint32(v)), err
+}
+
+// EventDestroy destroys an event.
+func (d *Device) EventDestroy(e backend.Event) error { return d.void(mEventDestroy, uint64(e)) }
+
+// LoadModule loads a PTX or cubin image in the worker. Simulator kernels cross by name only:
+// a Go function of the parent cannot run in the worker, so the worker looks each name up in
+// the kernels it was given (WithKernels), which the program registers in both processes under
+// the same names; a name it lacks is refused.
+func (d *Device) LoadModule(spec backend.ModuleSpec) (backend.Module, error) {
+	if len(spec.Image)+64 > d.b.proc.MaxMessage() {
+		return d.loadShared(spec)
+	}
+	m := mLoadModule
+	if len(spec.SimKernels) > 0 {
+		m = mLoadModuleKernels
+	}
+	e := request(m)
+	e.u64(uint64(spec.ImageKind))
+	e.bytes(spec.Image)
+	if m == mLoadModuleKernels {
+		kernelNames(&e, spec.SimKernels)
+	}
+	r, err := d.do(e)
+	if err != nil {
+		return 0, err
+	}
+	return backend.Module(r.u64()), nil
+}
+
+// kernelNames writes the names of a module's simulator kernels, sorted, so a request does not
+// depend on map order.
+func kernelNames(e *enc, kernels map[string]backend.SimKernel) {
+	names := make([]string, 0, len(kernels))
+	for n := range kernels {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	e.u64(uint64(len(names)))
+	for _, n := range names {
+		e.str(n)
+	}
+}
+
+// loadShared loads an image larger than a call carries: it goes in a memfd the worker maps
+// and copies from.
+func (d *Device) loadShared(spec backend.ModuleSpec) (backend.Module, error) {
+	mem, f, err := newShared(uint64(len(spec.Image)))
+	if err != nil {
+		return 0, &cudaerr.Error{Op: "cudaLibraryLoadData", Code: cudaerr.MemoryAllocation,
+			Message: fmt.Sprintf("a %d-byte module image for the worker: %v", len(spec.Image), err)}
+	}
+	copy(mem, spec.Image)
+	e := request(mLoadModuleShared)
+	e.u64(uint64(spec.ImageKind))
+	e.i64(int64(os.Getpid()))
+	e.u64(uint64(f.Fd()))
+	e.u64(uint64(len(spec.Image)))
+	kernelNames(&e, spec.SimKernels)
+	r, err := d.do(e)
+	_ = f.Close()
+	_ = unmapShared(mem)
+	if err != nil {
+		return 0, err
+	}
+	return backend.Module(r.u64()), nil
+}
+
+// ModuleKernel looks a kernel up by name.
+func (d *Device) ModuleKernel(m backend.Module, name string) (backend.Kernel, error) {
+	e := request(mModuleKernel)
+	e.u64(uint64(m))
+	e.str(name)
+	r, err := d.do(e)
+	if err != nil {
+		return 0, err
+	}
+	return backend.Kernel(r.u64()), nil
+}
+
+// UnloadModule unloads a module.
+func (d *Device) UnloadModule(m backend.Module) error { return d.void(mUnloadModule, uint64(m)) }
+
+// Launch queues a kernel launch on s.
+func (d *Device) Launch(k backend.Kernel, grid, block backend.Dim3, sharedMem uint32, s backend.Stream, args []backend.Arg) error {
+	e := request(mLaunch)
+	e.u64(uint64(k))
+	e.dim3(grid)
+	e.dim3(block)
+	e.u64(uint64(sharedMem))
+	e.u64(uint64(s))
+	e.args(args)
+	_, err := d.do(e)
+	return err
+}

@@ -1,0 +1,51 @@
+// Package remote is a backend.Backend whose device lives in a worker process: the seam under
+// an isolated device. The device actor, its tracker and every public package stay in the
+// parent and drive a *Device as they drive any backend.Device; each Device method is one
+// worker.Call that the worker serves on a real backend (the CUDA runtime, or the simulator).
+//
+// The parent calls New with a function that starts the worker (Start, which sets the error
+// codec both sides need); the worker's main calls worker.Main(remote.Serve(backend)) first
+// thing. The worker serves one device, opened on the one OS thread that serves every call,
+// in the order the calls were made.
+//
+// # Wire format
+//
+// A request is the method's number, then its arguments, each scalar as 8 little-endian bytes
+// and each byte string or list as a count and then its contents; an answer is the results in
+// the same form. No reflection: each method writes and reads its own fields (device*.go in
+// the parent, serve_table.go in the worker). Handles (streams, events, modules, kernels,
+// graphs, pools) and device pointers are the worker's, cross as numbers and are never
+// dereferenced in the parent. Errors cross through Codec: one holding a cudaerr code comes
+// back as a *cudaerr.Error with the same code, operation and message, so errors.Is(err,
+// cudaerr.X) holds as it does in process.
+//
+// # Host memory
+//
+// HostAlloc's memory is a memfd both processes map; the worker registers its mapping with its
+// backend (cudaHostRegister), so it is pinned there. Copies to and from it (CopyHtoD,
+// CopyDtoH, the graph copy nodes, HostDevicePointer, PointerAttributes) name the worker's
+// address of the same bytes, translated through a table of the shared regions on each side;
+// the data itself never goes through a call. Any other host pointer is refused with
+// cudaerr.NotSupported: isolated devices copy only through gpuactor's host buffers.
+//
+// # What is refused
+//
+// Methods that need what one process cannot hand another fail with cudaerr.NotSupported
+// ("not supported on an isolated device: <method>") and touch nothing: HostRegister and
+// HostUnregister (memory the parent already has), ManagedHost, LaunchHostFunc and
+// GraphAddHostNode (parent closures), and the file-descriptor methods ImportExternalMemoryFD, ImportExternalSemaphoreFD,
+// MemPoolExportFD and MemPoolImportFD.
+//
+// # Simulator kernels
+//
+// A module's simulator kernels are Go functions of the parent, which the worker cannot run.
+// They cross by name: the worker runs the functions it was given under those names
+// (WithKernels), and refuses a module that names one it lacks. Both processes are the same
+// program, so it registers the same functions in both.
+//
+// # Death
+//
+// When the worker dies (or is closed), every pending and later call fails with a *LostError,
+// which matches worker.ErrWorkerDied (or worker.ErrClosed) and cudaerr.DevicesUnavailable,
+// and the backend's Health for the device fails with it, without waiting for a call.
+package remote

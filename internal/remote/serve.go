@@ -1,0 +1,149 @@
+package remote
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"runtime"
+
+	"github.com/gpuactor/gpuactor/cudaerr"
+	"github.com/gpuactor/gpuactor/internal/backend"
+	"github.com/gpuactor/gpuactor/internal/worker"
+)
+
+// Serve is the worker's role for a remote backend: pass it to worker.Main. It serves the
+// parent's calls one at a time, in order, on one locked OS thread, which is the thread that
+// opens the device, since a runtime device may be used only from the thread that opened it.
+// It returns when the parent asks the worker to exit or goes away, or once it answered a
+// sticky error (with an error saying so, which the worker prints before it exits).
+func Serve(be backend.Backend, opts ...ServeOption) func(ctx context.Context, c *worker.Conn) error {
+	var cfg serveConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
+	return func(ctx context.Context, c *worker.Conn) error {
+		if be == nil {
+			return errors.New("remote: Serve with no backend")
+		}
+		// Serve runs the handler on this goroutine; locking it keeps every call on one thread.
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		s := &server{be: be, kernels: cfg.kernels, out: make([]byte, 0, 256), stop: cancel}
+		err := c.Serve(ctx, s.handle, worker.ServeCodec(Codec{}))
+		if s.sticky != nil {
+			return fmt.Errorf("the device failed with a sticky error; the process can no longer use it, so the worker exits: %w", s.sticky)
+		}
+		return err
+	}
+}
+
+// ServeOption configures Serve.
+type ServeOption func(*serveConfig)
+
+type serveConfig struct {
+	kernels map[string]backend.SimKernel
+}
+
+// WithKernels gives the worker the simulator kernels it may run, by name: a module the parent
+// loads with SimKernels runs the worker's functions of those names. Both processes are the
+// same program, so it registers the same functions under the same names in both.
+func WithKernels(kernels map[string]backend.SimKernel) ServeOption {
+	return func(c *serveConfig) { c.kernels = maps.Clone(kernels) }
+}
+
+// server is the worker's state: its backend and the one device it opened.
+type server struct {
+	be      backend.Backend
+	kernels map[string]backend.SimKernel // WithKernels
+	dev     backend.Device
+	host    regionTable // memory shared with the parent (HostAlloc)
+	out     []byte
+
+	// A sticky error poisons the device for this process for good: the worker answers it,
+	// then stops serving (stop ends Serve's context, which Serve checks before the next
+	// call) and exits, so the parent's next calls fail as a dead worker's and a fresh
+	// worker can have the GPU.
+	stop   context.CancelFunc
+	sticky error
+}
+
+func (s *server) handle(_ context.Context, req []byte) ([]byte, error) {
+	in := dec{b: req}
+	m := method(in.u64())
+	out := enc{b: s.out[:0]}
+	var err error
+	switch {
+	case m == mInfo:
+		err = s.info(&in, &out)
+	case m == mOpen:
+		err = s.open(&in)
+	case m <= mOpen || m >= mCount:
+		return nil, fmt.Errorf("remote: unknown method %d", m)
+	case s.dev == nil:
+		return nil, &cudaerr.Error{Op: "remote", Code: cudaerr.InvalidDevice, Message: "no device is open in the worker"}
+	case m >= mHostAlloc:
+		err = s.hostCall(m, &in, &out)
+	case handlers[m] == nil:
+		return nil, fmt.Errorf("remote: unknown method %d", m)
+	default:
+		err = handlers[m](s.dev, &in, &out)
+	}
+	if in.err != nil { // a layout bug, not the device's error: say so
+		return nil, fmt.Errorf("remote: method %d: %w", m, in.err)
+	}
+	if err != nil {
+		if cudaerr.IsSticky(err) && s.sticky == nil {
+			s.sticky = err
+			if s.stop != nil {
+				s.stop()
+			}
+		}
+		return nil, err
+	}
+	s.out = out.b
+	return out.b, nil
+}
+
+func (s *server) info(in *dec, out *enc) error {
+	switch in.u64() {
+	case infoName:
+		out.b = append(out.b, s.be.Name()...)
+		return nil
+	case infoRuntime:
+		v, err := s.be.RuntimeVersion()
+		out.i64(int64(v))
+		return err
+	case infoDriver:
+		v, err := s.be.DriverVersion()
+		out.i64(int64(v))
+		return err
+	case infoCount:
+		v, err := s.be.DeviceCount()
+		out.i64(int64(v))
+		return err
+	}
+	return errors.New("remote: unknown info request")
+}
+
+func (s *server) open(in *dec) error {
+	ordinal := in.int()
+	if in.err != nil {
+		return in.err
+	}
+	if s.dev != nil {
+		if s.dev.Ordinal() == ordinal {
+			return nil
+		}
+		return &cudaerr.Error{Op: "cudaSetDevice", Code: cudaerr.InvalidDevice,
+			Message: fmt.Sprintf("this worker serves device %d; device %d needs a worker of its own", s.dev.Ordinal(), ordinal)}
+	}
+	dev, err := s.be.Open(ordinal)
+	if err != nil {
+		return err
+	}
+	s.dev = dev
+	return nil
+}
