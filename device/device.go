@@ -136,7 +136,11 @@ func open(ctx context.Context, be backend.Backend, c *config, ordinal int, own i
 	// worker's.
 	kind, cacheDir, isolated := BackendKind(strings.TrimPrefix(be.Name(), "isolated-")), c.kernelCacheDir(), own != nil
 	actorOpts := c.actorOpts
+	var onStuck func()
 	if isolated {
+		// A GPU stuck in a kernel that never ends is freed only when the process holding it
+		// ends: end the worker now, not when the device is closed.
+		onStuck = func() { go own.Close() }
 		// The actor's calls go to the worker, not to the runtime, so any thread will do; a
 		// locked one would cost a thread hand-off on each of the worker's answers.
 		actorOpts = append([]actor.Option{actor.WithLockedThread(false)}, actorOpts...)
@@ -148,6 +152,7 @@ func open(ctx context.Context, be backend.Backend, c *config, ordinal int, own i
 		Watchdog:     c.watchdog,
 		ActorOptions: actorOpts,
 		Closer:       own,
+		OnStuck:      onStuck,
 		Describe: func(be backend.Backend, rt backend.Device) (any, core.Limits, error) {
 			props, err := readProperties(be, rt)
 			if err != nil {

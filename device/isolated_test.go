@@ -377,3 +377,34 @@ func processAlive(pid int) bool {
 	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
 	return len(f) > 0 && f[0] != "Z"
 }
+
+// A kernel that never ends leaves a GPU stuck for as long as the process holding it lives. On
+// an isolated device the watchdog fails the device and ends its worker, so the GPU is free at
+// once: a new worker on it runs work, in the same process.
+func TestIsolatedStuckDeviceEndsItsWorker(t *testing.T) {
+	isolatedBackends(t, func(t *testing.T, opts []device.Option) {
+		ctx := testdev.Ctx(t)
+		dev, err := device.Open(ctx, 0, append(opts, device.WithWatchdog(500*time.Millisecond))...)
+		require.NoError(t, err)
+		pid := dev.WorkerPID()
+		flag, err := dev.Malloc(ctx, 4)
+		require.NoError(t, err)
+		require.NoError(t, streams.Default(dev).Memset(ctx, flag, 0).Wait(ctx))
+		mod, err := dev.Compile(ctx, device.Source{Name: "faults.cu", Code: faultSource, Sim: map[string]cuda.SimKernel{"spin_forever": spinForeverSim}})
+		require.NoError(t, err)
+		k, err := mod.Kernel(ctx, "spin_forever")
+		require.NoError(t, err)
+		start := time.Now()
+		err = streams.Default(dev).Launch(ctx, k, cuda.LaunchConfig{Grid: cuda.Dim(1), Block: cuda.Dim(1)}, flag).Wait(ctx)
+		require.ErrorIs(t, err, device.ErrStuck)
+		assert.Less(t, time.Since(start), 10*time.Second)
+		require.Eventually(t, func() bool { return !processAlive(pid) }, 15*time.Second, 20*time.Millisecond,
+			"the stuck device's worker ends")
+		require.NoError(t, dev.Close())
+
+		again, err := device.Open(ctx, 0, opts...)
+		require.NoError(t, err)
+		defer func() { require.NoError(t, again.Close()) }()
+		require.NoError(t, saxpyRound(ctx, again, 1<<16), "the GPU after its stuck worker ended")
+	})
+}

@@ -31,6 +31,7 @@ type Device struct {
 	aborting atomic.Bool
 	watchdog time.Duration
 	stuck    atomic.Bool // the watchdog fired: release abandons instead of freeing
+	onStuck  func()      // Config.OnStuck
 	acct     accounting
 	staging  *Staging
 	ops      opStats
@@ -87,6 +88,9 @@ type Config struct {
 	// Closer is what the device owns besides its backend device (an isolated device's
 	// worker): closed on the actor thread once the device has released everything.
 	Closer io.Closer
+	// OnStuck runs (on the actor thread; it must not block) once the watchdog failed the
+	// device as stuck: an isolated device ends its worker there, which frees the GPU.
+	OnStuck func()
 }
 
 // Open starts the actor of device ordinal of be and returns once the device's context, its
@@ -117,6 +121,7 @@ func Open(ctx context.Context, be backend.Backend, cfg Config, ordinal int) (*De
 		be:       be,
 		health:   be.Health(ordinal),
 		watchdog: cfg.Watchdog,
+		onStuck:  cfg.OnStuck,
 		log:      log.With(zap.Int("device", ordinal), zap.String("backend", be.Name())),
 		acct:     accounting{limit: cfg.MemLimit},
 		live: liveSet{

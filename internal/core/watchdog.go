@@ -39,6 +39,9 @@ func (d *Device) stall(age time.Duration) {
 		d.log.Error("device stuck", zap.Duration("age", age), zap.Duration("watchdog", d.watchdog))
 	}
 	d.tracker.abort(d.Err())
+	if d.onStuck != nil {
+		d.onStuck()
+	}
 }
 
 // abandon is the release of a stuck device: nothing it holds can be freed without waiting for
