@@ -109,12 +109,12 @@ func (d *Device) Free(p backend.DevicePtr) error { return d.void(mFree, uint64(p
 
 // CopyDtoD queues a device-to-device copy on s.
 func (d *Device) CopyDtoD(dst, src backend.DevicePtr, n uint64, s backend.Stream) error {
-	return d.void(mCopyDtoD, uint64(dst), uint64(src), n, uint64(s))
+	return d.postVoid(mCopyDtoD, s, uint64(dst), uint64(src), n, uint64(s))
 }
 
 // Memset queues a memset on s.
 func (d *Device) Memset(p backend.DevicePtr, value byte, n uint64, s backend.Stream) error {
-	return d.void(mMemset, uint64(p), uint64(value), n, uint64(s))
+	return d.postVoid(mMemset, s, uint64(p), uint64(value), n, uint64(s))
 }
 
 // StreamCreate makes a stream.
@@ -136,7 +136,7 @@ func (d *Device) StreamQuery(s backend.Stream) error { return d.void(mStreamQuer
 
 // StreamWaitEvent makes s wait for e.
 func (d *Device) StreamWaitEvent(s backend.Stream, e backend.Event) error {
-	return d.void(mStreamWaitEvent, uint64(s), uint64(e))
+	return d.postVoid(mStreamWaitEvent, s, uint64(s), uint64(e))
 }
 
 // EventCreate makes an event.
@@ -147,7 +147,7 @@ func (d *Device) EventCreate(flags uint32) (backend.Event, error) {
 
 // EventRecord records e on s.
 func (d *Device) EventRecord(e backend.Event, s backend.Stream) error {
-	return d.void(mEventRecord, uint64(e), uint64(s))
+	return d.postVoid(mEventRecord, s, uint64(e), uint64(s))
 }
 
 // EventQuery reports whether e completed.
@@ -247,13 +247,12 @@ func (d *Device) UnloadModule(m backend.Module) error { return d.void(mUnloadMod
 
 // Launch queues a kernel launch on s.
 func (d *Device) Launch(k backend.Kernel, grid, block backend.Dim3, sharedMem uint32, s backend.Stream, args []backend.Arg) error {
-	e := request(mLaunch)
+	e := posted(mLaunch, s)
 	e.u64(uint64(k))
 	e.dim3(grid)
 	e.dim3(block)
 	e.u64(uint64(sharedMem))
 	e.u64(uint64(s))
 	e.args(args)
-	_, err := d.do(e)
-	return err
+	return d.post(e)
 }

@@ -18,7 +18,7 @@ func (d *Device) MallocFromPoolAsync(size uint64, pool backend.MemPool, s backen
 
 // FreeAsync queues a stream-ordered free on s.
 func (d *Device) FreeAsync(p backend.DevicePtr, s backend.Stream) error {
-	return d.void(mFreeAsync, uint64(p), uint64(s))
+	return d.postVoid(mFreeAsync, s, uint64(p), uint64(s))
 }
 
 // MemPoolCreate makes a memory pool.

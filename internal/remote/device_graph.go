@@ -204,7 +204,7 @@ func (d *Device) GraphUpload(x backend.GraphExec, s backend.Stream) error {
 
 // GraphLaunch queues an executable graph on s.
 func (d *Device) GraphLaunch(x backend.GraphExec, s backend.Stream) error {
-	return d.void(mGraphLaunch, uint64(x), uint64(s))
+	return d.postVoid(mGraphLaunch, s, uint64(x), uint64(s))
 }
 
 // GraphLaunchN queues n launches of an executable graph on s and returns how many were queued.

@@ -94,7 +94,7 @@ func (d *Device) DisablePeerAccess(peer int) error {
 
 // MemcpyPeerAsync queues a copy between devices on s. Both pointers must be the worker's.
 func (d *Device) MemcpyPeerAsync(dst backend.DevicePtr, dstDev int, src backend.DevicePtr, srcDev int, n uint64, s backend.Stream) error {
-	return d.void(mMemcpyPeerAsync, uint64(dst), uint64(int64(dstDev)), uint64(src), uint64(int64(srcDev)), n, uint64(s))
+	return d.postVoid(mMemcpyPeerAsync, s, uint64(dst), uint64(int64(dstDev)), uint64(src), uint64(int64(srcDev)), n, uint64(s))
 }
 
 // StreamGetDevice is the ordinal of s's device.

@@ -19,6 +19,14 @@
 // back as a *cudaerr.Error with the same code, operation and message, so errors.Is(err,
 // cudaerr.X) holds as it does in process.
 //
+// # Posted operations
+//
+// Stream operations (launches, copies, memsets, event records, waits, graph launches,
+// stream-ordered frees) are posted: sent without waiting for an answer, as a launch in process
+// returns once queued. An error of one comes back on the next call that asks after its
+// stream's work (posted.go says which), which is where the device's completion tracking
+// learns of it; a sticky one is answered to the next call of any kind.
+//
 // # Host memory
 //
 // HostAlloc's memory is a memfd both processes map; the worker registers its mapping with its

@@ -84,7 +84,7 @@ func (d *Device) CopyHtoD(dst backend.DevicePtr, src unsafe.Pointer, n uint64, s
 	if err != nil {
 		return err
 	}
-	return d.void(mCopyHtoD, uint64(dst), at, n, uint64(s))
+	return d.postVoid(mCopyHtoD, s, uint64(dst), at, n, uint64(s))
 }
 
 // CopyDtoH queues a copy from the device to HostAlloc's memory on s.
@@ -93,7 +93,7 @@ func (d *Device) CopyDtoH(dst unsafe.Pointer, src backend.DevicePtr, n uint64, s
 	if err != nil {
 		return err
 	}
-	return d.void(mCopyDtoH, at, uint64(src), n, uint64(s))
+	return d.postVoid(mCopyDtoH, s, at, uint64(src), n, uint64(s))
 }
 
 // HostDevicePointer is the device address of mapped memory from HostAlloc.

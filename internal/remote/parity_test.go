@@ -34,8 +34,13 @@ func TestSameAnswersAsInProcess(t *testing.T) {
 			return dv.LoadModule(backend.ModuleSpec{Image: []byte("not ptx"), ImageKind: backend.ImagePTX})
 		}},
 		{"ModuleKernelOfNothing", func(dv backend.Device) (any, error) { return dv.ModuleKernel(0x77, "saxpy") }},
+		// A launch is posted: its error comes back on the stream's next query (posted.go).
 		{"LaunchUnknownKernel", func(dv backend.Device) (any, error) {
-			return nil, dv.Launch(0x99, backend.Dim3{X: 1, Y: 1, Z: 1}, backend.Dim3{X: 1, Y: 1, Z: 1}, 0, 0, []backend.Arg{{Kind: backend.ArgInt32, Bits: 1}})
+			err := dv.Launch(0x99, backend.Dim3{X: 1, Y: 1, Z: 1}, backend.Dim3{X: 1, Y: 1, Z: 1}, 0, 0, []backend.Arg{{Kind: backend.ArgInt32, Bits: 1}})
+			if err != nil {
+				return nil, err
+			}
+			return nil, dv.StreamQuery(0)
 		}},
 		{"IpcGetMemHandleOfNothing", func(dv backend.Device) (any, error) { return dv.IpcGetMemHandle(0x1234) }},
 		{"CanAccessPeer", func(dv backend.Device) (any, error) { return dv.CanAccessPeer(0) }},

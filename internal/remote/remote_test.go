@@ -137,11 +137,14 @@ func TestMemsetCopyStreamsAndEvents(t *testing.T) {
 	assert.GreaterOrEqual(t, ms, float32(0))
 	require.NoError(t, dv.StreamSynchronize(s))
 
-	// A copy out of range fails with the backend's code and leaves the device usable.
-	err = dv.CopyDtoD(b, a, 1<<20, s)
+	// A copy out of range fails with the backend's code and leaves the device usable. The
+	// copy is posted: its error comes back on the stream's next query, once.
+	require.NoError(t, dv.CopyDtoD(b, a, 1<<20, s))
+	err = dv.StreamQuery(s)
 	require.Error(t, err)
 	_, ok := cudaerr.CodeOf(err)
 	assert.True(t, ok, "a CUDA code crosses: %v", err)
+	require.NoError(t, dv.StreamQuery(s), "answered once")
 	require.NoError(t, dv.Synchronize())
 
 	require.NoError(t, dv.EventDestroy(start))

@@ -58,6 +58,7 @@ func WithKernels(kernels map[string]backend.SimKernel) ServeOption {
 type server struct {
 	be      backend.Backend
 	kernels map[string]backend.SimKernel // WithKernels
+	later   deferred                     // posted operations' errors, for later calls
 	dev     backend.Device
 	host    regionTable // memory shared with the parent (HostAlloc)
 	out     []byte
@@ -73,6 +74,14 @@ type server struct {
 func (s *server) handle(_ context.Context, req []byte) ([]byte, error) {
 	in := dec{b: req}
 	m := method(in.u64())
+	isPost := isPosted(m)
+	var stream backend.Stream
+	if isPost {
+		stream = backend.Stream(in.u64())
+	} else if err := s.later.take(m, in); err != nil {
+		return nil, s.failed(err)
+	}
+	fields := in // the method's own fields, for s.later
 	out := enc{b: s.out[:0]}
 	var err error
 	switch {
@@ -92,19 +101,33 @@ func (s *server) handle(_ context.Context, req []byte) ([]byte, error) {
 		err = handlers[m](s.dev, &in, &out)
 	}
 	if in.err != nil { // a layout bug, not the device's error: say so
-		return nil, fmt.Errorf("remote: method %d: %w", m, in.err)
+		err = fmt.Errorf("remote: method %d: %w", m, in.err)
+	}
+	if isPost {
+		if err != nil {
+			s.later.keep(stream, err, cudaerr.IsSticky(err))
+		} else {
+			s.later.note(m, stream, fields)
+		}
+		return nil, nil // nobody waits for the answer
 	}
 	if err != nil {
-		if cudaerr.IsSticky(err) && s.sticky == nil {
-			s.sticky = err
-			if s.stop != nil {
-				s.stop()
-			}
-		}
-		return nil, err
+		return nil, s.failed(err)
 	}
+	s.later.note(m, 0, fields)
 	s.out = out.b
 	return out.b, nil
+}
+
+// failed is the answer of a call that failed with err: a sticky error is the worker's last.
+func (s *server) failed(err error) error {
+	if cudaerr.IsSticky(err) && s.sticky == nil {
+		s.sticky = err
+		if s.stop != nil {
+			s.stop()
+		}
+	}
+	return err
 }
 
 func (s *server) info(in *dec, out *enc) error {

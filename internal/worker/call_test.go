@@ -203,3 +203,33 @@ func TestSmallRing(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, got, p.MaxMessage())
 }
+
+// Posted requests are served in order with the calls, and get no answer: 1,000 posted
+// "count"s, then a call, which sees them all; a posted failure leaves the worker serving.
+func TestPostServedInOrderWithCalls(t *testing.T) {
+	eachTransport(t, func(t *testing.T, start startFunc) {
+		ctx := context.Background()
+		p := start(t)
+		for range 1000 {
+			require.NoError(t, p.Post(ctx, []byte("count")))
+		}
+		require.NoError(t, p.Post(ctx, []byte("fail:0")))
+		got, err := p.Call(ctx, []byte("count"))
+		require.NoError(t, err)
+		assert.Equal(t, "1001", string(got))
+		_, err = p.Call(ctx, []byte("big:1"))
+		require.NoError(t, err, "no stray answer of a posted request")
+		require.NoError(t, p.Close())
+		require.ErrorIs(t, p.Post(ctx, []byte("count")), worker.ErrClosed)
+	})
+}
+
+// A post to a worker that died fails with its death.
+func TestPostToADeadWorker(t *testing.T) {
+	ctx := context.Background()
+	p := start(t)
+	require.NoError(t, p.Post(ctx, []byte("crash-in:1ms")))
+	<-p.Done()
+	require.ErrorIs(t, p.Post(ctx, []byte("count")), worker.ErrWorkerDied)
+	require.ErrorIs(t, p.Post(ctx, make([]byte, p.MaxMessage()+1)), worker.ErrTooLarge)
+}

@@ -55,7 +55,9 @@ func newConn(ctl, data transport) *Conn {
 func (c *Conn) Gone() <-chan struct{} { return c.gone }
 
 // Serve runs h on every call, one at a time in the order they arrived, and sends each result
-// back. It returns nil when ctx is done or the parent is gone, or an error when a result
+// back; posted requests (Process.Post) are served in the same order, and their results and
+// errors are dropped, so a handler that wants the parent to learn of a posted request's
+// failure keeps it and reports it in the answer to a later call. It returns nil when ctx is done or the parent is gone, or an error when a result
 // could not be sent. It may be called once.
 func (c *Conn) Serve(ctx context.Context, h Handler, opts ...ServeOption) error {
 	if h == nil {
@@ -86,6 +88,9 @@ func (c *Conn) Serve(ctx context.Context, h Handler, opts ...ServeOption) error 
 			return nil
 		}
 		resp, err := h(ctx, f.payload)
+		if f.kind == kindPost {
+			continue // no answer is wanted: a posted request's handler reports failure its own way
+		}
 		switch {
 		case err != nil:
 			code, msg := cfg.codec.Encode(err)
@@ -132,8 +137,8 @@ func (c *Conn) next(ctx context.Context, buf []byte) (frame, bool) {
 				return frame{}, false
 			}
 			f, err := parseFrame(b)
-			if err != nil || f.kind != kindCall {
-				return frame{}, false // only calls come on the request ring
+			if err != nil || (f.kind != kindCall && f.kind != kindPost) {
+				return frame{}, false // only requests come on the request ring
 			}
 			return f, true
 		}
@@ -174,7 +179,7 @@ func (c *Conn) read(t transport, control bool) {
 			break
 		}
 		switch f.kind {
-		case kindCall:
+		case kindCall, kindPost:
 			f.payload = append([]byte(nil), f.payload...)
 			c.mu.Lock()
 			c.queue = append(c.queue, f)

@@ -21,6 +21,7 @@ const (
 	kindPing                  // parent → worker: a heartbeat, by sequence number
 	kindPong                  // worker → parent: its answer
 	kindExit                  // parent → worker: finish serving and exit
+	kindPost                  // parent → worker: a request that wants no answer (Post)
 )
 
 // headerSize is a frame's fixed part: kind (1 byte), 7 reserved, id (8), code (8), all
@@ -51,7 +52,7 @@ func parseFrame(b []byte) (frame, error) {
 		return frame{}, fmt.Errorf("worker: a %d-byte frame is shorter than its header", len(b))
 	}
 	k := kind(b[0])
-	if k < kindSetup || k > kindExit {
+	if k < kindSetup || k > kindPost {
 		return frame{}, fmt.Errorf("worker: a frame of unknown kind %d", k)
 	}
 	return frame{

@@ -109,6 +109,29 @@ func (p *Process) Call(ctx context.Context, req []byte) ([]byte, error) {
 	}
 }
 
+// Post sends req to the worker's handler without waiting for, or getting, an answer: the
+// handler runs it in order with the calls, and whatever it returns is dropped. It returns once
+// req is in the worker's queue (waiting while the queue is full, until ctx ends), or with the
+// worker's failure when it is gone. Posting spares a round trip per request, so that the
+// parent goes on while the worker runs it: for requests whose failure the handler reports in
+// the answer to a later call.
+func (p *Process) Post(ctx context.Context, req []byte) error {
+	if len(req) > p.MaxMessage() {
+		return fmt.Errorf("%w: a %d-byte request (at most %d)", ErrTooLarge, len(req), p.MaxMessage())
+	}
+	if err := p.failure(); err != nil {
+		return err
+	}
+	buf := appendFrame(make([]byte, 0, headerSize+len(req)), kindPost, 0, 0, req)
+	if err := p.data.send(ctx, buf); err != nil {
+		if ferr := p.failure(); ferr != nil {
+			return ferr
+		}
+		return fmt.Errorf("worker: posting to process %d: %w", p.pid, err)
+	}
+	return nil
+}
+
 // forget drops a pending call; its response, if one still comes, is discarded.
 func (p *Process) forget(id uint64) {
 	p.mu.Lock()
