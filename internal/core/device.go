@@ -134,7 +134,7 @@ func Open(ctx context.Context, be backend.Backend, cfg Config, ordinal int) (*De
 	opts := append([]actor.Option{
 		actor.WithName(fmt.Sprintf("gpuactor/%s/%d", be.Name(), ordinal)),
 		actor.WithLabels(LabelDevice, strconv.Itoa(ordinal), LabelBackend, be.Name()),
-		actor.WithClosedError(Closed("device %d (%s)", ordinal, be.Name())),
+		actor.WithClosedError(&closedError{base: Closed("device %d (%s)", ordinal, be.Name()), health: be.Health(ordinal)}),
 		actor.WithInit(func() error { return d.init(cfg.Describe) }),
 		actor.WithShutdown(func() {
 			d.release()

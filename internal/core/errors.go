@@ -39,3 +39,25 @@ func WrongDevice(what string, owner, used *Device) error {
 func wrap(sentinel error, format string, args []any) error {
 	return fmt.Errorf("%w: "+format, append([]any{sentinel}, args...)...)
 }
+
+// closedError is what a closed device refuses work with: ErrClosed, and, once the device has
+// failed, its failure too, so that a caller still using a device closed because it failed (a
+// supervisor or a group replacing it) learns why, not only that it is closed.
+type closedError struct {
+	base   error
+	health interface{ Err() error }
+}
+
+func (e *closedError) Error() string {
+	if f := e.health.Err(); f != nil {
+		return e.base.Error() + ", after it failed: " + f.Error()
+	}
+	return e.base.Error()
+}
+
+func (e *closedError) Unwrap() []error {
+	if f := e.health.Err(); f != nil {
+		return []error{e.base, f}
+	}
+	return []error{e.base}
+}
