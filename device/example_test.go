@@ -5,6 +5,8 @@ import (
 	"errors"
 	"expvar"
 	"fmt"
+	"syscall"
+	"time"
 
 	"github.com/gpuactor/gpuactor/actor"
 	"github.com/gpuactor/gpuactor/alloc"
@@ -117,4 +119,40 @@ func ExampleDevice_Stats() {
 	// Output:
 	// sim in flight: 0 healthy: true
 	// true
+}
+
+// Run a device in a worker process of its own, so that a fault, a crash or a kill ends the
+// worker and not the program: open it again and a fresh worker has the GPU. The program's main
+// calls device.WorkerMain first thing (here the test binary's TestMain does), which serves the
+// device in the worker, with the simulator kernels it runs by name.
+func ExampleIsolated() {
+	ctx := context.Background()
+	opts := []device.Option{device.WithBackend(device.BackendSim), device.Isolated()}
+	dev, err := device.Open(ctx, 0, opts...)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("isolated:", dev.Isolated(), "backend:", dev.Backend())
+
+	// The worker dies (here: killed; a sticky fault or a hang ends it too).
+	_ = syscall.Kill(dev.WorkerPID(), syscall.SIGKILL)
+	for dev.Err() == nil {
+		time.Sleep(time.Millisecond)
+	}
+	fmt.Println("failed:", errors.Is(dev.Err(), device.ErrDeviceFailed), "worker died:", errors.Is(dev.Err(), device.ErrWorkerDied))
+	_ = dev.Close()
+
+	// A new worker on the same device, in the same program.
+	dev, err = device.Open(ctx, 0, opts...)
+	if err != nil {
+		panic(err)
+	}
+	defer dev.Close()
+	buf, _ := dev.Malloc(ctx, 16)
+	err = streams.Default(dev).Memset(ctx, buf, 7).Wait(ctx)
+	fmt.Println("works again:", err == nil)
+	// Output:
+	// isolated: true backend: sim
+	// failed: true worker died: true
+	// works again: true
 }
