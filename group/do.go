@@ -25,12 +25,12 @@ func (g *Group) Do(ctx context.Context, fn Job, opts ...JobOption) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		m, s := g.idleStream(j)
+		m, gn, s := g.idleStream(j)
 		if m == nil {
 			return g.Submit(ctx, fn, opts...).Wait(ctx)
 		}
-		again, err := m.runOn(j, s)
-		m.free <- s
+		again, err := m.runOn(j, gn, s)
+		gn.free <- s
 		g.inline.Done()
 		if !again {
 			return err
@@ -38,25 +38,29 @@ func (g *Group) Do(ctx context.Context, fn Job, opts ...JobOption) error {
 	}
 }
 
-// idleStream takes a free stream for j, with the member it belongs to, where running j now
-// would overtake no queued job; nil when there is none, or the group is closing. The caller
-// runs j, gives the stream back to m.free, and calls g.inline.Done.
-func (g *Group) idleStream(j *job) (*member, *streams.Stream) {
+// idleStream takes a free stream for j, with the member and generation it belongs to, where
+// running j now would overtake no queued job; nil when there is none, or the group is closing.
+// The caller runs j, gives the stream back to gn.free, and calls g.inline.Done.
+func (g *Group) idleStream(j *job) (*member, *generation, *streams.Stream) {
 	g.mu.RLock()
 	defer g.mu.RUnlock()
 	if g.closing || g.waiting.Load() > 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
-	try := func(m *member) (*member, *streams.Stream) {
-		if m == nil || !usable(m, j) || m.queued.Load() > 0 {
-			return nil, nil
+	try := func(m *member) (*member, *generation, *streams.Stream) {
+		if m == nil || m.queued.Load() > 0 {
+			return nil, nil, nil
+		}
+		gn := m.cur.Load()
+		if !gn.healthy() || j.cfg.bytes > gn.memBytes {
+			return nil, nil, nil
 		}
 		select {
-		case s := <-m.free:
+		case s := <-gn.free:
 			g.inline.Add(1)
-			return m, s
+			return m, gn, s
 		default:
-			return nil, nil
+			return nil, nil, nil
 		}
 	}
 	switch {
@@ -70,9 +74,9 @@ func (g *Group) idleStream(j *job) (*member, *streams.Stream) {
 	n := len(g.members)
 	start := int(g.rr.Add(1) % uint64(n)) // ties start at a different device each time
 	for i := range n {
-		if m, s := try(g.members[(start+i)%n]); m != nil {
-			return m, s
+		if m, gn, s := try(g.members[(start+i)%n]); m != nil {
+			return m, gn, s
 		}
 	}
-	return nil, nil
+	return nil, nil, nil
 }

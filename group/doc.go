@@ -18,6 +18,15 @@
 // placement: the jobs queued for it move to the others, and a job that was running on it
 // fails with an error naming the device, or, marked Idempotent, runs again elsewhere.
 //
+// WithRestart brings a failed device back, under a restart policy of package supervise: the
+// group closes the failed device and its streams, asks the open function it was given for a
+// device in its place (on GPUs, one in a worker process of its own: device.Isolated), makes
+// its streams, and places jobs on it again; Devices and Stats show the new device, and
+// DeviceStats.Restarts counts the restarts. While every device is down and one restarts, jobs
+// wait for it; once the restarts are spent the device stays failed. The group owns the
+// devices open returned and closes them with itself; it also closes a device of the caller's
+// that failed, which the caller's own Close then finds closed, harmlessly.
+//
 // Do runs a job and returns its error: on the calling goroutine when a stream is free, which
 // spares the hand-offs to a worker and back. Go and Wait run jobs errgroup-style; Map splits a
 // slice over the devices and gathers the results; MapTo gathers them in one device's memory,

@@ -3,12 +3,15 @@ package group_test
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/gpuactor/gpuactor/alloc"
 	"github.com/gpuactor/gpuactor/cuda"
+	"github.com/gpuactor/gpuactor/cudaerr"
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/group"
 	"github.com/gpuactor/gpuactor/streams"
+	"github.com/gpuactor/gpuactor/supervise"
 )
 
 // scaleSource is a kernel that multiplies a vector by a scalar, with its Go twin for the
@@ -123,4 +126,51 @@ func ExampleGroup_Go() {
 		d.Close()
 	}
 	// Output: jobs done: 100
+}
+
+// Bring a failed device back: the group replaces it with the device open returns and places
+// jobs on it again. On GPUs, open would be device.Open(ctx, failed.Ordinal(), device.Isolated()),
+// a device in a worker process of its own; here a new simulator stands for the new process.
+func ExampleWithRestart() {
+	ctx := context.Background()
+	sim := device.NewSimulator(device.SimDevices(2))
+	devs, err := device.OpenAll(ctx, device.WithSimulator(sim))
+	if err != nil {
+		panic(err)
+	}
+	open := func(ctx context.Context, failed *device.Device) (*device.Device, error) {
+		return device.Open(ctx, failed.Ordinal(), device.WithSimulator(device.NewSimulator(device.SimDevices(2))))
+	}
+	restarted := make(chan int, 1)
+	g, err := group.New(ctx, devs, group.WithPolicy(group.RoundRobin), group.WithRestart(open,
+		supervise.WithRestarts(3, time.Minute), supervise.WithBackoff(time.Millisecond),
+		supervise.OnRestart(func(generation int) { restarted <- generation })))
+	if err != nil {
+		panic(err)
+	}
+
+	_ = sim.Fail(1, cudaerr.LaunchFailure) // device 1 faults
+	_ = devs[1].Health(ctx)                // and learns of it, as a job on it would
+	fmt.Println("device 1 is back, generation", <-restarted)
+
+	for range 100 {
+		g.Go(ctx, func(ctx context.Context, d *device.Device, s *streams.Stream) error {
+			return s.HostFunc(ctx, func() {}).Wait(ctx)
+		})
+	}
+	if err := g.Wait(); err != nil {
+		panic(err)
+	}
+	st := g.Stats().Devices[1]
+	fmt.Printf("restarts %d, healthy %t, jobs done %d\n", st.Restarts, st.Healthy, st.Done)
+
+	// The group closes the failed device and the one that replaced it; the others stay the
+	// caller's.
+	if err := g.Close(); err != nil {
+		panic(err)
+	}
+	devs[0].Close()
+	// Output:
+	// device 1 is back, generation 2
+	// restarts 1, healthy true, jobs done 50
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/streams"
+	"github.com/gpuactor/gpuactor/supervise"
 )
 
 // Job is a unit of work the group runs on device d, on stream s of d lent to it for the
@@ -38,19 +39,24 @@ type Group struct {
 	batch batch // Go and Wait
 
 	peers sync.Map // [2]*device.Device{from, to} → whether MapTo copies from→to over a link (mapto.go)
+
+	shut     atomic.Bool     // Close began: a generation closed now is not being replaced
+	life     context.Context // the supervisors': Close ends it, cancelling a restart under way
+	endLife  context.CancelFunc
+	watchers sync.WaitGroup // one per supervisor: notes when it gives up (restart.go)
 }
 
-// member is one device of the group.
+// member is one device of the group. Its device, streams and memory are a generation, which
+// a restart (WithRestart) swaps for a new one; the member's queue and counts go on.
 type member struct {
-	g       *Group
-	dev     *device.Device
-	queue   chan *job
-	streams []*streams.Stream
-	free    chan *streams.Stream // the streams no job holds
-	failed  atomic.Bool
+	g     *Group
+	cur   atomic.Pointer[generation] // the device now: read without a lock on every job
+	queue chan *job
 
-	mem      *semaphore.Weighted // Memory: what jobs declared (Bytes) and run now
-	memBytes int64
+	sup      *supervise.Supervisor[*generation] // restarts the device; nil without WithRestart
+	gaveUp   atomic.Bool                        // sup stopped: no restart will come
+	restarts atomic.Uint64                      // generations after the first
+
 	reserved atomic.Int64 // declared bytes of jobs placed here, queued or running
 
 	queued, running  atomic.Int64
@@ -59,8 +65,8 @@ type member struct {
 }
 
 // New makes a group of devs, each with its own pool of streams (WithStreams). The devices
-// stay the caller's: close the group before them. It fails with ErrNoDevice when devs is
-// empty.
+// stay the caller's: close the group before them (with WithRestart, the group closes those
+// that fail, and owns their replacements). It fails with ErrNoDevice when devs is empty.
 func New(ctx context.Context, devs []*device.Device, opts ...Option) (*Group, error) {
 	cfg := config{streams: 4, queue: 1024, spin: DefaultSpin}
 	for _, o := range opts {
@@ -75,6 +81,8 @@ func New(ctx context.Context, devs []*device.Device, opts ...Option) (*Group, er
 		return nil, fmt.Errorf("%w: WithQueue(%d): want at least one", device.ErrInvalidArgument, cfg.queue)
 	case cfg.policy < LeastOutstanding || cfg.policy > Memory:
 		return nil, fmt.Errorf("%w: policy %d", device.ErrInvalidArgument, cfg.policy)
+	case cfg.restart && cfg.open == nil:
+		return nil, fmt.Errorf("%w: WithRestart: a nil open function", device.ErrInvalidArgument)
 	}
 	g := &Group{cfg: cfg, tokens: make(chan struct{}, cfg.queue), quit: make(chan struct{})}
 	// A queue holds at most the jobs Submit queued (cfg.queue) and the reruns of idempotent
@@ -93,8 +101,13 @@ func New(ctx context.Context, devs []*device.Device, opts ...Option) (*Group, er
 		}
 		g.members = append(g.members, m)
 	}
+	if cfg.open != nil {
+		if err := g.supervise(ctx); err != nil {
+			return nil, err
+		}
+	}
 	for _, m := range g.members {
-		for range m.streams {
+		for range cfg.streams {
 			g.workers.Add(1)
 			go m.work()
 		}
@@ -103,7 +116,22 @@ func New(ctx context.Context, devs []*device.Device, opts ...Option) (*Group, er
 }
 
 func (g *Group) newMember(ctx context.Context, d *device.Device) (*member, error) {
-	m := &member{g: g, dev: d, queue: make(chan *job, g.room), free: make(chan *streams.Stream, g.cfg.streams)}
+	m := &member{g: g, queue: make(chan *job, g.room)}
+	gn, err := g.newGeneration(ctx, d, false)
+	if err != nil {
+		return nil, err
+	}
+	m.cur.Store(gn)
+	return m, nil
+}
+
+// newGeneration makes the streams of device d for a member, and reads what memory its jobs
+// may declare. owned is true for a device the group opened (a restart), which it closes.
+func (g *Group) newGeneration(ctx context.Context, d *device.Device, owned bool) (*generation, error) {
+	gn := &generation{g: g, dev: d, free: make(chan *streams.Stream, g.cfg.streams), owned: owned}
+	if g.cfg.open != nil {
+		gn.replaced = make(chan struct{})
+	}
 	bytes, ok := g.cfg.memory[d.Ordinal()]
 	if !ok {
 		free, _, err := d.MemInfo(ctx)
@@ -115,23 +143,25 @@ func (g *Group) newMember(ctx context.Context, d *device.Device) (*member, error
 			bytes = min(bytes, u.Limit-min(u.Limit, u.DeviceBytes()))
 		}
 	}
-	m.memBytes = int64(min(bytes, 1<<62))
-	m.mem = semaphore.NewWeighted(m.memBytes)
+	gn.memBytes = int64(min(bytes, 1<<62))
+	gn.mem = semaphore.NewWeighted(gn.memBytes)
 	for range g.cfg.streams {
 		s, err := streams.New(ctx, d)
 		if err != nil {
-			return nil, errors.Join(fmt.Errorf("group: device %d: %w", d.Ordinal(), err), m.closeStreams())
+			return nil, errors.Join(fmt.Errorf("group: device %d: %w", d.Ordinal(), err), gn.closeStreams())
 		}
-		m.streams = append(m.streams, s)
-		m.free <- s
+		gn.streams = append(gn.streams, s)
+		gn.free <- s
 	}
-	return m, nil
+	return gn, nil
 }
 
 // Close stops the group: Submit refuses new jobs, the jobs still queued fail with an error
 // wrapping device.ErrClosed, and Close returns once the running ones have finished and the
-// group's streams are closed. The devices stay open. A failed device's streams are let go
-// without an error (Device.Err has it). Safe to call more than once.
+// group's streams are closed. The devices given to New stay open. A failed device's streams
+// are let go without an error (Device.Err has it). With WithRestart, Close also cancels a
+// restart under way and then closes the devices the group opened, after their streams.
+// Safe to call more than once.
 func (g *Group) Close() error {
 	g.mu.Lock()
 	if g.closing {
@@ -141,6 +171,7 @@ func (g *Group) Close() error {
 		return nil
 	}
 	g.closing = true
+	g.shut.Store(true)
 	close(g.quit)
 	g.mu.Unlock()
 	for _, m := range g.members { // the queued jobs fail now, not when a stream is next free
@@ -149,49 +180,63 @@ func (g *Group) Close() error {
 	refuseAll(g.shared)
 	g.workers.Wait()
 	g.inline.Wait()
+	if g.cfg.open != nil {
+		return g.closeSupervised()
+	}
 	return g.closeStreams()
 }
 
-func (g *Group) closeStreams() error {
+func (g *Group) closeStreams() error { return g.closeStreamsFrom(0) }
+
+// closeStreamsFrom closes the streams of the members from the i-th on.
+func (g *Group) closeStreamsFrom(i int) error {
 	var errs []error
-	for _, m := range g.members {
-		errs = append(errs, m.closeStreams())
+	for _, m := range g.members[i:] {
+		errs = append(errs, m.cur.Load().closeStreams())
 	}
 	return errors.Join(errs...)
 }
 
-// closeStreams closes m's streams. On a failed device they fail to close as everything does:
+// closeStreams closes gn's streams. On a failed device they fail to close as everything does:
 // that is the device's error, which Device.Err already gives, not the group's.
-func (m *member) closeStreams() error {
+func (gn *generation) closeStreams() error {
 	var errs []error
-	for _, s := range m.streams {
+	for _, s := range gn.streams {
 		errs = append(errs, s.Close(context.Background()))
 	}
-	m.streams = nil
-	if m.dev.Err() != nil {
+	gn.streams = nil
+	if gn.down() {
 		return nil
 	}
 	return errors.Join(errs...)
 }
 
-// healthy reports whether m takes work: its device has not failed. A device seen failed is
-// out of placement for good.
-func (m *member) healthy() bool {
-	if m.failed.Load() {
+// healthy reports whether m takes work: its device now has not failed.
+func (m *member) healthy() bool { return m.cur.Load().healthy() }
+
+// healthy reports whether gn's device takes work: it has not failed. A device seen failed is
+// out of placement for good; only a new generation brings its member back.
+func (gn *generation) healthy() bool {
+	if gn.failed.Load() {
 		return false
 	}
-	if m.dev.Err() != nil {
-		m.failed.Store(true)
+	if gn.dev.Err() != nil {
+		gn.failed.Store(true)
 		return false
 	}
 	return true
 }
 
-// Devices are the group's devices, in the order New was given them.
+// down reports whether gn's device failed, or was taken out of service (a failed health
+// check): an error of a job on it is then the device's.
+func (gn *generation) down() bool { return gn.failed.Load() || gn.dev.Err() != nil }
+
+// Devices are the group's devices now, in the order New was given them: after a restart
+// (WithRestart), the device that replaced the failed one.
 func (g *Group) Devices() []*device.Device {
 	ds := make([]*device.Device, len(g.members))
 	for i, m := range g.members {
-		ds[i] = m.dev
+		ds[i] = m.cur.Load().dev
 	}
 	return ds
 }

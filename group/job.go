@@ -96,10 +96,11 @@ func (g *Group) takeToken(ctx context.Context) error {
 	}
 }
 
-// fits reports whether some healthy device could ever hold bytes declared by one job.
+// fits reports whether some healthy or restarting device could ever hold bytes declared by
+// one job.
 func (g *Group) fits(bytes int64) bool {
 	for _, m := range g.members {
-		if m.healthy() && bytes <= m.memBytes {
+		if m.live() && bytes <= m.cur.Load().memBytes {
 			return true
 		}
 	}
@@ -153,11 +154,14 @@ func (j *job) refuse(err error) {
 }
 
 // refuseAll fails every job waiting in q: the group is closing.
-func refuseAll(q chan *job) {
+func refuseAll(q chan *job) { refuseAllWith(q, fmt.Errorf("group closed: %w", device.ErrClosed)) }
+
+// refuseAllWith fails every job waiting in q with err.
+func refuseAllWith(q chan *job, err error) {
 	for {
 		select {
 		case j := <-q:
-			j.refuse(fmt.Errorf("group closed: %w", device.ErrClosed))
+			j.refuse(err)
 		default:
 			return
 		}

@@ -16,7 +16,7 @@ type Shard[T, R any] func(ctx context.Context, d *device.Device, s *streams.Stre
 // Map splits items into contiguous shards, several per device so that a faster device takes
 // more of them, runs fn on each as a job of g, and returns the results in the order of items.
 // It fails with the first shard's error, once every shard has ended. shards <= 0 means four
-// per healthy device.
+// per healthy (or restarting) device.
 func Map[T, R any](ctx context.Context, g *Group, items []T, shards int, fn Shard[T, R]) ([]R, error) {
 	if fn == nil {
 		return nil, fmt.Errorf("%w: a nil shard function", device.ErrInvalidArgument)
@@ -24,17 +24,10 @@ func Map[T, R any](ctx context.Context, g *Group, items []T, shards int, fn Shar
 	if len(items) == 0 {
 		return nil, nil
 	}
-	if shards <= 0 {
-		for _, m := range g.members {
-			if m.healthy() {
-				shards += 4
-			}
-		}
-		if shards == 0 {
-			return nil, ErrNoDevice
-		}
+	shards, err := g.shardCount(shards, len(items))
+	if err != nil {
+		return nil, err
 	}
-	shards = min(shards, len(items))
 	results := make([][]R, shards)
 	fs := make([]actor.Waiter, shards)
 	for k := range shards {

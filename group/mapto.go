@@ -78,11 +78,11 @@ func MapTo[R device.Numeric, T any](ctx context.Context, g *Group, dst device.Me
 }
 
 // shardCount is how many shards Map and MapTo cut n items into: shards, or four per healthy
-// device when shards <= 0, and at most n.
+// (or restarting) device when shards <= 0, and at most n.
 func (g *Group) shardCount(shards, n int) (int, error) {
 	if shards <= 0 {
 		for _, m := range g.members {
-			if m.healthy() {
+			if m.live() {
 				shards += 4
 			}
 		}

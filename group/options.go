@@ -1,8 +1,12 @@
 package group
 
 import (
+	"context"
 	"strconv"
 	"time"
+
+	"github.com/gpuactor/gpuactor/device"
+	"github.com/gpuactor/gpuactor/supervise"
 )
 
 // Policy decides which device a job is placed on.
@@ -32,6 +36,12 @@ type config struct {
 	policy   Policy
 	memory   map[int]uint64 // ordinal → bytes jobs may declare at once (WithMemory)
 	spin     time.Duration
+
+	// WithRestart: whether it was given (with a nil open, New refuses it), the function that
+	// reopens a failed device, and the restart policy.
+	restart  bool
+	open     func(ctx context.Context, failed *device.Device) (*device.Device, error)
+	restarts []supervise.Option
 }
 
 // DefaultSpin is how long a stream's worker polls for its next job before it parks (WithSpin).

@@ -6,30 +6,38 @@ var affinitySeed = maphash.MakeSeed()
 
 // place picks where j waits: a member's own queue, or the shared queue (nil, true) from
 // which the first free stream of any healthy device takes it, which is how LeastOutstanding
-// places: a device that finishes sooner takes more. (nil, false) when no device is healthy.
+// places: a device that finishes sooner takes more. Where no device can take j now but one is
+// restarting (WithRestart), j waits in the shared queue for it. (nil, false) when no device
+// is healthy or restarting.
 func (g *Group) place(j *job) (m *member, shared bool) {
-	switch g.cfg.policy {
-	case RoundRobin:
-		return g.roundRobin(j), false
-	case Affinity:
-		if j.cfg.key != "" {
-			return g.affinity(j), false
+	var pick func(*job) *member
+	switch {
+	case g.cfg.policy == RoundRobin:
+		pick = g.roundRobin
+	case g.cfg.policy == Affinity && j.cfg.key != "":
+		pick = g.affinity
+	case g.cfg.policy == Memory && j.cfg.bytes > 0:
+		pick = g.byMemory
+	}
+	if pick != nil {
+		if m := pick(j); m != nil {
+			return m, false
 		}
-	case Memory:
-		if j.cfg.bytes > 0 {
-			return g.byMemory(j), false
+	} else {
+		for _, m := range g.members {
+			if usable(m, j) {
+				return nil, true
+			}
 		}
 	}
-	for _, m := range g.members {
-		if usable(m, j) {
-			return nil, true
-		}
-	}
-	return nil, false
+	return nil, g.cfg.open != nil && g.pending(j)
 }
 
 // usable reports whether m may take j: healthy, and with room for j's declared bytes.
-func usable(m *member, j *job) bool { return m.healthy() && j.cfg.bytes <= m.memBytes }
+func usable(m *member, j *job) bool {
+	gn := m.cur.Load()
+	return gn.healthy() && j.cfg.bytes <= gn.memBytes
+}
 
 func (g *Group) roundRobin(j *job) *member {
 	n := len(g.members)
@@ -63,7 +71,7 @@ func (g *Group) byMemory(j *job) *member {
 		if !usable(m, j) {
 			continue
 		}
-		if free := m.memBytes - m.reserved.Load(); best == nil || free > bestFree {
+		if free := m.cur.Load().memBytes - m.reserved.Load(); best == nil || free > bestFree {
 			best, bestFree = m, free
 		}
 	}

@@ -8,11 +8,13 @@ import (
 
 // DeviceStats is a snapshot of one device of the group: its jobs, and the device's own Stats.
 type DeviceStats struct {
-	Healthy bool  // in placement: the device has not failed
-	Queued  int64 // jobs placed on it, waiting for a stream
-	Running int64 // jobs running on it now
-	Done    uint64
-	Failed  uint64
+	Healthy bool // in placement: the device has not failed
+	// Restarts counts the devices that replaced a failed one in this place (WithRestart).
+	Restarts uint64
+	Queued   int64 // jobs placed on it, waiting for a stream
+	Running  int64 // jobs running on it now
+	Done     uint64
+	Failed   uint64
 	// MeanJob is the mean time of the jobs that ended on it, done or failed.
 	MeanJob time.Duration
 	// MemoryBytes is what jobs may declare (Bytes) on it at once; MemoryReserved what the
@@ -34,11 +36,12 @@ type Stats struct {
 func (g *Group) Stats() Stats {
 	out := make([]DeviceStats, len(g.members))
 	for i, m := range g.members {
+		gn := m.cur.Load()
 		done, failed := m.done.Load(), m.failedJobs.Load()
 		st := DeviceStats{
-			Healthy: m.healthy(), Queued: max(0, m.queued.Load()), Running: m.running.Load(),
-			Done: done, Failed: failed, MemoryBytes: m.memBytes, MemoryReserved: m.reserved.Load(),
-			Device: m.dev.Stats(),
+			Healthy: gn.healthy(), Restarts: m.restarts.Load(), Queued: max(0, m.queued.Load()),
+			Running: m.running.Load(), Done: done, Failed: failed, MemoryBytes: gn.memBytes,
+			MemoryReserved: m.reserved.Load(), Device: gn.dev.Stats(),
 		}
 		if n := done + failed; n > 0 {
 			st.MeanJob = time.Duration(m.busy.Load() / int64(n))

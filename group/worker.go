@@ -19,23 +19,29 @@ import (
 func (m *member) work() {
 	defer m.g.workers.Done()
 	for {
-		shared := m.g.shared
-		if !m.healthy() {
-			shared = nil // a failed device takes no more work; its own queue moves elsewhere
+		gn := m.cur.Load()
+		shared, wake := m.g.shared, (chan struct{})(nil)
+		if !gn.healthy() {
+			// A failed device takes no more work; its own queue moves elsewhere. A restart
+			// (replaced) brings the worker back to the shared queue.
+			shared, wake = nil, gn.replaced
 		}
-		j, quit := m.next(shared)
+		j, quit := m.next(shared, wake)
 		if quit {
 			m.refuseQueued()
 			return
 		}
-		m.take(j)
+		if j != nil {
+			m.take(j)
+		}
 	}
 }
 
 // next takes the next job for m from its own queue or shared, polling for the group's spin
 // time before it parks: a job sent while the worker polls starts without the wake of a parked
-// goroutine, which costs more than a short job. quit is true once the group closes.
-func (m *member) next(shared chan *job) (j *job, quit bool) {
+// goroutine, which costs more than a short job. quit is true once the group closes; j is nil,
+// and quit false, once wake is closed.
+func (m *member) next(shared chan *job, wake chan struct{}) (j *job, quit bool) {
 	for deadline := time.Now().Add(m.g.cfg.spin); ; {
 		select {
 		case j := <-m.queue:
@@ -44,6 +50,8 @@ func (m *member) next(shared chan *job) (j *job, quit bool) {
 			return j, false
 		case <-m.g.quit:
 			return nil, true
+		case <-wake:
+			return nil, false
 		default:
 		}
 		if !time.Now().Before(deadline) {
@@ -58,6 +66,8 @@ func (m *member) next(shared chan *job) (j *job, quit bool) {
 		return j, false
 	case <-m.g.quit:
 		return nil, true
+	case <-wake:
+		return nil, false
 	}
 }
 
@@ -70,12 +80,13 @@ func (m *member) take(j *job) {
 	if j.state.Load() == jobEnded {
 		return // cancelled in the queue: its room and counts went back then
 	}
+	gn := m.cur.Load()
 	var s *streams.Stream
 	select {
-	case s = <-m.free:
+	case s = <-gn.free:
 	default:
 		select { // a Do call holds the stream: wait for it, as the job would have in the queue
-		case s = <-m.free:
+		case s = <-gn.free:
 		case <-j.ctx.Done():
 			j.cancelQueued()
 			return
@@ -84,12 +95,12 @@ func (m *member) take(j *job) {
 			return
 		}
 	}
-	defer func() { m.free <- s }()
+	defer func() { gn.free <- s }()
 	if j.ctx.Err() != nil {
 		j.cancelQueued() // its context ended in the queue: it leaves as cancelled, not run
 		return
 	}
-	if !m.healthy() {
+	if !gn.healthy() {
 		j.move(m)
 		return
 	}
@@ -99,7 +110,7 @@ func (m *member) take(j *job) {
 	j.stop()
 	j.dequeued()
 	j.releaseToken() // out of the queue: room for another
-	again, err := m.runOn(j, s)
+	again, err := m.runOn(j, gn, s)
 	if again && m.g.again(j) {
 		return
 	}
@@ -107,26 +118,27 @@ func (m *member) take(j *job) {
 	j.p.Complete(struct{}{}, err)
 }
 
-// runOn runs j on s, m's, with the group's accounting, and returns its error; again is true
-// when m's device failed under j and j may run elsewhere: it is Idempotent, has not yet run on
-// every device, and its context goes on; the caller then places it again, or fails it with err.
-func (m *member) runOn(j *job, s *streams.Stream) (again bool, err error) {
+// runOn runs j on s, of m's generation gn, with the group's accounting, and returns its
+// error; again is true when gn's device failed under j and j may run elsewhere: it is
+// Idempotent, has not yet run as many times as the group has devices, and its context goes
+// on; the caller then places it again, or fails it with err.
+func (m *member) runOn(j *job, gn *generation, s *streams.Stream) (again bool, err error) {
 	j.on.Store(m)
 	m.running.Add(1)
 	m.reserved.Add(j.cfg.bytes)
 	start := time.Now()
-	err = m.run(j, s)
+	err = gn.run(j, s)
 	m.busy.Add(int64(time.Since(start)))
 	m.running.Add(-1)
 	m.reserved.Add(-j.cfg.bytes)
-	if err != nil && m.dev.Err() != nil { // the device failed under the job
-		m.failed.Store(true)
+	if err != nil && gn.down() { // the device failed under the job
+		gn.failed.Store(true)
 		m.failedJobs.Add(1)
 		again = j.cfg.idempotent && j.tries < len(m.g.members) && j.ctx.Err() == nil
 		if errors.Is(err, device.ErrDeviceFailed) {
-			return again, fmt.Errorf("group: device %d failed under the job: %w", m.dev.Ordinal(), err)
+			return again, fmt.Errorf("group: device %d failed under the job: %w", gn.dev.Ordinal(), err)
 		}
-		return again, fmt.Errorf("group: device %d: %w under the job: %w", m.dev.Ordinal(), device.ErrDeviceFailed, err)
+		return again, fmt.Errorf("group: device %d: %w under the job: %w", gn.dev.Ordinal(), device.ErrDeviceFailed, err)
 	}
 	if err != nil {
 		m.failedJobs.Add(1)
@@ -136,21 +148,22 @@ func (m *member) runOn(j *job, s *streams.Stream) (again bool, err error) {
 	return false, err
 }
 
-// run runs the job's function, its declared memory held, and turns a panic into an error.
-func (m *member) run(j *job, s *streams.Stream) (err error) {
+// run runs the job's function on gn's device, its declared memory held, and turns a panic
+// into an error.
+func (gn *generation) run(j *job, s *streams.Stream) (err error) {
 	j.tries++
 	if j.cfg.bytes > 0 {
-		if err := m.mem.Acquire(j.ctx, j.cfg.bytes); err != nil {
+		if err := gn.mem.Acquire(j.ctx, j.cfg.bytes); err != nil {
 			return err
 		}
-		defer m.mem.Release(j.cfg.bytes)
+		defer gn.mem.Release(j.cfg.bytes)
 	}
 	defer func() {
 		if r := recover(); r != nil {
 			err = &actor.PanicError{Value: r, Stack: debug.Stack()}
 		}
 	}()
-	return j.fn(j.ctx, m.dev, s)
+	return j.fn(j.ctx, gn.dev, s)
 }
 
 // move takes queued job j, dequeued by a worker of failed member from, to where it can run,
@@ -171,7 +184,7 @@ func (j *job) move(from *member) {
 		j.state.Store(jobQueued)
 		err := fmt.Errorf("group closed: %w", device.ErrClosed)
 		if !g.closing {
-			err = fmt.Errorf("%w: device %d failed and no other can take the job", ErrNoDevice, from.dev.Ordinal())
+			err = fmt.Errorf("%w: device %d failed and no other can take the job", ErrNoDevice, from.cur.Load().dev.Ordinal())
 		}
 		j.refuse(err)
 		return

@@ -1,0 +1,19 @@
+package group_test
+
+import (
+	"os"
+	"testing"
+
+	"github.com/gpuactor/gpuactor/device"
+)
+
+// The test binary is the worker of the isolated devices its tests open (WorkerMain serves one
+// and exits in a worker, and returns at once here), with the simulator kernels they load.
+func TestMain(m *testing.M) {
+	device.WorkerMain(device.ServeKernels(isolatedKernels))
+	// A race-detector worker would otherwise sleep a second at exit, each time.
+	if _, ok := os.LookupEnv("GORACE"); !ok {
+		_ = os.Setenv("GORACE", "atexit_sleep_ms=0")
+	}
+	os.Exit(m.Run())
+}
