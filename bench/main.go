@@ -10,6 +10,8 @@
 //	go run . -backend sim -repeat 3   # the simulator only (CI's smoke run)
 //	go run . -scenarios launch_enqueue,h2d_pinned -sizes 4096,1048576 -json out.json
 //	go run . -save                    # also write bench/results/<gpu>/
+//	go run . -scenarios launch_enqueue,isolated_launch_enqueue
+//	                                  # a row in process and on an isolated device (isolated_rows.go)
 //	go run . -backend cuda -inprocess -rounds 101 -graph-sizes 1,10 -scenarios graph_node_launchn
 //	                                  # C++ passes in this process, around each row
 //
@@ -50,6 +52,7 @@ type options struct {
 }
 
 func main() {
+	serveWorker() // in a worker process of an isolated device, serves it and exits
 	o, err := parseFlags(os.Args[1:])
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)

@@ -155,21 +155,27 @@ func openEnv(ctx context.Context, o *options, kind device.BackendKind, rep *Repo
 	if !slices.Contains(rep.Meta.Backends, string(kind)) {
 		rep.Meta.Backends = append(rep.Meta.Backends, string(kind))
 	}
-	mod, err := dev.Compile(ctx, device.Source{Name: "empty.cu", Code: emptySource, Sim: emptySim})
-	if err != nil {
-		return nil, nil, errors.Join(err, dev.Close())
-	}
-	k, err := mod.Kernel(ctx, "empty")
+	k, err := loadEmpty(ctx, dev)
 	if err != nil {
 		return nil, nil, errors.Join(err, dev.Close())
 	}
 	e = &env{ctx: ctx, dev: dev, empty: k, binding: func() (*direct, error) { return openDirect(kind, o.device) }, copiers: o.copiers, devOpts: opts}
 	return e, func() {
+		e.closeIsolated()
 		for _, d := range e.others {
 			d.Close()
 		}
 		dev.Close()
 	}, nil
+}
+
+// loadEmpty compiles the empty kernel on dev.
+func loadEmpty(ctx context.Context, dev *device.Device) (*device.Kernel, error) {
+	mod, err := dev.Compile(ctx, device.Source{Name: "empty.cu", Code: emptySource, Sim: emptySim})
+	if err != nil {
+		return nil, err
+	}
+	return mod.Kernel(ctx, "empty")
 }
 
 // runTask runs one row on e and records its result (and its failure) in rep.

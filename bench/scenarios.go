@@ -57,6 +57,10 @@ type env struct {
 	othersErr  error
 	busyMu     sync.Mutex
 	busy       map[int]busyJob // the group rows' kernel, per device ordinal
+
+	isoOnce sync.Once
+	iso     *env // the isolated rows' env: dev opened again, isolated (isolatedEnv)
+	isoErr  error
 }
 
 // scenario is one row kind of the suite.
@@ -108,7 +112,7 @@ const launchesPerRepeat = 20000
 // rows that drive several streams at once run last. The binding rows (binding_rows.go) follow
 // the graph rows: each opens a stream of its own, which the graph rows must not see first.
 func scenarios() []scenario {
-	all := slices.Concat(graphScenarios(), bindingScenarios(), coreScenarios(), streamScenarios(), allocScenarios(), groupScenarios(), peerScenarios())
+	all := slices.Concat(graphScenarios(), bindingScenarios(), coreScenarios(), streamScenarios(), allocScenarios(), isolatedScenarios(), groupScenarios(), peerScenarios())
 	slices.SortStableFunc(all, func(a, b scenario) int {
 		return cmp.Compare(b2i(a.manyStreams), b2i(b.manyStreams))
 	})
