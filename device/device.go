@@ -140,7 +140,13 @@ func open(ctx context.Context, be backend.Backend, c *config, ordinal int, own i
 	if isolated {
 		// A GPU stuck in a kernel that never ends is freed only when the process holding it
 		// ends: end the worker now, not when the device is closed.
-		onStuck = func() { go own.Close() }
+		onStuck = func() {
+			if s, ok := own.(interface{ Stop() error }); ok {
+				go s.Stop() // not Close: the actor still reads memory shared with the worker
+			} else {
+				go own.Close()
+			}
+		}
 		// The actor's calls go to the worker, not to the runtime, so any thread will do; a
 		// locked one would cost a thread hand-off on each of the worker's answers.
 		actorOpts = append([]actor.Option{actor.WithLockedThread(false)}, actorOpts...)

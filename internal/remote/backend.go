@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/gpuactor/gpuactor/cudaerr"
 	"github.com/gpuactor/gpuactor/internal/backend"
@@ -23,6 +24,7 @@ type Backend struct {
 	host   regionTable // HostAlloc's memory, shared with the worker
 
 	failure func(lost error) error // WithFailure
+	calls   atomic.Uint64          // calls made (not posts): for tests of what the board spares
 
 	mu  sync.Mutex
 	dev *Device
@@ -93,9 +95,24 @@ func (b *Backend) watch() {
 // Process is the worker serving the backend.
 func (b *Backend) Process() *worker.Process { return b.proc }
 
-// Close ends the worker: it asks it to exit, and kills it if it does not (worker.Process.Close).
-// The devices fail from then on. It returns once the worker is reaped.
-func (b *Backend) Close() error { return b.proc.Close() }
+// Close ends the worker: it asks it to exit, and kills it if it does not (worker.Process.Close),
+// and unmaps what the parent shares with it for the device's own use (the event board): the
+// device must not be used any more. The devices fail from then on. It returns once the worker
+// is reaped.
+func (b *Backend) Close() error {
+	err := b.proc.Close()
+	b.mu.Lock()
+	if b.dev != nil {
+		b.dev.closeBoard()
+	}
+	b.mu.Unlock()
+	return err
+}
+
+// Stop ends the worker as Close does, but keeps the memory shared with it mapped: for a
+// device whose goroutine may still be reading it (one failed as stuck, not yet closed). Close
+// it afterwards.
+func (b *Backend) Stop() error { return b.proc.Close() }
 
 // Name is "isolated-" and the worker backend's name.
 func (b *Backend) Name() string { return b.name }
@@ -132,6 +149,7 @@ func (b *Backend) Open(ordinal int) (backend.Device, error) {
 		return nil, err
 	}
 	b.dev = &Device{b: b, ordinal: ordinal}
+	b.dev.openBoard()
 	return b.dev, nil
 }
 
@@ -175,6 +193,7 @@ func (b *Backend) call(e enc) (dec, error) { return b.callCtx(context.Background
 
 // callCtx is call, abandoned when ctx ends.
 func (b *Backend) callCtx(ctx context.Context, e enc) (dec, error) {
+	b.calls.Add(1)
 	resp, err := b.proc.Call(ctx, e.b)
 	if e.box != nil && cap(e.b) <= 64<<10 { // keep small buffers only: a module image may be megabytes
 		*e.box = e.b[:0]

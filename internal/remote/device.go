@@ -17,6 +17,7 @@ import (
 type Device struct {
 	b       *Backend
 	ordinal int
+	board   *board // the event board; nil: every EventQuery is a call
 }
 
 var _ backend.Device = (*Device)(nil)
@@ -141,17 +142,45 @@ func (d *Device) StreamWaitEvent(s backend.Stream, e backend.Event) error {
 
 // EventCreate makes an event.
 func (d *Device) EventCreate(flags uint32) (backend.Event, error) {
-	v, err := d.val(mEventCreate, uint64(flags))
+	slot := -1
+	if d.board != nil {
+		slot = d.board.take()
+	}
+	v, err := d.val(mEventCreate, uint64(flags), uint64(int64(slot)))
+	if slot >= 0 {
+		if err != nil {
+			d.board.free = append(d.board.free, slot)
+		} else {
+			d.board.slots[backend.Event(v)] = slot
+			d.board.recs[slot] = 0
+		}
+	}
 	return backend.Event(v), err
 }
 
 // EventRecord records e on s.
 func (d *Device) EventRecord(e backend.Event, s backend.Stream) error {
-	return d.postVoid(mEventRecord, s, uint64(e), uint64(s))
+	if err := d.postVoid(mEventRecord, s, uint64(e), uint64(s)); err != nil {
+		return err
+	}
+	if d.board != nil {
+		if slot, ok := d.board.slots[e]; ok {
+			d.board.recs[slot]++
+		}
+	}
+	return nil
 }
 
-// EventQuery reports whether e completed.
-func (d *Device) EventQuery(e backend.Event) error { return d.void(mEventQuery, uint64(e)) }
+// EventQuery reports whether e completed: from the event board when it can tell, else by
+// asking the worker (board.go).
+func (d *Device) EventQuery(e backend.Event) error {
+	if d.board != nil {
+		if err, ok := d.board.query(e, !d.b.proc.Failed()); ok {
+			return err
+		}
+	}
+	return d.void(mEventQuery, uint64(e))
+}
 
 // EventSynchronize waits in the worker for e.
 func (d *Device) EventSynchronize(e backend.Event) error {
@@ -165,7 +194,16 @@ func (d *Device) EventElapsed(start, end backend.Event) (float32, error) {
 }
 
 // EventDestroy destroys an event.
-func (d *Device) EventDestroy(e backend.Event) error { return d.void(mEventDestroy, uint64(e)) }
+func (d *Device) EventDestroy(e backend.Event) error {
+	err := d.void(mEventDestroy, uint64(e))
+	if d.board != nil {
+		if slot, ok := d.board.slots[e]; ok {
+			delete(d.board.slots, e)
+			d.board.free = append(d.board.free, slot)
+		}
+	}
+	return err
+}
 
 // LoadModule loads a PTX or cubin image in the worker. Simulator kernels cross by name only:
 // a Go function of the parent cannot run in the worker, so the worker looks each name up in

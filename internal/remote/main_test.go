@@ -39,6 +39,10 @@ func TestMain(m *testing.M) {
 
 // testKernels are the simulator kernels the test worker runs: fill(p, n, v) sets n int32s.
 var testKernels = map[string]backend.SimKernel{
+	"sleep": func(c *cuda.KernelCall) error { // sleep(ms): a kernel that takes a while
+		time.Sleep(time.Duration(c.Int32(0)) * time.Millisecond)
+		return nil
+	},
 	"fill": func(c *cuda.KernelCall) error {
 		p := cuda.SimSlice[int32](c, 0, int(c.Int32(1)))
 		for i := range p {

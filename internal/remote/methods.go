@@ -120,6 +120,7 @@ const (
 	mGraphAddCopyDtoH
 	mLoadModuleShared  // an image too large for a call, passed in a memfd
 	mLoadModuleKernels // a module with simulator kernels, named for the worker's registry
+	mBoard             // the event board's memory (board.go)
 
 	mCount
 )

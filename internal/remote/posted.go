@@ -88,6 +88,9 @@ func (q *deferred) keep(s backend.Stream, err error, sticky bool) {
 	}
 }
 
+// pending reports whether any error waits for a call.
+func (q *deferred) pending() bool { return q.poison != nil || len(q.failed) > 0 }
+
 // take returns, and forgets, the error a call of method m must answer before it runs: the
 // poison, or the posted error of the stream m asks after. in is the call's fields, read from a
 // copy so the method still reads them.

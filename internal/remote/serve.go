@@ -2,6 +2,7 @@ package remote
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"maps"
@@ -32,7 +33,7 @@ func Serve(be backend.Backend, opts ...ServeOption) func(ctx context.Context, c 
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
 		s := &server{be: be, kernels: cfg.kernels, out: make([]byte, 0, 256), stop: cancel}
-		err := c.Serve(ctx, s.handle, worker.ServeCodec(Codec{}))
+		err := c.Serve(ctx, s.handle, worker.ServeCodec(Codec{}), worker.ServeIdle(s.idle))
 		if s.sticky != nil {
 			return fmt.Errorf("the device failed with a sticky error; the process can no longer use it, so the worker exits: %w", s.sticky)
 		}
@@ -59,6 +60,7 @@ type server struct {
 	be      backend.Backend
 	kernels map[string]backend.SimKernel // WithKernels
 	later   deferred                     // posted operations' errors, for later calls
+	board   *serverBoard                 // the event board (board.go); nil until the parent sends it
 	dev     backend.Device
 	host    regionTable // memory shared with the parent (HostAlloc)
 	out     []byte
@@ -79,6 +81,7 @@ func (s *server) handle(_ context.Context, req []byte) ([]byte, error) {
 	if isPost {
 		stream = backend.Stream(in.u64())
 	} else if err := s.later.take(m, in); err != nil {
+		s.attend()
 		return nil, s.failed(err)
 	}
 	fields := in // the method's own fields, for s.later
@@ -106,8 +109,10 @@ func (s *server) handle(_ context.Context, req []byte) ([]byte, error) {
 	if isPost {
 		if err != nil {
 			s.later.keep(stream, err, cudaerr.IsSticky(err))
+			s.attend()
 		} else {
 			s.later.note(m, stream, fields)
+			s.noteBoard(m, fields, nil)
 		}
 		return nil, nil // nobody waits for the answer
 	}
@@ -115,8 +120,47 @@ func (s *server) handle(_ context.Context, req []byte) ([]byte, error) {
 		return nil, s.failed(err)
 	}
 	s.later.note(m, 0, fields)
+	if m == mStreamDestroy {
+		s.attend() // its stream's error, if any, went with it
+	}
+	s.noteBoard(m, fields, out.b)
 	s.out = out.b
 	return out.b, nil
+}
+
+// idle is the worker's work between requests: polling the events on the board.
+func (s *server) idle() bool {
+	if s.board == nil || s.dev == nil || s.sticky != nil {
+		return false
+	}
+	return s.board.poll(s.dev)
+}
+
+// attend tells the parent, through the board, whether posted errors wait for a call.
+func (s *server) attend() {
+	if s.board != nil {
+		s.board.attend(attendDeferred, s.later.pending())
+	}
+}
+
+// noteBoard keeps the board up to date with an operation that succeeded: fields are its own
+// fields, answer its answer (nil for a posted one).
+func (s *server) noteBoard(m method, fields dec, answer []byte) {
+	if s.board == nil {
+		return
+	}
+	switch m {
+	case mEventCreate:
+		fields.u64() // the flags
+		slot := int(fields.i64())
+		if fields.err == nil && len(answer) >= 8 {
+			s.board.created(backend.Event(binary.LittleEndian.Uint64(answer)), slot)
+		}
+	case mEventRecord:
+		s.board.record(backend.Event(fields.u64()))
+	case mEventDestroy:
+		s.board.destroyed(backend.Event(fields.u64()))
+	}
 }
 
 // failed is the answer of a call that failed with err: a sticky error is the worker's last.

@@ -104,6 +104,20 @@ func (s *server) hostCall(m method, in *dec, out *enc) error {
 		mod, err := s.dev.LoadModule(backend.ModuleSpec{ImageKind: kind, Image: img, SimKernels: kernels})
 		out.u64(uint64(mod))
 		return err
+	case mBoard:
+		pid, fd, size := in.int(), in.u64(), in.u64()
+		if in.err != nil {
+			return in.err
+		}
+		if size != boardSize {
+			return fmt.Errorf("remote: an event board of %d bytes, want %d", size, boardSize)
+		}
+		mem, err := mapPeer(pid, fd, size)
+		if err != nil {
+			return &cudaerr.Error{Op: "remote", Code: cudaerr.MemoryAllocation, Message: "the event board: " + err.Error()}
+		}
+		s.board = newServerBoard(mem)
+		return nil
 	case mLoadModuleKernels:
 		kind := backend.ImageKind(in.u64())
 		// The image is a view into the request ring's buffer: copy it, as a backend may keep it.

@@ -36,6 +36,12 @@ func (r *Ring) Size() int { return 0 }
 // SetSpin does nothing: there is no ring on this OS.
 func (r *Ring) SetSpin(time.Duration) {}
 
+// SetYield does nothing where rings are not supported.
+func (r *Ring) SetYield(bool) {}
+
+// SetIdle does nothing where rings are not supported.
+func (r *Ring) SetIdle(func() bool) {}
+
 // Send returns ErrUnsupported.
 func (r *Ring) Send(ctx context.Context, msg []byte) error { return ErrUnsupported }
 

@@ -35,9 +35,10 @@ type Ring struct {
 	sh   shared
 	file *os.File
 
-	spin  atomic.Int64  // spin window in nanoseconds: see SetSpin
-	solo  atomic.Bool   // spin without yielding: see SetYield
-	slice time.Duration // the longest futex sleep: sleepSlice (tests lengthen it)
+	spin  atomic.Int64                // spin window in nanoseconds: see SetSpin
+	solo  atomic.Bool                 // spin without yielding: see SetYield
+	idle  atomic.Pointer[func() bool] // SetIdle
+	slice time.Duration               // the longest futex sleep: sleepSlice (tests lengthen it)
 
 	// mu is held shared by every call that touches the mapping and exclusively by Close while
 	// it unmaps, so no goroutine of this process touches unmapped memory. Close marks the ring
@@ -153,6 +154,18 @@ func (r *Ring) SetSpin(d time.Duration) { r.spin.Store(int64(max(d, 0))) }
 // is faster without it: each yield costs a trip through the scheduler. It applies to this
 // process's side only.
 func (r *Ring) SetYield(yield bool) { r.solo.Store(!yield) }
+
+// SetIdle gives a Send or Recv that has to wait something to do meanwhile: it calls fn every
+// 64 polls of its spin, and while fn reports it has work in hand (true) the spin goes on past
+// its window instead of sleeping. A worker polls its GPU's events this way between requests.
+// nil removes it. It applies to this process's side only, and only where the ring spins.
+func (r *Ring) SetIdle(fn func() bool) {
+	if fn == nil {
+		r.idle.Store(nil)
+		return
+	}
+	r.idle.Store(&fn)
+}
 
 // Close marks the ring closed for both sides, wakes any waiter of either side, waits for this
 // process's calls on the ring to return (they do promptly, with ErrClosed), then unmaps it

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 	"unsafe"
@@ -458,4 +459,44 @@ func TestSpinWithoutYield(t *testing.T) {
 		require.NoError(t, prod.Send(ctx, []byte{byte(i)}))
 		assert.Less(t, (<-got).Sub(sent), wakeBound, "message %d", i)
 	}
+}
+
+// An idle function runs while a receiver spins, and keeps it spinning while it reports work
+// in hand; once it reports none the receiver sleeps as usual and is woken by the send.
+func TestIdleRunsWhileSpinning(t *testing.T) {
+	if !multiCPU {
+		t.Skip("a ring never spins on one CPU")
+	}
+	prod, cons := pair(t, 0)
+	longSleeps(prod, cons)
+	cons.SetSpin(100 * time.Microsecond)
+	var calls, busyUntil atomic.Int64
+	busyUntil.Store(int64(20 * time.Millisecond))
+	start := time.Now()
+	cons.SetIdle(func() bool {
+		calls.Add(1)
+		return time.Since(start) < time.Duration(busyUntil.Load())
+	})
+	got := make(chan struct{})
+	go func() {
+		_, err := cons.Recv(context.Background(), nil)
+		assert.NoError(t, err)
+		close(got)
+	}()
+	time.Sleep(10 * time.Millisecond)
+	n := calls.Load()
+	assert.Positive(t, n, "idle ran while the receiver waited")
+	time.Sleep(5 * time.Millisecond)
+	assert.Greater(t, calls.Load(), n, "still spinning: the idle function has work in hand")
+	time.Sleep(30 * time.Millisecond) // past busyUntil and the window: asleep now
+	n = calls.Load()
+	time.Sleep(5 * time.Millisecond)
+	assert.Equal(t, n, calls.Load(), "asleep: idle no longer runs")
+	require.NoError(t, prod.Send(context.Background(), []byte("x")))
+	select {
+	case <-got:
+	case <-time.After(wakeBound):
+		t.Fatal("not woken by the send")
+	}
+	cons.SetIdle(nil)
 }

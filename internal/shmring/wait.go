@@ -77,12 +77,19 @@ func (r *Ring) spinFor(ready func() bool) bool {
 		return false
 	}
 	yield := !r.solo.Load()
+	var idle func() bool
+	if p := r.idle.Load(); p != nil {
+		idle = *p
+	}
 	start := time.Now()
 	for {
 		for range 64 {
 			if ready() {
 				return true
 			}
+		}
+		if idle != nil && idle() {
+			start = time.Now() // work in hand: keep spinning
 		}
 		if r.sh.closed.Load() != 0 || time.Since(start) >= window {
 			return false

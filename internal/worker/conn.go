@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Handler serves one call in the worker: it gets the request, which it may keep only until it
@@ -34,7 +35,21 @@ const codeTooLarge int64 = -1
 // ServeOption configures Serve.
 type ServeOption func(*serveConfig)
 
-type serveConfig struct{ codec ErrorCodec }
+type serveConfig struct {
+	codec ErrorCodec
+	idle  func() bool
+}
+
+// ServeIdle gives the server something to do between requests: fn runs while Serve waits for
+// the next one (over the rings, every few dozen polls of their spin, which goes on past its
+// window while fn reports work in hand) and, while requests keep coming, at most every
+// idleEvery between them. A worker polls its GPU's events this way, so that the parent can
+// read their state from shared memory instead of asking. fn runs on Serve's goroutine.
+func ServeIdle(fn func() (busy bool)) ServeOption { return func(c *serveConfig) { c.idle = fn } }
+
+// idleEvery is how often, at most, ServeIdle's function runs between requests that keep
+// coming.
+const idleEvery = 2 * time.Microsecond
 
 // ServeCodec sets how the handler's errors are encoded for the parent (default DefaultCodec);
 // the parent must decode with the same codec (WithErrorCodec).
@@ -82,7 +97,20 @@ func (c *Conn) Serve(ctx context.Context, h Handler, opts ...ServeOption) error 
 	}()
 	var out []byte
 	in := make([]byte, c.data.maxFrame()+1)
+	var lastIdle time.Time
+	if cfg.idle != nil {
+		if rt, ok := c.data.(*ringTransport); ok && c.direct {
+			rt.in.SetIdle(cfg.idle)
+			defer rt.in.SetIdle(nil)
+		}
+	}
 	for {
+		if cfg.idle != nil {
+			if now := time.Now(); now.Sub(lastIdle) >= idleEvery {
+				cfg.idle()
+				lastIdle = now
+			}
+		}
 		f, ok := c.next(ctx, in)
 		if !ok {
 			return nil

@@ -24,6 +24,7 @@ type Process struct {
 	mu      sync.Mutex
 	pending map[uint64]chan reply
 	failed  error // once set, why calls fail: a *DiedError, or ErrClosed
+	down    atomic.Bool // failed is set: Failed reads it without the lock
 	err     error // what Err reports
 	hung    bool
 	closing bool
@@ -59,6 +60,10 @@ func (p *Process) Err() error {
 	defer p.mu.Unlock()
 	return p.err
 }
+
+// Failed reports whether calls fail now (the worker died, or Close began), without a lock:
+// for a caller that reads state the worker shares and must stop trusting it then.
+func (p *Process) Failed() bool { return p.down.Load() }
 
 // MaxMessage is the largest request or response, in bytes, a call carries.
 func (p *Process) MaxMessage() int { return p.data.maxFrame() - headerSize }
@@ -155,6 +160,7 @@ func (p *Process) Close() error {
 		p.closing = true
 		if p.failed == nil {
 			p.failed = ErrClosed // new calls fail at once; pending ones when the worker exits
+			p.down.Store(true)
 		}
 		p.mu.Unlock()
 		select {
@@ -214,6 +220,7 @@ func (p *Process) wait() {
 	}
 	if p.failed == nil || p.hung {
 		p.failed = cause
+		p.down.Store(true)
 	}
 	cause = p.failed
 	pend := p.pending
