@@ -23,9 +23,9 @@ type Process struct {
 
 	mu      sync.Mutex
 	pending map[uint64]chan reply
-	failed  error // once set, why calls fail: a *DiedError, or ErrClosed
+	failed  error       // once set, why calls fail: a *DiedError, or ErrClosed
 	down    atomic.Bool // failed is set: Failed reads it without the lock
-	err     error // what Err reports
+	err     error       // what Err reports
 	hung    bool
 	closing bool
 
