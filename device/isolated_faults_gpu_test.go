@@ -15,6 +15,7 @@ import (
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/internal/testdev"
 	"github.com/gpuactor/gpuactor/internal/testgpu"
+	"github.com/gpuactor/gpuactor/internal/testproc"
 	"github.com/gpuactor/gpuactor/streams"
 )
 
@@ -79,7 +80,7 @@ func TestIsolatedFaultKinds(t *testing.T) {
 func waitExit(pid int, d time.Duration) bool {
 	deadline := time.Now().Add(d)
 	for time.Now().Before(deadline) {
-		if !processAlive(pid) {
+		if !testproc.Alive(pid) {
 			return true
 		}
 		time.Sleep(10 * time.Millisecond)

@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -21,6 +20,7 @@ import (
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/graphs"
 	"github.com/gpuactor/gpuactor/internal/testdev"
+	"github.com/gpuactor/gpuactor/internal/testproc"
 	"github.com/gpuactor/gpuactor/streams"
 	"github.com/gpuactor/gpuactor/supervise"
 )
@@ -208,7 +208,7 @@ func TestIsolatedKilledWorkerFailsPendingThenReopens(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("Close of a device whose worker died did not return")
 	}
-	assert.NotContains(t, childPIDs(), pid, "the killed worker is reaped")
+	assert.NotContains(t, testproc.Children(), pid, "the killed worker is reaped")
 
 	again, err := device.Open(ctx, 0, opts...)
 	require.NoError(t, err)
@@ -231,7 +231,7 @@ func TestIsolatedStickyFaultThenFreshWorker(t *testing.T) {
 		var ce *cudaerr.Error
 		require.ErrorAs(t, err, &ce, "the fault's own CUDA error: %v", err)
 		assert.True(t, ce.Code.Sticky(), "%v", ce.Code)
-		require.Eventually(t, func() bool { return !processAlive(pid) }, 10*time.Second, 10*time.Millisecond,
+		require.Eventually(t, func() bool { return !testproc.Alive(pid) }, 10*time.Second, 10*time.Millisecond,
 			"the worker exits after a sticky fault")
 		require.NoError(t, dev.Close())
 
@@ -292,7 +292,7 @@ func TestSupervisedIsolatedDeviceRestarts(t *testing.T) {
 func TestIsolatedWorkerThatNeverStarts(t *testing.T) {
 	ctx := testdev.Ctx(t)
 	sim := device.WithSimulator(device.NewSimulator())
-	before := childPIDs()
+	before := testproc.Children()
 	_, err := device.Open(ctx, 0, sim, device.Isolated(device.WorkerBinary("/nonexistent/worker")))
 	require.ErrorIs(t, err, device.ErrWorkerStart)
 	assert.Contains(t, err.Error(), "/nonexistent/worker")
@@ -309,18 +309,18 @@ func TestIsolatedWorkerThatNeverStarts(t *testing.T) {
 	defer cancel()
 	_, err = device.Open(cctx, 0, sim, device.Isolated(device.WorkerBinary("/bin/sleep", "60")))
 	require.Error(t, err)
-	assert.ElementsMatch(t, before, childPIDs(), "no worker left running")
+	assert.ElementsMatch(t, before, testproc.Children(), "no worker left running")
 
 	_, err = device.Open(ctx, 7, sim, device.Isolated())
 	require.Error(t, err, "an ordinal the worker's machine lacks")
 	assert.Contains(t, err.Error(), "ordinal 7")
-	assert.ElementsMatch(t, before, childPIDs(), "no worker left running")
+	assert.ElementsMatch(t, before, testproc.Children(), "no worker left running")
 }
 
 // OpenAll gives every device a worker of its own; closing them reaps every worker.
 func TestOpenAllIsolated(t *testing.T) {
 	ctx := testdev.Ctx(t)
-	before := childPIDs()
+	before := testproc.Children()
 	devs, err := device.OpenAll(ctx, device.WithSimulator(device.NewSimulator(device.SimDevices(3))), device.Isolated(), device.WithKernelCache(t.TempDir()))
 	require.NoError(t, err)
 	require.Len(t, devs, 3)
@@ -340,42 +340,7 @@ func TestOpenAllIsolated(t *testing.T) {
 	for _, d := range devs {
 		require.NoError(t, d.Close())
 	}
-	assert.ElementsMatch(t, before, childPIDs())
-}
-
-// childPIDs lists this process's living child processes, from /proc.
-func childPIDs() []int {
-	ents, _ := os.ReadDir("/proc")
-	var kids []int
-	me := strconv.Itoa(os.Getpid())
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid …: comm may hold spaces, so split after its closing paren.
-		s := string(b)
-		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-		if len(f) > 1 && f[1] == me && f[0] != "Z" {
-			kids = append(kids, pid)
-		}
-	}
-	return kids
-}
-
-// processAlive reports whether pid is a living process (not a zombie).
-func processAlive(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	return len(f) > 0 && f[0] != "Z"
+	assert.ElementsMatch(t, before, testproc.Children())
 }
 
 // A kernel that never ends leaves a GPU stuck for as long as the process holding it lives. On
@@ -398,7 +363,7 @@ func TestIsolatedStuckDeviceEndsItsWorker(t *testing.T) {
 		err = streams.Default(dev).Launch(ctx, k, cuda.LaunchConfig{Grid: cuda.Dim(1), Block: cuda.Dim(1)}, flag).Wait(ctx)
 		require.ErrorIs(t, err, device.ErrStuck)
 		assert.Less(t, time.Since(start), 10*time.Second)
-		require.Eventually(t, func() bool { return !processAlive(pid) }, 15*time.Second, 20*time.Millisecond,
+		require.Eventually(t, func() bool { return !testproc.Alive(pid) }, 15*time.Second, 20*time.Millisecond,
 			"the stuck device's worker ends")
 		require.NoError(t, dev.Close())
 

@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"os"
 	"runtime"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -24,6 +22,7 @@ import (
 	"github.com/gpuactor/gpuactor/graphs"
 	"github.com/gpuactor/gpuactor/group"
 	"github.com/gpuactor/gpuactor/internal/testdev"
+	"github.com/gpuactor/gpuactor/internal/testproc"
 	"github.com/gpuactor/gpuactor/streams"
 	"github.com/gpuactor/gpuactor/supervise"
 )
@@ -92,7 +91,7 @@ func isolatedJob(seed uint32) group.Job {
 // goroutine or file descriptor.
 func TestJobsOverIsolatedDevicesWithWorkersKilledAtRandom(t *testing.T) {
 	ctx := testdev.Ctx(t)
-	procsBefore, fdsBefore, goroutinesBefore := children(), openFDs(), runtime.NumGoroutine()
+	procsBefore, fdsBefore, goroutinesBefore := testproc.Children(), testproc.OpenFDs(), runtime.NumGoroutine()
 	opts := []device.Option{device.WithSimulator(device.NewSimulator(device.SimDevices(4))), device.WithKernelCache(t.TempDir()),
 		device.Isolated(device.WorkerStderr(io.Discard))}
 	devs, err := device.OpenAll(ctx, opts...)
@@ -174,50 +173,10 @@ func TestJobsOverIsolatedDevicesWithWorkersKilledAtRandom(t *testing.T) {
 	for _, d := range devs {
 		_ = d.Close() // the group closed the ones it replaced; Close is idempotent
 	}
-	assert.Eventually(t, func() bool { return len(children()) == len(procsBefore) }, 10*time.Second, 20*time.Millisecond,
-		"no worker left: before %v, now %v", procsBefore, children())
-	assert.Eventually(t, func() bool { return openFDs() <= fdsBefore }, 10*time.Second, 20*time.Millisecond,
-		"no file descriptor left (rings, sockets, shared memory): %d before, %d now: %v", fdsBefore, openFDs(), fdTargets())
+	assert.Eventually(t, func() bool { return len(testproc.Children()) == len(procsBefore) }, 10*time.Second, 20*time.Millisecond,
+		"no worker left: before %v, now %v", procsBefore, testproc.Children())
+	assert.Eventually(t, func() bool { return testproc.OpenFDs() <= fdsBefore }, 10*time.Second, 20*time.Millisecond,
+		"no file descriptor left (rings, sockets, shared memory): %d before, %d now: %v", fdsBefore, testproc.OpenFDs(), testproc.FDTargets())
 	assert.Eventually(t, func() bool { return runtime.NumGoroutine() <= goroutinesBefore+2 }, 10*time.Second, 20*time.Millisecond,
 		"no goroutine left: %d before, %d now", goroutinesBefore, runtime.NumGoroutine())
-}
-
-// children lists this process's living child processes, from /proc.
-func children() []int {
-	ents, _ := os.ReadDir("/proc")
-	var kids []int
-	me := strconv.Itoa(os.Getpid())
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		s := string(b)
-		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-		if len(f) > 1 && f[1] == me && f[0] != "Z" {
-			kids = append(kids, pid)
-		}
-	}
-	return kids
-}
-
-// openFDs counts this process's open file descriptors.
-func openFDs() int {
-	ents, _ := os.ReadDir("/proc/self/fd")
-	return len(ents)
-}
-
-// fdTargets names what this process's file descriptors point at, for a leak's message.
-func fdTargets() []string {
-	ents, _ := os.ReadDir("/proc/self/fd")
-	var out []string
-	for _, e := range ents {
-		t, _ := os.Readlink("/proc/self/fd/" + e.Name())
-		out = append(out, e.Name()+"→"+t)
-	}
-	return out
 }

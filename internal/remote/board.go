@@ -162,6 +162,14 @@ func (sb *serverBoard) record(e backend.Event) {
 	}
 }
 
+// complete publishes that e's last record completed (a query or synchronize of it succeeded).
+func (sb *serverBoard) complete(e backend.Event) {
+	if slot, ok := sb.slots[e]; ok {
+		boardDone(sb.mem, slot).Store(sb.recorded[slot])
+		delete(sb.watch, e)
+	}
+}
+
 // destroyed forgets e, whose slot the parent reuses once the destroy has answered.
 func (sb *serverBoard) destroyed(e backend.Event) {
 	if slot, ok := sb.slots[e]; ok {

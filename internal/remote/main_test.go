@@ -6,8 +6,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -18,6 +16,7 @@ import (
 	"github.com/gpuactor/gpuactor/internal/cudart"
 	"github.com/gpuactor/gpuactor/internal/remote"
 	"github.com/gpuactor/gpuactor/internal/sim"
+	"github.com/gpuactor/gpuactor/internal/testproc"
 	"github.com/gpuactor/gpuactor/internal/worker"
 )
 
@@ -30,7 +29,7 @@ func TestMain(m *testing.M) {
 		_ = os.Setenv("GORACE", "atexit_sleep_ms=0")
 	}
 	code := m.Run()
-	if kids := children(); len(kids) > 0 && code == 0 {
+	if kids := testproc.Children(); len(kids) > 0 && code == 0 {
 		fmt.Fprintf(os.Stderr, "child processes left after the tests: %v\n", kids)
 		code = 1
 	}
@@ -86,31 +85,6 @@ func open(t testing.TB) (*remote.Backend, *remote.Device) {
 	dv, err := be.Open(0)
 	require.NoError(t, err)
 	return be, dv.(*remote.Device)
-}
-
-// children lists this process's child processes, from /proc.
-func children() []int {
-	ents, _ := os.ReadDir("/proc")
-	me := os.Getpid()
-	var out []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		s := string(b) // pid (comm) state ppid ...: comm may hold spaces
-		fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-		if len(fields) > 1 {
-			if ppid, _ := strconv.Atoi(fields[1]); ppid == me {
-				out = append(out, pid)
-			}
-		}
-	}
-	return out
 }
 
 // startOnly starts a worker without opening a device.

@@ -160,6 +160,11 @@ func (s *server) noteBoard(m method, fields dec, answer []byte) {
 		s.board.record(backend.Event(fields.u64()))
 	case mEventDestroy:
 		s.board.destroyed(backend.Event(fields.u64()))
+	case mEventQuery, mEventSynchronize:
+		s.board.complete(backend.Event(fields.u64()))
+	case mStreamSynchronize, mSynchronize:
+		// What the parent waited for is done: let the board say so before its next poll.
+		s.board.poll(s.dev)
 	}
 }
 

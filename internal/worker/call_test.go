@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gpuactor/gpuactor/internal/testproc"
 	"github.com/gpuactor/gpuactor/internal/worker"
 )
 
@@ -72,7 +73,7 @@ func TestEchoAndClose(t *testing.T) {
 		require.NoError(t, p.Err(), "a closed worker did not fail")
 		_, err = p.Call(ctx, []byte("late"))
 		require.ErrorIs(t, err, worker.ErrClosed)
-		assert.NotContains(t, children(), p.Pid())
+		assert.NotContains(t, testproc.Children(), p.Pid())
 	})
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gpuactor/gpuactor/internal/testproc"
 	"github.com/gpuactor/gpuactor/internal/worker"
 )
 
@@ -160,7 +161,7 @@ func TestWorkerDiesWithItsParent(t *testing.T) {
 	require.NoError(t, err)
 	grandchild, err := strconv.Atoi(string(got))
 	require.NoError(t, err)
-	require.NotContains(t, []byte{0, 'Z'}, procState(grandchild), "the grandchild runs")
+	require.NotContains(t, []byte{0, 'Z'}, testproc.State(grandchild), "the grandchild runs")
 
 	killed := time.Now()
 	require.NoError(t, syscall.Kill(mid.Pid(), syscall.SIGKILL))
@@ -168,14 +169,14 @@ func TestWorkerDiesWithItsParent(t *testing.T) {
 	t.Logf("mid reaped %v after the kill", time.Since(killed))
 	defer func() { t.Logf("grandchild gone %v after the kill", time.Since(killed)) }()
 	// Dead is gone, or a zombie waiting for init (whichever adopted it) to reap it.
-	require.Eventually(t, func() bool { st := procState(grandchild); return st == 0 || st == 'Z' },
+	require.Eventually(t, func() bool { st := testproc.State(grandchild); return st == 0 || st == 'Z' },
 		time.Second, time.Millisecond, "the grandchild %d outlived its parent", grandchild)
 }
 
 // Start, call, kill and close many workers: no descriptors, goroutines or processes stay.
 func TestNoLeaks(t *testing.T) {
 	ctx := context.Background()
-	fds, goroutines := openFDs(), numGoroutine()
+	fds, goroutines := testproc.OpenFDs(), numGoroutine()
 	var wg sync.WaitGroup
 	for i := range 8 {
 		wg.Go(func() {
@@ -193,9 +194,9 @@ func TestNoLeaks(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	assert.Empty(t, children())
-	assert.Eventually(t, func() bool { return openFDs() <= fds }, 2*time.Second, 10*time.Millisecond,
-		"descriptors: %d before, %d after", fds, openFDs())
+	assert.Empty(t, testproc.Children())
+	assert.Eventually(t, func() bool { return testproc.OpenFDs() <= fds }, 2*time.Second, 10*time.Millisecond,
+		"descriptors: %d before, %d after", fds, testproc.OpenFDs())
 	// Polled on this goroutine: assert.Eventually's condition runs on one of its own.
 	deadline := time.Now().Add(2 * time.Second)
 	for numGoroutine() > goroutines && time.Now().Before(deadline) {

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpuactor/gpuactor/internal/testproc"
 	"github.com/gpuactor/gpuactor/internal/worker"
 )
 
@@ -34,7 +35,7 @@ func TestMain(m *testing.M) {
 		_ = os.Setenv("GORACE", "atexit_sleep_ms=0")
 	}
 	code := m.Run()
-	if kids := children(); len(kids) > 0 && code == 0 {
+	if kids := testproc.Children(); len(kids) > 0 && code == 0 {
 		fmt.Fprintf(os.Stderr, "child processes left after the tests: %v\n", kids)
 		code = 1
 	}
@@ -129,50 +130,4 @@ func (testCodec) Decode(code int64, msg string) error {
 		return fmt.Errorf("%w: %s", errSentinel, msg)
 	}
 	return worker.DefaultCodec{}.Decode(code, msg)
-}
-
-// children lists the pids of this process's child processes, from /proc.
-func children() []int {
-	ents, _ := os.ReadDir("/proc")
-	me := os.Getpid()
-	var out []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid ...: comm may hold spaces, so read after the last ')'.
-		s := string(b)
-		fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-		if len(fields) > 1 {
-			if ppid, _ := strconv.Atoi(fields[1]); ppid == me {
-				out = append(out, pid)
-			}
-		}
-	}
-	return out
-}
-
-// procState is a process's state letter from /proc (R, S, Z...), 0 when there is none.
-func procState(pid int) byte {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0
-	}
-	s := string(b)
-	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	if len(fields) == 0 {
-		return 0
-	}
-	return fields[0][0]
-}
-
-// openFDs counts this process's open descriptors.
-func openFDs() int {
-	ents, _ := os.ReadDir("/proc/self/fd")
-	return len(ents)
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gpuactor/gpuactor/internal/testproc"
 	"github.com/gpuactor/gpuactor/internal/worker"
 )
 
@@ -52,7 +53,7 @@ func TestStartFailures(t *testing.T) {
 				assert.Contains(t, err.Error(), w)
 			}
 			assert.Less(t, time.Since(began), 3*time.Second)
-			assert.Empty(t, children(), "nothing left running")
+			assert.Empty(t, testproc.Children(), "nothing left running")
 		})
 	}
 }
@@ -64,7 +65,7 @@ func TestStartCancelled(t *testing.T) {
 	_, err := worker.Start(ctx, worker.WithEnv(modeVar+"=no-hello"))
 	require.ErrorIs(t, err, worker.ErrStartFailed)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
-	assert.Empty(t, children())
+	assert.Empty(t, testproc.Children())
 }
 
 // A process started as a worker whose main forgot to call Main must not start workers: each
