@@ -6,17 +6,8 @@ import (
 	"fmt"
 	"os"
 	"syscall"
-	"unsafe"
-)
 
-// memfd_create and file-seal constants (linux/memfd.h, linux/fcntl.h).
-const (
-	mfdCloexec      = 0x1
-	mfdAllowSealing = 0x2
-	fAddSeals       = 1033
-	fSealSeal       = 0x1
-	fSealShrink     = 0x2
-	fSealGrow       = 0x4
+	"github.com/gpuactor/gpuactor/internal/shmring"
 )
 
 // newShared makes size bytes of anonymous shared memory (a memfd, sealed against resizing so
@@ -26,21 +17,11 @@ func newShared(size uint64) ([]byte, *os.File, error) {
 	if size > uint64(maxInt) {
 		return nil, nil, fmt.Errorf("%d bytes do not fit the address space", size)
 	}
-	name := []byte("gpuactor-host\x00")
-	fd, _, errno := syscall.Syscall(sysMemfdCreate, uintptr(unsafe.Pointer(&name[0])), mfdCloexec|mfdAllowSealing, 0)
-	if errno != 0 {
-		return nil, nil, fmt.Errorf("memfd_create: %w", errno)
+	f, err := shmring.Memfd("gpuactor-host", int64(size))
+	if err != nil {
+		return nil, nil, err
 	}
-	f := os.NewFile(fd, "gpuactor-host")
-	if err := syscall.Ftruncate(int(fd), int64(size)); err != nil {
-		_ = f.Close()
-		return nil, nil, fmt.Errorf("sizing the memfd to %d bytes: %w", size, err)
-	}
-	if _, _, errno := syscall.Syscall(syscall.SYS_FCNTL, fd, fAddSeals, fSealShrink|fSealGrow|fSealSeal); errno != 0 {
-		_ = f.Close()
-		return nil, nil, fmt.Errorf("sealing the memfd: %w", errno)
-	}
-	mem, err := syscall.Mmap(int(fd), 0, int(size), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
+	mem, err := syscall.Mmap(int(f.Fd()), 0, int(size), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
 	if err != nil {
 		_ = f.Close()
 		return nil, nil, fmt.Errorf("mapping %d bytes: %w", size, err)

@@ -22,11 +22,12 @@ const (
 	fDupfdCloexec   = 1030
 )
 
-// createMemfd makes an anonymous shared-memory file of n bytes, sealed against resizing so the
+// Memfd makes an anonymous shared-memory file of n bytes, sealed against resizing so the
 // peer can neither shrink it under our mapping (our next access would be SIGBUS) nor grow it.
 // It is close-on-exec: a child gets it only where it is passed on purpose (exec.Cmd.ExtraFiles,
 // a Unix socket).
-func createMemfd(name string, n int64) (*os.File, error) {
+// Besides the rings, the memory a worker shares with its parent is made with it.
+func Memfd(name string, n int64) (*os.File, error) {
 	p, err := syscall.BytePtrFromString(name)
 	if err != nil {
 		return nil, err

@@ -64,7 +64,7 @@ func New(size int) (*Ring, error) {
 		return nil, fmt.Errorf("shmring: ring size %d out of range [0, %d]", size, MaxSize)
 	}
 	n := dataSize(size)
-	f, err := createMemfd("gpuactor-shmring", int64(headerSize+n))
+	f, err := Memfd("gpuactor-shmring", int64(headerSize+n))
 	if err != nil {
 		return nil, err
 	}

@@ -391,7 +391,7 @@ func TestOpenRejects(t *testing.T) {
 	assert.ErrorContains(t, err, "0 bytes")
 
 	// A sealed memfd of the right size whose header is not a ring's.
-	f, err := createMemfd("other", headerSize+MinSize)
+	f, err := Memfd("other", headerSize+MinSize)
 	require.NoError(t, err)
 	defer f.Close()
 	_, err = Open(f)
