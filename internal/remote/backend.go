@@ -195,17 +195,28 @@ func (b *Backend) call(e enc) (dec, error) { return b.callCtx(context.Background
 func (b *Backend) callCtx(ctx context.Context, e enc) (dec, error) {
 	b.calls.Add(1)
 	resp, err := b.proc.Call(ctx, e.b)
-	if e.box != nil && cap(e.b) <= 64<<10 { // keep small buffers only: a module image may be megabytes
+	e.recycle()
+	if err != nil {
+		return dec{}, b.gone(err)
+	}
+	return dec{b: resp}, nil
+}
+
+// recycle gives a request's buffer back once its frame is sent (the transport copied it).
+// Only small buffers are kept: a module image may be megabytes.
+func (e enc) recycle() {
+	if e.box != nil && cap(e.b) <= 64<<10 {
 		*e.box = e.b[:0]
 		requests.Put(e.box)
 	}
-	if err != nil {
-		if errors.Is(err, worker.ErrWorkerDied) || errors.Is(err, worker.ErrClosed) {
-			return dec{}, b.lost(err)
-		}
-		return dec{}, err
+}
+
+// gone is err as the device sees it: a *LostError when the worker died or was closed.
+func (b *Backend) gone(err error) error {
+	if errors.Is(err, worker.ErrWorkerDied) || errors.Is(err, worker.ErrClosed) {
+		return b.lost(err)
 	}
-	return dec{b: resp}, nil
+	return err
 }
 
 // lost is the error of a device whose worker is gone.

@@ -2,10 +2,8 @@ package remote
 
 import (
 	"context"
-	"errors"
 
 	"github.com/gpuactor/gpuactor/internal/backend"
-	"github.com/gpuactor/gpuactor/internal/worker"
 )
 
 // Posted requests. A stream operation (a launch, a copy, a memset, an event record…) is
@@ -55,14 +53,11 @@ func (d *Device) postVoid(m method, s backend.Stream, args ...uint64) error {
 
 func (b *Backend) post(e enc) error {
 	err := b.proc.Post(context.Background(), e.b)
-	if e.box != nil && cap(e.b) <= 64<<10 {
-		*e.box = e.b[:0]
-		requests.Put(e.box)
+	e.recycle()
+	if err != nil {
+		return b.gone(err)
 	}
-	if err != nil && (errors.Is(err, worker.ErrWorkerDied) || errors.Is(err, worker.ErrClosed)) {
-		return b.lost(err)
-	}
-	return err
+	return nil
 }
 
 // deferred is the worker's record of posted operations' errors, until a call collects them.
