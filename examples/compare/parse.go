@@ -29,12 +29,18 @@ func status(code int) string {
 }
 
 // parse reads one program's output: the lines p's results match, and the first value of each
-// of p's timings. A timing the output lacks is absent from the map; so is one whose number
-// does not parse.
+// of p's timings (the first after the line p.after names for it, if any). A timing the output
+// lacks is absent from the map; so is one whose number does not parse.
 func parse(p port, output string) (results []string, timings map[string]float64) {
 	timings = map[string]float64{}
+	reached := map[string]bool{} // timings whose after line has been seen
 	for line := range strings.Lines(output) {
 		line = strings.TrimRight(line, "\r\n")
+		for name, a := range p.after {
+			if !reached[name] && a.MatchString(line) {
+				reached[name] = true
+			}
+		}
 		for _, r := range p.results {
 			if r.MatchString(line) {
 				results = append(results, line)
@@ -43,6 +49,9 @@ func parse(p port, output string) (results []string, timings map[string]float64)
 		}
 		for _, t := range p.timings {
 			if _, seen := timings[t.name]; seen {
+				continue
+			}
+			if p.after[t.name] != nil && !reached[t.name] {
 				continue
 			}
 			if m := t.re.FindStringSubmatch(line); m != nil {

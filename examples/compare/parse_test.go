@@ -52,6 +52,37 @@ const (
 		"> Checking the results from vectorAddGPU() ...\nbasicStreamOrderedAllocation PASSED\n" +
 		"Starting streamOrderedAllocationPostSync()\nTotal elapsed time = 19.876543 ms over 20 iterations\n" +
 		"> Checking the results from vectorAddGPU() ...\nstreamOrderedAllocationPostSync PASSED\n"
+	// p2pBandwidthLatencyTest on two GPUs (1.5: every value of the P2P=Disabled matrices,
+	// which the timings must skip).
+	p2pBandwidthC = "[P2P (Peer-to-Peer) GPU Bandwidth Latency Test]\n" +
+		"Device: 0, NVIDIA H200, pciBusID: 18, pciDeviceID: 0, pciDomainID:0\n" +
+		"Device: 1, NVIDIA H200, pciBusID: 2a, pciDeviceID: 0, pciDomainID:0\n" +
+		"Device=0 CAN Access Peer Device=1\nDevice=1 CAN Access Peer Device=0\n\n" +
+		"***NOTE: In case a device doesn't have P2P access to other one, it falls back to normal memcopy procedure.\n" +
+		"So you can see lesser Bandwidth (GB/s) and unstable Latency (us) in those cases.\n\n" +
+		"P2P Connectivity Matrix\n     D\\D     0     1\n     0\t     1     1\n     1\t     1     1\n" +
+		"Unidirectional P2P=Disabled Bandwidth Matrix (GB/s)\n   D\\D     0      1 \n     0   1.50   1.50 \n     1   1.50   1.50 \n" +
+		"Unidirectional P2P=Enabled Bandwidth (P2P Writes) Matrix (GB/s)\n   D\\D     0      1 \n     0 1520.25 370.12 \n     1 369.50 1519.75 \n" +
+		"Bidirectional P2P=Disabled Bandwidth Matrix (GB/s)\n   D\\D     0      1 \n     0   1.50   1.50 \n     1   1.50   1.50 \n" +
+		"Bidirectional P2P=Enabled Bandwidth Matrix (GB/s)\n   D\\D     0      1 \n     0 1600.00 720.40 \n     1 721.10 1601.30 \n" +
+		"P2P=Disabled Latency Matrix (us)\n   GPU     0      1 \n     0   1.50   1.50 \n     1   1.50   1.50 \n\n" +
+		"   CPU     0      1 \n     0   1.50   1.50 \n     1   1.50   1.50 \n" +
+		"P2P=Enabled Latency (P2P Writes) Matrix (us)\n   GPU     0      1 \n     0   2.10   2.75 \n     1   2.80   2.05 \n\n" +
+		"   CPU     0      1 \n     0   2.40   3.10 \n     1   3.20   2.30 \n\n" +
+		"NOTE: The CUDA Samples are not meant for performance measurements. Results may vary when GPU Boost is enabled.\n"
+	// The same on one GPU: 1×1 matrices.
+	p2pBandwidth1C = "[P2P (Peer-to-Peer) GPU Bandwidth Latency Test]\n" +
+		"Device: 0, NVIDIA H100 80GB HBM3, pciBusID: 18, pciDeviceID: 0, pciDomainID:0\n\n" +
+		"***NOTE: In case a device doesn't have P2P access to other one, it falls back to normal memcopy procedure.\n" +
+		"So you can see lesser Bandwidth (GB/s) and unstable Latency (us) in those cases.\n\n" +
+		"P2P Connectivity Matrix\n     D\\D     0\n     0\t     1\n" +
+		"Unidirectional P2P=Disabled Bandwidth Matrix (GB/s)\n   D\\D     0 \n     0   1.50 \n" +
+		"Unidirectional P2P=Enabled Bandwidth (P2P Writes) Matrix (GB/s)\n   D\\D     0 \n     0 1290.50 \n" +
+		"Bidirectional P2P=Disabled Bandwidth Matrix (GB/s)\n   D\\D     0 \n     0   1.50 \n" +
+		"Bidirectional P2P=Enabled Bandwidth Matrix (GB/s)\n   D\\D     0 \n     0 1310.25 \n" +
+		"P2P=Disabled Latency Matrix (us)\n   GPU     0 \n     0   1.50 \n\n   CPU     0 \n     0   1.50 \n" +
+		"P2P=Enabled Latency (P2P Writes) Matrix (us)\n   GPU     0 \n     0   2.05 \n\n   CPU     0 \n     0   2.30 \n\n" +
+		"NOTE: The CUDA Samples are not meant for performance measurements. Results may vary when GPU Boost is enabled.\n"
 	deviceQueryC = "./deviceQuery Starting...\n\n CUDA Device Query (Runtime API) version (CUDART static linking)\n\n" +
 		"Detected 1 CUDA Capable device(s)\n\nDevice 0: \"NVIDIA H100 80GB HBM3\"\n" +
 		"  CUDA Driver Version / Runtime Version          13.0 / 13.0\n" +
@@ -75,6 +106,16 @@ func TestParseTimings(t *testing.T) {
 		{"simplep2p", simpleP2PC, map[string]float64{"cudaMemcpyPeer bandwidth": 123.45}},
 		{"streamorderedallocation", streamOrderedC, map[string]float64{"total, 20 iterations": 19.876543}},
 		{"devicequery", deviceQueryC, map[string]float64{}},
+		// The P2P=Enabled matrices' cells, not the P2P=Disabled ones printed alike before them.
+		{"p2pbandwidthlatency", p2pBandwidthC, map[string]float64{
+			"unidirectional P2P writes 0-0": 1520.25, "unidirectional P2P writes 0-1": 370.12,
+			"bidirectional P2P 0-0": 1600, "bidirectional P2P 0-1": 720.40,
+			"GPU latency P2P writes 0-0": 2.10, "GPU latency P2P writes 0-1": 2.75,
+		}},
+		// One GPU: no cell beside GPU 1.
+		{"p2pbandwidthlatency", p2pBandwidth1C, map[string]float64{
+			"unidirectional P2P writes 0-0": 1290.50, "bidirectional P2P 0-0": 1310.25, "GPU latency P2P writes 0-0": 2.05,
+		}},
 	} {
 		_, got := parse(byName(t, tc.port), tc.output)
 		assert.Equal(t, tc.want, got, tc.port)
@@ -123,6 +164,18 @@ func TestParseResults(t *testing.T) {
 			"Process 1: verifying...\nProcess 1 complete!\r\nProcess 0: verifying...\nProcess 0 complete!\n",
 			[]string{"Process 0 complete!", "Process 1 complete!"}},
 		{"asyncapi", asyncAPIC, nil},
+		// The structure: devices, access, connectivity, each matrix's title and columns.
+		{"p2pbandwidthlatency", p2pBandwidth1C, []string{
+			"Device: 0, NVIDIA H100 80GB HBM3, pciBusID: 18, pciDeviceID: 0, pciDomainID:0",
+			"P2P Connectivity Matrix", "     D\\D     0", "     0\t     1",
+			"Unidirectional P2P=Disabled Bandwidth Matrix (GB/s)", "   D\\D     0 ",
+			"Unidirectional P2P=Enabled Bandwidth (P2P Writes) Matrix (GB/s)", "   D\\D     0 ",
+			"Bidirectional P2P=Disabled Bandwidth Matrix (GB/s)", "   D\\D     0 ",
+			"Bidirectional P2P=Enabled Bandwidth Matrix (GB/s)", "   D\\D     0 ",
+			"P2P=Disabled Latency Matrix (us)", "   GPU     0 ", "   CPU     0 ",
+			"P2P=Enabled Latency (P2P Writes) Matrix (us)", "   GPU     0 ", "   CPU     0 ",
+			"NOTE: The CUDA Samples are not meant for performance measurements. Results may vary when GPU Boost is enabled.",
+		}},
 	} {
 		got, _ := parse(byName(t, tc.port), tc.output)
 		assert.Equal(t, tc.want, got, tc.port)
@@ -148,12 +201,17 @@ func TestPortsTable(t *testing.T) {
 		assert.NotEmpty(t, p.sources, p.name)
 		assert.NotEmpty(t, p.flags, p.name)
 		assert.NotEmpty(t, p.variants, p.name)
+		names := map[string]bool{}
 		for _, tm := range p.timings {
 			assert.Equal(t, 1, tm.re.NumSubexp(), "%s %s: one capture group", p.name, tm.name)
+			names[tm.name] = true
+		}
+		for name := range p.after {
+			assert.True(t, names[name], "%s: after names %q, not one of its timings", p.name, name)
 		}
 	}
 	for _, n := range []string{"asyncapi", "simplestreams", "simplecallback", "streamorderedallocation", "simplecudagraphs",
-		"graphmemorynodes", "simplezerocopy", "simplemultigpu", "devicequery", "simplep2p", "simpleipc"} {
+		"graphmemorynodes", "simplezerocopy", "simplemultigpu", "devicequery", "simplep2p", "simpleipc", "p2pbandwidthlatency"} {
 		assert.True(t, seen[n], n)
 	}
 }

@@ -19,6 +19,9 @@ type port struct {
 	results     []*regexp.Regexp
 	sortResults bool
 	timings     []timing
+	// after maps a timing's name to the line it follows: its re is matched only after the
+	// first line after matches, for a figure of one table among several printed alike.
+	after map[string]*regexp.Regexp
 }
 
 // variant is one way of running both programs: extra arguments and environment.
@@ -148,5 +151,44 @@ var ports = []port{
 		// Its processes print concurrently.
 		results:     []*regexp.Regexp{re(`^Process [0-9]+ (complete!|failed!)$`), re(`Verification mismatch`), re(`^No CUDA devices support IPC$`)},
 		sortResults: true,
+	},
+	{
+		// One program, every GPU: peer matrices whose size is the GPU count. The results are
+		// the machine's structure (devices, peer access, connectivity, each matrix's title and
+		// columns); the timings, cells of row 0 of the P2P=Enabled matrices, the ones beside
+		// GPU 1 present with two GPUs or more.
+		name: "p2pbandwidthlatency", sample: "5_Domain_Specific/p2pBandwidthLatencyTest", exe: "p2pBandwidthLatencyTest",
+		sources: []string{"p2pBandwidthLatencyTest.cu"}, flags: cudaFlags,
+		variants: []variant{
+			{},
+			{label: "p2p_read", cArgs: []string{"--p2p_read"}, goArgs: []string{"--p2p_read"}},
+			{label: "sm_copy", cArgs: []string{"--sm_copy"}, goArgs: []string{"--sm_copy"}},
+		},
+		results: []*regexp.Regexp{
+			re(`^Device: [0-9]+, `),
+			re(`^Device=[0-9]+ (CAN|CANNOT) Access Peer Device=[0-9]+$`),
+			re(`^P2P Connectivity Matrix$`),
+			re(`^     D\\D`),
+			re(`^ +[0-9]+\t`),
+			re(`Matrix \((GB/s|us)\)$`),
+			re(`^   (D\\D|GPU|CPU) `),
+			re(`^NOTE: The CUDA Samples`),
+		},
+		timings: []timing{
+			{"unidirectional P2P writes 0-0", "GB/s", re(`^ +0 +([0-9.]+) `)},
+			{"unidirectional P2P writes 0-1", "GB/s", re(`^ +0 +[0-9.]+ +([0-9.]+) `)},
+			{"bidirectional P2P 0-0", "GB/s", re(`^ +0 +([0-9.]+) `)},
+			{"bidirectional P2P 0-1", "GB/s", re(`^ +0 +[0-9.]+ +([0-9.]+) `)},
+			{"GPU latency P2P writes 0-0", "us", re(`^ +0 +([0-9.]+) `)},
+			{"GPU latency P2P writes 0-1", "us", re(`^ +0 +[0-9.]+ +([0-9.]+) `)},
+		},
+		after: map[string]*regexp.Regexp{
+			"unidirectional P2P writes 0-0": re(`^Unidirectional P2P=Enabled Bandwidth \(P2P Writes\) Matrix`),
+			"unidirectional P2P writes 0-1": re(`^Unidirectional P2P=Enabled Bandwidth \(P2P Writes\) Matrix`),
+			"bidirectional P2P 0-0":         re(`^Bidirectional P2P=Enabled Bandwidth Matrix`),
+			"bidirectional P2P 0-1":         re(`^Bidirectional P2P=Enabled Bandwidth Matrix`),
+			"GPU latency P2P writes 0-0":    re(`^P2P=Enabled Latency \(P2P Writes\) Matrix`),
+			"GPU latency P2P writes 0-1":    re(`^P2P=Enabled Latency \(P2P Writes\) Matrix`),
+		},
 	},
 }
