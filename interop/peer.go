@@ -28,7 +28,7 @@ func peerPair(call string, dev, peer *device.Device) (*core.Device, *core.Device
 			return nil, nil, core.Closed("%s: device %d used after Close", call, x.Ordinal())
 		}
 	}
-	if d.Backend() != p.Backend() {
+	if !core.SameMachine(d, p) {
 		return nil, nil, core.Invalid("%s: device %d (%s) and device %d (%s) belong to different backends",
 			call, d.Ordinal(), d.BackendName(), p.Ordinal(), p.BackendName())
 	}

@@ -116,7 +116,7 @@ func CopyAcross(ctx context.Context, s *Stream, dst, src Mem) *Future {
 		return refused(Tracking{}, fmt.Errorf("%w: a copy from device %d to device %d queued on a stream of device %d: the stream must belong to one of the two",
 			ErrWrongDevice, srcDev.ordinal, dstDev.ordinal, local.ordinal))
 	}
-	if !sameMachine(dstDev, srcDev) {
+	if !SameMachine(dstDev, srcDev) {
 		return refused(Tracking{}, fmt.Errorf("%w: a copy from device %d (%s) to device %d (%s): the devices belong to different backends",
 			ErrWrongDevice, srcDev.ordinal, srcDev.be.Name(), dstDev.ordinal, dstDev.be.Name()))
 	}
@@ -149,9 +149,9 @@ func CopyAcross(ctx context.Context, s *Stream, dst, src Mem) *Future {
 	}, Tracking{Done: func(error) { release() }})
 }
 
-// sameMachine reports whether two devices are GPUs of one machine: both opened on the same
-// backend, or both on the real runtime, of which a process has one however many backend values
-// wrap it. Two simulators are two machines.
-func sameMachine(a, b *Device) bool {
+// SameMachine reports whether a and b are devices of one machine as the runtime sees it: one
+// backend, or two in-process CUDA runtime backends (every in-process cuda device is served by
+// the one loaded libcudart, even when opened through separate actors).
+func SameMachine(a, b *Device) bool {
 	return a.be == b.be || (a.be.Name() == "cuda" && b.be.Name() == "cuda")
 }
