@@ -16,7 +16,11 @@
 // WithFailFast, and always honours its context; a job cancelled while queued leaves the queue
 // at once, a running one sees its context end. A device that fails (Device.Err) leaves
 // placement: the jobs queued for it move to the others, and a job that was running on it
-// fails with an error naming the device, or, marked Idempotent, runs again elsewhere.
+// fails with an error naming the device, or, marked Idempotent, runs again elsewhere. On
+// GPUs, what fails one in-process device may fail them all: a kernel fault (an illegal
+// address, a trap, a failed assert) is sticky for the whole process, so every GPU of the
+// process answers it from then on (docs/faults.md). Devices that must outlive each other's
+// kernel faults are opened device.Isolated, one worker process each.
 //
 // WithRestart brings a failed device back, under a restart policy of package supervise: the
 // group closes the failed device and its streams, asks the open function it was given for a

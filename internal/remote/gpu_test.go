@@ -4,6 +4,7 @@ package remote_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"syscall"
@@ -123,7 +124,8 @@ func TestGPUKilledWorkerLeavesTheGPUUsable(t *testing.T) {
 	<-be.Process().Done()
 	_, err = dv.Malloc(1 << 20)
 	require.ErrorIs(t, err, worker.ErrWorkerDied)
-	require.ErrorIs(t, be.Health(0).Err(), worker.ErrWorkerDied)
+	// The backend's watcher fails Health once it sees the worker gone: soon, not at once.
+	require.Eventually(t, func() bool { return errors.Is(be.Health(0).Err(), worker.ErrWorkerDied) }, 5*time.Second, time.Millisecond)
 
 	_, dv2 := openGPU(t)
 	p, err := dv2.Malloc(1 << 20)
