@@ -8,8 +8,9 @@
 //	go run ./examples/simplep2p
 //	go run ./examples/simplep2p -backend sim   # the simulator's two devices are linked
 //
-// The copies are synchronous, as the C sample's cudaMemcpy calls are: each waits for the one
-// before, and events on the copying stream time all hundred.
+// The copies are queued back to back on one stream, as the C sample's are: its cudaMemcpy
+// calls copy from device to device, which the runtime does not make the host wait for, so
+// the hundred run one after another on the GPU; events on the copying stream time them all.
 package main
 
 import (
@@ -179,21 +180,27 @@ func run(c config, prog string) (err error) {
 	}
 	defer sample.Keep(&err, func() error { return stop.Close(ctx) })
 
-	// 100 copies, alternating direction, each waited for as cudaMemcpy waits.
+	// 100 copies, alternating direction, queued in order on one stream: a device-to-device
+	// cudaMemcpy returns before the copy ends, so the C sample's copies queue the same way.
+	// Each copy's future is kept and checked after the stop event.
 	if err := s1.Record(ctx, start).Wait(ctx); err != nil {
 		return err
 	}
+	queued := make([]*streams.Future, 0, copies)
 	for i := range copies {
 		dst, src := g1, g0
 		if i%2 == 1 {
 			dst, src = g0, g1
 		}
-		if err := s1.Copy(ctx, dst, src).Wait(ctx); err != nil {
-			return err
-		}
+		queued = append(queued, s1.Copy(ctx, dst, src))
 	}
 	if err := s1.Record(ctx, stop).Wait(ctx); err != nil {
 		return err
+	}
+	for _, f := range queued {
+		if err := f.Wait(ctx); err != nil {
+			return err
+		}
 	}
 	elapsed, err := streams.Elapsed(ctx, start, stop)
 	if err != nil {
