@@ -3,9 +3,11 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"net/http"
 	"slices"
@@ -66,6 +68,7 @@ func generateLoad(ctx context.Context, url string, c config) (report, error) {
 	for id := range c.clients {
 		wg.Go(func() {
 			rng := rand.New(rand.NewPCG(uint64(id), 7))
+			var buf clientMemory
 			var lat []time.Duration
 			ok, cancelled := 0, 0
 			devs := map[string]int{}
@@ -75,7 +78,7 @@ func generateLoad(ctx context.Context, url string, c config) (report, error) {
 					time.AfterFunc(time.Duration(rng.Int64N(int64(c.cancelWithin)+1)), cancel)
 				}
 				t0 := time.Now()
-				dev, err := call(rctx, client, url, n, id, i)
+				dev, err := call(rctx, client, url, n, id, i, &buf)
 				took := time.Since(t0)
 				cancel()
 				switch {
@@ -106,18 +109,28 @@ func generateLoad(ctx context.Context, url string, c config) (report, error) {
 	return rep, errors.Join(errs...)
 }
 
+// clientMemory is what a client's requests are made and checked in, one request after
+// another, so that the load generator's garbage does not weigh on the service it measures.
+type clientMemory struct {
+	x, y      []float32
+	body, got []byte
+}
+
 // call sends request i of client id: n floats of x and y, and a, all derived from id and i;
 // it checks the answer element by element against Go's float32(a*x)+y and returns the device
 // that ran it.
-func call(ctx context.Context, client *http.Client, url string, n, id, i int) (string, error) {
+func call(ctx context.Context, client *http.Client, url string, n, id, i int, m *clientMemory) (string, error) {
 	a := float32((id+i)%7+1) * 0.25
-	x, y := make([]float32, n), make([]float32, n)
+	m.x, m.y = resize(m.x, n), resize(m.y, n)
+	x, y := m.x, m.y
 	for j := range x {
 		x[j] = float32((j*7+id+i)%1000) / 250
 		y[j] = float32((j*13+id)%500) / 100
 	}
-	body := append(bytesOf(x), bytesOf(y)...)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url+"/saxpy?a="+strconv.FormatFloat(float64(a), 'g', -1, 32), bytes.NewReader(body))
+	m.body = resize(m.body, 8*n)
+	encode(m.body[:4*n], x)
+	encode(m.body[4*n:], y)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url+"/saxpy?a="+strconv.FormatFloat(float64(a), 'g', -1, 32), bytes.NewReader(m.body))
 	if err != nil {
 		return "", err
 	}
@@ -126,17 +139,18 @@ func call(ctx context.Context, client *http.Client, url string, n, id, i int) (s
 		return "", err
 	}
 	defer resp.Body.Close()
-	got, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return "", err
-	}
 	if resp.StatusCode != http.StatusOK {
-		return "", fmt.Errorf("%s: %s", resp.Status, bytes.TrimSpace(got))
+		msg, _ := io.ReadAll(resp.Body)
+		return "", fmt.Errorf("%s: %s", resp.Status, bytes.TrimSpace(msg))
 	}
-	if len(got) != 4*n {
-		return "", fmt.Errorf("answer of %d bytes, want %d", len(got), 4*n)
+	m.got = resize(m.got, 4*n+1) // one byte more, to see that the answer ends where it should
+	k, err := io.ReadFull(resp.Body, m.got)
+	if k != 4*n || !errors.Is(err, io.ErrUnexpectedEOF) {
+		more, _ := io.Copy(io.Discard, resp.Body)
+		return "", fmt.Errorf("answer of %d bytes, want %d", int64(k)+more, 4*n)
 	}
-	for j, v := range floats(got) {
+	for j := range n {
+		v := math.Float32frombits(binary.LittleEndian.Uint32(m.got[4*j:]))
 		if want := float32(a*x[j]) + y[j]; v != want {
 			return "", fmt.Errorf("element %d: got %v, want %v", j, v, want)
 		}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -44,9 +45,24 @@ func TestHandler(t *testing.T) {
 	srv := httptest.NewServer(svc.handler())
 	defer srv.Close()
 
-	dev, err := call(ctx, srv.Client(), srv.URL, 1000, 3, 4)
+	// One client's memory serves requests of different sizes, one after another.
+	var m clientMemory
+	for i, n := range []int{1000, 300, 4096} {
+		dev, err := call(ctx, srv.Client(), srv.URL, n, 3, i, &m)
+		require.NoError(t, err, "n = %d", n)
+		assert.Contains(t, []string{"0", "1"}, dev)
+	}
+
+	// A body of unknown length (sent chunked) is read as it comes, and answered the same.
+	x, y := []float32{1, 2, 3}, []float32{10, 20, 30}
+	body := append(encode(nil, x), encode(nil, y)...)
+	resp, err := srv.Client().Post(srv.URL+"/saxpy?a=2", "application/octet-stream", io.MultiReader(bytes.NewReader(body)))
 	require.NoError(t, err)
-	assert.Contains(t, []string{"0", "1"}, dev)
+	got, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode, string(got))
+	assert.Equal(t, []float32{12, 24, 36}, decode(nil, got))
 
 	for _, bad := range []struct{ query, body, says string }{
 		{"a=x", "12345678", "a: "},
@@ -62,7 +78,7 @@ func TestHandler(t *testing.T) {
 		assert.Contains(t, string(msg), bad.says)
 	}
 
-	resp, err := srv.Client().Get(srv.URL + "/debug/vars")
+	resp, err = srv.Client().Get(srv.URL + "/debug/vars")
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	var vars struct {
