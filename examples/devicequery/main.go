@@ -44,17 +44,12 @@ func main() {
 func run(ctx context.Context, w io.Writer, prog string, c config) (err error) {
 	fmt.Fprintf(w, "%s Starting...\n\n", prog)
 	fmt.Fprintf(w, " CUDA Device Query (Runtime API) version (CUDART static linking)\n\n")
-	opts := c.Options()
-	if c.sim != nil {
-		opts = append(opts, device.WithSimulator(c.sim))
-	}
+	opts := c.OptionsOn(c.sim)
 	devs, err := device.OpenAll(ctx, opts...)
 	if err != nil {
 		return err
 	}
-	for _, d := range devs {
-		defer sample.Keep(&err, d.Close)
-	}
+	defer sample.CloseAll(&err, devs)
 	if len(devs) == 0 {
 		fmt.Fprintln(w, "There are no available device(s) that support CUDA")
 	} else {

@@ -99,17 +99,12 @@ func run(c config, w io.Writer) (err error) {
 		return fmt.Errorf("--numElems=%d: the number of ints must be positive", c.numElems)
 	}
 	ctx := context.Background()
-	opts := c.Options()
-	if c.sim != nil {
-		opts = append(opts, device.WithSimulator(c.sim))
-	}
+	opts := c.OptionsOn(c.sim)
 	devs, err := device.OpenAll(ctx, opts...)
 	if err != nil {
 		return err
 	}
-	for _, d := range devs {
-		defer sample.Keep(&err, d.Close)
-	}
+	defer sample.CloseAll(&err, devs)
 	if len(devs) == 0 {
 		return errors.New("no CUDA-capable device is detected")
 	}

@@ -18,35 +18,27 @@ const (
 
 // bandwidthMatrix is outputBandwidthMatrix: the unidirectional bandwidth of every pair in
 // GB/s, each cell repeat copies of numElems ints (read and write counted on the diagonal).
-func (b *bench) bandwidthMatrix(ctx context.Context, w io.Writer, numElems int, p2p bool, method transfer) (err error) {
-	r, err := b.newRig(ctx, numElems, 1)
-	if err != nil {
-		return err
-	}
-	defer func() { err = errors.Join(err, r.close(ctx)) }()
-	n := len(b.devs)
-	m := make([]float64, n*n)
-	for i := range n {
-		for j := range n {
-			ms, _, err := b.unidirectional(ctx, r, i, j, p2p, method, numElems, bandwidthRepeat)
-			if err != nil {
-				return err
-			}
-			gb := float64(uint64(numElems)*4*bandwidthRepeat) / 1e9
-			if i == j {
-				gb *= 2 // must count both the read and the write here
-			}
-			m[i*n+j] = gb / (float64(ms) / 1e3)
-		}
-	}
-	printMatrix(w, "   D\\D", m, n)
-	return nil
+func (b *bench) bandwidthMatrix(ctx context.Context, w io.Writer, numElems int, p2p bool, method transfer) error {
+	return b.gbMatrix(ctx, w, numElems, 1, 1, func(r *rig, i, j int) (float32, error) {
+		ms, _, err := b.unidirectional(ctx, r, i, j, p2p, method, numElems, bandwidthRepeat)
+		return ms, err
+	})
 }
 
 // bidirectionalMatrix is outputBidirectionalBandwidthMatrix: the bandwidth of every pair
 // copying both ways at once, in GB/s.
-func (b *bench) bidirectionalMatrix(ctx context.Context, w io.Writer, numElems int, p2p bool) (err error) {
-	r, err := b.newRig(ctx, numElems, 2)
+func (b *bench) bidirectionalMatrix(ctx context.Context, w io.Writer, numElems int, p2p bool) error {
+	return b.gbMatrix(ctx, w, numElems, 2, 2, func(r *rig, i, j int) (float32, error) {
+		return b.bidirectional(ctx, r, i, j, p2p, numElems, bandwidthRepeat)
+	})
+}
+
+// gbMatrix prints the GB/s of every pair: cell (i, j) times bandwidthRepeat copies of
+// numElems ints, ways of them at once, on a rig of buffers buffers a device, with
+// measure's GPU milliseconds. On the diagonal a copy reads and writes one GPU's memory, so
+// its bytes count twice, as the C sample counts them.
+func (b *bench) gbMatrix(ctx context.Context, w io.Writer, numElems, buffers, ways int, measure func(r *rig, i, j int) (float32, error)) (err error) {
+	r, err := b.newRig(ctx, numElems, buffers)
 	if err != nil {
 		return err
 	}
@@ -55,11 +47,11 @@ func (b *bench) bidirectionalMatrix(ctx context.Context, w io.Writer, numElems i
 	m := make([]float64, n*n)
 	for i := range n {
 		for j := range n {
-			ms, err := b.bidirectional(ctx, r, i, j, p2p, numElems, bandwidthRepeat)
+			ms, err := measure(r, i, j)
 			if err != nil {
 				return err
 			}
-			gb := 2.0 * float64(numElems) * 4 * bandwidthRepeat / 1e9
+			gb := float64(ways) * float64(numElems) * 4 * bandwidthRepeat / 1e9
 			if i == j {
 				gb *= 2 // must count both the read and the write here
 			}

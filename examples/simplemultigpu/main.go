@@ -101,17 +101,12 @@ type plan struct {
 func run(c config) (err error) {
 	ctx := context.Background()
 	fmt.Println("Starting simpleMultiGPU")
-	opts := c.Options()
-	if c.sim != nil {
-		opts = append(opts, device.WithSimulator(c.sim))
-	}
+	opts := c.OptionsOn(c.sim)
 	devs, err := device.OpenAll(ctx, opts...)
 	if err != nil {
 		return err
 	}
-	for _, d := range devs {
-		defer sample.Keep(&err, d.Close)
-	}
+	defer sample.CloseAll(&err, devs)
 	gpus := devs[:min(len(devs), maxGPUCount)] // the C sample ignores GPUs past the 32nd
 	fmt.Printf("CUDA-capable device count: %d\n", len(gpus))
 	for _, d := range gpus {

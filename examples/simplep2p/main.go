@@ -93,10 +93,7 @@ func run(c config, prog string) (err error) {
 	ctx := context.Background()
 	fmt.Printf("[%s] - Starting...\n", prog)
 	fmt.Println("Checking for multiple GPUs...")
-	opts := c.Options()
-	if c.sim != nil {
-		opts = append(opts, device.WithSimulator(c.sim))
-	}
+	opts := c.OptionsOn(c.sim)
 	n, err := device.Count(ctx, opts...)
 	if err != nil {
 		return err
@@ -111,9 +108,7 @@ func run(c config, prog string) (err error) {
 	if err != nil {
 		return err
 	}
-	for _, d := range devs {
-		defer sample.Keep(&err, d.Close)
-	}
+	defer sample.CloseAll(&err, devs)
 
 	// The first pair, in the C sample's order, whose first can access the second.
 	fmt.Print("\nChecking GPU(s) for support of peer to peer memory access...\n")

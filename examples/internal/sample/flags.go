@@ -39,3 +39,21 @@ func Finish(err error) {
 	}
 	fmt.Println("PASS")
 }
+
+// OptionsOn is Options on the devices of sim when sim is not nil: the simulated machine a
+// test gives an example in place of the real one.
+func (f Flags) OptionsOn(sim *device.Simulator) []device.Option {
+	opts := f.Options()
+	if sim != nil {
+		opts = append(opts, device.WithSimulator(sim))
+	}
+	return opts
+}
+
+// CloseAll closes every device of devs, keeping the first error in *err when *err is nil:
+// for a deferred call (defer sample.CloseAll(&err, devs)).
+func CloseAll(err *error, devs []*device.Device) {
+	for _, d := range devs {
+		Keep(err, d.Close)
+	}
+}
