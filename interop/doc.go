@@ -46,6 +46,7 @@
 // behind gpuactor's objects, and device.Buffer.Ptr a buffer's address, for libraries that
 // take them (cuBLAS's cublasSetStream, say). They stay owned by gpuactor and are valid until
 // the object's Close; work another library queues on them is not tracked by gpuactor's
-// futures. The other way round, WrapStream and WrapPointer bring another library's stream and
-// device memory in as ordinary gpuactor objects that gpuactor never destroys or frees.
+// futures. The other way round, WrapStream, WrapEvent and WrapPointer bring another
+// library's stream, event and device memory in as ordinary gpuactor objects that gpuactor
+// never destroys or frees.
 package interop

@@ -2,9 +2,11 @@ package interop
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/gpuactor/gpuactor/cuda"
+	"github.com/gpuactor/gpuactor/cudaerr"
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/internal/backend"
 	"github.com/gpuactor/gpuactor/internal/core"
@@ -12,8 +14,8 @@ import (
 )
 
 // Raw handles the other way round: gpuactor's own handles go to other libraries through
-// streams.Stream.Handle, streams.Event.Handle and device.Buffer.Ptr; WrapStream and
-// WrapPointer bring another library's stream and memory into gpuactor.
+// streams.Stream.Handle, streams.Event.Handle and device.Buffer.Ptr; WrapStream, WrapEvent and
+// WrapPointer bring another library's stream, event and memory into gpuactor.
 
 // The runtime's special stream handles, which name no stream of their own.
 const (
@@ -81,6 +83,54 @@ func WrapStream(ctx context.Context, dev *device.Device, h uintptr) (*streams.St
 // IsWrapped reports whether s is another library's stream, made by WrapStream.
 func IsWrapped(s *streams.Stream) bool {
 	return s != nil && (*core.Stream)(s).Foreign()
+}
+
+// WrapEvent makes an event of dev over h, a cudaEvent_t another library of this process
+// created on dev, made with flags (the streams.EventFlag values of the flags it was created
+// with), so that gpuactor's streams record it, wait for it and time with it in order with the
+// other library's work; it returns once the event is registered on dev's actor.
+//
+// gpuactor never destroys h: the event's Close (or dev's Close) forgets it. The other library
+// must keep h alive until that Close has returned, and destroys it afterwards. A record the
+// other library makes is one like gpuactor's: a stream that waits for the event waits for the
+// latest record, whoever made it.
+//
+// What can be checked is: h must not be 0, nor an event gpuactor already tracks on dev (use
+// that event, or Close the first wrap before wrapping again), and the runtime must know it as
+// an event (cudaEventQuery): ErrInvalidArgument errors. The runtime cannot say which device
+// an event belongs to: recording one of another device fails when it is recorded. A handle
+// that was never an event may crash the runtime: pass only live handles.
+func WrapEvent(ctx context.Context, dev *device.Device, h uintptr, flags ...streams.EventFlag) (*streams.Event, error) {
+	if dev == nil {
+		return nil, core.Invalid("WrapEvent on a nil device")
+	}
+	if h == 0 {
+		return nil, core.Invalid("WrapEvent of event handle 0")
+	}
+	var f streams.EventFlag
+	for _, fl := range flags {
+		f |= fl
+	}
+	cd := (*core.Device)(dev)
+	bh := backend.Event(h)
+	e, err := core.WrapEvent(ctx, cd, bh, uint32(f), func(rt backend.Device) error {
+		if cd.KnownEvent(bh) {
+			return core.Invalid("WrapEvent of event %#x, which gpuactor already tracks on device %d: use that event", h, cd.Ordinal())
+		}
+		if err := rt.EventQuery(bh); err != nil && !errors.Is(err, cudaerr.NotReady) {
+			return fmt.Errorf("%w: WrapEvent: %#x is not a live event: %w", core.ErrInvalidArgument, h, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return (*streams.Event)(e), nil
+}
+
+// IsWrappedEvent reports whether e is another library's event, made by WrapEvent.
+func IsWrappedEvent(e *streams.Event) bool {
+	return e != nil && (*core.Event)(e).Foreign()
 }
 
 // WrapPointer makes a buffer of dev over size bytes of device memory at p that another library

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/stretchr/testify/assert"
@@ -248,4 +249,77 @@ func TestWrapPointerBadInput(t *testing.T) {
 	b, err := interop.WrapPointer(ctx, dev, uintptr(p), 4096)
 	require.NoError(t, err)
 	require.NoError(t, streams.Default(dev).Memset(ctx, b, 1).Wait(ctx))
+}
+
+// An event another library made, wrapped: gpuactor's streams record it, wait for it and time
+// with it; Close forgets it without destroying it, and the other library destroys it after.
+func TestWrapEvent(t *testing.T) {
+	testdev.Backends(t, func(t *testing.T, opts []device.Option) {
+		ctx := testdev.Ctx(t)
+		dev := testdev.Open(t, ctx, opts)
+		foreign := onActor(t, ctx, dev, func(rt backend.Device) (backend.Event, error) { return rt.EventCreate(0) })
+
+		ev, err := interop.WrapEvent(ctx, dev, uintptr(foreign))
+		require.NoError(t, err)
+		assert.True(t, interop.IsWrappedEvent(ev))
+		assert.Equal(t, uintptr(foreign), ev.Handle())
+		assert.Same(t, dev, ev.Device())
+
+		// Wrapping it again, or one of gpuactor's own events, is refused.
+		_, err = interop.WrapEvent(ctx, dev, uintptr(foreign))
+		require.ErrorIs(t, err, core.ErrInvalidArgument)
+		assert.ErrorContains(t, err, "already tracks")
+		own, err := streams.NewEvent(ctx, dev)
+		require.NoError(t, err)
+		assert.False(t, interop.IsWrappedEvent(own))
+		_, err = interop.WrapEvent(ctx, dev, own.Handle())
+		require.ErrorIs(t, err, core.ErrInvalidArgument)
+
+		// Recorded behind a copy on one stream, waited for by another, whose memset must
+		// come after the copy; timed against gpuactor's own event.
+		s1, err := streams.New(ctx, dev)
+		require.NoError(t, err)
+		s2, err := streams.New(ctx, dev)
+		require.NoError(t, err)
+		const n = 1 << 20
+		buf, err := dev.Malloc(ctx, n*4)
+		require.NoError(t, err)
+		src := make([]uint32, n)
+		for i := range src {
+			src[i] = uint32(i) | 1
+		}
+		require.NoError(t, s1.Record(ctx, own).Wait(ctx))
+		streams.CopyToDevice(ctx, s1, buf, src)
+		rec := s1.Record(ctx, ev)
+		require.NoError(t, s2.Wait(ctx, ev).Wait(ctx))
+		require.NoError(t, s2.Memset(ctx, buf.Slice(0, 64), 0).Wait(ctx))
+		require.NoError(t, rec.Wait(ctx))
+		done, err := ev.Query(ctx)
+		require.NoError(t, err)
+		assert.True(t, done)
+		got := make([]uint32, n)
+		testdev.Read(t, ctx, got, buf)
+		require.Equal(t, append(make([]uint32, 16), src[16:]...), got, "the memset waited for the copy")
+		took, err := streams.Elapsed(ctx, own, ev)
+		require.NoError(t, err)
+		assert.GreaterOrEqual(t, took, time.Duration(0))
+
+		require.NoError(t, ev.Close(ctx))
+		require.ErrorIs(t, s1.Record(ctx, ev).Wait(ctx), core.ErrClosed)
+		require.ErrorIs(t, ev.Close(ctx), core.ErrClosed)
+
+		// Still the other library's, alive: it can query and then destroy it.
+		onActor(t, ctx, dev, func(rt backend.Device) (struct{}, error) { return struct{}{}, rt.EventQuery(foreign) })
+		onActor(t, ctx, dev, func(rt backend.Device) (struct{}, error) { return struct{}{}, rt.EventDestroy(foreign) })
+		if strings.HasSuffix(t.Name(), "/sim") { // the real runtime cannot always tell
+			_, err = interop.WrapEvent(ctx, dev, uintptr(foreign))
+			require.ErrorIs(t, err, core.ErrInvalidArgument)
+			assert.ErrorContains(t, err, "not a live event")
+		}
+		_, err = interop.WrapEvent(ctx, nil, uintptr(foreign))
+		require.ErrorIs(t, err, core.ErrInvalidArgument)
+		_, err = interop.WrapEvent(ctx, dev, 0)
+		require.ErrorIs(t, err, core.ErrInvalidArgument)
+		requireUsable(t, ctx, dev)
+	})
 }

@@ -11,10 +11,11 @@ import (
 
 // Event is a CUDA event of one device: the state streams.Event is a face over.
 type Event struct {
-	dev    *Device
-	h      backend.Event
-	flags  uint32
-	closed atomic.Bool
+	dev     *Device
+	h       backend.Event
+	flags   uint32
+	foreign bool // another library's event (WrapEvent): Close forgets it
+	closed  atomic.Bool
 
 	// Records sent (issued) and executed by the device's actor (recorded), and the latest
 	// record's future: a Wait on another device uses them to run after the record it follows.
@@ -116,6 +117,9 @@ func (e *Event) Close(ctx context.Context) error {
 
 func (e *Event) destroy(rt backend.Device) error {
 	e.closed.Store(true)
+	if e.foreign {
+		return nil // the other library's to destroy
+	}
 	return rt.EventDestroy(e.h)
 }
 

@@ -48,3 +48,34 @@ func WrapStream(ctx context.Context, d *Device, h backend.Stream, check func(rt 
 		_ = s.destroy(rt, tr)
 	})
 }
+
+// Foreign reports whether e is another library's event, wrapped by WrapEvent.
+func (e *Event) Foreign() bool { return e.foreign }
+
+// KnownEvent reports whether h is the handle of an event of d gpuactor tracks and has not
+// closed. Actor thread only.
+func (d *Device) KnownEvent(h backend.Event) bool {
+	for k := range d.tracker.owned {
+		if e, ok := k.(*Event); ok && e.h == h && !e.closed.Load() {
+			return true
+		}
+	}
+	return false
+}
+
+// WrapEvent makes an Event of d over h, an event another library created, with the flags it
+// was made with, after check has vetted it on the actor thread. Its Close (or the device's)
+// forgets the handle, never destroying it.
+func WrapEvent(ctx context.Context, d *Device, h backend.Event, flags uint32, check func(rt backend.Device) error) (*Event, error) {
+	return Make(ctx, d, func(rt backend.Device, tr *Tracker) (*Event, error) {
+		if err := check(rt); err != nil {
+			return nil, err
+		}
+		e := &Event{dev: d, h: h, flags: flags, foreign: true}
+		tr.Own(e, func() error { return e.destroy(rt) })
+		return e, nil
+	}, func(rt backend.Device, tr *Tracker, e *Event) {
+		tr.Disown(e)
+		_ = e.destroy(rt)
+	})
+}
