@@ -186,18 +186,23 @@ func (g *Group) pending(j *job) bool {
 	return false
 }
 
+// anyLive reports whether some member takes work now or will once restarted.
+func (g *Group) anyLive() bool {
+	for _, m := range g.members {
+		if m.live() {
+			return true
+		}
+	}
+	return false
+}
+
 // noneLeft fails the jobs waiting in the shared queue with ErrNoDevice once no device can take
-// them: the last restarting one gave up.
+// them: every device failed, and no restart is under way or left.
 func (g *Group) noneLeft() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.closing {
+	if g.closing || g.anyLive() {
 		return
-	}
-	for _, m := range g.members {
-		if m.live() {
-			return
-		}
 	}
 	refuseAllWith(g.shared, fmt.Errorf("%w: every device failed and no restart is left", ErrNoDevice))
 }

@@ -23,8 +23,15 @@ func (m *member) work() {
 		shared, wake := m.g.shared, (chan struct{})(nil)
 		if !gn.healthy() {
 			// A failed device takes no more work; its own queue moves elsewhere. A restart
-			// (replaced) brings the worker back to the shared queue.
-			shared, wake = nil, gn.replaced
+			// (replaced) brings the worker back to the shared queue. Once no device is left
+			// (every one failed together, as a sticky fault fails every GPU of a process),
+			// the worker fails what waits in the shared queue, and what comes to it later,
+			// which would otherwise wait for good.
+			if m.g.anyLive() {
+				shared, wake = nil, gn.replaced
+			} else {
+				m.g.noneLeft()
+			}
 		}
 		j, quit := m.next(shared, wake)
 		if quit {
