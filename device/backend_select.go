@@ -31,6 +31,7 @@ type simConfig struct {
 	Memory   uint64
 	Slowdown map[int]float64
 	Faults   map[int]SimFaultPlan
+	Confined bool
 }
 
 // SimDevices sets how many devices the simulator has (default 2).
@@ -39,6 +40,14 @@ func SimDevices(n int) SimOption { return func(c *simConfig) { c.Devices = n } }
 // SimMemory sets each simulated device's memory capacity in bytes (default 16 GiB; RAM is only
 // used for what is allocated).
 func SimMemory(bytes uint64) SimOption { return func(c *simConfig) { c.Memory = bytes } }
+
+// SimConfinedFaults keeps a simulated sticky fault (a kernel's, or SimFaults' and Fail's) to
+// the device it happened on. Without it, a sticky fault fails every device of the simulated
+// machine, as the CUDA runtime fails every GPU of a process after one (docs/faults.md): in one
+// process, no device outlives another's kernel fault. On GPUs, devices that must outlive each
+// other's faults run Isolated, one worker process each; SimConfinedFaults gives in-process
+// simulated devices that behaviour, to test fail-over without worker processes.
+func SimConfinedFaults() SimOption { return func(c *simConfig) { c.Confined = true } }
 
 // SimSlowdown makes simulated device ordinal run every stream operation factor times as long
 // as the simulator takes (it waits out the difference after each): devices of unequal speed,
@@ -89,7 +98,8 @@ func SimFaults(ordinal int, plan SimFaultPlan) SimOption {
 
 // Fail fails simulated device ordinal now with sticky code (cudaerr.LaunchFailure when code
 // is not sticky), as a kernel's fault would: every later call on it fails, and so do the
-// operations it had not finished.
+// operations it had not finished; so do the machine's other devices, unless it was made with
+// SimConfinedFaults.
 func (s *Simulator) Fail(ordinal int, code cudaerr.Code) error { return s.b.Fail(ordinal, code) }
 
 // Lose makes simulated device ordinal lost now: every later call fails with
@@ -118,6 +128,9 @@ func (c simConfig) build() *Simulator {
 	}
 	for _, ord := range slices.Sorted(maps.Keys(c.Faults)) {
 		so = append(so, sim.WithFaults(ord, sim.FaultPlan(c.Faults[ord])))
+	}
+	if c.Confined {
+		so = append(so, sim.WithConfinedFaults())
 	}
 	return &Simulator{b: sim.New(so...), cfg: c}
 }

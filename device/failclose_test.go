@@ -2,6 +2,7 @@ package device_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -65,26 +66,42 @@ func TestCloseOfAFailedDeviceForgetsItsMemory(t *testing.T) {
 }
 
 // A fault met through one Device fails every Device opened on the same GPU: the sticky error
-// poisons the GPU's context, which they share.
+// poisons the GPU's context, which they share. It fails the process's other GPUs too, as the
+// runtime does, unless the simulator confines faults (as isolated devices do on GPUs).
 func TestFailureBelongsToTheGPU(t *testing.T) {
-	ctx := testdev.Ctx(t)
-	sim := device.NewSimulator()
-	a, fault := faultSim(t, device.WithSimulator(sim))
-	b, err := device.Open(ctx, 0, device.WithSimulator(sim))
-	require.NoError(t, err)
-	other, err := device.Open(ctx, 1, device.WithSimulator(sim))
-	require.NoError(t, err)
-	fault()
-	require.ErrorIs(t, a.Err(), device.ErrDeviceFailed)
-	require.ErrorIs(t, b.Err(), device.ErrDeviceFailed, "the other handle on the GPU")
-	_, err = b.Malloc(ctx, 16)
-	require.ErrorIs(t, err, device.ErrDeviceFailed)
-	require.NoError(t, other.Err(), "another GPU goes on")
-	buf, err := other.Malloc(ctx, 16)
-	require.NoError(t, err)
-	require.NoError(t, buf.Close(ctx))
-	for _, d := range []*device.Device{a, b, other} {
-		require.NoError(t, d.Close())
+	for _, confined := range []bool{false, true} {
+		t.Run(fmt.Sprintf("confined=%v", confined), func(t *testing.T) {
+			ctx := testdev.Ctx(t)
+			var so []device.SimOption
+			if confined {
+				so = append(so, device.SimConfinedFaults())
+			}
+			sim := device.NewSimulator(so...)
+			a, fault := faultSim(t, device.WithSimulator(sim))
+			b, err := device.Open(ctx, 0, device.WithSimulator(sim))
+			require.NoError(t, err)
+			other, err := device.Open(ctx, 1, device.WithSimulator(sim))
+			require.NoError(t, err)
+			fault()
+			require.ErrorIs(t, a.Err(), device.ErrDeviceFailed)
+			require.ErrorIs(t, b.Err(), device.ErrDeviceFailed, "the other handle on the GPU")
+			_, err = b.Malloc(ctx, 16)
+			require.ErrorIs(t, err, device.ErrDeviceFailed)
+			buf, err := other.Malloc(ctx, 16)
+			if confined {
+				require.NoError(t, err, "another GPU goes on")
+				require.NoError(t, other.Err())
+				require.NoError(t, buf.Close(ctx))
+			} else {
+				require.ErrorIs(t, err, device.ErrDeviceFailed, "another GPU of the process")
+				require.ErrorIs(t, err, cudaerr.IllegalAddress, "with the fault's code")
+				require.ErrorContains(t, err, "device 0 faulted")
+				require.ErrorIs(t, other.Err(), device.ErrDeviceFailed)
+			}
+			for _, d := range []*device.Device{a, b, other} {
+				require.NoError(t, d.Close())
+			}
+		})
 	}
 }
 
@@ -116,7 +133,10 @@ func TestPendingOperationsReportTheFailure(t *testing.T) {
 // operation, a lost device, a fault injected now.
 func TestInjectedFaultsFailTheDevice(t *testing.T) {
 	ctx := testdev.Ctx(t)
-	sim := device.NewSimulator(device.SimDevices(3), device.SimFaults(0, device.SimFaultPlan{StickyAt: 3, Code: cudaerr.IllegalAddress}))
+	// Confined: each device meets its own injected fault (TestFailureBelongsToTheGPU has a
+	// sticky fault reaching the others).
+	sim := device.NewSimulator(device.SimDevices(3), device.SimConfinedFaults(),
+		device.SimFaults(0, device.SimFaultPlan{StickyAt: 3, Code: cudaerr.IllegalAddress}))
 	devs, err := device.OpenAll(ctx, device.WithSimulator(sim))
 	require.NoError(t, err)
 	s, err := streams.New(ctx, devs[0])

@@ -19,8 +19,9 @@
 // fails with an error naming the device, or, marked Idempotent, runs again elsewhere. On
 // GPUs, what fails one in-process device may fail them all: a kernel fault (an illegal
 // address, a trap, a failed assert) is sticky for the whole process, so every GPU of the
-// process answers it from then on (docs/faults.md). Devices that must outlive each other's
-// kernel faults are opened device.Isolated, one worker process each.
+// process answers it from then on (docs/faults.md); once no device is left, every job still
+// queued fails with ErrNoDevice. Devices that must outlive each other's kernel faults are
+// opened device.Isolated, one worker process each (on the simulator, SimConfinedFaults).
 //
 // WithRestart brings a failed device back, under a restart policy of package supervise: the
 // group closes the failed device and its streams, asks the open function it was given for a

@@ -129,11 +129,13 @@ func ExampleGroup_Go() {
 }
 
 // Bring a failed device back: the group replaces it with the device open returns and places
-// jobs on it again. On GPUs, open would be device.Open(ctx, failed.Ordinal(), device.Isolated()),
-// a device in a worker process of its own; here a new simulator stands for the new process.
+// jobs on it again. On GPUs, the devices would be opened with device.Isolated(), each in a
+// worker process of its own, so that one's fault leaves the others running, and open would be
+// device.Open(ctx, failed.Ordinal(), device.Isolated()); here SimConfinedFaults gives the
+// simulated devices that behaviour, and a new simulator stands for the new process.
 func ExampleWithRestart() {
 	ctx := context.Background()
-	sim := device.NewSimulator(device.SimDevices(2))
+	sim := device.NewSimulator(device.SimDevices(2), device.SimConfinedFaults())
 	devs, err := device.OpenAll(ctx, device.WithSimulator(sim))
 	if err != nil {
 		panic(err)

@@ -2,6 +2,7 @@ package group_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"sync/atomic"
@@ -157,4 +158,74 @@ func TestDeviceFailingUnderRunningJobs(t *testing.T) {
 	assert.Equal(t, uint64(3), st[0].Failed, "the killer, the failing job and the rerun's first try")
 	require.ErrorIs(t, g.Submit(ctx, victim, group.Bytes(600)).Wait(ctx), group.ErrTooBig,
 		"only the failed device had room for 600 bytes")
+}
+
+// A kernel fault on one of eight in-process devices fails all eight, as a sticky fault fails
+// every GPU of a process: every job then ends, succeeded exactly once or failed with the
+// device's failure or ErrNoDevice, none waits for good, and a job submitted afterwards fails
+// at once with ErrNoDevice.
+func TestEveryDeviceFailingTogether(t *testing.T) {
+	const jobs, bad = 2000, 3
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	devs, err := device.OpenAll(ctx, device.WithSimulator(device.NewSimulator(device.SimDevices(8))), device.WithKernelCache(""),
+		device.WithActorOptions(actor.WithBusySpin(0), actor.WithSpin(0), actor.WithAwaitSpin(0)))
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		for _, d := range devs {
+			_ = d.Close()
+		}
+	})
+	goroutines := runtime.NumGoroutine()
+	oob, oobBuf := oobKernel(t, devs[bad])
+	g, err := group.New(ctx, devs, group.WithQueue(256))
+	require.NoError(t, err)
+
+	var started, faults atomic.Int64
+	succeeded := make([]atomic.Int32, jobs)
+	futures := make([]*actor.Future[struct{}], jobs)
+	for i := range jobs {
+		futures[i] = g.Submit(ctx, func(ctx context.Context, d *device.Device, s *streams.Stream) error {
+			if started.Add(1) > jobs/4 && d.Ordinal() == bad && faults.Add(1) == 1 {
+				return s.Launch(ctx, oob, cuda.LaunchConfig{Grid: cuda.Dim(1), Block: cuda.Dim(1)}, oobBuf, int32(4)).Wait(ctx)
+			}
+			if err := s.HostFunc(ctx, func() {}).Wait(ctx); err != nil {
+				return err
+			}
+			succeeded[i].Add(1)
+			return nil
+		})
+	}
+	var ok, failed, none int
+	for i, f := range futures {
+		err := f.Wait(ctx)
+		require.NotErrorIs(t, err, context.DeadlineExceeded, "job %d never ended", i)
+		n := succeeded[i].Load()
+		switch {
+		case err == nil:
+			ok++
+			require.Equal(t, int32(1), n, "job %d", i)
+		case errors.Is(err, group.ErrNoDevice):
+			none++
+			require.Zero(t, n, "job %d", i)
+		default:
+			failed++
+			require.Zero(t, n, "job %d failed after it succeeded: %v", i, err)
+			require.ErrorIs(t, err, device.ErrDeviceFailed, "job %d", i)
+		}
+	}
+	t.Logf("%d jobs succeeded, %d failed with their device, %d found no device left", ok, failed, none)
+	require.Positive(t, failed, "the faulting job fails")
+	if faults.Load() == 0 {
+		t.Fatal("no job faulted device 3")
+	}
+	for _, d := range devs {
+		require.ErrorIs(t, d.Err(), device.ErrDeviceFailed, "device %d, after device %d's fault", d.Ordinal(), bad)
+	}
+	require.ErrorIs(t, g.Submit(ctx, func(context.Context, *device.Device, *streams.Stream) error { return nil }).Wait(ctx), group.ErrNoDevice)
+	require.NoError(t, g.Close())
+	for deadline := time.Now().Add(5 * time.Second); runtime.NumGoroutine() > goroutines && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	require.LessOrEqual(t, runtime.NumGoroutine(), goroutines, "goroutines left behind")
 }

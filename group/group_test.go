@@ -18,11 +18,14 @@ import (
 	"github.com/gpuactor/gpuactor/streams"
 )
 
-// openSims opens n devices of one simulator (with its options), closed with the test.
+// openSims opens n devices of one simulator (with its options), closed with the test. A
+// sticky fault stays on its device (SimConfinedFaults), as with isolated devices on GPUs: the
+// group's fail-over is what these tests are about. TestEveryDeviceFailingTogether has the
+// in-process kind, where one fault fails them all.
 func openSims(t testing.TB, n int, opts ...device.SimOption) []*device.Device {
 	t.Helper()
 	devs, err := device.OpenAll(context.Background(),
-		device.WithSimulator(device.NewSimulator(append([]device.SimOption{device.SimDevices(n)}, opts...)...)),
+		device.WithSimulator(device.NewSimulator(append([]device.SimOption{device.SimDevices(n), device.SimConfinedFaults()}, opts...)...)),
 		device.WithKernelCache(""),
 		// Parked actors: eight spinning ones would starve a small machine.
 		device.WithActorOptions(actor.WithBusySpin(0), actor.WithSpin(0), actor.WithAwaitSpin(0)))

@@ -29,7 +29,7 @@ func TestAThousandJobsWithInjectedFaults(t *testing.T) {
 	const jobs = 1000
 	ctx := context.Background()
 	goroutines := runtime.NumGoroutine()
-	sim := device.NewSimulator(device.SimDevices(4),
+	sim := device.NewSimulator(device.SimDevices(4), device.SimConfinedFaults(), // each device fails alone, as isolated ones do
 		device.SimFaults(0, device.SimFaultPlan{StickyAt: 150}),
 		device.SimFaults(1, device.SimFaultPlan{LostAt: 250}),
 		device.SimFaults(2, device.SimFaultPlan{AllocFailRate: 0.02, Seed: 3}),

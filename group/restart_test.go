@@ -49,7 +49,8 @@ var errOpen = errors.New("test: the worker did not start")
 func newReopener(t *testing.T, n int, opts ...device.SimOption) (*reopener, []*device.Device) {
 	t.Helper()
 	r := &reopener{n: n, sims: map[*device.Device]*device.Simulator{}}
-	sim := device.NewSimulator(append([]device.SimOption{device.SimDevices(n)}, opts...)...)
+	// Each device fails alone, as isolated devices do on GPUs, which restarts are for.
+	sim := device.NewSimulator(append([]device.SimOption{device.SimDevices(n), device.SimConfinedFaults()}, opts...)...)
 	var devs []*device.Device
 	for i := range n {
 		d, err := device.Open(context.Background(), i, simOptions(sim)...)
@@ -77,7 +78,7 @@ func (r *reopener) open(ctx context.Context, failed *device.Device) (*device.Dev
 	if r.fail.Add(-1) >= 0 {
 		return nil, errOpen
 	}
-	opts := []device.SimOption{device.SimDevices(r.n)}
+	opts := []device.SimOption{device.SimDevices(r.n), device.SimConfinedFaults()}
 	if r.memory != 0 {
 		opts = append(opts, device.SimMemory(r.memory))
 	}

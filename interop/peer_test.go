@@ -193,7 +193,9 @@ func TestPeerKernelNeedsAccess(t *testing.T) {
 	err = streams.Default(d0).Launch(ctx, k, cfg, p, uint32(1), int32(16)).Wait(ctx)
 	require.ErrorIs(t, err, cudaerr.IllegalAddress)
 	require.ErrorContains(t, err, "device 1's memory, not device 0's")
-	requireUsable(t, ctx, d1) // the other device is unaffected
+	// The fault is sticky, and so the whole process's: the other device fails with it too.
+	_, err = d1.Malloc(ctx, 64)
+	require.ErrorIs(t, err, cudaerr.IllegalAddress)
 }
 
 // TestPeerCopy: Stream.Copy between two devices' buffers, both ways, on either device's

@@ -135,12 +135,29 @@ func (f *fault) err(op string) error {
 	return newError(op, f.code, f.cause+"; the device stays unusable for the rest of the process")
 }
 
-// setFault makes the device fail with code from now on. The first fault wins.
+// setFault makes the device fail with code from now on. The first fault wins. A sticky fault
+// fails every other device of the machine too, with the same code, as the runtime does for
+// every GPU of the process (measured on two H200s), unless the machine confines faults; a
+// lost device (cudaErrorDevicesUnavailable) is the device's alone.
 func (d *device) setFault(code cudaerr.Code, cause string, fields ...zap.Field) {
-	if d.fault.CompareAndSwap(nil, &fault{code: code, cause: cause}) {
-		d.log.Error("sim device fault: the device is now unusable",
-			append([]zap.Field{zap.String("code", code.Name()), zap.String("cause", cause)}, fields...)...)
+	if !d.markFault(code, cause, fields...) || !code.Sticky() || d.b.confine {
+		return
 	}
+	for _, o := range d.b.devices {
+		if o != d {
+			o.markFault(code, fmt.Sprintf("device %d faulted (%s), and a sticky fault is the whole process's", d.ordinal, cause))
+		}
+	}
+}
+
+// markFault records the device's fault, if it has none yet; it reports whether it did.
+func (d *device) markFault(code cudaerr.Code, cause string, fields ...zap.Field) bool {
+	if !d.fault.CompareAndSwap(nil, &fault{code: code, cause: cause}) {
+		return false
+	}
+	d.log.Error("sim device fault: the device is now unusable",
+		append([]zap.Field{zap.String("code", code.Name()), zap.String("cause", cause)}, fields...)...)
+	return true
 }
 
 // alive returns the sticky error, if the device has faulted.

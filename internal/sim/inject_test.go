@@ -26,7 +26,7 @@ func hostOps(t *testing.T, d backend.Device, n int) error {
 }
 
 func TestInjectedStickyFaultAtTheNthOperation(t *testing.T) {
-	b := New(WithFaults(1, FaultPlan{StickyAt: 5}))
+	b := New(WithFaults(1, FaultPlan{StickyAt: 5}), WithConfinedFaults())
 	d0, err := b.Open(0)
 	require.NoError(t, err)
 	d1, err := b.Open(1)
@@ -37,7 +37,26 @@ func TestInjectedStickyFaultAtTheNthOperation(t *testing.T) {
 	assert.ErrorContains(t, err, "injected")
 	_, err = d1.Malloc(16)
 	requireCode(t, err, cudaerr.LaunchFailure, "sticky")
-	require.NoError(t, hostOps(t, d0, 10), "the other device goes on")
+	require.NoError(t, hostOps(t, d0, 10), "the other device goes on: faults are confined")
+}
+
+// Unconfined, as in a process on GPUs, a sticky fault fails every device of the machine with
+// its code; a lost device stays the device's alone.
+func TestStickyFaultFailsTheWholeMachine(t *testing.T) {
+	b, d0, d1 := open(t, WithDevices(3))
+	d2, err := b.Open(2)
+	require.NoError(t, err)
+	require.NoError(t, b.Lose(2))
+	require.NoError(t, hostOps(t, d0, 2), "a lost device leaves the others")
+	require.NoError(t, b.Fail(1, cudaerr.MisalignedAddress))
+	for _, d := range []backend.Device{d0, d1} {
+		_, err := d.Malloc(16)
+		requireCode(t, err, cudaerr.MisalignedAddress)
+	}
+	_, err = d0.Malloc(16)
+	assert.ErrorContains(t, err, "device 1 faulted")
+	_, err = d2.Malloc(16)
+	requireCode(t, err, cudaerr.DevicesUnavailable, "a device lost before keeps its own failure")
 }
 
 func TestInjectedLoss(t *testing.T) {
@@ -64,6 +83,7 @@ func TestInjectedFailNow(t *testing.T) {
 	require.NoError(t, b.Fail(0, cudaerr.IllegalAddress))
 	_, err = d.Malloc(16)
 	requireCode(t, err, cudaerr.IllegalAddress)
+	b = New()
 	require.NoError(t, b.Fail(1, cudaerr.InvalidValue))
 	d1, err := b.Open(1)
 	require.NoError(t, err)

@@ -174,9 +174,11 @@ func TestKernelMemoryView(t *testing.T) {
 	require.NoError(t, d0.Synchronize())
 }
 
+// With faults confined (as isolated devices on GPUs), a kernel's fault stays on its device;
+// TestKernelFaultCodes has the other device failing with it, as in one process on GPUs.
 func TestKernelFaultIsStickyPerDevice(t *testing.T) {
 	opt, logs := observed()
-	_, d0, d1 := open(t, opt)
+	_, d0, d1 := open(t, opt, WithConfinedFaults())
 	k := kernels(t, d0, map[string]backend.SimKernel{
 		"overrun": func(c *backend.KernelCall) error {
 			cuda.SimSlice[float64](c, 0, 4) // 32 bytes of a 16-byte allocation
@@ -271,7 +273,7 @@ func TestKernelFaultCodes(t *testing.T) {
 			requireCode(t, err, c.want)
 			assert.True(t, cudaerr.IsSticky(err))
 			requireCode(t, d0.StreamSynchronize(s), c.want)
-			require.NoError(t, d1.Synchronize())
+			requireCode(t, d1.Synchronize(), c.want, "the process's other device")
 		})
 	}
 }

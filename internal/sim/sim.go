@@ -24,7 +24,9 @@
 //   - Faults: a kernel that panics or returns an error is a device fault. As on a GPU the fault
 //     is sticky: the device answers cudaerr.IllegalAddress (out-of-bounds access) or
 //     cudaerr.LaunchFailure (anything else) to every later call, and queued work is dropped.
-//     Other devices are unaffected.
+//     A sticky fault fails every device of the machine with its code, as the runtime fails
+//     every GPU of the process; WithConfinedFaults keeps it to its device. A lost device
+//     (Lose, FaultPlan.LostAt) is always the device's alone.
 //
 // Runtime behaviours that are mirrored on purpose (they differ from "an async queue"):
 //
@@ -81,6 +83,7 @@ type config struct {
 	log      *zap.Logger
 	slowdown map[int]float64
 	faults   map[int]FaultPlan
+	confine  bool
 }
 
 // WithDevices sets how many devices the simulator has (default 2). n <= 0 simulates a machine
@@ -103,6 +106,12 @@ func WithSlowdown(ordinal int, factor float64) Option {
 	}
 }
 
+// WithConfinedFaults keeps a sticky fault to the device it happened on. Without it, a sticky
+// fault fails every device of the machine, as the CUDA runtime answers a sticky fault's code
+// for every GPU of the process. With it, the machine behaves as devices that each run in a
+// worker process of their own (isolated devices) do on GPUs.
+func WithConfinedFaults() Option { return func(c *config) { c.confine = true } }
+
 // WithName sets the name the devices report (default "gpuactor simulator").
 func WithName(name string) Option { return func(c *config) { c.name = name } }
 
@@ -117,6 +126,7 @@ type Backend struct {
 	capacity uint64
 	log      *zap.Logger
 	devices  []*device
+	confine  bool // a sticky fault stays on its device (WithConfinedFaults)
 
 	handles atomic.Uint64 // last handle handed out
 	health  backend.HealthBook
@@ -154,6 +164,7 @@ func New(opts ...Option) *Backend {
 		name:     c.name,
 		capacity: c.memory,
 		log:      c.log,
+		confine:  c.confine,
 		streams:  map[backend.Stream]*stream{},
 		events:   map[backend.Event]*event{},
 		modules:  map[backend.Module]*module{},
