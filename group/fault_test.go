@@ -31,6 +31,17 @@ func oobKernel(t *testing.T, d *device.Device) (*device.Kernel, *device.Buffer) 
 	return k, buf
 }
 
+// assertGoroutinesBack checks that the goroutines are back to n within five seconds: the
+// group's and the devices' are gone. It waits by hand, not with assert.Eventually, whose
+// condition runs on a goroutine of its own.
+func assertGoroutinesBack(t *testing.T, n int) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); runtime.NumGoroutine() > n && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	assert.LessOrEqual(t, runtime.NumGoroutine(), n, "goroutines left behind")
+}
+
 // Ten thousand jobs over eight devices, one of which faults a third of the way through: every
 // job succeeds exactly once, or fails with an error that names the failed device; the
 // idempotent ones all succeed, run again elsewhere when the device failed under them.
@@ -102,11 +113,7 @@ func TestTenThousandJobsWithADeviceFailingMidway(t *testing.T) {
 	assert.GreaterOrEqual(t, fails, uint64(failed), "every failure counted, and every rerun's first try")
 
 	require.NoError(t, g.Close(), "a failed device's streams are let go")
-	// By hand, not assert.Eventually, whose condition runs on a goroutine of its own.
-	for deadline := time.Now().Add(5 * time.Second); runtime.NumGoroutine() > goroutines && time.Now().Before(deadline); {
-		time.Sleep(10 * time.Millisecond)
-	}
-	assert.LessOrEqual(t, runtime.NumGoroutine(), goroutines, "the group's goroutines are gone")
+	assertGoroutinesBack(t, goroutines)
 }
 
 // A device fails under two running jobs: the idempotent one runs again on the other device,
@@ -224,8 +231,5 @@ func TestEveryDeviceFailingTogether(t *testing.T) {
 	}
 	require.ErrorIs(t, g.Submit(ctx, func(context.Context, *device.Device, *streams.Stream) error { return nil }).Wait(ctx), group.ErrNoDevice)
 	require.NoError(t, g.Close())
-	for deadline := time.Now().Add(5 * time.Second); runtime.NumGoroutine() > goroutines && time.Now().Before(deadline); {
-		time.Sleep(10 * time.Millisecond)
-	}
-	require.LessOrEqual(t, runtime.NumGoroutine(), goroutines, "goroutines left behind")
+	assertGoroutinesBack(t, goroutines)
 }

@@ -117,8 +117,5 @@ func TestAThousandJobsWithInjectedFaults(t *testing.T) {
 		u := d.Usage()
 		assert.Zero(t, u.DeviceBytes()+u.Pinned.Bytes, "device %d: %+v", d.Ordinal(), u)
 	}
-	for deadline := time.Now().Add(5 * time.Second); runtime.NumGoroutine() > goroutines && time.Now().Before(deadline); {
-		time.Sleep(10 * time.Millisecond)
-	}
-	assert.LessOrEqual(t, runtime.NumGoroutine(), goroutines, "no goroutine left behind")
+	assertGoroutinesBack(t, goroutines)
 }
