@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -170,8 +171,15 @@ func TestDeviceFailingUnderRunningJobs(t *testing.T) {
 // A kernel fault on one of eight in-process devices fails all eight, as a sticky fault fails
 // every GPU of a process: every job then ends, succeeded exactly once or failed with the
 // device's failure or ErrNoDevice, none waits for good, and a job submitted afterwards fails
-// at once with ErrNoDevice.
+// at once with ErrNoDevice; under each policy, whether jobs wait in the shared queue or in a
+// device's own.
 func TestEveryDeviceFailingTogether(t *testing.T) {
+	for _, policy := range []group.Policy{group.LeastOutstanding, group.RoundRobin, group.Affinity} {
+		t.Run(policy.String(), func(t *testing.T) { everyDeviceFailingTogether(t, policy) })
+	}
+}
+
+func everyDeviceFailingTogether(t *testing.T, policy group.Policy) {
 	const jobs, bad = 2000, 3
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -185,7 +193,7 @@ func TestEveryDeviceFailingTogether(t *testing.T) {
 	})
 	goroutines := runtime.NumGoroutine()
 	oob, oobBuf := oobKernel(t, devs[bad])
-	g, err := group.New(ctx, devs, group.WithQueue(256))
+	g, err := group.New(ctx, devs, group.WithQueue(256), group.WithPolicy(policy))
 	require.NoError(t, err)
 
 	var started, faults atomic.Int64
@@ -201,7 +209,7 @@ func TestEveryDeviceFailingTogether(t *testing.T) {
 			}
 			succeeded[i].Add(1)
 			return nil
-		})
+		}, group.Key(strconv.Itoa(i%16)))
 	}
 	var ok, failed, none int
 	for i, f := range futures {
