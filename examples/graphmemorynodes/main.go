@@ -124,7 +124,7 @@ extern "C" __global__ void copyArray(const float* src, float* dst, int numElemen
 // simKernels are the kernels for the simulator, in the same float32 arithmetic. Simulated
 // kernels see only device memory, so those that touch the mapped host arrays find them
 // through views.
-func simKernels(views *sample.HostViews) map[string]cuda.SimKernel {
+func simKernels(views *sample.HostViews[float32]) map[string]cuda.SimKernel {
 	return map[string]cuda.SimKernel{
 		"squareArray": func(c *cuda.KernelCall) error {
 			n := simCount(c, 2)
@@ -154,7 +154,7 @@ func simKernels(views *sample.HostViews) map[string]cuda.SimKernel {
 		},
 		"copyArray": func(c *cuda.KernelCall) error {
 			n := simCount(c, 2)
-			copy(views.Floats(c, 1, n), views.Floats(c, 0, n))
+			copy(views.Slice(c, 1, n), views.Slice(c, 0, n))
 			return nil
 		},
 	}
@@ -265,7 +265,7 @@ func run(c config) (err error) {
 
 	e := &env{ctx: ctx, dev: dev}
 	defer sample.Keep(&err, e.cleanups.close) // on early returns; a no-op after the one below
-	views := &sample.HostViews{}
+	views := &sample.HostViews[float32]{}
 	mod, err := dev.Compile(ctx, device.Source{Name: "graphmemorynodes.cu", Code: source, Sim: simKernels(views)})
 	if err != nil {
 		return err
@@ -465,7 +465,7 @@ func (e *env) resetOutputArrays() {
 
 // prepareHostArrays allocates the host arrays, pinned and mapped, and fills all three at
 // random.
-func (e *env) prepareHostArrays(n int, views *sample.HostViews) error {
+func (e *env) prepareHostArrays(n int, views *sample.HostViews[float32]) error {
 	h := &e.host
 	h.numElements, h.bytes, h.numBlocks = n, uint64(4*n), blocks(n)
 	for _, a := range []struct {

@@ -3,13 +3,12 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/gpuactor/gpuactor/cuda"
 	"github.com/gpuactor/gpuactor/device"
+	"github.com/gpuactor/gpuactor/examples/internal/sample"
 )
 
 // delayClocks is the delay kernel's timeout, the C sample's default argument: the GPU clocks
@@ -24,8 +23,7 @@ const delayClocks = 10000000
 const source = `
 extern "C" __global__ void delay(volatile int *flag, unsigned long long timeout_clocks)
 {
-    // Wait until the application notifies us that it has completed queuing up the
-    // experiment, or timeout and exit, allowing the application to make progress
+    // Hold the stream until the host sets the flag, or until the timeout passes.
     long long int start_clock, sample_clock;
     start_clock = clock64();
 
@@ -38,8 +36,7 @@ extern "C" __global__ void delay(volatile int *flag, unsigned long long timeout_
     }
 }
 
-// This kernel is for demonstration purposes only, not a performant kernel for
-// p2p transfers.
+// A grid-stride copy, 16 bytes a thread per step.
 extern "C" __global__ void copyp2p(int4 *__restrict__ dest, int4 const *__restrict__ src, size_t num_elems)
 {
     size_t globalId = blockIdx.x * blockDim.x + threadIdx.x;
@@ -52,49 +49,18 @@ extern "C" __global__ void copyp2p(int4 *__restrict__ dest, int4 const *__restri
 }
 `
 
-// flagViews maps the device address of each delay flag to the flag, for the simulated delay
-// kernel: simulated kernels see device memory only, and the flag is host memory.
-type flagViews struct {
-	mu sync.Mutex
-	m  map[cuda.DevicePtr]*int32
-}
-
-func (v *flagViews) add(p cuda.DevicePtr, flag *int32) {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	if v.m == nil {
-		v.m = map[cuda.DevicePtr]*int32{}
-	}
-	v.m[p] = flag
-}
-
-func (v *flagViews) remove(p cuda.DevicePtr) {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	delete(v.m, p)
-}
-
-func (v *flagViews) get(p cuda.DevicePtr) *int32 {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	return v.m[p]
-}
-
 // simKernels are the kernels for the simulator, on a device whose clock runs at clockKHz:
 // delay polls the flag (atomic loads, the Go form of the volatile ones) until the host
 // sets it or the timeout, counted in that clock's cycles, passes; copyp2p copies num_elems
 // 16-byte elements, between two devices where peer access is enabled, as the simulator
 // allows a kernel only then.
-func simKernels(views *flagViews, clockKHz int) map[string]cuda.SimKernel {
+func simKernels(views *sample.HostViews[int32], clockKHz int) map[string]cuda.SimKernel {
 	if clockKHz <= 0 {
 		clockKHz = 1_000_000 // a device that reports no clock: count 1 GHz
 	}
 	return map[string]cuda.SimKernel{
 		"delay": func(c *cuda.KernelCall) error {
-			flag := views.get(c.Ptr(0))
-			if flag == nil {
-				return fmt.Errorf("delay: %#x is not a delay flag's address", uintptr(c.Ptr(0)))
-			}
+			flag := &views.Slice(c, 0, 1)[0]
 			timeout := time.Duration(float64(c.Uint64(1)) / float64(clockKHz) * float64(time.Millisecond))
 			start := time.Now()
 			// Polled with short sleeps rather than spun: a spinning goroutine would take a CPU
@@ -121,7 +87,7 @@ type kernels struct {
 }
 
 // loadKernels compiles the source on d (a module belongs to one device).
-func loadKernels(ctx context.Context, d *device.Device, views *flagViews) (kernels, error) {
+func loadKernels(ctx context.Context, d *device.Device, views *sample.HostViews[int32]) (kernels, error) {
 	p := d.Properties()
 	mod, err := d.Compile(ctx, device.Source{Name: "p2pbandwidthlatency.cu", Code: source, Sim: simKernels(views, p.ClockKHz)})
 	if err != nil {

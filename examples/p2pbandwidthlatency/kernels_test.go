@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/gpuactor/gpuactor/actor"
 	"github.com/gpuactor/gpuactor/cuda"
 	"github.com/gpuactor/gpuactor/device"
+	"github.com/gpuactor/gpuactor/examples/internal/sample"
 	"github.com/gpuactor/gpuactor/streams"
 )
 
@@ -20,7 +22,7 @@ func simBench(t *testing.T, n, numElems int) (*bench, *rig) {
 	ctx := context.Background()
 	devs, err := device.OpenAll(ctx, device.WithBackend(device.BackendSim), device.WithSimulator(device.NewSimulator(device.SimDevices(n))))
 	require.NoError(t, err)
-	b := &bench{devs: devs, views: &flagViews{}}
+	b := &bench{devs: devs, views: &sample.HostViews[int32]{}}
 	// A device a test faulted on purpose fails its frees and its Close: only healthy ones
 	// must clean up without error.
 	healthy := func() bool {
@@ -85,13 +87,15 @@ func TestDelayTimesOut(t *testing.T) {
 	assert.GreaterOrEqual(t, time.Since(start), 10*time.Millisecond)
 }
 
-// TestDelayUnknownFlag: a delay launched with an address that is no flag faults the device
-// with an error naming the address, as a bad address faults a kernel.
+// TestDelayUnknownFlag: a delay launched with an address that is neither device memory nor a
+// mapped flag faults the device with an error naming it, as a bad address faults a kernel.
 func TestDelayUnknownFlag(t *testing.T) {
 	ctx := context.Background()
 	b, r := simBench(t, 1, 4)
-	err := r.streams[0][0].Launch(ctx, b.kerns[0].delay, cuda.LaunchConfig{Grid: cuda.Dim(1), Block: cuda.Dim(1)}, r.ptrs[0], uint64(1)).Wait(ctx)
-	require.ErrorContains(t, err, "not a delay flag's address")
+	bad := r.ptrs[0] + 1<<40
+	err := r.streams[0][0].Launch(ctx, b.kerns[0].delay, cuda.LaunchConfig{Grid: cuda.Dim(1), Block: cuda.Dim(1)}, bad, uint64(1)).Wait(ctx)
+	require.ErrorContains(t, err, "neither device memory nor a mapped host array")
+	require.ErrorContains(t, err, fmt.Sprintf("%#x", uintptr(bad)))
 	require.Error(t, b.devs[0].Err())
 }
 

@@ -120,7 +120,7 @@ func run(c config, w io.Writer) (err error) {
 			d.Ordinal(), p.Name, p.PCIBus, p.PCIDevice, p.PCIDomain)
 	}
 
-	b := &bench{devs: devs, views: &flagViews{}, smCopy: c.smCopy, warn: c.warn}
+	b := &bench{devs: devs, views: &sample.HostViews[int32]{}, smCopy: c.smCopy, warn: c.warn}
 	if err := b.checkP2PAccess(ctx, w); err != nil {
 		return err
 	}

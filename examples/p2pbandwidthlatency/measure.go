@@ -10,6 +10,7 @@ import (
 	"github.com/gpuactor/gpuactor/actor"
 	"github.com/gpuactor/gpuactor/cuda"
 	"github.com/gpuactor/gpuactor/device"
+	"github.com/gpuactor/gpuactor/examples/internal/sample"
 	"github.com/gpuactor/gpuactor/interop"
 	"github.com/gpuactor/gpuactor/streams"
 )
@@ -27,7 +28,7 @@ const (
 type bench struct {
 	devs   []*device.Device
 	kerns  []kernels
-	views  *flagViews
+	views  *sample.HostViews[int32]
 	smCopy bool
 	warn   io.Writer // where a measurement the delay kernel did not cover is noted
 }

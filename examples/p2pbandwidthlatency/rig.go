@@ -8,6 +8,7 @@ import (
 	"github.com/gpuactor/gpuactor/alloc"
 	"github.com/gpuactor/gpuactor/cuda"
 	"github.com/gpuactor/gpuactor/device"
+	"github.com/gpuactor/gpuactor/examples/internal/sample"
 	"github.com/gpuactor/gpuactor/streams"
 )
 
@@ -17,7 +18,7 @@ import (
 type rig struct {
 	flag     *alloc.Pinned[int32]
 	flagPtrs []cuda.DevicePtr // the flag's address on each device
-	views    *flagViews
+	views    *sample.HostViews[int32]
 
 	bufs, bufsD2D []*device.Buffer
 	ptrs, ptrsD2D []cuda.DevicePtr // the buffers' addresses, for the SM copy kernel
@@ -52,8 +53,8 @@ func (b *bench) newRig(ctx context.Context, numElems, nstreams int) (_ *rig, err
 			return nil, err
 		}
 		r.flagPtrs = append(r.flagPtrs, p)
-		b.views.add(p, &flag.Slice()[0])
-		r.closers = append(r.closers, func(context.Context) error { b.views.remove(p); return nil })
+		b.views.Add(p, flag.Slice())
+		r.closers = append(r.closers, func(context.Context) error { b.views.Remove(p); return nil })
 	}
 
 	n := len(b.devs)

@@ -65,11 +65,11 @@ extern "C" __global__ void vectorAddGPU(float* a, float* b, float* c, int N) {
 
 // simKernels is vectorAddGPU for the simulator. Simulated kernels see only device memory, so
 // it finds the mapped host vectors through views.
-func simKernels(views *sample.HostViews) map[string]cuda.SimKernel {
+func simKernels(views *sample.HostViews[float32]) map[string]cuda.SimKernel {
 	return map[string]cuda.SimKernel{
 		"vectorAddGPU": func(c *cuda.KernelCall) error {
 			n := int(min(uint64(max(c.Int32(3), 0)), c.Threads()))
-			a, b, sum := views.Floats(c, 0, n), views.Floats(c, 1, n), views.Floats(c, 2, n)
+			a, b, sum := views.Slice(c, 0, n), views.Slice(c, 1, n), views.Slice(c, 2, n)
 			for i := range sum {
 				sum[i] = a[i] + b[i]
 			}
@@ -148,7 +148,7 @@ func run(c config) (err error) {
 		return errNoMapping
 	}
 
-	views := &sample.HostViews{}
+	views := &sample.HostViews[float32]{}
 	mod, err := dev.Compile(ctx, device.Source{Name: "simplezerocopy.cu", Code: source, Sim: simKernels(views)})
 	if err != nil {
 		return err

@@ -26,12 +26,19 @@ type Event struct {
 
 // NewEvent creates an event on d with cudaEventCreateWithFlags flags.
 func NewEvent(ctx context.Context, d *Device, flags uint32) (*Event, error) {
+	return makeEvent(ctx, d, flags, false, func(rt backend.Device) (backend.Event, error) { return rt.EventCreate(flags) })
+}
+
+// makeEvent makes an Event of d over the handle open gives on the actor thread, owned by the
+// device's tracker, so that the device's Close ends it; a foreign one (another library's) is
+// forgotten then, any other destroyed.
+func makeEvent(ctx context.Context, d *Device, flags uint32, foreign bool, open func(rt backend.Device) (backend.Event, error)) (*Event, error) {
 	return Make(ctx, d, func(rt backend.Device, tr *Tracker) (*Event, error) {
-		h, err := rt.EventCreate(flags)
+		h, err := open(rt)
 		if err != nil {
 			return nil, err
 		}
-		e := &Event{dev: d, h: h, flags: flags}
+		e := &Event{dev: d, h: h, flags: flags, foreign: foreign}
 		tr.Own(e, func() error { return e.destroy(rt) })
 		return e, nil
 	}, func(rt backend.Device, tr *Tracker, e *Event) {

@@ -11,18 +11,7 @@ import (
 // process shared, say), with the flags it behaves as; Close, or the device's Close, destroys
 // it with EventDestroy like any other.
 func OpenEvent(ctx context.Context, d *Device, flags uint32, open func(rt backend.Device) (backend.Event, error)) (*Event, error) {
-	return Make(ctx, d, func(rt backend.Device, tr *Tracker) (*Event, error) {
-		h, err := open(rt)
-		if err != nil {
-			return nil, err
-		}
-		e := &Event{dev: d, h: h, flags: flags}
-		tr.Own(e, func() error { return e.destroy(rt) })
-		return e, nil
-	}, func(rt backend.Device, tr *Tracker, e *Event) {
-		tr.Disown(e)
-		_ = e.destroy(rt)
-	})
+	return makeEvent(ctx, d, flags, false, open)
 }
 
 // PoolHandle is the handle of a pool of package alloc and its device, checked alive; actor

@@ -67,15 +67,5 @@ func (d *Device) KnownEvent(h backend.Event) bool {
 // was made with, after check has vetted it on the actor thread. Its Close (or the device's)
 // forgets the handle, never destroying it.
 func WrapEvent(ctx context.Context, d *Device, h backend.Event, flags uint32, check func(rt backend.Device) error) (*Event, error) {
-	return Make(ctx, d, func(rt backend.Device, tr *Tracker) (*Event, error) {
-		if err := check(rt); err != nil {
-			return nil, err
-		}
-		e := &Event{dev: d, h: h, flags: flags, foreign: true}
-		tr.Own(e, func() error { return e.destroy(rt) })
-		return e, nil
-	}, func(rt backend.Device, tr *Tracker, e *Event) {
-		tr.Disown(e)
-		_ = e.destroy(rt)
-	})
+	return makeEvent(ctx, d, flags, true, func(rt backend.Device) (backend.Event, error) { return h, check(rt) })
 }

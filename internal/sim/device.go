@@ -137,7 +137,7 @@ func (f *fault) err(op string) error {
 
 // setFault makes the device fail with code from now on. The first fault wins. A sticky fault
 // fails every other device of the machine too, with the same code, as the runtime does for
-// every GPU of the process (measured on two H200s), unless the machine confines faults; a
+// every GPU of the process (docs/faults.md), unless the machine confines faults; a
 // lost device (cudaErrorDevicesUnavailable) is the device's alone.
 func (d *device) setFault(code cudaerr.Code, cause string, fields ...zap.Field) {
 	if !d.markFault(code, cause, fields...) || !code.Sticky() || d.b.confine {
