@@ -470,12 +470,12 @@ func TestIdleRunsWhileSpinning(t *testing.T) {
 	prod, cons := pair(t, 0)
 	longSleeps(prod, cons)
 	cons.SetSpin(100 * time.Microsecond)
-	var calls, busyUntil atomic.Int64
-	busyUntil.Store(int64(20 * time.Millisecond))
-	start := time.Now()
+	var calls atomic.Int64
+	var busy atomic.Bool
+	busy.Store(true)
 	cons.SetIdle(func() bool {
 		calls.Add(1)
-		return time.Since(start) < time.Duration(busyUntil.Load())
+		return busy.Load()
 	})
 	got := make(chan struct{})
 	go func() {
@@ -483,14 +483,21 @@ func TestIdleRunsWhileSpinning(t *testing.T) {
 		assert.NoError(t, err)
 		close(got)
 	}()
-	time.Sleep(10 * time.Millisecond)
+	// Polled, not slept: a loaded CI host may run the receiver late, and while busy is set it
+	// must go on calling idle however long it takes to get there.
+	require.Eventually(t, func() bool { return calls.Load() > 0 }, 5*time.Second, time.Millisecond,
+		"idle ran while the receiver waited")
 	n := calls.Load()
-	assert.Positive(t, n, "idle ran while the receiver waited")
-	time.Sleep(5 * time.Millisecond)
-	assert.Greater(t, calls.Load(), n, "still spinning: the idle function has work in hand")
-	time.Sleep(30 * time.Millisecond) // past busyUntil and the window: asleep now
+	require.Eventually(t, func() bool { return calls.Load() > n+10 }, 5*time.Second, time.Millisecond,
+		"still spinning: the idle function has work in hand")
+	busy.Store(false)
+	require.Eventually(t, func() bool {
+		n := calls.Load()
+		time.Sleep(5 * time.Millisecond) // many spin windows: a spinning receiver would call idle
+		return calls.Load() == n
+	}, 5*time.Second, time.Millisecond, "asleep once idle reports no work")
 	n = calls.Load()
-	time.Sleep(5 * time.Millisecond)
+	time.Sleep(20 * time.Millisecond)
 	assert.Equal(t, n, calls.Load(), "asleep: idle no longer runs")
 	require.NoError(t, prod.Send(context.Background(), []byte("x")))
 	select {
