@@ -26,13 +26,18 @@ func groupScenarios() []scenario {
 		// Do, and with Submit and Wait.
 		{name: "group_roundtrip", unit: "us", ref: "launch_roundtrip", manyStreams: true, run: groupRoundTrip(true)},
 		{name: "group_submit_roundtrip", unit: "us", ref: "launch_roundtrip", manyStreams: true, run: groupRoundTrip(false)},
-		// Scaling: GPU-bound jobs per second through the group on one GPU, and on every GPU,
-		// each against one GPU driven straight from C++: group_jobs_all's ratio is the scaling.
-		{name: "group_jobs_1", unit: "jobs/s", ref: "busy_jobs", manyStreams: true, run: groupJobs(false)},
-		{name: "group_jobs_all", unit: "jobs/s", ref: "busy_jobs", manyStreams: true, run: groupJobs(true)},
+		// Scaling: GPU-bound jobs per second through the group on one GPU, on the first 2, 4
+		// and 8, and on every GPU, each against one GPU driven straight from C++: a row's ratio
+		// is its scaling (scaling_report.go). A row of more GPUs than the machine has, or of
+		// all of them, is skipped: group_jobs_all is that row.
+		{name: "group_jobs_1", unit: "jobs/s", ref: "busy_jobs", manyStreams: true, fanout: 1, run: groupJobs(1)},
+		{name: "group_jobs_2", unit: "jobs/s", ref: "busy_jobs", manyStreams: true, fanout: 2, run: groupJobs(2)},
+		{name: "group_jobs_4", unit: "jobs/s", ref: "busy_jobs", manyStreams: true, fanout: 4, run: groupJobs(4)},
+		{name: "group_jobs_8", unit: "jobs/s", ref: "busy_jobs", manyStreams: true, fanout: 8, run: groupJobs(8)},
+		{name: "group_jobs_all", unit: "jobs/s", ref: "busy_jobs", manyStreams: true, fanout: fanoutAll, run: groupJobs(fanoutAll)},
 		// Tail latency: jobs arriving at a steady 80% of the group's measured capacity, every GPU;
 		// submit-to-done p50 and p99, against one job's round trip in C++.
-		{name: "group_tail", unit: "us", ref: "busy_roundtrip", manyStreams: true, run: groupTail},
+		{name: "group_tail", unit: "us", ref: "busy_roundtrip", manyStreams: true, fanout: fanoutAll, run: groupTail},
 	}
 }
 
@@ -145,27 +150,39 @@ func groupRoundTrip(do bool) func(*env, int64, int) (float64, *float64, error) {
 	}
 }
 
-// groupJobs measures GPU-bound jobs per second through a group of the env's device, or of
-// every device: each repeat submits a batch of jobs and waits for them all.
-func groupJobs(all bool) func(*env, int64, int) (float64, *float64, error) {
+// fanoutAll is scenario.fanout for a row over every device of the machine.
+const fanoutAll = -1
+
+// groupJobs measures GPU-bound jobs per second through a group of the first n devices (the
+// env's first), or of every device (fanoutAll): each repeat submits a batch of jobs and waits
+// for them all.
+func groupJobs(n int) func(*env, int64, int) (float64, *float64, error) {
 	return func(e *env, _ int64, repeat int) (float64, *float64, error) {
 		devs := []*device.Device{e.dev}
-		if all {
-			var err error
-			if devs, err = e.groupDevices(); err != nil {
+		if n != 1 {
+			all, err := e.groupDevices()
+			if err != nil {
 				return 0, nil, err
 			}
+			switch {
+			case n == fanoutAll:
+				devs = all
+			case n >= len(all):
+				return 0, nil, fmt.Errorf("%w: the machine has %d devices; group_jobs_all runs on them all", errSkipped, len(all))
+			default:
+				devs = all[:n]
+			}
 		}
-		fmt.Fprintf(os.Stderr, "%s: %d devices\n", map[bool]string{false: "group_jobs_1", true: "group_jobs_all"}[all], len(devs))
+		fmt.Fprintf(os.Stderr, "group_jobs: %d devices\n", len(devs))
 		g, jobs, err := e.busyGroup(devs)
 		if err != nil {
 			return 0, nil, err
 		}
 		defer g.Close()
-		n := e.busyBatch() * len(devs)
+		batch := e.busyBatch() * len(devs)
 		var rates []float64
 		for r := -1; r < repeat; r++ {
-			rate, err := jobRate(e.ctx, g, jobs, n)
+			rate, err := jobRate(e.ctx, g, jobs, batch)
 			if err != nil {
 				return 0, nil, err
 			}
@@ -177,11 +194,24 @@ func groupJobs(all bool) func(*env, int64, int) (float64, *float64, error) {
 	}
 }
 
+// fanoutDevices is how many devices a row of the given fanout runs on in e's machine: 0 for a
+// row that is not a fan-out row.
+func (e *env) fanoutDevices(fanout int) int {
+	if fanout != fanoutAll {
+		return fanout
+	}
+	n, err := device.Count(e.ctx, e.devOpts...)
+	if err != nil {
+		return 0
+	}
+	return n
+}
+
 // busyBatch is how many jobs a device gets in a batch: two seconds' worth on a GPU, fewer on
-// the simulator, whose kernels sleep.
+// the simulator, whose kernels sleep and whose rows are for CI.
 func (e *env) busyBatch() int {
 	if e.dev.Backend() == device.BackendSim {
-		return 200
+		return 50
 	}
 	return 2000
 }

@@ -35,12 +35,17 @@ var isolatedRows = []isolatedRow{
 	{base: "h2d_async_64B"},
 	{base: "h2d_pinned", minRatio: 0.95},
 	{base: "d2h_pinned", minRatio: 0.95},
+	// The group rows over isolated devices, every device a worker process of its own: a job is
+	// the same kernel, and its launch and completion each cross a ring, so GPU-bound jobs should
+	// go as fast as in process. The tail has no target: it is shown beside the in-process one.
+	{base: "group_jobs_all", minRatio: 0.95},
+	{base: "group_tail"},
 }
 
 // isolatedScenarios are the isolatedRows' rows, made from the in-process rows' definitions.
 func isolatedScenarios() []scenario {
 	var out []scenario
-	for _, s := range coreScenarios() {
+	for _, s := range slices.Concat(coreScenarios(), groupScenarios()) {
 		if !slices.ContainsFunc(isolatedRows, func(r isolatedRow) bool { return r.base == s.name }) {
 			continue
 		}
@@ -85,10 +90,10 @@ func (e *env) isolatedEnv() (*env, error) {
 	return e.iso, e.isoErr
 }
 
-// closeIsolated closes the isolated device, when one was opened; its worker exits.
+// closeIsolated closes the isolated devices, when they were opened; their workers exit.
 func (e *env) closeIsolated() {
 	if e.iso != nil {
-		e.iso.dev.Close()
+		e.iso.close()
 	}
 }
 

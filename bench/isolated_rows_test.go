@@ -58,7 +58,7 @@ func TestIsolatedRowsRunOnTheSimulator(t *testing.T) {
 	s := out.String()
 	require.Contains(t, s, "== isolated devices on sim")
 	side := s[strings.Index(s, "== isolated devices on sim"):]
-	for _, row := range []string{"isolated_launch_enqueue", "isolated_launch_roundtrip p50", "isolated_launch_roundtrip p99", "isolated_h2d_async_64B", "isolated_h2d_pinned", "isolated_d2h_pinned"} {
+	for _, row := range []string{"isolated_launch_enqueue", "isolated_launch_roundtrip p50", "isolated_launch_roundtrip p99", "isolated_h2d_async_64B", "isolated_h2d_pinned", "isolated_d2h_pinned", "isolated_group_jobs_all", "isolated_group_tail p50", "isolated_group_tail p99"} {
 		assert.Contains(t, side, row)
 	}
 	assert.NotContains(t, side, "met", "targets are for the GPU")
@@ -83,10 +83,18 @@ func TestIsolatedEnvIsAWorkerOpenedOnce(t *testing.T) {
 	assert.Same(t, ie, again)
 	_, err = ie.binding()
 	assert.ErrorContains(t, err, "isolated")
+	devs, err := ie.groupDevices()
+	require.NoError(t, err)
+	require.Len(t, devs, 2, "the group rows' devices: every device of the simulator")
+	for _, d := range devs {
+		assert.True(t, d.Isolated(), "the isolated group rows run on isolated devices only")
+	}
 
 	closeEnv()
 	_, err = ie.dev.Malloc(context.Background(), 64)
 	assert.Error(t, err, "the isolated device is closed with the env")
+	_, err = devs[1].Malloc(context.Background(), 64)
+	assert.Error(t, err, "and the isolated group rows' other device")
 	assert.Error(t, e.dev.Synchronize(context.Background()), "and the env's own")
 }
 
@@ -107,12 +115,14 @@ func TestIsolatedRowsFailWhenTheDeviceCannotOpen(t *testing.T) {
 	defer e.closeIsolated()
 
 	rep := &Report{}
+	unsized := 0
 	for _, s := range isolatedScenarios() {
 		if !s.sized {
 			runTask(e, device.BackendSim, task{s, s.size}, 0, 1, rep, &progress{})
+			unsized++
 		}
 	}
-	require.Len(t, rep.Errors, 3, "%v", rep.Errors)
+	require.Len(t, rep.Errors, unsized, "%v", rep.Errors)
 	for _, msg := range rep.Errors {
 		assert.Contains(t, msg, "opening the isolated device")
 		assert.Contains(t, msg, "ordinal 1 out of range")

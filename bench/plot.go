@@ -27,7 +27,62 @@ func plots(dir string, rep *Report) error {
 	if err := bandwidthPlot(filepath.Join(dir, "bandwidth.svg"), title, backend, rep); err != nil {
 		return err
 	}
-	return launchPlot(filepath.Join(dir, "launch.svg"), title, backend, rep)
+	if err := launchPlot(filepath.Join(dir, "launch.svg"), title, backend, rep); err != nil {
+		return err
+	}
+	return scalingPlot(filepath.Join(dir, "scaling.svg"), title, backend, rep)
+}
+
+// scalingPlot draws fan-out throughput against the number of devices, over one GPU driven
+// from C++ (over one device through the group where C++ did not run), in process and
+// isolated, beside N itself and the target. A run without fan-out rows over two devices or
+// more gets no plot.
+func scalingPlot(path, title, backend string, rep *Report) error {
+	p := plot.New()
+	p.Title.Text = "Fan-out scaling, " + title
+	p.X.Label.Text = "devices"
+	p.Y.Label.Text = "jobs/s ÷ one GPU"
+	p.Legend.Top, p.Legend.Left = true, true
+	maxN, lines := 0, 0
+	for i, prefix := range []string{"", isolatedPrefix} {
+		pts := scalingPoints(rep, backend, prefix)
+		if !slices.ContainsFunc(pts, func(s scalingPoint) bool { return s.n > 1 }) {
+			continue
+		}
+		var xys plotter.XYs
+		over := "C++ on one GPU"
+		for _, s := range pts {
+			y := s.overCpp
+			if y == 0 {
+				y, over = s.overOne, "one device"
+			}
+			if y > 0 {
+				xys = append(xys, plotter.XY{X: float64(s.n), Y: y})
+				maxN = max(maxN, s.n)
+			}
+		}
+		name := "gpuactor group, in process"
+		if prefix != "" {
+			name = "gpuactor group, isolated devices"
+		}
+		if err := addLine(p, name+" ÷ "+over, xys, i, false); err != nil {
+			return err
+		}
+		lines++
+	}
+	if lines == 0 {
+		return nil
+	}
+	ideal := plotter.XYs{{X: 1, Y: 1}, {X: float64(maxN), Y: float64(maxN)}}
+	target := plotter.XYs{{X: 1, Y: scalingTarget}, {X: float64(maxN), Y: scalingTarget * float64(maxN)}}
+	if err := addLine(p, "N", ideal, 2, true); err != nil {
+		return err
+	}
+	if err := addLine(p, fmt.Sprintf("target %.2f × N", scalingTarget), target, 3, true); err != nil {
+		return err
+	}
+	p.X.Min, p.Y.Min = 0, 0
+	return p.Save(7*vg.Inch, 4.5*vg.Inch, path)
 }
 
 func bandwidthPlot(path, title, backend string, rep *Report) error {

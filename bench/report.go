@@ -73,6 +73,7 @@ func printTables(w io.Writer, rep *Report) {
 	printByHand(w, rep)
 	printBreakdown(w, rep)
 	printIsolated(w, rep)
+	printScaling(w, rep)
 	for _, n := range rep.Skipped {
 		fmt.Fprintln(w, "SKIPPED:", n)
 	}

@@ -145,6 +145,9 @@ func runBackend(ctx context.Context, o *options, kind device.BackendKind, round 
 // openEnv opens the device the rows run on, with the empty kernel loaded; close closes it.
 func openEnv(ctx context.Context, o *options, kind device.BackendKind, rep *Report) (e *env, close func(), err error) {
 	opts := []device.Option{device.WithBackend(kind)}
+	if kind == device.BackendSim && o.simDevices > 0 {
+		opts = append(opts, device.WithSimulator(device.NewSimulator(device.SimDevices(o.simDevices))))
+	}
 	if o.awaitSpin > 0 {
 		opts = append(opts, device.WithActorOptions(actor.WithAwaitSpin(o.awaitSpin)))
 	}
@@ -162,10 +165,7 @@ func openEnv(ctx context.Context, o *options, kind device.BackendKind, rep *Repo
 	e = &env{ctx: ctx, dev: dev, empty: k, binding: func() (*direct, error) { return openDirect(kind, o.device) }, copiers: o.copiers, devOpts: opts}
 	return e, func() {
 		e.closeIsolated()
-		for _, d := range e.others {
-			d.Close()
-		}
-		dev.Close()
+		e.close()
 	}, nil
 }
 
@@ -191,7 +191,7 @@ func runTask(e *env, kind device.BackendKind, t task, round, repeat int, rep *Re
 		return
 	}
 	r := Result{Impl: "gpuactor", Backend: string(kind), Scenario: t.s.name, Size: t.size, Unit: t.s.unit,
-		Value: value, P99: p99, Repeats: repeat, Checked: err == nil, Round: round}
+		Value: value, P99: p99, Repeats: repeat, Checked: err == nil, Round: round, Devices: e.fanoutDevices(t.s.fanout)}
 	if err != nil {
 		rep.Errors = append(rep.Errors, fmt.Sprintf("gpuactor/%s %s %s: %v", kind, t.s.name, sizeLabel(t.size), err))
 		fmt.Fprintln(os.Stderr, "  FAILED:", err)

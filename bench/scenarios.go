@@ -39,6 +39,8 @@ type Result struct {
 	// Round numbers gpuactor's runs of its rows with -rounds > 1: round r ran between C++
 	// passes r and r+1. 0 when the rows ran once.
 	Round int `json:"round,omitempty"`
+	// Devices: how many devices a row that fans jobs out over several ran on; 0 for the rest.
+	Devices int `json:"devices,omitempty"`
 
 	rounds int // how many rounds collapseRounds folded into this result
 }
@@ -64,6 +66,14 @@ type env struct {
 	isoErr  error
 }
 
+// close closes the env's devices: the others the group rows opened, then its own.
+func (e *env) close() {
+	for _, d := range e.others {
+		d.Close()
+	}
+	e.dev.Close()
+}
+
 // scenario is one row kind of the suite.
 type scenario struct {
 	name  string
@@ -81,7 +91,10 @@ type scenario struct {
 	pageable string
 	// manyStreams: the row has work in flight on several streams at once (see scenarios).
 	manyStreams bool
-	run         func(e *env, size int64, repeat int) (value float64, p99 *float64, err error)
+	// fanout: how many devices the row runs on, for rows that fan jobs out over several
+	// (fanoutAll: every device); 0 for the rest, which run on one.
+	fanout int
+	run    func(e *env, size int64, repeat int) (value float64, p99 *float64, err error)
 }
 
 func (s scenario) refName() string {
