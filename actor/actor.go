@@ -459,16 +459,31 @@ func (a *Actor) finished(busy bool) bool {
 	return !busy && a.closed.Load() && a.inflight.Load() == 0 && a.mb.empty()
 }
 
+// spinningActors counts the actors of the process spinning now (Actor.spin). A spinning
+// actor's goroutine is locked to its thread and never yields, so it holds a P no other
+// goroutine can use; were every P held so, the rest of the program, among it the goroutines
+// whose messages and completions the actors wait for, would run only when the scheduler
+// preempts a spinner, every 10 ms or so. So an actor spins only while the others spinning
+// leave a P to spare, as CUDA's own wait spins only while a process has fewer active contexts
+// than processors, and parks otherwise. It is the process's, as its Ps are.
+var spinningActors atomic.Int32
+
 // spin polls the mailbox for the spin window so that back-to-back traffic never pays a
 // park/wake, and reports whether a message arrived. It does not yield: a yielding locked
 // goroutine would have to hand its P to another thread and back, which is the very cost
 // being avoided. A poll is one atomic load.
 func (a *Actor) spin(busy *bool) bool {
 	// With one P the senders cannot run while the actor spins (until preemption, ~10ms
-	// later), so spinning would only delay the very messages it waits for.
+	// later), so spinning would only delay the very messages it waits for. The same holds
+	// for the whole process once the spinning actors hold every P but this one's.
 	if (a.cfg.spin <= 0 && a.cfg.busySpin <= 0) || a.procs < 2 {
 		return false
 	}
+	if spinningActors.Add(1) >= a.procs {
+		spinningActors.Add(-1)
+		return false
+	}
+	defer spinningActors.Add(-1)
 	start := a.clock()
 	last := start
 	for {

@@ -110,7 +110,9 @@ func WithSpin(d time.Duration) Option {
 // actor would notice finished work only when its timer fires, and timers under a millisecond
 // oversleep to about one, so futures that complete on GPU progress would wait that long.
 // CUDA's own default, when a program has more cores than GPUs, likewise spins while it waits
-// for the GPU. 0 keeps only the WithSpin window; a negative d makes New fail with ErrBadOption.
+// for the GPU; and as CUDA yields when it has not, an actor spins only while the process's
+// other spinning actors leave a P to spare, and parks otherwise. 0 keeps only the WithSpin
+// window; a negative d makes New fail with ErrBadOption.
 func WithBusySpin(d time.Duration) Option {
 	return func(c *config) {
 		if d < 0 {
