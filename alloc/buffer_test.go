@@ -13,6 +13,7 @@ import (
 	"github.com/gpuactor/gpuactor/alloc"
 	"github.com/gpuactor/gpuactor/cuda"
 	"github.com/gpuactor/gpuactor/device"
+	"github.com/gpuactor/gpuactor/internal/testdev"
 	"github.com/gpuactor/gpuactor/streams"
 )
 
@@ -165,24 +166,34 @@ func TestBufferBadInput(t *testing.T) {
 	})
 }
 
+// A stream-ordered buffer of one device is refused by another's streams, except as either end
+// of a copy: every ordered pair of devices (a few small calls each).
 func TestBufferOnAnotherDevice(t *testing.T) {
 	eachBackend(t, func(t *testing.T, f *fixture) {
-		other := f.other(t)
-		s := f.stream(t)
-		so, err := streams.New(f.ctx, other)
-		require.NoError(t, err)
-		defer so.Close(context.Background())
-		b, _, err := alloc.MallocAsync[float32](f.ctx, s, 16)
-		require.NoError(t, err)
-		err = b.CloseOn(f.ctx, so).Wait(f.ctx)
-		require.ErrorIs(t, err, device.ErrWrongDevice)
-		err = so.Memset(f.ctx, b, 0).Wait(f.ctx)
-		require.ErrorIs(t, err, device.ErrWrongDevice)
-		c, _, err := alloc.MallocAsync[float32](f.ctx, so, 16)
-		require.NoError(t, err)
-		require.NoError(t, so.Copy(f.ctx, c, b).Wait(f.ctx), "a copy between two devices' buffers is a peer copy")
-		require.NoError(t, b.Close(f.ctx))
-		require.NoError(t, c.Close(f.ctx))
+		devs := f.all(t)
+		ss := make([]*streams.Stream, len(devs))
+		for i, d := range devs {
+			var err error
+			ss[i], err = streams.New(f.ctx, d)
+			require.NoError(t, err)
+			defer ss[i].Close(context.Background())
+		}
+		for _, p := range testdev.Pairs(len(devs)) {
+			t.Run(fmt.Sprintf("%d-%d", p[0], p[1]), func(t *testing.T) {
+				s, so := ss[p[0]], ss[p[1]]
+				b, _, err := alloc.MallocAsync[float32](f.ctx, s, 16)
+				require.NoError(t, err)
+				err = b.CloseOn(f.ctx, so).Wait(f.ctx)
+				require.ErrorIs(t, err, device.ErrWrongDevice)
+				err = so.Memset(f.ctx, b, 0).Wait(f.ctx)
+				require.ErrorIs(t, err, device.ErrWrongDevice)
+				c, _, err := alloc.MallocAsync[float32](f.ctx, so, 16)
+				require.NoError(t, err)
+				require.NoError(t, so.Copy(f.ctx, c, b).Wait(f.ctx), "a copy between two devices' buffers is a peer copy")
+				require.NoError(t, b.Close(f.ctx))
+				require.NoError(t, c.Close(f.ctx))
+			})
+		}
 	})
 }
 

@@ -51,8 +51,9 @@ func (f *fixture) stream(t *testing.T) *streams.Stream {
 	return s
 }
 
-// other opens device 1 of the same machine, skipping when there is none.
-func (f *fixture) other(t *testing.T) *device.Device { return testdev.Second(t, f.ctx, f.opts) }
+// all is every device of the machine, f.dev in its place; it skips the test when there is
+// only one.
+func (f *fixture) all(t *testing.T) []*device.Device { return testdev.All(t, f.ctx, f.opts, f.dev) }
 
 func await(t *testing.T, ctx context.Context, fut *streams.Future) {
 	t.Helper()

@@ -2,6 +2,7 @@ package alloc_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -9,6 +10,8 @@ import (
 	"github.com/gpuactor/gpuactor/alloc"
 	"github.com/gpuactor/gpuactor/cudaerr"
 	"github.com/gpuactor/gpuactor/device"
+	"github.com/gpuactor/gpuactor/internal/testdev"
+	"github.com/gpuactor/gpuactor/interop"
 	"github.com/gpuactor/gpuactor/streams"
 )
 
@@ -212,24 +215,44 @@ func TestMemoryLimit(t *testing.T) {
 	}, device.WithMemoryLimit(16*mib))
 }
 
+// A pool's memory is its own device's until another is given access: every ordered pair of
+// devices, each a few calls. Access can be given only to a device that can reach the pool's
+// device (cudaMemPoolSetAccess needs a peer link); a pair without one is only asked.
 func TestPoolAccess(t *testing.T) {
 	eachBackend(t, func(t *testing.T, f *fixture) {
-		p := newPool(t, f)
-		a, err := p.Access(f.ctx, f.dev)
-		require.NoError(t, err)
-		require.Equal(t, alloc.AccessReadWrite, a)
-		other := f.other(t)
-		a, err = p.Access(f.ctx, other)
-		require.NoError(t, err)
-		require.Equal(t, alloc.AccessNone, a)
-		require.NoError(t, p.SetAccess(f.ctx, other, alloc.AccessReadWrite))
-		a, err = p.Access(f.ctx, other)
-		require.NoError(t, err)
-		require.Equal(t, alloc.AccessReadWrite, a)
-		require.NoError(t, p.SetAccess(f.ctx, other, alloc.AccessNone))
-		a, err = p.Access(f.ctx, other)
-		require.NoError(t, err)
-		require.Equal(t, alloc.AccessNone, a)
+		devs := f.all(t)
+		pools := make([]*alloc.Pool, len(devs))
+		for i, d := range devs {
+			a, err := alloc.NewPool(f.ctx, d)
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = a.Close(context.Background()) })
+			pools[i] = a
+			got, err := a.Access(f.ctx, d)
+			require.NoError(t, err)
+			require.Equal(t, alloc.AccessReadWrite, got, "device %d's own pool", i)
+		}
+		for _, pr := range testdev.Pairs(len(devs)) {
+			t.Run(fmt.Sprintf("%d-%d", pr[0], pr[1]), func(t *testing.T) {
+				p, other := pools[pr[0]], devs[pr[1]]
+				a, err := p.Access(f.ctx, other)
+				require.NoError(t, err)
+				require.Equal(t, alloc.AccessNone, a)
+				can, err := interop.CanAccessPeer(f.ctx, other, devs[pr[0]])
+				require.NoError(t, err)
+				if !can {
+					t.Logf("device %d cannot reach device %d: access not given", pr[1], pr[0])
+					return
+				}
+				require.NoError(t, p.SetAccess(f.ctx, other, alloc.AccessReadWrite))
+				a, err = p.Access(f.ctx, other)
+				require.NoError(t, err)
+				require.Equal(t, alloc.AccessReadWrite, a)
+				require.NoError(t, p.SetAccess(f.ctx, other, alloc.AccessNone))
+				a, err = p.Access(f.ctx, other)
+				require.NoError(t, err)
+				require.Equal(t, alloc.AccessNone, a)
+			})
+		}
 	})
 }
 
@@ -269,15 +292,27 @@ func TestPoolBadInput(t *testing.T) {
 	})
 }
 
+// A stream of one device does not allocate from another's pool: every ordered pair.
 func TestPoolOfAnotherDevice(t *testing.T) {
 	eachBackend(t, func(t *testing.T, f *fixture) {
-		other := f.other(t)
-		s := f.stream(t)
-		q, err := alloc.NewPool(f.ctx, other)
-		require.NoError(t, err)
-		_, _, err = alloc.MallocAsync[byte](f.ctx, s, 64, alloc.FromPool(q))
-		require.ErrorIs(t, err, device.ErrWrongDevice)
-		require.NoError(t, q.Close(f.ctx))
+		devs := f.all(t)
+		pools := make([]*alloc.Pool, len(devs))
+		ss := make([]*streams.Stream, len(devs))
+		for i, d := range devs {
+			var err error
+			pools[i], err = alloc.NewPool(f.ctx, d)
+			require.NoError(t, err)
+			ss[i], err = streams.New(f.ctx, d)
+			require.NoError(t, err)
+			defer ss[i].Close(context.Background())
+		}
+		for _, p := range testdev.Pairs(len(devs)) {
+			_, _, err := alloc.MallocAsync[byte](f.ctx, ss[p[0]], 64, alloc.FromPool(pools[p[1]]))
+			require.ErrorIs(t, err, device.ErrWrongDevice, "device %d's stream, device %d's pool", p[0], p[1])
+		}
+		for _, q := range pools {
+			require.NoError(t, q.Close(f.ctx))
+		}
 	})
 }
 

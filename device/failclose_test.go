@@ -66,13 +66,13 @@ func TestCloseOfAFailedDeviceForgetsItsMemory(t *testing.T) {
 }
 
 // A fault met through one Device fails every Device opened on the same GPU: the sticky error
-// poisons the GPU's context, which they share. It fails the process's other GPUs too, as the
-// runtime does, unless the simulator confines faults (as isolated devices do on GPUs).
+// poisons the GPU's context, which they share. It fails each of the process's other GPUs too,
+// as the runtime does, unless the simulator confines faults (as isolated devices do on GPUs).
 func TestFailureBelongsToTheGPU(t *testing.T) {
 	for _, confined := range []bool{false, true} {
 		t.Run(fmt.Sprintf("confined=%v", confined), func(t *testing.T) {
 			ctx := testdev.Ctx(t)
-			var so []device.SimOption
+			so := []device.SimOption{device.SimDevices(testdev.SimDevices)}
 			if confined {
 				so = append(so, device.SimConfinedFaults())
 			}
@@ -80,25 +80,26 @@ func TestFailureBelongsToTheGPU(t *testing.T) {
 			a, fault := faultSim(t, device.WithSimulator(sim))
 			b, err := device.Open(ctx, 0, device.WithSimulator(sim))
 			require.NoError(t, err)
-			other, err := device.Open(ctx, 1, device.WithSimulator(sim))
-			require.NoError(t, err)
+			others := testdev.All(t, ctx, []device.Option{device.WithSimulator(sim)}, b)[1:]
 			fault()
 			require.ErrorIs(t, a.Err(), device.ErrDeviceFailed)
 			require.ErrorIs(t, b.Err(), device.ErrDeviceFailed, "the other handle on the GPU")
 			_, err = b.Malloc(ctx, 16)
 			require.ErrorIs(t, err, device.ErrDeviceFailed)
-			buf, err := other.Malloc(ctx, 16)
-			if confined {
-				require.NoError(t, err, "another GPU goes on")
-				require.NoError(t, other.Err())
-				require.NoError(t, buf.Close(ctx))
-			} else {
-				require.ErrorIs(t, err, device.ErrDeviceFailed, "another GPU of the process")
-				require.ErrorIs(t, err, cudaerr.IllegalAddress, "with the fault's code")
-				require.ErrorContains(t, err, "device 0 faulted")
-				require.ErrorIs(t, other.Err(), device.ErrDeviceFailed)
+			for _, other := range others {
+				buf, err := other.Malloc(ctx, 16)
+				if confined {
+					require.NoError(t, err, "another GPU goes on: device %d", other.Ordinal())
+					require.NoError(t, other.Err())
+					require.NoError(t, buf.Close(ctx))
+				} else {
+					require.ErrorIs(t, err, device.ErrDeviceFailed, "another GPU of the process: device %d", other.Ordinal())
+					require.ErrorIs(t, err, cudaerr.IllegalAddress, "with the fault's code")
+					require.ErrorContains(t, err, "device 0 faulted")
+					require.ErrorIs(t, other.Err(), device.ErrDeviceFailed)
+				}
 			}
-			for _, d := range []*device.Device{a, b, other} {
+			for _, d := range []*device.Device{a, b} {
 				require.NoError(t, d.Close())
 			}
 		})

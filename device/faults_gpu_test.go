@@ -11,12 +11,14 @@ import (
 	"os/exec"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/ebitengine/purego"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/gpuactor/gpuactor/cuda"
 	"github.com/gpuactor/gpuactor/cudaerr"
@@ -173,8 +175,8 @@ type faultReport struct {
 	TwinErr    string  `json:"twin_err"`    // Err of a second Device on GPU 0, opened before the fault, before any call after it
 	TwinMalloc outcome `json:"twin_malloc"` // Malloc(16) on that second Device
 
-	Dev1     outcome `json:"dev1"`      // a good round trip on device 1, opened before the fault
-	Dev1Skip string  `json:"dev1_skip"` // why Dev1 was not run
+	Others     []outcome `json:"others"`      // a good round trip on each other GPU (1, 2, …), opened before the fault
+	OthersSkip string    `json:"others_skip"` // why Others were not run
 
 	RawMalloc     outcome `json:"raw_malloc"`      // cudaMalloc(16) straight into the runtime
 	RawLastError  outcome `json:"raw_last_err"`    // cudaGetLastError straight into the runtime
@@ -338,17 +340,14 @@ func TestFaultChild(t *testing.T) {
 	twin, err := device.Open(ctx, 0, opts...)
 	require.NoError(t, err)
 
-	// A second GPU, opened (and used) before the fault, to see whether the fault reaches it.
-	var dev1 *device.Device
-	var good1 *device.Kernel
+	// Every other GPU, opened (and used) before the fault, to see whether the fault reaches
+	// it: each, since a host's GPUs may differ in how they are linked to GPU 0.
+	var others []*device.Device
+	var goods []*device.Kernel
 	if n, err := device.Count(ctx, opts...); err != nil || n < 2 {
-		r.Dev1Skip = fmt.Sprintf("the machine has %d GPU(s)", n)
+		r.OthersSkip = fmt.Sprintf("the machine has %d GPU(s)", n)
 	} else {
-		dev1, err = device.Open(ctx, 1, opts...)
-		require.NoError(t, err)
-		_, good1, err = compileGood(ctx, dev1)
-		require.NoError(t, err)
-		require.NoError(t, goodRound(ctx, streams.Default(dev1), dev1, good1))
+		others, goods = openOthers(t, ctx, n, opts)
 	}
 
 	// The fault. A kernel that never ends is given 3 s: nothing can return for it.
@@ -407,9 +406,7 @@ func TestFaultChild(t *testing.T) {
 		}
 		return goodRound(ctx, ns, dev, good)
 	})
-	if dev1 != nil {
-		r.Dev1 = bounded(bound, func(ctx context.Context) error { return goodRound(ctx, streams.Default(dev1), dev1, good1) })
-	}
+	r.Others = boundedEach(bound, others, goods)
 
 	// What the runtime itself answers, past the library's bookkeeping of the failure.
 	r.RawMalloc = bounded(bound, func(context.Context) error { return rawCall(0, rawMalloc) })
@@ -592,29 +589,31 @@ func TestFaultKinds(t *testing.T) {
 			b, _ := json.Marshal(r)
 			t.Logf("child report: %s", b)
 			t.Logf("other process: during %v, after %v; child exited by itself: %v (%v)", run.during, run.after, run.exited, run.exitTook.Round(time.Millisecond))
-			if r.Dev1Skip != "" {
-				t.Logf("other device in the faulted process: skipped, %s", r.Dev1Skip)
+			if r.OthersSkip != "" {
+				t.Logf("other devices in the faulted process: skipped, %s", r.OthersSkip)
 			}
 			if !r.Final {
 				t.Errorf("no final report; stdout:\n%s\nstderr:\n%s", run.stdout, run.stderr)
 			}
 			rows = append(rows, fmt.Sprintf("| %s | %s | %v | %v | twin Err %q, twin malloc %v; malloc: %v; relaunch: %v; new stream: %v | during: %v; after: %v | %s | raw: malloc %v, last error %v, sync %v; re-open: %v (Err %q); malloc %v; launch %v; close %v; reset %v; after reset: raw malloc %v, open and launch %v |",
 				kind.name, kind.how, r.Launch, r.DevFailed, r.TwinErr, r.TwinMalloc, r.Malloc, r.Relaunch, r.NewStream, run.during, run.after,
-				orSkip(r.Dev1, r.Dev1Skip), r.RawMalloc, r.RawLastError, r.RawSync, r.Reopen, r.ReopenErr, r.ReopenMalloc, r.ReopenLaunch,
+				othersCell(r.Others, r.OthersSkip), r.RawMalloc, r.RawLastError, r.RawSync, r.Reopen, r.ReopenErr, r.ReopenMalloc, r.ReopenLaunch,
 				r.Close, r.Reset, r.AfterResetRaw, r.AfterReset))
 
 			assert.True(t, run.during.OK, "another process on the GPU, while the faulted one lives: %v", run.during)
 			assert.True(t, run.after.OK, "another process on the GPU, after the faulted one ended: %v", run.after)
-			// Another GPU of the faulted process: a kernel that never ends leaves it alone, but a
-			// sticky fault is the whole process's: the runtime answers the fault's code for
+			// The other GPUs of the faulted process: a kernel that never ends leaves them alone,
+			// but a sticky fault is the whole process's: the runtime answers the fault's code for
 			// every device (two H200s), which is why a device that must outlive another's fault
 			// runs Isolated.
-			if r.Dev1Skip == "" && !kind.resetFirst {
-				if kind.want == 0 {
-					assert.True(t, r.Dev1.OK, "device 1 beside a spinning kernel: %v", r.Dev1)
-				} else {
-					assert.True(t, r.Dev1.Failed, "device 1 in the faulted process fails too: %v", r.Dev1)
-					assert.Equal(t, int32(kind.want), r.Dev1.Code, "device 1 in the faulted process: %v", r.Dev1)
+			if r.OthersSkip == "" && !kind.resetFirst {
+				for i, o := range r.Others {
+					if kind.want == 0 {
+						assert.True(t, o.OK, "device %d beside a spinning kernel: %v", i+1, o)
+					} else {
+						assert.True(t, o.Failed, "device %d in the faulted process fails too: %v", i+1, o)
+						assert.Equal(t, int32(kind.want), o.Code, "device %d in the faulted process: %v", i+1, o)
+					}
 				}
 			}
 			if kind.want == 0 { // a kernel that never ends
@@ -665,12 +664,66 @@ func TestFaultKinds(t *testing.T) {
 			assert.False(t, r.AfterReset.OK, "a new Device after the reset: %v", r.AfterReset)
 		})
 	}
-	t.Logf("fault table:\n| kind | how | launch | dev failed | later calls | other process | device 1 | in-process recovery |\n|---|---|---|---|---|---|---|---|\n%s", strings.Join(rows, "\n"))
+	t.Logf("fault table:\n| kind | how | launch | dev failed | later calls | other process | other devices | in-process recovery |\n|---|---|---|---|---|---|---|---|\n%s", strings.Join(rows, "\n"))
 }
 
-func orSkip(o outcome, skip string) string {
-	if skip != "" {
+// othersCell is the table cell of the other devices' outcomes: one outcome for all when they
+// agree (as they do on a host of like GPUs), else each device's.
+func othersCell(outs []outcome, skip string) string {
+	switch {
+	case skip != "":
 		return "skipped: " + skip
+	case len(outs) == 0:
+		return "not run"
 	}
-	return o.String()
+	cells := make([]string, len(outs))
+	same := true
+	for i, o := range outs {
+		cells[i] = fmt.Sprintf("device %d: %v", i+1, o)
+		same = same && o.String() == outs[0].String()
+	}
+	switch {
+	case same && len(outs) == 1:
+		return cells[0]
+	case same:
+		return fmt.Sprintf("%v (devices 1–%d)", outs[0], len(outs))
+	}
+	return strings.Join(cells, "; ")
+}
+
+// openOthers opens devices 1 to n-1 and runs a good round trip on each, in parallel (each
+// compiles its kernels), returning the devices and their good kernels. Closing them is the
+// caller's: the fault probe's child leaves them to its exit, as a Close after the fault may
+// never return.
+func openOthers(t *testing.T, ctx context.Context, n int, opts []device.Option) ([]*device.Device, []*device.Kernel) {
+	t.Helper()
+	devs, goods := make([]*device.Device, n-1), make([]*device.Kernel, n-1)
+	var g errgroup.Group
+	for i := range devs {
+		g.Go(func() (err error) {
+			if devs[i], err = device.Open(ctx, i+1, opts...); err != nil {
+				return err
+			}
+			if _, goods[i], err = compileGood(ctx, devs[i]); err != nil {
+				return err
+			}
+			return goodRound(ctx, streams.Default(devs[i]), devs[i], goods[i])
+		})
+	}
+	require.NoError(t, g.Wait())
+	return devs, goods
+}
+
+// boundedEach runs a good round trip on each of devs, with its kernel of goods, all at once,
+// each bounded by d: a GPU the fault left stuck costs d once, not once a device.
+func boundedEach(d time.Duration, devs []*device.Device, goods []*device.Kernel) []outcome {
+	out := make([]outcome, len(devs))
+	var wg sync.WaitGroup
+	for i, dev := range devs {
+		wg.Go(func() {
+			out[i] = bounded(d, func(ctx context.Context) error { return goodRound(ctx, streams.Default(dev), dev, goods[i]) })
+		})
+	}
+	wg.Wait()
+	return out
 }

@@ -32,15 +32,14 @@ func neverEnds(t *testing.T, dev *device.Device, release chan struct{}) *device.
 }
 
 // A kernel that never ends: the watchdog fails the device as stuck, the futures waiting on it
-// fail, later calls are refused, another device goes on, and Close returns at once, leaving
-// nothing counted.
+// fail, later calls are refused, every other device goes on, and Close returns at once,
+// leaving nothing counted.
 func TestWatchdogFailsAStuckDevice(t *testing.T) {
 	ctx := testdev.Ctx(t)
-	sim := device.NewSimulator()
+	sim := device.NewSimulator(device.SimDevices(testdev.SimDevices))
 	dev, err := device.Open(ctx, 0, device.WithSimulator(sim), device.WithKernelCache(""), device.WithWatchdog(50*time.Millisecond))
 	require.NoError(t, err)
-	other, err := device.Open(ctx, 1, device.WithSimulator(sim))
-	require.NoError(t, err)
+	others := testdev.All(t, ctx, []device.Option{device.WithSimulator(sim)}, dev)[1:]
 	release := make(chan struct{})
 	defer close(release) // lets the simulator's stream goroutine end with the test
 	k := neverEnds(t, dev, release)
@@ -64,8 +63,9 @@ func TestWatchdogFailsAStuckDevice(t *testing.T) {
 	require.ErrorIs(t, err, device.ErrStuck, "later calls are refused")
 	require.ErrorIs(t, dev.Health(ctx), device.ErrStuck)
 
-	require.NoError(t, other.Health(ctx), "another device goes on")
-	require.NoError(t, other.Close())
+	for _, other := range others {
+		require.NoError(t, other.Health(ctx), "device %d goes on", other.Ordinal())
+	}
 
 	closed := make(chan error, 1)
 	go func() { closed <- dev.Close() }()

@@ -28,16 +28,17 @@ func TestIsolatedFaultKinds(t *testing.T) {
 	ctx := testdev.Ctx(t)
 	opts := []device.Option{device.WithBackend(device.BackendCUDA), device.WithKernelCache(t.TempDir()),
 		device.WithWatchdog(2 * time.Second), device.Isolated(device.WorkerStderr(io.Discard))}
-	// Device 1, when there is one, runs in a worker of its own through every fault of GPU 0:
-	// in-process, a sticky fault fails every GPU of the process (TestFaultKinds).
-	var dev1 *device.Device
-	var good1 *device.Kernel
+	// Every other GPU runs in a worker of its own through every fault of GPU 0: in-process, a
+	// sticky fault fails every GPU of the process (TestFaultKinds).
+	var others []*device.Device
+	var goods []*device.Kernel
 	if n, err := device.Count(ctx, opts...); err == nil && n >= 2 {
-		dev1, err = device.Open(ctx, 1, opts...)
-		require.NoError(t, err)
-		defer func() { require.NoError(t, dev1.Close()) }()
-		_, good1, err = compileGood(ctx, dev1)
-		require.NoError(t, err)
+		others, goods = openOthers(t, ctx, n, opts)
+		defer func() {
+			for _, d := range others {
+				require.NoError(t, d.Close())
+			}
+		}()
 	}
 	var rows []string
 	for _, kind := range faultKinds {
@@ -73,10 +74,12 @@ func TestIsolatedFaultKinds(t *testing.T) {
 			})
 			recoveredIn := time.Since(start)
 			other := "not run: one GPU"
-			if dev1 != nil {
-				o := bounded(30*time.Second, func(ctx context.Context) error { return goodRound(ctx, streams.Default(dev1), dev1, good1) })
-				assert.True(t, o.OK, "device 1, in its own worker, after GPU 0's fault: %v", o)
-				other = o.String()
+			if others != nil {
+				outs := boundedEach(30*time.Second, others, goods)
+				for i, o := range outs {
+					assert.True(t, o.OK, "device %d, in its own worker, after GPU 0's fault: %v", i+1, o)
+				}
+				other = othersCell(outs, "")
 			}
 			rows = append(rows, fmt.Sprintf("| %s | %v | %v | %v | %v | %v | %v | %s |", kind.name, launch, failedIn.Round(time.Millisecond),
 				exited, closed, recovered, recoveredIn.Round(time.Millisecond), other))
@@ -90,7 +93,7 @@ func TestIsolatedFaultKinds(t *testing.T) {
 			assert.True(t, recovered.OK, "a good round trip in a fresh worker: %v", recovered)
 		})
 	}
-	t.Logf("isolated fault table:\n| kind | launch | failed after | worker ended | close | new worker: good round trip | recovered after | device 1 |\n|---|---|---|---|---|---|---|---|\n%s", strings.Join(rows, "\n"))
+	t.Logf("isolated fault table:\n| kind | launch | failed after | worker ended | close | new worker: good round trip | recovered after | other devices |\n|---|---|---|---|---|---|---|---|\n%s", strings.Join(rows, "\n"))
 }
 
 // waitExit reports whether pid ended within d.

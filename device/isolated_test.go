@@ -317,30 +317,35 @@ func TestIsolatedWorkerThatNeverStarts(t *testing.T) {
 	assert.ElementsMatch(t, before, testproc.Children(), "no worker left running")
 }
 
-// OpenAll gives every device a worker of its own; closing them reaps every worker.
+// OpenAll gives every device a worker of its own (every GPU of the machine on the cuda
+// backend); closing them reaps every worker.
 func TestOpenAllIsolated(t *testing.T) {
-	ctx := testdev.Ctx(t)
-	before := testproc.Children()
-	devs, err := device.OpenAll(ctx, device.WithSimulator(device.NewSimulator(device.SimDevices(3))), device.Isolated(), device.WithKernelCache(t.TempDir()))
-	require.NoError(t, err)
-	require.Len(t, devs, 3)
-	pids := map[int]bool{}
-	var wg sync.WaitGroup
-	for i, d := range devs {
-		assert.Equal(t, i, d.Ordinal())
-		pids[d.WorkerPID()] = true
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			assert.NoError(t, saxpyRound(ctx, d, 10000))
-		}()
-	}
-	wg.Wait()
-	assert.Len(t, pids, 3, "a worker per device")
-	for _, d := range devs {
-		require.NoError(t, d.Close())
-	}
-	assert.ElementsMatch(t, before, testproc.Children())
+	isolatedBackends(t, func(t *testing.T, opts []device.Option) {
+		ctx := testdev.Ctx(t)
+		n, err := device.Count(ctx, opts...)
+		require.NoError(t, err)
+		before := testproc.Children()
+		devs, err := device.OpenAll(ctx, opts...)
+		require.NoError(t, err)
+		require.Len(t, devs, n)
+		pids := map[int]bool{}
+		var wg sync.WaitGroup
+		for i, d := range devs {
+			assert.Equal(t, i, d.Ordinal())
+			pids[d.WorkerPID()] = true
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				assert.NoError(t, saxpyRound(ctx, d, 10000))
+			}()
+		}
+		wg.Wait()
+		assert.Len(t, pids, n, "a worker per device")
+		for _, d := range devs {
+			require.NoError(t, d.Close())
+		}
+		assert.ElementsMatch(t, before, testproc.Children())
+	})
 }
 
 // A kernel that never ends leaves a GPU stuck for as long as the process holding it lives. On

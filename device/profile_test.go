@@ -2,6 +2,7 @@ package device_test
 
 import (
 	"bytes"
+	"fmt"
 	"runtime/pprof"
 	"runtime/trace"
 	"testing"
@@ -19,7 +20,7 @@ import (
 // The actor goroutine of each device carries its ordinal as a pprof label.
 func TestActorGoroutinesCarryTheDevicesLabel(t *testing.T) {
 	ctx := testdev.Ctx(t)
-	sim := device.NewSimulator(device.SimDevices(2))
+	sim := device.NewSimulator(device.SimDevices(testdev.SimDevices))
 	devs, err := device.OpenAll(ctx, device.WithSimulator(sim), device.WithKernelCache(""))
 	require.NoError(t, err)
 	defer func() {
@@ -29,7 +30,11 @@ func TestActorGoroutinesCarryTheDevicesLabel(t *testing.T) {
 	}()
 	var out bytes.Buffer
 	require.NoError(t, pprof.Lookup("goroutine").WriteTo(&out, 1))
-	for _, label := range []string{`"gpuactor.device":"0"`, `"gpuactor.device":"1"`, `"gpuactor.backend":"sim"`} {
+	labels := []string{`"gpuactor.backend":"sim"`}
+	for _, d := range devs {
+		labels = append(labels, fmt.Sprintf(`"gpuactor.device":"%d"`, d.Ordinal()))
+	}
+	for _, label := range labels {
 		assert.Contains(t, out.String(), label)
 	}
 }

@@ -27,7 +27,10 @@ func TestSimSlowdown(t *testing.T) {
 		require.NoError(t, s.HostFunc(ctx, func() { time.Sleep(10 * time.Millisecond) }).Wait(ctx))
 		return time.Since(start)
 	}
-	fast, slow := took(0), took(1)
+	// A sleep only ever runs long, so the slow device's bound holds under any load; the fast
+	// device's is an upper one, which a loaded host can overshoot once: the best of three.
+	fast := min(took(0), took(0), took(0))
+	slow := took(1)
 	assert.Less(t, fast, 30*time.Millisecond)
 	assert.GreaterOrEqual(t, slow, 40*time.Millisecond, "four times the 10 ms")
 }

@@ -3,6 +3,7 @@ package graphs_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"runtime"
 	"strings"
 	"sync"
@@ -652,37 +653,70 @@ func TestBadInput(t *testing.T) {
 	})
 }
 
+// TestOtherDevice: a graph of one device is refused by another's streams, graphs and
+// captures, for every ordered pair of devices (each pair is a few calls that fail before
+// anything reaches a GPU).
 func TestOtherDevice(t *testing.T) {
 	eachBackend(t, func(t *testing.T, f *fixture) {
-		d1 := f.second(t)
-		s1, err := streams.New(f.ctx, d1)
-		require.NoError(t, err)
-		a := f.buffer(t, n)
-		g := f.graph(t)
-		_, err = g.AddKernel(f.ctx, nil, f.add, cfg(n), a, uint32(1), int32(n))
-		require.NoError(t, err)
-		x, err := g.Instantiate(f.ctx)
-		require.NoError(t, err)
-		_, err = x.Launch(f.ctx, s1).Await(f.ctx)
-		require.ErrorIs(t, err, device.ErrWrongDevice, "launching on a stream of another device")
-		_, err = g.Instantiate(f.ctx, graphs.Upload(s1))
-		require.ErrorIs(t, err, device.ErrWrongDevice)
-		g1, err := graphs.New(f.ctx, d1)
-		require.NoError(t, err)
-		_, err = g.AddChild(f.ctx, nil, g1)
-		require.ErrorIs(t, err, device.ErrWrongDevice)
-		require.ErrorIs(t, x.Update(f.ctx, g1), device.ErrWrongDevice)
-		// Capturing on device 1's stream work that uses device 0's kernel fails, and the
-		// capture is discarded.
-		_, err = graphs.Capture(f.ctx, s1, func(ctx context.Context) error {
-			_, err := s1.Launch(ctx, f.add, cfg(n), a, uint32(1), int32(n)).Await(ctx)
-			return err
-		})
-		require.ErrorIs(t, err, device.ErrWrongDevice)
-		st, err := graphs.Status(f.ctx, s1)
-		require.NoError(t, err)
-		assert.False(t, st.Active)
-		require.NoError(t, s1.Close(f.ctx))
+		devs := testdev.All(t, f.ctx, f.opts, f.dev)
+		type side struct {
+			s     *streams.Stream
+			add   *device.Kernel
+			a     *device.Buffer
+			g     *graphs.Graph // holds a kernel node of add on a
+			x     *graphs.Exec  // g's
+			empty *graphs.Graph
+		}
+		sides := make([]side, len(devs))
+		for i, d := range devs {
+			sd := &sides[i]
+			var err error
+			sd.add = f.add
+			if d != f.dev {
+				sd.add, _, _ = f.kernels(t, d)
+			}
+			sd.s, err = streams.New(f.ctx, d)
+			require.NoError(t, err)
+			b, err := d.Malloc(f.ctx, 4*n)
+			require.NoError(t, err)
+			sd.a = b
+			sd.g, err = graphs.New(f.ctx, d)
+			require.NoError(t, err)
+			_, err = sd.g.AddKernel(f.ctx, nil, sd.add, cfg(n), sd.a, uint32(1), int32(n))
+			require.NoError(t, err)
+			sd.x, err = sd.g.Instantiate(f.ctx)
+			require.NoError(t, err)
+			sd.empty, err = graphs.New(f.ctx, d)
+			require.NoError(t, err)
+		}
+		for _, p := range testdev.Pairs(len(devs)) {
+			t.Run(fmt.Sprintf("%d-%d", p[0], p[1]), func(t *testing.T) {
+				home, other := sides[p[0]], sides[p[1]]
+				_, err := home.x.Launch(f.ctx, other.s).Await(f.ctx)
+				require.ErrorIs(t, err, device.ErrWrongDevice, "launching on a stream of another device")
+				_, err = home.g.Instantiate(f.ctx, graphs.Upload(other.s))
+				require.ErrorIs(t, err, device.ErrWrongDevice)
+				_, err = home.g.AddChild(f.ctx, nil, other.empty)
+				require.ErrorIs(t, err, device.ErrWrongDevice)
+				require.ErrorIs(t, home.x.Update(f.ctx, other.empty), device.ErrWrongDevice)
+				// Capturing on the other device's stream work that uses this device's kernel
+				// fails, and the capture is discarded.
+				_, err = graphs.Capture(f.ctx, other.s, func(ctx context.Context) error {
+					_, err := other.s.Launch(ctx, home.add, cfg(n), home.a, uint32(1), int32(n)).Await(ctx)
+					return err
+				})
+				require.ErrorIs(t, err, device.ErrWrongDevice)
+				st, err := graphs.Status(f.ctx, other.s)
+				require.NoError(t, err)
+				assert.False(t, st.Active)
+			})
+		}
+		// Every graph still launches on its own device's stream.
+		for i, sd := range sides {
+			_, err := sd.x.Launch(f.ctx, sd.s).Await(f.ctx)
+			require.NoError(t, err, "device %d", i)
+			require.NoError(t, sd.s.Close(f.ctx))
+		}
 	})
 }
 

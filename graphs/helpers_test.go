@@ -81,9 +81,6 @@ func (f *fixture) kernels(t *testing.T, dev *device.Device) (add, mul, acc *devi
 	return add, mul, acc
 }
 
-// second opens device 1, or skips when there is none.
-func (f *fixture) second(t *testing.T) *device.Device { return testdev.Second(t, f.ctx, f.opts) }
-
 func (f *fixture) stream(t *testing.T) *streams.Stream {
 	t.Helper()
 	s, err := streams.New(f.ctx, f.dev)

@@ -17,8 +17,8 @@ import (
 )
 
 // Jobs that each allocate, upload, add on the GPU and read back, over every device of the
-// machine (two on the simulator; every GPU on the cuda backend): each result is checked, every
-// device takes work, and no device memory is left behind.
+// machine (testdev.SimDevices on the simulator; every GPU on the cuda backend): each result is
+// checked, every device takes work, and no device memory is left behind.
 func TestJobsOverEveryDevice(t *testing.T) {
 	testdev.Backends(t, func(t *testing.T, opts []device.Option) {
 		ctx := testdev.Ctx(t)

@@ -2,6 +2,7 @@ package interop_test
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"net"
@@ -29,6 +30,7 @@ const (
 	ipcChildEnv = "GPUACTOR_IPC_CHILD"
 	ipcSockEnv  = "GPUACTOR_IPC_SOCK"
 	ipcWords    = 1 << 18 // 1 MiB of uint32
+	crossWords  = 1 << 16 // each GPU's export in TestIPCGPUAcrossDevices
 )
 
 // startChild listens on a socket, starts this binary as role and returns the accepted
@@ -184,6 +186,85 @@ func TestIPCGPUExporterExits(t *testing.T) {
 	require.NoError(t, b.Close(ctx))
 }
 
+// TestIPCGPUAcrossDevices: memory and an event exported on each GPU are opened by a child
+// process on another GPU, the next one round the ring that can access the exporter's memory:
+// there the child's kernel adds 1 through the imported memory and its stream records the
+// imported event, which the exporting GPU's stream in the parent waits for before the parent
+// reads the memory back. On a host whose GPUs are all linked every GPU exports once and
+// imports once; one child serves every pair, so a host of eight starts one process, not 56.
+func TestIPCGPUAcrossDevices(t *testing.T) {
+	testgpu.Need(t, testdev.GPU(), "the cuda backend sees no device")
+	ctx := testdev.Ctx(t)
+	devs := testdev.All(t, ctx, []device.Option{device.WithBackend(device.BackendCUDA), device.WithKernelCache(t.TempDir())})
+	type export struct {
+		from, to int
+		s        *streams.Stream
+		buf      *device.Buffer
+		ev       *streams.Event
+	}
+	var exports []export
+	var msg []byte
+	for i, d := range devs {
+		to := -1
+		for k := 1; k < len(devs) && to < 0; k++ {
+			j := (i + k) % len(devs)
+			can, err := interop.CanAccessPeer(ctx, devs[j], d)
+			require.NoError(t, err)
+			if can {
+				to = j
+			}
+		}
+		if to < 0 {
+			t.Logf("no GPU can access GPU %d's memory: it exports nothing", i)
+			continue
+		}
+		s, err := streams.New(ctx, d)
+		require.NoError(t, err)
+		buf, err := d.Malloc(ctx, crossWords*4)
+		require.NoError(t, err)
+		testdev.Write(t, ctx, buf, pattern(crossWords, uint32(i)))
+		mh, err := interop.ExportMemory(ctx, buf)
+		require.NoError(t, err)
+		ev, err := streams.NewEvent(ctx, d, streams.Interprocess, streams.DisableTiming)
+		require.NoError(t, err)
+		eh, err := interop.ExportEvent(ctx, ev)
+		require.NoError(t, err)
+		exports = append(exports, export{from: i, to: to, s: s, buf: buf, ev: ev})
+		msg = binary.LittleEndian.AppendUint32(msg, uint32(i))
+		msg = binary.LittleEndian.AppendUint32(msg, uint32(to))
+		msg = append(append(msg, mh[:]...), eh[:]...)
+	}
+	if len(exports) == 0 {
+		t.Skip("no two GPUs of the machine are linked")
+	}
+
+	conn, cmd := startChild(t, "crossimporter")
+	require.NoError(t, interop.SendHandle(conn, nil, msg))
+	_, reply, err := interop.ReceiveHandle(conn) // the child has queued its kernels and recorded the events
+	require.NoError(t, err)
+	require.Equal(t, "recorded", string(reply))
+	for _, e := range exports {
+		require.NoError(t, e.s.Wait(ctx, e.ev).Wait(ctx))
+		got := make([]uint32, crossWords)
+		require.NoError(t, streams.CopyFromDevice(ctx, e.s, got, e.buf).Wait(ctx))
+		want := pattern(crossWords, uint32(e.from))
+		for k := range want {
+			want[k]++
+		}
+		require.Equal(t, want, got, "GPU %d's memory, written by the child's kernel on GPU %d", e.from, e.to)
+	}
+	require.NoError(t, interop.SendHandle(conn, nil, []byte("ack")))
+	_, reply, err = interop.ReceiveHandle(conn) // the child has closed its imports
+	require.NoError(t, err)
+	require.Equal(t, "closed", string(reply))
+	require.NoError(t, cmd.Wait())
+	for _, e := range exports {
+		require.NoError(t, e.ev.Close(ctx))
+		require.NoError(t, e.buf.Close(ctx))
+		require.NoError(t, e.s.Close(ctx))
+	}
+}
+
 // TestIPCFDAcrossProcesses passes a file descriptor to another process and back: no GPU.
 func TestIPCFDAcrossProcesses(t *testing.T) {
 	conn, cmd := startChild(t, "fdecho")
@@ -221,6 +302,8 @@ func TestIPCChild(t *testing.T) {
 		ipcImporter(t, conn)
 	case "exporter":
 		ipcExporter(t, conn)
+	case "crossimporter":
+		ipcCrossImporter(t, conn)
 	default:
 		t.Fatalf("unknown role %q", role)
 	}
@@ -282,6 +365,63 @@ func ipcImporter(t *testing.T, conn *net.UnixConn) {
 	require.NoError(t, s.Synchronize(ctx))
 	require.NoError(t, pool.Close(ctx))
 	require.NoError(t, s.Close(ctx))
+	require.NoError(t, interop.SendHandle(conn, nil, []byte("closed")))
+}
+
+// ipcCrossImporter is TestIPCGPUAcrossDevices' child: for each export the parent lists (the
+// exporting GPU, the GPU to import on, the memory's and the event's handles), it opens both on
+// the importing GPU, adds 1 to the memory with a kernel there and records the event behind it.
+func ipcCrossImporter(t *testing.T, conn *net.UnixConn) {
+	ctx := testdev.Ctx(t)
+	testgpu.Need(t, testdev.GPU(), "the cuda backend sees no device")
+	devs := testdev.All(t, ctx, []device.Option{device.WithBackend(device.BackendCUDA), device.WithKernelCache(t.TempDir())})
+	_, msg, err := interop.ReceiveHandle(conn)
+	require.NoError(t, err)
+	const entry = 8 + 2*interop.HandleSize
+	require.NotEmpty(t, msg)
+	require.Zero(t, len(msg)%entry)
+	kernels := map[int]*device.Kernel{}
+	var mems []*device.Buffer
+	var evs []*streams.Event
+	var futs []*streams.Future
+	for ; len(msg) > 0; msg = msg[entry:] {
+		from, to := int(binary.LittleEndian.Uint32(msg)), int(binary.LittleEndian.Uint32(msg[4:]))
+		var mh interop.MemHandle
+		var eh interop.EventHandle
+		copy(mh[:], msg[8:])
+		copy(eh[:], msg[8+interop.HandleSize:])
+		dev := devs[to]
+		if kernels[to] == nil {
+			mod, err := dev.Compile(ctx, device.Source{Name: "ipc_test.cu", Code: testdev.AddU32, Sim: map[string]cuda.SimKernel{"add_u32": testdev.AddU32Sim}})
+			require.NoError(t, err)
+			kernels[to], err = mod.Kernel(ctx, "add_u32")
+			require.NoError(t, err)
+		}
+		mem, err := interop.OpenMemory(ctx, dev, mh, crossWords*4)
+		require.NoError(t, err, "GPU %d's memory on GPU %d", from, to)
+		ev, err := interop.OpenEvent(ctx, dev, eh)
+		require.NoError(t, err, "GPU %d's event on GPU %d", from, to)
+		mems, evs = append(mems, mem), append(evs, ev)
+		s := streams.Default(dev)
+		futs = append(futs,
+			s.Launch(ctx, kernels[to], cuda.LaunchConfig{Grid: cuda.Dim(crossWords / 256), Block: cuda.Dim(256)}, mem, uint32(1), int32(crossWords)),
+			s.Record(ctx, ev))
+	}
+	for _, f := range futs {
+		require.NoError(t, f.Wait(ctx))
+	}
+	require.NoError(t, interop.SendHandle(conn, nil, []byte("recorded")))
+
+	_, reply, err := interop.ReceiveHandle(conn)
+	require.NoError(t, err)
+	require.Equal(t, "ack", string(reply))
+	for k := range mems {
+		require.NoError(t, mems[k].Close(ctx))
+		require.NoError(t, evs[k].Close(ctx))
+	}
+	for _, d := range devs {
+		require.NoError(t, d.Synchronize(ctx))
+	}
 	require.NoError(t, interop.SendHandle(conn, nil, []byte("closed")))
 }
 

@@ -29,7 +29,7 @@ func onActor[T any](t *testing.T, ctx context.Context, dev *device.Device, fn fu
 }
 
 func simDevice(t *testing.T, ctx context.Context) (*device.Device, []device.Option) {
-	opts := []device.Option{device.WithSimulator(device.NewSimulator()), device.WithKernelCache(t.TempDir())}
+	opts := []device.Option{device.WithSimulator(device.NewSimulator(device.SimDevices(testdev.SimDevices))), device.WithKernelCache(t.TempDir())}
 	return testdev.Open(t, ctx, opts), opts
 }
 
@@ -138,29 +138,35 @@ func TestWrapStreamBadInput(t *testing.T) {
 	_, err := interop.WrapStream(ctx, nil, 0x1234)
 	require.ErrorIs(t, err, core.ErrInvalidArgument)
 
-	// A stream of another device.
-	dev1 := testdev.Second(t, ctx, opts)
-	other := onActor(t, ctx, dev1, func(rt backend.Device) (backend.Stream, error) {
-		return rt.StreamCreate(backend.StreamNonBlocking, 0)
-	})
-	_, err = interop.WrapStream(ctx, dev, uintptr(other))
-	require.ErrorIs(t, err, core.ErrWrongDevice)
-	s1, err := interop.WrapStream(ctx, dev1, uintptr(other))
-	require.NoError(t, err)
-	require.NoError(t, s1.Synchronize(ctx))
+	// A stream of every other device: refused by dev, wrapped by its own.
+	devs := testdev.All(t, ctx, opts, dev)
+	others := make([]backend.Stream, len(devs))
+	for _, d := range devs[1:] {
+		other := onActor(t, ctx, d, func(rt backend.Device) (backend.Stream, error) {
+			return rt.StreamCreate(backend.StreamNonBlocking, 0)
+		})
+		others[d.Ordinal()] = other
+		_, err = interop.WrapStream(ctx, dev, uintptr(other))
+		require.ErrorIs(t, err, core.ErrWrongDevice, "device %d's stream", d.Ordinal())
+		s1, err := interop.WrapStream(ctx, d, uintptr(other))
+		require.NoError(t, err)
+		require.NoError(t, s1.Synchronize(ctx))
+	}
 
 	// The device is still usable.
 	s, err := streams.New(ctx, dev)
 	require.NoError(t, err)
 	require.NoError(t, s.Synchronize(ctx))
 
-	// Closing the device with a wrapped stream still open forgets it: the other library can
+	// Closing a device with a wrapped stream still open forgets it: the other library can
 	// destroy it afterwards.
-	require.NoError(t, dev1.Close())
-	dev1b, err := device.Open(ctx, 1, opts...)
-	require.NoError(t, err)
-	defer func() { require.NoError(t, dev1b.Close()) }()
-	onActor(t, ctx, dev1b, func(rt backend.Device) (struct{}, error) { return struct{}{}, rt.StreamDestroy(other) })
+	for _, d := range devs[1:] {
+		require.NoError(t, d.Close())
+		again, err := device.Open(ctx, d.Ordinal(), opts...)
+		require.NoError(t, err)
+		onActor(t, ctx, again, func(rt backend.Device) (struct{}, error) { return struct{}{}, rt.StreamDestroy(others[d.Ordinal()]) })
+		require.NoError(t, again.Close())
+	}
 }
 
 // Memory another library allocated, wrapped: usable as a buffer, never freed by gpuactor.
@@ -240,10 +246,11 @@ func TestWrapPointerBadInput(t *testing.T) {
 	_, err = interop.WrapPointer(ctx, dev, uintptr(unsafe.Pointer(&host[0])), 64)
 	require.ErrorIs(t, err, core.ErrInvalidArgument)
 
-	dev1 := testdev.Second(t, ctx, opts)
-	q := onActor(t, ctx, dev1, func(rt backend.Device) (cuda.DevicePtr, error) { return rt.Malloc(4096) })
-	_, err = interop.WrapPointer(ctx, dev, uintptr(q), 4096)
-	require.ErrorIs(t, err, core.ErrWrongDevice)
+	for _, d := range testdev.All(t, ctx, opts, dev)[1:] {
+		q := onActor(t, ctx, d, func(rt backend.Device) (cuda.DevicePtr, error) { return rt.Malloc(4096) })
+		_, err = interop.WrapPointer(ctx, dev, uintptr(q), 4096)
+		require.ErrorIs(t, err, core.ErrWrongDevice, "memory of device %d", d.Ordinal())
+	}
 
 	// Still usable; the device's Close forgets a wrapped buffer left open.
 	b, err := interop.WrapPointer(ctx, dev, uintptr(p), 4096)

@@ -100,37 +100,56 @@ func TestWaitOrdersStreams(t *testing.T) {
 	})
 }
 
-// TestWaitAcrossDevices: an event of one device waited on by a stream of another (the second
-// GPU when there is one; else a second Device on the same GPU, which CUDA treats alike).
+// TestWaitAcrossDevices: an event of one device waited on by a stream of another, for every
+// ordered pair of devices at once, each on streams of its own (with one GPU, device 0 and a
+// second Device on it, which CUDA treats alike). One gate holds every recording stream, so
+// a single pause shows every waiting stream held, however many pairs there are.
 func TestWaitAcrossDevices(t *testing.T) {
 	eachBackend(t, func(t *testing.T, f *fixture) {
 		n, err := device.Count(f.ctx, f.opts...)
 		require.NoError(t, err)
-		ordinal := min(1, n-1)
-		opts := f.opts
-		dev2, err := device.Open(f.ctx, ordinal, opts...)
-		require.NoError(t, err)
-		defer dev2.Close()
-		s1, s2 := f.stream(t), mustStream(t, f.ctx, dev2)
-		ev, err := streams.NewEvent(f.ctx, f.dev)
-		require.NoError(t, err)
-		host, err := dev2.MallocHost(f.ctx, 4)
-		require.NoError(t, err)
+		var devs []*device.Device
+		pairs := [][2]int{{0, 1}}
+		if n == 1 {
+			twin, err := device.Open(f.ctx, 0, f.opts...)
+			require.NoError(t, err)
+			defer twin.Close()
+			devs = []*device.Device{f.dev, twin}
+		} else {
+			devs = testdev.All(t, f.ctx, f.opts, f.dev)
+			pairs = testdev.Pairs(n)
+		}
 		gate := make(chan struct{})
-		var order []string
 		var mu sync.Mutex
-		note := func(s string) { mu.Lock(); order = append(order, s); mu.Unlock() }
-		s1.HostFunc(f.ctx, func() { <-gate; note("device 0 done") })
-		s1.Record(f.ctx, ev)
-		waited := s2.Wait(f.ctx, ev)
-		last := s2.HostFunc(f.ctx, func() { note("device 1 after the wait") })
+		var seq int
+		recorded, after := map[[2]int]int{}, map[[2]int]int{} // when each pair's host functions ran
+		note := func(m map[[2]int]int, p [2]int) { mu.Lock(); seq++; m[p] = seq; mu.Unlock() }
+		waited := make([]*streams.Future, len(pairs))
+		lasts := make([]*streams.Future, len(pairs))
+		for k, p := range pairs {
+			s1, s2 := mustStream(t, f.ctx, devs[p[0]]), mustStream(t, f.ctx, devs[p[1]])
+			defer s1.Close(f.ctx)
+			defer s2.Close(f.ctx)
+			ev, err := streams.NewEvent(f.ctx, devs[p[0]])
+			require.NoError(t, err)
+			s1.HostFunc(f.ctx, func() { <-gate; note(recorded, p) })
+			s1.Record(f.ctx, ev)
+			waited[k] = s2.Wait(f.ctx, ev)
+			lasts[k] = s2.HostFunc(f.ctx, func() { note(after, p) })
+		}
 		time.Sleep(20 * time.Millisecond)
-		assert.False(t, last.Ready(), "the second device waits for the first")
+		for k, p := range pairs {
+			assert.False(t, lasts[k].Ready(), "device %d waits for device %d", p[1], p[0])
+		}
 		close(gate)
-		await(t, f.ctx, last)
-		require.NoError(t, waited.Err())
-		assert.Equal(t, []string{"device 0 done", "device 1 after the wait"}, order)
-		_ = host
+		for k, p := range pairs {
+			await(t, f.ctx, lasts[k])
+			require.NoError(t, waited[k].Err())
+			mu.Lock()
+			assert.Positive(t, recorded[p], "device %d ran on before device %d's event", p[1], p[0])
+			assert.Less(t, recorded[p], after[p], "device %d ran on before device %d's event", p[1], p[0])
+			mu.Unlock()
+		}
 	})
 }
 

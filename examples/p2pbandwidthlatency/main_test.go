@@ -153,10 +153,10 @@ func skipIfRace(t *testing.T) {
 }
 
 // TestRun runs the sample on simulated machines of one GPU (1×1 matrices, as the C sample
-// prints them there) and two, and checks every line.
+// prints them there), two and four, and checks every line.
 func TestRun(t *testing.T) {
 	skipIfRace(t)
-	for _, n := range []int{1, 2} {
+	for _, n := range []int{1, 2, 4} {
 		t.Run(fmt.Sprintf("%d devices", n), func(t *testing.T) {
 			var out bytes.Buffer
 			require.NoError(t, run(simConfig(n), &out))
@@ -166,38 +166,40 @@ func TestRun(t *testing.T) {
 }
 
 // TestP2PReadAndSMCopy runs the P2P read matrices too, with the copies between GPUs made by
-// the SM copy kernel, on two simulated GPUs.
+// the SM copy kernel, on four simulated GPUs.
 func TestP2PReadAndSMCopy(t *testing.T) {
 	skipIfRace(t)
-	c := simConfig(2)
+	const n = 4
+	c := simConfig(n)
 	c.p2pRead, c.smCopy = true, true
 	var out bytes.Buffer
 	require.NoError(t, run(c, &out))
-	checkOutput(t, out.String(), 2, readTitles)
+	checkOutput(t, out.String(), n, readTitles)
 }
 
 // TestUnidirectionalMatrices runs the unidirectional and latency matrices, writes and reads,
-// with the copy engines and with the SM copy kernel, on two simulated GPUs: everything but the
-// bidirectional matrices, race-free, so the race detector checks it too.
+// with the copy engines and with the SM copy kernel, on four simulated GPUs: everything but
+// the bidirectional matrices, race-free, so the race detector checks it too.
 func TestUnidirectionalMatrices(t *testing.T) {
 	ctx := context.Background()
+	const n = 4
 	for _, sm := range []bool{false, true} {
-		b, _ := simBench(t, 2, 4)
+		b, _ := simBench(t, n, 4)
 		b.smCopy = sm
 		for _, method := range []transfer{p2pWrite, p2pRead} {
 			var out bytes.Buffer
 			require.NoError(t, b.bandwidthMatrix(ctx, &out, 1<<16, true, method))
 			require.NoError(t, b.latencyMatrix(ctx, &out, true, method))
 			lines := strings.Split(out.String(), "\n")
-			for _, v := range matrix(t, lines, "   D\\D", 2) {
+			for _, v := range matrix(t, lines, "   D\\D", n) {
 				assert.Positive(t, v)
 			}
-			for _, v := range matrix(t, lines[3:], "   GPU", 2) {
+			for _, v := range matrix(t, lines[n+1:], "   GPU", n) {
 				assert.Positive(t, v)
 			}
-			require.Equal(t, "", lines[6])
-			matrix(t, lines[7:], "   CPU", 2)
-			require.Equal(t, []string{""}, lines[10:])
+			require.Equal(t, "", lines[2*(n+1)])
+			matrix(t, lines[2*(n+1)+1:], "   CPU", n)
+			require.Equal(t, []string{""}, lines[3*(n+1)+1:])
 		}
 	}
 }

@@ -16,12 +16,15 @@ import (
 // quiet keeps the simulated devices' actors from spinning, which the race detector slows.
 var quiet = []device.Option{device.WithActorOptions(actor.WithBusySpin(0), actor.WithSpin(0), actor.WithAwaitSpin(0))}
 
-// TestRun runs the sample on the simulator (two devices) with the C sample's sizes, and with
-// small workloads of a length that is not a multiple of the block.
+// TestRun runs the sample on the simulator (two devices, and four) with the C sample's sizes,
+// and with small workloads of a length that is not a multiple of the block.
 func TestRun(t *testing.T) {
-	for _, c := range []config{{workloads: 8, n: 100000}, {workloads: 5, n: 1001}} {
-		c.Flags, c.opts = sample.Flags{Backend: "sim"}, quiet
-		require.NoError(t, run(c))
+	for _, devices := range []int{2, 4} {
+		for _, c := range []config{{workloads: 8, n: 100000}, {workloads: 5, n: 1001}} {
+			c.Flags = sample.Flags{Backend: "sim"}
+			c.opts = append([]device.Option{device.WithSimulator(device.NewSimulator(device.SimDevices(devices)))}, quiet...)
+			require.NoError(t, run(c), "%d devices, %d workloads of %d", devices, c.workloads, c.n)
+		}
 	}
 }
 

@@ -162,20 +162,18 @@ func parent(f sample.Flags) (err error) {
 	defer os.Remove(name)
 	defer syscall.Munmap(shm)
 
-	var chosen []*device.Device
+	var gpus []*device.Device
 	for _, d := range devs {
-		if d.Backend() == device.BackendSim {
-			continue // the simulator shares nothing between processes
+		if d.Backend() != device.BackendSim { // the simulator shares nothing between processes
+			gpus = append(gpus, d)
 		}
-		if !d.Properties().UnifiedAddressing {
-			fmt.Printf("Device %d does not support unified addressing, skipping...\n", d.Ordinal())
-			continue
-		}
-		*shm.device(len(chosen)) = int32(d.Ordinal())
-		chosen = append(chosen, d)
-		if len(chosen) >= maxDevices {
-			break
-		}
+	}
+	chosen, err := choose(gpus, func(a, b *device.Device) (bool, error) { return interop.CanAccessPeer(ctx, a, b) })
+	if err != nil {
+		return err
+	}
+	for i, d := range chosen {
+		*shm.device(i) = int32(d.Ordinal())
 	}
 	*shm.nproc() = int64(len(chosen))
 	if len(chosen) == 0 {
@@ -231,6 +229,53 @@ func parent(f sample.Flags) (err error) {
 		}
 	}
 	return nil
+}
+
+// choose is the C sample's pick of the devices that take part, in ordinal order: each that
+// supports unified addressing, is in the default compute mode (the parent and a child both use
+// it), and can access, and be accessed by, every device picked before it (canAccess(a, b):
+// whether a can access b's memory), since every child maps every other device's buffer; at
+// most maxDevices. On a machine whose GPUs are not all linked (PCIe across sockets, say), a
+// device left out is named, as the C sample names it. The C sample also enables peer access
+// between the devices it picks, in its own process; IPC does not need it (a child's import
+// enables access itself), so the port does not.
+func choose(devs []*device.Device, canAccess func(a, b *device.Device) (bool, error)) ([]*device.Device, error) {
+	var chosen []*device.Device
+	for _, d := range devs {
+		p := d.Properties()
+		if !p.UnifiedAddressing {
+			fmt.Printf("Device %d does not support unified addressing, skipping...\n", d.Ordinal())
+			continue
+		}
+		if p.ComputeMode != 0 {
+			fmt.Printf("Device %d is in an unsupported compute mode for this sample\n", d.Ordinal())
+			continue
+		}
+		allPeers := true
+		for _, c := range chosen {
+			cd, err := canAccess(c, d)
+			if err != nil {
+				return nil, err
+			}
+			dc, err := canAccess(d, c)
+			if err != nil {
+				return nil, err
+			}
+			if !cd || !dc {
+				allPeers = false
+				break
+			}
+		}
+		if !allPeers {
+			fmt.Printf("Device %d is not peer capable with some other selected peers, skipping\n", d.Ordinal())
+			continue
+		}
+		chosen = append(chosen, d)
+		if len(chosen) >= maxDevices {
+			break
+		}
+	}
+	return chosen, nil
 }
 
 func child(f sample.Flags, id int) (err error) {

@@ -110,24 +110,10 @@ func run(c config, prog string) (err error) {
 	}
 	defer sample.CloseAll(&err, devs)
 
-	// The first pair, in the C sample's order, whose first can access the second.
 	fmt.Print("\nChecking GPU(s) for support of peer to peer memory access...\n")
-	var pair []*device.Device
-	for _, a := range devs {
-		for _, b := range devs {
-			if a == b {
-				continue
-			}
-			can, err := interop.CanAccessPeer(ctx, a, b)
-			if err != nil {
-				return err
-			}
-			fmt.Printf("> Peer access from %s (GPU%d) -> %s (GPU%d) : %s\n",
-				a.Properties().Name, a.Ordinal(), b.Properties().Name, b.Ordinal(), yesNo(can))
-			if can && pair == nil {
-				pair = []*device.Device{a, b}
-			}
-		}
+	pair, err := firstPeerPair(devs, func(a, b *device.Device) (bool, error) { return interop.CanAccessPeer(ctx, a, b) })
+	if err != nil {
+		return err
 	}
 	if pair == nil {
 		fmt.Printf("Two or more GPUs with Peer-to-Peer access capability are required for %s.\n", prog)
@@ -251,6 +237,31 @@ func run(c config, prog string) (err error) {
 		return errVerify
 	}
 	return nil
+}
+
+// firstPeerPair is the C sample's search over every ordered pair of GPUs: it prints whether
+// the first of each pair can access the second's memory (canAccess), every pair, and returns
+// the first pair that can, in that order; nil when none can. On a machine of more than two
+// GPUs that pair need not be GPU0 and GPU1.
+func firstPeerPair(devs []*device.Device, canAccess func(a, b *device.Device) (bool, error)) ([]*device.Device, error) {
+	var pair []*device.Device
+	for _, a := range devs {
+		for _, b := range devs {
+			if a == b {
+				continue
+			}
+			can, err := canAccess(a, b)
+			if err != nil {
+				return nil, err
+			}
+			fmt.Printf("> Peer access from %s (GPU%d) -> %s (GPU%d) : %s\n",
+				a.Properties().Name, a.Ordinal(), b.Properties().Name, b.Ordinal(), yesNo(can))
+			if can && pair == nil {
+				pair = []*device.Device{a, b}
+			}
+		}
+	}
+	return pair, nil
 }
 
 // launch compiles SimpleKernel on d (a module belongs to one device) and runs it on d's

@@ -1,6 +1,6 @@
 // Package testdev is what the tests of the module's device-using packages share: a bounded
 // context, whether the cuda backend sees a device, running a test once per backend, and
-// opening a second device.
+// opening every device of a machine for the tests that take more than one.
 package testdev
 
 import (
@@ -10,6 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/gpuactor/gpuactor/cuda"
 	"github.com/gpuactor/gpuactor/device"
@@ -32,13 +33,19 @@ func GPU() bool {
 	return err == nil && n > 0
 }
 
-// Backends runs fn as subtest "sim", on a simulated machine of its own (every Open of the
-// subtest shares it, as one process sees one set of GPUs), and as "cuda" on the GPU: skipped
-// without one, failed without one when GPUACTOR_REQUIRE_GPU=1. Each has a kernel cache of its
-// own.
+// SimDevices is how many devices the simulated machine of Backends' "sim" subtest has: more
+// than two, so that a test over every device or every pair meets what two devices alone
+// never show (ordinals past 1, a device that is neither end of a copy, pairs that do not
+// include device 0), as a GPU host of four or eight does.
+const SimDevices = 4
+
+// Backends runs fn as subtest "sim", on a simulated machine of its own of SimDevices devices
+// (every Open of the subtest shares it, as one process sees one set of GPUs), and as "cuda"
+// on the GPU: skipped without one, failed without one when GPUACTOR_REQUIRE_GPU=1. Each has a
+// kernel cache of its own.
 func Backends(t *testing.T, fn func(t *testing.T, opts []device.Option)) {
 	t.Run("sim", func(t *testing.T) {
-		fn(t, []device.Option{device.WithSimulator(device.NewSimulator()), device.WithKernelCache(t.TempDir())})
+		fn(t, []device.Option{device.WithSimulator(device.NewSimulator(device.SimDevices(SimDevices))), device.WithKernelCache(t.TempDir())})
 	})
 	t.Run("cuda", func(t *testing.T) {
 		testgpu.Need(t, GPU(), "the cuda backend sees no device")
@@ -46,19 +53,57 @@ func Backends(t *testing.T, fn func(t *testing.T, opts []device.Option)) {
 	})
 }
 
-// Second opens device 1 of the machine opts describe, closed with the test; it skips the test
-// when there is no second device.
-func Second(t *testing.T, ctx context.Context, opts []device.Option) *device.Device {
+// All returns every device of the machine opts describe, indexed by ordinal, for a test that
+// takes more than one; it skips the test ("needs two devices") when the machine has fewer
+// than two. have are devices the test has opened already on that machine: each stands in its
+// ordinal's place. The others are opened in parallel (a GPU's context takes a while to make,
+// and a host may have eight) and closed (and checked) with the test.
+func All(t *testing.T, ctx context.Context, opts []device.Option, have ...*device.Device) []*device.Device {
 	t.Helper()
 	n, err := device.Count(ctx, opts...)
 	require.NoError(t, err)
 	if n < 2 {
 		t.Skip("needs two devices")
 	}
-	dev, err := device.Open(ctx, 1, opts...)
+	devs := make([]*device.Device, n)
+	for _, d := range have {
+		require.Less(t, d.Ordinal(), n, "a device of another machine")
+		devs[d.Ordinal()] = d
+	}
+	opened := make([]*device.Device, n)
+	var g errgroup.Group
+	for i := range devs {
+		if devs[i] == nil {
+			g.Go(func() (err error) {
+				opened[i], err = device.Open(ctx, i, opts...)
+				return err
+			})
+		}
+	}
+	err = g.Wait()
+	for i, d := range opened {
+		if d != nil {
+			devs[i] = d
+			t.Cleanup(func() { require.NoError(t, d.Close()) })
+		}
+	}
 	require.NoError(t, err)
-	t.Cleanup(func() { require.NoError(t, dev.Close()) })
-	return dev
+	return devs
+}
+
+// Pairs is every ordered pair of distinct ordinals below n, (0, 1), (0, 2), … (n-1, n-2):
+// n·(n-1) of them, 56 on a host of eight GPUs. A test whose work for a pair is cheap runs
+// every one; a test that covers both directions within a pair takes those with i < j.
+func Pairs(n int) [][2]int {
+	var ps [][2]int
+	for i := range n {
+		for j := range n {
+			if i != j {
+				ps = append(ps, [2]int{i, j})
+			}
+		}
+	}
+	return ps
 }
 
 // AddU32 is the CUDA source of add_u32(p, v, n), which adds v to each of the n words at p: the
