@@ -61,6 +61,9 @@ func scalingPlot(path, title, backend string, rep *Report) error {
 				maxN = max(maxN, s.n)
 			}
 		}
+		if len(xys) == 0 {
+			continue // no ratio to draw: isolated rows on the simulator have no single-device row
+		}
 		name := "gpuactor group, in process"
 		if prefix != "" {
 			name = "gpuactor group, isolated devices"

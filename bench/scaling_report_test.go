@@ -45,6 +45,11 @@ func TestFanOutRowsRunOnFourSimulatedDevices(t *testing.T) {
 	}
 	assert.NotContains(t, table, "met", "the target is judged on the GPU only")
 	assert.Contains(t, s, "== fan-out scaling on sim, isolated")
+
+	dir := t.TempDir()
+	require.NoError(t, plots(dir, rep))
+	_, err = os.Stat(filepath.Join(dir, "scaling.svg"))
+	require.NoError(t, err, "the in-process rows' ratios to one device are drawn")
 }
 
 // scalingReport is a GPU run in two rounds: C++ on one GPU at 6500 jobs/s around each, the
