@@ -12,7 +12,7 @@ import (
 const rtldDiLinkmap = 2
 
 var dlinfoAddr = sync.OnceValue(func() uintptr {
-	p, err := purego.Dlsym(purego.RTLD_DEFAULT, "dlinfo")
+	p, err := dlsym(purego.RTLD_DEFAULT, "dlinfo")
 	if err != nil {
 		return 0
 	}

@@ -184,7 +184,7 @@ func (s *searcher) run() (openedLib, bool) {
 	// 1. Already loaded.
 	if s.cfg.probeLoaded {
 		for _, so := range s.spec.sonames {
-			h, err := purego.Dlopen(so, purego.RTLD_NOW|rtldNoload)
+			h, err := dlopen(so, purego.RTLD_NOW|rtldNoload)
 			if err != nil {
 				s.fail("already loaded", so, "not loaded in this process")
 				continue
@@ -277,7 +277,7 @@ func (s *searcher) open(step, name string) (openedLib, bool) {
 	if s.spec.nvrtc && filepath.IsAbs(name) {
 		s.openBuiltins(step, name)
 	}
-	h, err := purego.Dlopen(name, purego.RTLD_NOW|purego.RTLD_GLOBAL)
+	h, err := dlopen(name, purego.RTLD_NOW|purego.RTLD_GLOBAL)
 	if err != nil {
 		s.fail(step, name, err.Error())
 		return openedLib{}, false
@@ -351,7 +351,7 @@ func (s *searcher) openBuiltins(step, nvrtcPath string) {
 		return -compareVersions(soVersion(a), soVersion(b))
 	})
 	for _, m := range matches {
-		if _, err := purego.Dlopen(m, purego.RTLD_NOW|purego.RTLD_GLOBAL); err != nil {
+		if _, err := dlopen(m, purego.RTLD_NOW|purego.RTLD_GLOBAL); err != nil {
 			s.fail(step+" (builtins)", m, err.Error())
 			continue
 		}

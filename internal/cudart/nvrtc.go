@@ -41,7 +41,7 @@ func newNVRTC(lib openedLib, log *zap.Logger) *NVRTC {
 }
 
 func (n *NVRTC) dlsym(name string) (uintptr, error) {
-	p, err := purego.Dlsym(n.lib.handle, name)
+	p, err := dlsym(n.lib.handle, name)
 	if err != nil || p == 0 {
 		v := int(n.callVer.Load())
 		if v == 0 {

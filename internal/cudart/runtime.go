@@ -5,7 +5,6 @@ import (
 	"sync/atomic"
 	"unsafe"
 
-	"github.com/ebitengine/purego"
 	"go.uber.org/zap"
 
 	"github.com/gpuactor/gpuactor/internal/backend"
@@ -62,7 +61,7 @@ func newRuntime(lib openedLib, log *zap.Logger) *Runtime {
 
 // dlsym resolves a libcudart export.
 func (r *Runtime) dlsym(name string) (uintptr, error) {
-	p, err := purego.Dlsym(r.lib.handle, name)
+	p, err := dlsym(r.lib.handle, name)
 	if err != nil || p == 0 {
 		return 0, &SymbolError{Symbol: name, Library: r.Path(), Version: r.versionHint()}
 	}
