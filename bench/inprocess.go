@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -43,6 +44,9 @@ type cppLib struct {
 
 // openCppLib loads the C++ baseline library at path.
 func openCppLib(path string) (*cppLib, error) {
+	// dlerror, which purego asks for a failure's reason, answers for the calling thread only.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	h, err := purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_LOCAL)
 	if err != nil {
 		return nil, fmt.Errorf("loading the C++ baseline library %s: %w", path, err)

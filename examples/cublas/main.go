@@ -166,6 +166,9 @@ func loadCublas() (*cublas, error) {
 		return nil, err
 	}
 	l := &cublas{file: file}
+	// dlerror, which purego asks for a failure's reason, answers for the calling thread only.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	for sym, dst := range map[string]*uintptr{
 		"cublasCreate_v2": &l.createFn, "cublasDestroy_v2": &l.destroyFn,
 		"cublasSetStream_v2": &l.setStreamFn, "cublasSgemm_v2": &l.gemm,
