@@ -193,25 +193,17 @@ var breakdowns = []struct{ row, over, what string }{
 func printBreakdown(w io.Writer, rep *Report) {
 	var lines []string
 	for _, b := range breakdowns {
-		ratios := map[int64][]float64{}
 		var sizes []int64
 		for _, a := range rep.Results {
-			if a.Impl != "gpuactor" || a.Backend != "cuda" || a.Scenario != b.row || !a.Checked {
-				continue
-			}
-			i := slices.IndexFunc(rep.Results, func(o Result) bool {
-				return o.Impl == "gpuactor" && o.Backend == "cuda" && o.Scenario == b.over && o.Size == a.Size && o.Round == a.Round && o.Checked
-			})
-			if i < 0 || rep.Results[i].Value <= 0 {
-				continue
-			}
-			if _, seen := ratios[a.Size]; !seen {
+			if a.Impl == "gpuactor" && a.Backend == "cuda" && a.Scenario == b.row && !slices.Contains(sizes, a.Size) {
 				sizes = append(sizes, a.Size)
 			}
-			ratios[a.Size] = append(ratios[a.Size], a.Value/rep.Results[i].Value)
 		}
 		for _, size := range sizes {
-			r := ratios[size]
+			r, _ := roundPairs(rep, "cuda", b.row, b.over, size, false)
+			if len(r) == 0 {
+				continue
+			}
 			label := b.row
 			if size > 0 {
 				label += " " + sizeLabel(size)

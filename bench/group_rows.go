@@ -20,25 +20,27 @@ import (
 // every SM filled for busyCycles clocks, so that one GPU runs one job at a time and two run
 // two.
 func groupScenarios() []scenario {
-	return []scenario{
+	rows := []scenario{
 		// Scheduling overhead: a trivial job (an empty launch, awaited) through the group, one
 		// at a time, against launch_roundtrip, the same launch sent straight to a stream: with
 		// Do, and with Submit and Wait.
 		{name: "group_roundtrip", unit: "us", ref: "launch_roundtrip", manyStreams: true, run: groupRoundTrip(true)},
 		{name: "group_submit_roundtrip", unit: "us", ref: "launch_roundtrip", manyStreams: true, run: groupRoundTrip(false)},
-		// Scaling: GPU-bound jobs per second through the group on one GPU, on the first 2, 4
-		// and 8, and on every GPU, each against one GPU driven straight from C++: a row's ratio
-		// is its scaling (scaling_report.go). A row of more GPUs than the machine has, or of
-		// all of them, is skipped: group_jobs_all is that row.
-		{name: "group_jobs_1", unit: "jobs/s", ref: "busy_jobs", manyStreams: true, fanout: 1, run: groupJobs(1)},
-		{name: "group_jobs_2", unit: "jobs/s", ref: "busy_jobs", manyStreams: true, fanout: 2, run: groupJobs(2)},
-		{name: "group_jobs_4", unit: "jobs/s", ref: "busy_jobs", manyStreams: true, fanout: 4, run: groupJobs(4)},
-		{name: "group_jobs_8", unit: "jobs/s", ref: "busy_jobs", manyStreams: true, fanout: 8, run: groupJobs(8)},
-		{name: "group_jobs_all", unit: "jobs/s", ref: "busy_jobs", manyStreams: true, fanout: fanoutAll, run: groupJobs(fanoutAll)},
-		// Tail latency: jobs arriving at a steady 80% of the group's measured capacity, every GPU;
-		// submit-to-done p50 and p99, against one job's round trip in C++.
-		{name: "group_tail", unit: "us", ref: "busy_roundtrip", manyStreams: true, fanout: fanoutAll, run: groupTail},
 	}
+	// Scaling: GPU-bound jobs per second through the group on one GPU, on the first 2, 4 and
+	// 8, and on every GPU, each against one GPU driven straight from C++: a row's ratio is its
+	// scaling (scaling_report.go). A row of more GPUs than the machine has, or of all of them,
+	// is skipped: group_jobs_all is that row.
+	for _, n := range []int{1, 2, 4, 8, fanoutAll} {
+		name := fmt.Sprintf("group_jobs_%d", n)
+		if n == fanoutAll {
+			name = "group_jobs_all"
+		}
+		rows = append(rows, scenario{name: name, unit: "jobs/s", ref: "busy_jobs", manyStreams: true, fanout: n, run: groupJobs(n)})
+	}
+	// Tail latency: jobs arriving at a steady 80% of the group's measured capacity, every GPU;
+	// submit-to-done p50 and p99, against one job's round trip in C++.
+	return append(rows, scenario{name: "group_tail", unit: "us", ref: "busy_roundtrip", manyStreams: true, fanout: fanoutAll, run: groupTail})
 }
 
 const (

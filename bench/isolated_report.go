@@ -35,7 +35,7 @@ func printIsolated(w io.Writer, rep *Report) {
 					fmt.Fprintln(tw, "scenario\tsize\tunit\tin-process\tisolated\tratio\tratio range\tdifference\ttarget\t")
 				}
 				for _, row := range expand(r) {
-					ratios, diffs := isolatedPairs(rep, b, ir.base, r.Size, row.p99)
+					ratios, diffs := roundPairs(rep, b, isolatedPrefix+ir.base, ir.base, r.Size, row.p99)
 					rat, spread, diff, target := "-", "-", "-", "-"
 					if len(ratios) > 0 {
 						rat, spread = fmt.Sprintf("%.2f×", median(ratios)), rangeLabel(slices.Min(ratios), slices.Max(ratios))
@@ -63,28 +63,6 @@ func pickIn(in Result, p99 bool) float64 {
 		return *v
 	}
 	return 0
-}
-
-// isolatedPairs pairs each checked result of base's isolated row on backend at size with the
-// checked in-process result of the same round: isolated ÷ in-process and isolated − in-process.
-func isolatedPairs(rep *Report, backend, base string, size int64, p99 bool) (ratios, diffs []float64) {
-	for _, g := range rep.Results {
-		if g.Impl != "gpuactor" || g.Backend != backend || g.Scenario != isolatedPrefix+base || g.Size != size || !g.Checked {
-			continue
-		}
-		i := slices.IndexFunc(rep.Results, func(o Result) bool {
-			return o.Impl == "gpuactor" && o.Backend == backend && o.Scenario == base && o.Size == size && o.Round == g.Round && o.Checked
-		})
-		if i < 0 {
-			continue
-		}
-		v, u := pick(&g, p99), pick(&rep.Results[i], p99)
-		if v == nil || u == nil || *u <= 0 {
-			continue
-		}
-		ratios, diffs = append(ratios, *v / *u), append(diffs, *v-*u)
-	}
-	return ratios, diffs
 }
 
 // verdict says whether the isolated row met its target, given the median ratio and difference

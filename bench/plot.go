@@ -46,7 +46,7 @@ func scalingPlot(path, title, backend string, rep *Report) error {
 	maxN, lines := 0, 0
 	for i, prefix := range []string{"", isolatedPrefix} {
 		pts := scalingPoints(rep, backend, prefix)
-		if !slices.ContainsFunc(pts, func(s scalingPoint) bool { return s.n > 1 }) {
+		if !overSeveral(pts) {
 			continue
 		}
 		var xys plotter.XYs

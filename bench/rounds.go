@@ -94,3 +94,25 @@ func roundRatiosAgainst(rep *Report, r Result, ref string, p99 bool) (med, lo, h
 
 // rangeLabel shows a range of ratios.
 func rangeLabel(lo, hi float64) string { return fmt.Sprintf("%.2f–%.2f×", lo, hi) }
+
+// roundPairs pairs each checked result of gpuactor's row on backend at size with the checked
+// result of its row over of the same round: row ÷ over and row − over, for the p50 or p99.
+func roundPairs(rep *Report, backend, row, over string, size int64, p99 bool) (ratios, diffs []float64) {
+	for _, g := range rep.Results {
+		if g.Impl != "gpuactor" || g.Backend != backend || g.Scenario != row || g.Size != size || !g.Checked {
+			continue
+		}
+		i := slices.IndexFunc(rep.Results, func(o Result) bool {
+			return o.Impl == "gpuactor" && o.Backend == backend && o.Scenario == over && o.Size == size && o.Round == g.Round && o.Checked
+		})
+		if i < 0 {
+			continue
+		}
+		v, u := pick(&g, p99), pick(&rep.Results[i], p99)
+		if v == nil || u == nil || *u <= 0 {
+			continue
+		}
+		ratios, diffs = append(ratios, *v / *u), append(diffs, *v-*u)
+	}
+	return ratios, diffs
+}

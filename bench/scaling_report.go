@@ -35,7 +35,9 @@ func scalingPoints(rep *Report, backend, prefix string) []scalingPoint {
 			continue
 		}
 		p := scalingPoint{n: r.Devices, scenario: r.Scenario, value: r.Value}
-		p.overOne = overSingle(rep, r, prefix+"group_jobs_1")
+		if ratios, _ := roundPairs(rep, backend, r.Scenario, prefix+"group_jobs_1", r.Size, false); len(ratios) > 0 {
+			p.overOne = median(ratios)
+		}
 		if med, _, _, ok := roundRatios(rep, r, false); ok {
 			p.overCpp = med
 		} else if cpp := lookup(rep, "cpp", r, false); cpp != nil && *cpp > 0 {
@@ -47,25 +49,10 @@ func scalingPoints(rep *Report, backend, prefix string) []scalingPoint {
 	return out
 }
 
-// overSingle is row r (collapsed) over the single-device row one of the same backend: the
-// median of each round's ratio, or the ratio of the figures when the rows ran once.
-func overSingle(rep *Report, r Result, one string) float64 {
-	var ratios []float64
-	for _, g := range rep.Results {
-		if g.Impl != "gpuactor" || g.Backend != r.Backend || g.Scenario != r.Scenario || !g.Checked {
-			continue
-		}
-		i := slices.IndexFunc(rep.Results, func(o Result) bool {
-			return o.Impl == "gpuactor" && o.Backend == g.Backend && o.Scenario == one && o.Round == g.Round && o.Checked
-		})
-		if i >= 0 && rep.Results[i].Value > 0 {
-			ratios = append(ratios, g.Value/rep.Results[i].Value)
-		}
-	}
-	if len(ratios) == 0 {
-		return 0
-	}
-	return median(ratios)
+// overSeveral reports whether any of pts ran on more than one device: without one there is
+// no scaling to show.
+func overSeveral(pts []scalingPoint) bool {
+	return slices.ContainsFunc(pts, func(p scalingPoint) bool { return p.n > 1 })
 }
 
 // printScaling writes, per backend with fan-out rows over more than one device, the scaling
@@ -75,7 +62,7 @@ func printScaling(w io.Writer, rep *Report) {
 	for _, b := range rep.Meta.Backends {
 		for _, prefix := range []string{"", isolatedPrefix} {
 			pts := scalingPoints(rep, b, prefix)
-			if !slices.ContainsFunc(pts, func(p scalingPoint) bool { return p.n > 1 }) {
+			if !overSeveral(pts) {
 				continue
 			}
 			where := "in process"

@@ -27,7 +27,8 @@ suite)
     echo "top-level PASS $(grep -c -- '^--- PASS' "$log") FAIL $(grep -c -- '--- FAIL' "$log") SKIP $(grep -c -- '--- SKIP' "$log")"
     grep -E -- '--- FAIL|^(FAIL|ok)\b|panic:' "$log" | tail -60
     echo "--- skips"; grep -A2 -- '--- SKIP' "$log" | head -60
-    echo "--- devices used by multi-device tests"; grep -E 'devices?: [0-9]|over [0-9]+ devices|pairs' "$log" | sort | uniq -c | head -40
+    echo "--- device pairs the pairwise tests ran on the GPUs (subtests cuda/I-J)"
+    grep -oE -- '--- PASS: [A-Za-z]+/cuda/[0-9]+-[0-9]+' "$log" | sed 's/--- PASS: //; s|/cuda/.*||' | sort | uniq -c
   } > "$out/summary.txt"
   cat "$out/summary.txt"
   xz -9 -f "$log"
