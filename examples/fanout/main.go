@@ -119,11 +119,7 @@ func run(ctx context.Context, c config, out io.Writer) (err error) {
 		return err
 	}
 	// Deferred first, so it runs last: the group uses the devices' streams until it closes.
-	defer func() {
-		for _, d := range devs {
-			sample.Keep(&err, d.Close)
-		}
-	}()
+	defer sample.CloseAll(&err, devs)
 	for _, d := range devs {
 		p := d.Properties()
 		fmt.Fprintf(out, "device %d: %s (compute %s, %s backend)\n", d.Ordinal(), p.Name, p.ComputeCapability, d.Backend())

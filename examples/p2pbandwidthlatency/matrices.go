@@ -19,7 +19,7 @@ const (
 // bandwidthMatrix is outputBandwidthMatrix: the unidirectional bandwidth of every pair in
 // GB/s, each cell repeat copies of numElems ints (read and write counted on the diagonal).
 func (b *bench) bandwidthMatrix(ctx context.Context, w io.Writer, numElems int, p2p bool, method transfer) error {
-	return b.gbMatrix(ctx, w, numElems, 1, 1, func(r *rig, i, j int) (float32, error) {
+	return b.gbMatrix(ctx, w, numElems, 1, func(r *rig, i, j int) (float32, error) {
 		ms, _, err := b.unidirectional(ctx, r, i, j, p2p, method, numElems, bandwidthRepeat)
 		return ms, err
 	})
@@ -28,17 +28,17 @@ func (b *bench) bandwidthMatrix(ctx context.Context, w io.Writer, numElems int, 
 // bidirectionalMatrix is outputBidirectionalBandwidthMatrix: the bandwidth of every pair
 // copying both ways at once, in GB/s.
 func (b *bench) bidirectionalMatrix(ctx context.Context, w io.Writer, numElems int, p2p bool) error {
-	return b.gbMatrix(ctx, w, numElems, 2, 2, func(r *rig, i, j int) (float32, error) {
+	return b.gbMatrix(ctx, w, numElems, 2, func(r *rig, i, j int) (float32, error) {
 		return b.bidirectional(ctx, r, i, j, p2p, numElems, bandwidthRepeat)
 	})
 }
 
 // gbMatrix prints the GB/s of every pair: cell (i, j) times bandwidthRepeat copies of
-// numElems ints, ways of them at once, on a rig of buffers buffers a device, with
+// numElems ints, ways of them at once, on a rig of that many buffers a device, with
 // measure's GPU milliseconds. On the diagonal a copy reads and writes one GPU's memory, so
 // its bytes count twice, as the C sample counts them.
-func (b *bench) gbMatrix(ctx context.Context, w io.Writer, numElems, buffers, ways int, measure func(r *rig, i, j int) (float32, error)) (err error) {
-	r, err := b.newRig(ctx, numElems, buffers)
+func (b *bench) gbMatrix(ctx context.Context, w io.Writer, numElems, ways int, measure func(r *rig, i, j int) (float32, error)) (err error) {
+	r, err := b.newRig(ctx, numElems, ways)
 	if err != nil {
 		return err
 	}

@@ -145,7 +145,10 @@ func call(ctx context.Context, client *http.Client, url string, n, id, i int, m 
 	}
 	m.got = resize(m.got, 4*n+1) // one byte more, to see that the answer ends where it should
 	k, err := io.ReadFull(resp.Body, m.got)
-	if k != 4*n || !errors.Is(err, io.ErrUnexpectedEOF) {
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
+		return "", fmt.Errorf("reading the answer: %w", err)
+	}
+	if k != 4*n || err == nil {
 		more, _ := io.Copy(io.Discard, resp.Body)
 		return "", fmt.Errorf("answer of %d bytes, want %d", int64(k)+more, 4*n)
 	}

@@ -107,6 +107,14 @@ func (s *service) serveSaxpy(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	sc := scratches.Get().(*scratch)
+	// sc goes back to the pool when the handler returns, unless a copy of the request may
+	// still write to it: after a failed or abandoned saxpy.
+	reuse := true
+	defer func() {
+		if reuse {
+			scratches.Put(sc)
+		}
+	}()
 	body, err := sc.read(w, r)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
@@ -128,11 +136,11 @@ func (s *service) serveSaxpy(w http.ResponseWriter, r *http.Request) {
 	g.active.Add(1)
 	err = g.saxpyOn(r.Context(), float32(a), x, y)
 	g.active.Add(-1)
+	reuse = err == nil
 	switch {
 	case err == nil:
 	case r.Context().Err() != nil:
-		// The client has gone: nobody reads an answer. sc is not pooled: a copy the request
-		// left behind may still write to y.
+		// The client has gone: nobody reads an answer.
 		return
 	case errors.Is(err, device.ErrClosed):
 		http.Error(w, err.Error(), http.StatusServiceUnavailable)
@@ -147,7 +155,6 @@ func (s *service) serveSaxpy(w http.ResponseWriter, r *http.Request) {
 	sc.out = encode(sc.out, y)
 	w.Header().Set("Content-Length", strconv.Itoa(len(sc.out)))
 	_, _ = w.Write(sc.out)
-	scratches.Put(sc) // every copy of the request has completed: its memory is free again
 }
 
 // scratch is one request's memory: its body, x and y, and the answer. Requests take one from

@@ -104,9 +104,7 @@ func run(c config) (err error) {
 	if err != nil {
 		return err
 	}
-	for _, d := range devs {
-		defer sample.Keep(&err, d.Close)
-	}
+	defer sample.CloseAll(&err, devs)
 	fmt.Printf("Found %d CUDA capable GPUs\n", len(devs))
 	if len(devs) > maxGPUs {
 		fmt.Printf("simpleCallback only supports %d GPU(s)\n", maxGPUs)

@@ -151,9 +151,7 @@ func parent(f sample.Flags) (err error) {
 	if err != nil {
 		return err
 	}
-	for _, d := range devs {
-		defer sample.Keep(&err, d.Close)
-	}
+	defer sample.CloseAll(&err, devs)
 	shm, err := openSlab(name, true)
 	if err != nil {
 		fmt.Println("Failed to create shared memory slab")
