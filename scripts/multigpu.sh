@@ -35,7 +35,7 @@ suite)
   ;;
 bench)
   rows=launch_roundtrip,group_roundtrip,group_submit_roundtrip,group_jobs_1,group_jobs_2,group_jobs_4,group_jobs_8,group_jobs_all,group_tail,isolated_group_jobs_all,isolated_group_tail,peer_copy
-  timeout "${LIMIT:-560}" .gpu/bin/bench -backend cuda -rounds "${ROUNDS:-5}" -peers=false -scenarios "$rows" \
+  timeout "${LIMIT:-560}" .gpu/bin/bench -backend cuda -rounds "${ROUNDS:-5}" -repeat "${REPEAT:-21}" -peers=false -scenarios "$rows" \
     -save -out "$out/results" > "$out/bench-table.txt" 2> "$out/bench.err"
   echo "bench rc=$?"
   cat "$out/bench-table.txt"; tail -20 "$out/bench.err"
