@@ -43,7 +43,7 @@ bench)
   ;;
 compare)
   { nvidia-smi -L; nvidia-smi topo -m; } > "$out/gpus.txt" 2>&1
-  timeout "${LIMIT:-560}" .gpu/bin/compare -samples .samples -bin .gpu/bin -runs "${RUNS:-3}" \
+  timeout "${LIMIT:-560}" .gpu/bin/compare -samples .samples -bin .gpu/bin -runs "${RUNS:-5}" \
     -only "${PORTS:-p2pbandwidthlatency,simplep2p,simplemultigpu,simpleipc}" -keep "$out/compare" -out "$out/compare.md" 2> "$out/compare.err"
   echo "compare rc=$?"
   cat "$out/compare.md"; tail -5 "$out/compare.err"

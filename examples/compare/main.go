@@ -4,7 +4,9 @@
 // print, as the median and spread over the runs of each, with Go's median over C's.
 //
 //	compare -samples DIR -bin DIR [-runs 3] [-only name,...] [-out table.md] [-keep DIR]
+//	compare -report DIR [-only name,...] [-out table.md]
 //
+// The second form runs nothing: it writes the table again from the outputs a run kept in DIR.
 // -samples is a cuda-samples checkout (Samples/<category>/<Name>/, Common/); -bin holds the
 // ports' binaries, named as the ports' folders under examples/. It needs nvcc (-nvcc) and the
 // GPUs, not Go. What it knows of each port is the table in ports.go; see README.md.
@@ -19,6 +21,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"time"
 )
@@ -43,8 +46,24 @@ func run(args []string, stdout, stderr io.Writer) error {
 	keep := fs.String("keep", "", "keep the builds and every run's output in this folder (default: a temporary one, removed)")
 	nvcc := fs.String("nvcc", "nvcc", "the CUDA compiler")
 	timeout := fs.Duration("timeout", 10*time.Minute, "the most one build or run may take")
+	again := fs.String("report", "", "run nothing: write the table from the runs kept in this folder (-keep of an earlier run)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *again != "" {
+		if *samples != "" || *bin != "" || *keep != "" || fs.NArg() > 0 {
+			fs.Usage()
+			return errors.New("-report takes only -only and -out")
+		}
+		chosen, err := choose(*only)
+		if err != nil {
+			return err
+		}
+		results, mach, n, err := rereport(*again, chosen)
+		if err != nil {
+			return err
+		}
+		return writeTable(stdout, *out, "", n, mach, results)
 	}
 	if *samples == "" || *bin == "" || fs.NArg() > 0 {
 		fs.Usage()
@@ -69,6 +88,10 @@ func run(args []string, stdout, stderr io.Writer) error {
 	} else if err := os.MkdirAll(h.keep, 0o755); err != nil {
 		return err
 	}
+	mach := machine(context.Background(), *nvcc)
+	if err := os.WriteFile(filepath.Join(h.keep, machineFile), []byte(mach), 0o644); err != nil {
+		return err
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
@@ -76,18 +99,30 @@ func run(args []string, stdout, stderr io.Writer) error {
 	for _, p := range chosen {
 		results = append(results, h.runPort(ctx, p))
 	}
+	keepTable := ""
+	if *keep != "" {
+		keepTable = filepath.Join(*keep, "table.md")
+	}
+	return writeTable(stdout, *out, keepTable, *runs, mach, results)
+}
+
+// machineFile is where a kept run saves the machine's description, for -report.
+const machineFile = "machine.txt"
+
+// writeTable writes the table to stdout and to each of the files named ("" for none).
+func writeTable(stdout io.Writer, out, keepTable string, runs int, machine string, results []portResult) error {
 	var table strings.Builder
-	report(&table, *runs, machine(ctx, *nvcc), results)
+	report(&table, runs, machine, results)
 	if _, err := io.WriteString(stdout, table.String()); err != nil {
 		return err
 	}
-	if *out != "" {
-		if err := os.WriteFile(*out, []byte(table.String()), 0o644); err != nil {
+	for _, f := range []string{out, keepTable} {
+		if f == "" {
+			continue
+		}
+		if err := os.WriteFile(f, []byte(table.String()), 0o644); err != nil {
 			return err
 		}
-	}
-	if *keep != "" {
-		return os.WriteFile(*keep+"/table.md", []byte(table.String()), 0o644)
 	}
 	return nil
 }

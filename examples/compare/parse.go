@@ -1,6 +1,7 @@
 package main
 
 import (
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -28,14 +29,19 @@ func status(code int) string {
 	}
 }
 
-// parse reads one program's output: the lines p's results match, and the first value of each
-// of p's timings (the first after the line p.after names for it, if any). A timing the output
-// lacks is absent from the map; so is one whose number does not parse.
+// parse reads one program's output: the lines p's results match, the first value of each of
+// p's timings (the first after the line p.after names for it, if any), and every cell of each
+// of p's matrices (matrix.cellName). A timing the output lacks is absent from the map; so is
+// one whose number does not parse.
 func parse(p port, output string) (results []string, timings map[string]float64) {
 	timings = map[string]float64{}
 	reached := map[string]bool{} // timings whose after line has been seen
+	cells := make([]matrixReader, len(p.matrices))
 	for line := range strings.Lines(output) {
 		line = strings.TrimRight(line, "\r\n")
+		for i := range cells {
+			cells[i].read(p.matrices[i], line, timings)
+		}
 		for name, a := range p.after {
 			if !reached[name] && a.MatchString(line) {
 				reached[name] = true
@@ -65,4 +71,45 @@ func parse(p port, output string) (results []string, timings map[string]float64)
 		slices.Sort(results)
 	}
 	return results, timings
+}
+
+// matrixReader follows one matrix through an output, a line at a time.
+type matrixReader struct {
+	state int // 0: before its title; 1: title seen; 2: header seen; 3: in its rows; 4: done
+}
+
+var (
+	matrixHeader = regexp.MustCompile(`^ +(D\\D|GPU) `)
+	matrixRow    = regexp.MustCompile(`^ +([0-9]+) +([-+0-9.eEinfa ]+?) *$`)
+)
+
+// read takes the next line: after m's title and its header, each row line's values become
+// cells (row number, column index) in timings; the first other line ends the matrix.
+func (r *matrixReader) read(m matrix, line string, timings map[string]float64) {
+	switch r.state {
+	case 0:
+		if m.title.MatchString(line) {
+			r.state = 1
+		}
+	case 1:
+		if matrixHeader.MatchString(line) {
+			r.state = 2
+		}
+	case 2, 3:
+		row := matrixRow.FindStringSubmatch(line)
+		if row == nil {
+			r.state = 4
+			return
+		}
+		r.state = 3
+		i, err := strconv.Atoi(row[1])
+		if err != nil {
+			return
+		}
+		for j, f := range strings.Fields(row[2]) {
+			if v, err := strconv.ParseFloat(f, 64); err == nil {
+				timings[m.cellName(i, j)] = v
+			}
+		}
+	}
 }

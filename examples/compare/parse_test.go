@@ -106,11 +106,15 @@ func TestParseTimings(t *testing.T) {
 		{"simplep2p", simpleP2PC, map[string]float64{"cudaMemcpyPeer bandwidth": 123.45}},
 		{"streamorderedallocation", streamOrderedC, map[string]float64{"total, 20 iterations": 19.876543}},
 		{"devicequery", deviceQueryC, map[string]float64{}},
-		// The P2P=Enabled matrices' cells, not the P2P=Disabled ones printed alike before them.
+		// Every cell of the P2P=Enabled matrices, not of the P2P=Disabled ones printed alike
+		// before them, nor of a latency matrix's CPU block (2.40 3.10 / 3.20 2.30).
 		{"p2pbandwidthlatency", p2pBandwidthC, map[string]float64{
 			"unidirectional P2P writes 0-0": 1520.25, "unidirectional P2P writes 0-1": 370.12,
+			"unidirectional P2P writes 1-0": 369.50, "unidirectional P2P writes 1-1": 1519.75,
 			"bidirectional P2P 0-0": 1600, "bidirectional P2P 0-1": 720.40,
+			"bidirectional P2P 1-0": 721.10, "bidirectional P2P 1-1": 1601.30,
 			"GPU latency P2P writes 0-0": 2.10, "GPU latency P2P writes 0-1": 2.75,
+			"GPU latency P2P writes 1-0": 2.80, "GPU latency P2P writes 1-1": 2.05,
 		}},
 		// One GPU: no cell beside GPU 1.
 		{"p2pbandwidthlatency", p2pBandwidth1C, map[string]float64{

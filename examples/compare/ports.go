@@ -1,6 +1,9 @@
 package main
 
-import "regexp"
+import (
+	"fmt"
+	"regexp"
+)
 
 // port is what the harness knows of one port and the NVIDIA sample it ports: where the
 // sample lives, how its CMakeLists.txt builds it, how each program runs, and which of the
@@ -22,7 +25,22 @@ type port struct {
 	// after maps a timing's name to the line it follows: its re is matched only after the
 	// first line after matches, for a figure of one table among several printed alike.
 	after map[string]*regexp.Regexp
+	// matrices are square tables of figures both print, one per pair of devices: every cell
+	// is compared, in a table of its own beside the main one.
+	matrices []matrix
 }
+
+// matrix is a table of figures, one per pair of devices (row i, column j), printed after a
+// title line as a header line then one line per row: the row's number and its values. Only
+// the first block after the title is read (a latency matrix's GPU block, not its CPU one).
+type matrix struct {
+	name  string
+	unit  string // as timing's
+	title *regexp.Regexp
+}
+
+// cellName is the timing name of matrix m's cell (i, j) in an outcome's timings.
+func (m matrix) cellName(i, j int) string { return fmt.Sprintf("%s %d-%d", m.name, i, j) }
 
 // variant is one way of running both programs: extra arguments and environment.
 type variant struct {
@@ -156,7 +174,7 @@ var ports = []port{
 		// One program, every GPU: peer matrices whose size is the GPU count. The results are
 		// the machine's structure (devices, peer access, connectivity, each matrix's title and
 		// columns); the timings, cells of row 0 of the P2P=Enabled matrices, the ones beside
-		// GPU 1 present with two GPUs or more.
+		// GPU 1 present with two GPUs or more; the matrices, every cell of them, every pair.
 		name: "p2pbandwidthlatency", sample: "5_Domain_Specific/p2pBandwidthLatencyTest", exe: "p2pBandwidthLatencyTest",
 		sources: []string{"p2pBandwidthLatencyTest.cu"}, flags: cudaFlags,
 		variants: []variant{
@@ -181,6 +199,13 @@ var ports = []port{
 			{"bidirectional P2P 0-1", "GB/s", re(`^ +0 +[0-9.]+ +([0-9.]+) `)},
 			{"GPU latency P2P writes 0-0", "us", re(`^ +0 +([0-9.]+) `)},
 			{"GPU latency P2P writes 0-1", "us", re(`^ +0 +[0-9.]+ +([0-9.]+) `)},
+		},
+		matrices: []matrix{
+			{"unidirectional P2P writes", "GB/s", re(`^Unidirectional P2P=Enabled Bandwidth \(P2P Writes\) Matrix`)},
+			{"unidirectional P2P reads", "GB/s", re(`^Unidirectional P2P=Enabled Bandwidth \(P2P Reads\) Matrix`)},
+			{"bidirectional P2P", "GB/s", re(`^Bidirectional P2P=Enabled Bandwidth Matrix`)},
+			{"GPU latency P2P writes", "us", re(`^P2P=Enabled Latency \(P2P Writes\) Matrix`)},
+			{"GPU latency P2P reads", "us", re(`^P2P=Enabled Latency \(P2P Reads\) Matrix`)},
 		},
 		after: map[string]*regexp.Regexp{
 			"unidirectional P2P writes 0-0": re(`^Unidirectional P2P=Enabled Bandwidth \(P2P Writes\) Matrix`),

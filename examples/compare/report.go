@@ -42,6 +42,7 @@ func report(w io.Writer, runs int, machine string, results []portResult) {
 			}
 		}
 	}
+	reportMatrices(w, results)
 	if len(diffs) > 0 {
 		fmt.Fprintf(w, "\n## Result lines that differ\n\n%s", strings.Join(diffs, "\n"))
 	}
