@@ -88,16 +88,21 @@ func run(args []string, stdout, stderr io.Writer) error {
 	} else if err := os.MkdirAll(h.keep, 0o755); err != nil {
 		return err
 	}
-	mach := machine(context.Background(), *nvcc)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	mach := machine(ctx, *nvcc)
 	if err := os.WriteFile(filepath.Join(h.keep, machineFile), []byte(mach), 0o644); err != nil {
 		return err
 	}
-
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
 	var results []portResult
 	for _, p := range chosen {
-		results = append(results, h.runPort(ctx, p))
+		r := h.runPort(ctx, p)
+		if r.skip != "" { // kept, so that -report lists the port as the run did
+			if err := keepSkip(h.keep, r); err != nil {
+				return err
+			}
+		}
+		results = append(results, r)
 	}
 	keepTable := ""
 	if *keep != "" {

@@ -10,14 +10,19 @@ import (
 )
 
 // rereport rebuilds the results of the chosen ports from a folder a run kept (-keep): each
-// port's runs.tsv and the outputs it names, parsed again with what ports.go knows now. A port
-// without runs there is left out; the machine is the one the run described, if it saved it.
+// port's runs.tsv and the outputs it names, parsed again with what ports.go knows now, or why
+// the run skipped it. A port the run did not reach is left out; the machine is the one the run
+// described, if it saved it.
 func rereport(keep string, chosen []port) (results []portResult, machine string, runs int, err error) {
 	if b, err := os.ReadFile(filepath.Join(keep, machineFile)); err == nil {
 		machine = string(b)
 	}
 	for _, p := range chosen {
 		dir := filepath.Join(keep, p.name)
+		if why, err := os.ReadFile(filepath.Join(dir, skipFile)); err == nil {
+			results = append(results, portResult{port: p, skip: string(why)})
+			continue
+		}
 		f, err := os.Open(filepath.Join(dir, "runs.tsv"))
 		if os.IsNotExist(err) {
 			continue
@@ -33,9 +38,21 @@ func rereport(keep string, chosen []port) (results []portResult, machine string,
 		results, runs = append(results, res), max(runs, n)
 	}
 	if len(results) == 0 {
-		return nil, "", 0, fmt.Errorf("-report %s: no runs.tsv of the chosen ports there", keep)
+		return nil, "", 0, fmt.Errorf("-report %s: no runs of the chosen ports there", keep)
 	}
 	return results, machine, runs, nil
+}
+
+// skipFile is where a kept run saves why it skipped a port.
+const skipFile = "skipped.txt"
+
+// keepSkip saves why r's port was skipped in its folder under keep.
+func keepSkip(keep string, r portResult) error {
+	dir := filepath.Join(keep, r.port.name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, skipFile), []byte(r.skip), 0o644)
 }
 
 // readRuns reads one port's runs.tsv (variant, program, run, status, seconds, output) and the

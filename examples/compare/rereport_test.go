@@ -52,7 +52,7 @@ func TestReportFromKeptRunsRefusesBadInput(t *testing.T) {
 		tsv  string
 		want string
 	}{
-		{"nothing kept", func(string) []string { return []string{"-report", t.TempDir()} }, keptTSV, "no runs.tsv of the chosen ports"},
+		{"nothing kept", func(string) []string { return []string{"-report", t.TempDir()} }, keptTSV, "no runs of the chosen ports there"},
 		{"other flags", func(dir string) []string { return []string{"-report", dir, "-samples", dir} }, keptTSV, "-report takes only -only and -out"},
 		{"unknown port", func(dir string) []string { return []string{"-report", dir, "-only", "nosuch"} }, keptTSV, "unknown port(s) nosuch"},
 		{"short line", func(dir string) []string { return []string{"-report", dir} }, "variant\tprogram\n\tc\t1\tPASS\t2.5\n", "line 2: 5 fields, want 6"},

@@ -118,6 +118,11 @@ func TestRunFakes(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 1+3*3*2, strings.Count(string(tsv), "\n"), "a header and a line per run")
 	assert.Contains(t, stderr.String(), "simplestreams (use_cuda_malloc_host): go run 2 of 3")
+
+	// The kept folder makes the same table again, with nothing run.
+	var again bytes.Buffer
+	require.NoError(t, run([]string{"-report", keep, "-only", "simplestreams,devicequery,asyncapi"}, &again, &stderr))
+	assert.Equal(t, table, again.String())
 }
 
 // TestRunFailures: a port that exits 1 is FAIL, not the same as C's PASS, and the
