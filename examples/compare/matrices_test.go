@@ -34,6 +34,10 @@ func TestParseMatricesEveryCell(t *testing.T) {
 		"GPU latency P2P writes 0-0": 1.80, "GPU latency P2P writes 0-1": 2.25, "GPU latency P2P writes 0-2": 3.30,
 	}
 	assert.Equal(t, want, got)
+
+	// A row numbered past any host's GPU count is not a row of the matrix.
+	_, got = parse(byName(t, "p2pbandwidthlatency"), "P2P=Enabled Latency (P2P Writes) Matrix (us)\n   GPU     0 \n     0   1.80 \n  99999   2.00 \n")
+	assert.Equal(t, map[string]float64{"GPU latency P2P writes 0-0": 1.80}, got)
 }
 
 // outcomeOf is a run that printed the given cells of one matrix.

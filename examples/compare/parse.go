@@ -73,6 +73,10 @@ func parse(p port, output string) (results []string, timings map[string]float64)
 	return results, timings
 }
 
+// maxMatrix bounds a matrix's rows and columns: more GPUs than one host holds, so that a stray
+// line read as a row cannot make the report's matrices huge.
+const maxMatrix = 64
+
 // matrixReader follows one matrix through an output, a line at a time.
 type matrixReader struct {
 	state int // 0: before its title; 1: title seen; 2: header seen; 3: in its rows; 4: done
@@ -103,10 +107,13 @@ func (r *matrixReader) read(m matrix, line string, timings map[string]float64) {
 		}
 		r.state = 3
 		i, err := strconv.Atoi(row[1])
-		if err != nil {
+		if err != nil || i >= maxMatrix {
 			return
 		}
 		for j, f := range strings.Fields(row[2]) {
+			if j >= maxMatrix {
+				break
+			}
 			if v, err := strconv.ParseFloat(f, 64); err == nil {
 				timings[m.cellName(i, j)] = v
 			}
