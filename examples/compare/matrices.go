@@ -42,7 +42,7 @@ func pairCells(m matrix, v variantResult) (cells []pairCell, n int) {
 
 // worse says whether ratio a is worse for Go than b: lower for a rate, higher for a time.
 func worse(unit string, a, b float64) bool {
-	if unit == "GB/s" {
+	if higherIsBetter(unit) {
 		return a < b
 	}
 	return a > b

@@ -78,9 +78,16 @@ func parse(p port, output string) (results []string, timings map[string]float64)
 const maxMatrix = 64
 
 // matrixReader follows one matrix through an output, a line at a time.
-type matrixReader struct {
-	state int // 0: before its title; 1: title seen; 2: header seen; 3: in its rows; 4: done
-}
+type matrixReader struct{ state matrixState }
+
+type matrixState int
+
+const (
+	beforeTitle  matrixState = iota
+	beforeHeader             // the title seen
+	inRows                   // the header seen: each row line is a row of cells
+	matrixDone               // the first other line after the header ended it
+)
 
 var (
 	matrixHeader = regexp.MustCompile(`^ +(D\\D|GPU) `)
@@ -91,21 +98,20 @@ var (
 // cells (row number, column index) in timings; the first other line ends the matrix.
 func (r *matrixReader) read(m matrix, line string, timings map[string]float64) {
 	switch r.state {
-	case 0:
+	case beforeTitle:
 		if m.title.MatchString(line) {
-			r.state = 1
+			r.state = beforeHeader
 		}
-	case 1:
+	case beforeHeader:
 		if matrixHeader.MatchString(line) {
-			r.state = 2
+			r.state = inRows
 		}
-	case 2, 3:
+	case inRows:
 		row := matrixRow.FindStringSubmatch(line)
 		if row == nil {
-			r.state = 4
+			r.state = matrixDone
 			return
 		}
-		r.state = 3
 		i, err := strconv.Atoi(row[1])
 		if err != nil || i >= maxMatrix {
 			return

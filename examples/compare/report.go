@@ -146,11 +146,15 @@ func ratio(g, c spread, unit string) string {
 		return "—"
 	}
 	s := fmt.Sprintf("%.2f", g.median/c.median)
-	if unit == "GB/s" {
+	if higherIsBetter(unit) {
 		s += " (higher is better)"
 	}
 	return s
 }
+
+// higherIsBetter reports whether a timing of unit is a rate, better when higher; the others
+// (times, counts) are better when lower.
+func higherIsBetter(unit string) bool { return unit == "GB/s" }
 
 // num prints a value with about four significant digits, without exponents.
 func num(v float64) string {
