@@ -491,11 +491,10 @@ func TestIdleRunsWhileSpinning(t *testing.T) {
 	require.Eventually(t, func() bool { return calls.Load() > n+10 }, 5*time.Second, time.Millisecond,
 		"still spinning: the idle function has work in hand")
 	busy.Store(false)
-	require.Eventually(t, func() bool {
-		n := calls.Load()
-		time.Sleep(5 * time.Millisecond) // many spin windows: a spinning receiver would call idle
-		return calls.Load() == n
-	}, 5*time.Second, time.Millisecond, "asleep once idle reports no work")
+	// The consumer's sleeper count says it is on the futex: a clock would mistake a receiver
+	// descheduled on a loaded host for one asleep.
+	require.Eventually(t, func() bool { return cons.sh.dataSleepers.Load() != 0 }, 5*time.Second, time.Millisecond,
+		"asleep once idle reports no work")
 	n = calls.Load()
 	time.Sleep(20 * time.Millisecond)
 	assert.Equal(t, n, calls.Load(), "asleep: idle no longer runs")

@@ -88,10 +88,16 @@ func (r *Ring) spinFor(ready func() bool) bool {
 				return true
 			}
 		}
-		if idle != nil && idle() {
-			start = time.Now() // work in hand: keep spinning
+		// Work in hand keeps the spin going without a look at the clock: a receiver
+		// descheduled between idle's answer and that look must not take the delay for an
+		// idle window and go to sleep while idle still has work.
+		busy := idle != nil && idle()
+		if r.sh.closed.Load() != 0 {
+			return false
 		}
-		if r.sh.closed.Load() != 0 || time.Since(start) >= window {
+		if busy {
+			start = time.Now()
+		} else if time.Since(start) >= window {
 			return false
 		}
 		if yield {
