@@ -19,6 +19,8 @@ import (
 	"runtime/pprof"
 	"sync/atomic"
 	"time"
+
+	"github.com/gpuactor/gpuactor/internal/spin"
 )
 
 // ErrClosed is returned (possibly wrapped with the actor's name) by sends after Close, unless
@@ -130,6 +132,7 @@ type Actor struct {
 // option or a failing init returns an error and leaves nothing running.
 func New(opts ...Option) (*Actor, error) {
 	cfg := defaultConfig()
+	spin.Refresh()
 	for _, o := range opts {
 		if o != nil {
 			o(&cfg)
@@ -459,31 +462,21 @@ func (a *Actor) finished(busy bool) bool {
 	return !busy && a.closed.Load() && a.inflight.Load() == 0 && a.mb.empty()
 }
 
-// spinningActors counts the actors of the process spinning now (Actor.spin). A spinning
-// actor's goroutine is locked to its thread and never yields, so it holds a P no other
-// goroutine can use; were every P held so, the rest of the program, among it the goroutines
-// whose messages and completions the actors wait for, would run only when the scheduler
-// preempts a spinner, every 10 ms or so. So an actor spins only while the others spinning
-// leave a P to spare, as CUDA's own wait spins only while a process has fewer active contexts
-// than processors, and parks otherwise. It is the process's, as its Ps are.
-var spinningActors atomic.Int32
-
 // spin polls the mailbox for the spin window so that back-to-back traffic never pays a
 // park/wake, and reports whether a message arrived. It does not yield: a yielding locked
 // goroutine would have to hand its P to another thread and back, which is the very cost
 // being avoided. A poll is one atomic load.
 func (a *Actor) spin(busy *bool) bool {
-	// With one P the senders cannot run while the actor spins (until preemption, ~10ms
-	// later), so spinning would only delay the very messages it waits for. The same holds
-	// for the whole process once the spinning actors hold every P but this one's.
-	if (a.cfg.spin <= 0 && a.cfg.busySpin <= 0) || a.procs < 2 {
+	// A spinning actor holds its P, its goroutine locked and never yielding: it spins only
+	// with a token of the process's spin budget, which leaves a P to spare for the goroutines
+	// whose messages and completions it waits for (none with one P), and parks otherwise.
+	if a.cfg.spin <= 0 && a.cfg.busySpin <= 0 {
 		return false
 	}
-	if spinningActors.Add(1) >= a.procs {
-		spinningActors.Add(-1)
+	if !spin.Acquire() {
 		return false
 	}
-	defer spinningActors.Add(-1)
+	defer spin.Release()
 	start := a.clock()
 	last := start
 	for {

@@ -397,10 +397,12 @@ func TestBusySpinKeepsPolling(t *testing.T) {
 		t.Skip("the actor never spins with one P")
 	}
 	tr := &tracker{}
-	a := newActor(t, WithIdle(tr.idle), WithBusySpin(time.Second))
+	// The caller parks at once, leaving the process's spin token to the actor on two Ps.
+	a := newActor(t, WithIdle(tr.idle), WithBusySpin(time.Second), WithAwaitSpin(0))
 	ctx := context.Background()
 	p := NewPromise[time.Time]()
 	f := p.Future()
+	f.SetAwaitSpin(0)
 	start := time.Now()
 	_, err := Call(ctx, a, func() (int, error) {
 		tr.pending = append(tr.pending, trackedOp{start.Add(5 * time.Millisecond), p})
@@ -448,7 +450,9 @@ func TestSpinThenPark(t *testing.T) {
 	}
 	// A window far longer than the loop's gaps, even on a loaded machine: the actor parks only
 	// when no message comes within it.
-	spinner := newActor(t, WithSpin(10*time.Second))
+	// Its callers park at once: an awaiting caller's spin would take the process's spin token
+	// that the actor's own spin needs on a host of two Ps.
+	spinner := newActor(t, WithSpin(10*time.Second), WithAwaitSpin(0))
 	// Let it settle into its first spin window.
 	_, err := Call(ctx, spinner, noop).Await(ctx)
 	require.NoError(t, err)

@@ -8,6 +8,8 @@ import (
 	"runtime/trace"
 	"sync/atomic"
 	"time"
+
+	"github.com/gpuactor/gpuactor/internal/spin"
 )
 
 // AwaitRegion is the runtime/trace region a goroutine is in while Await waits for a result
@@ -232,8 +234,8 @@ func (f *Future[T]) Await(ctx context.Context) (T, error) {
 	if trace.IsEnabled() { // an execution trace shows the wait as a region of the waiter's
 		defer trace.StartRegion(cmp.Or(ctx, context.Background()), AwaitRegion).End()
 	}
-	if spin := time.Duration(f.spin.Load()); spin > 0 {
-		switch f.spinFor(spin, cancel) {
+	if window := time.Duration(f.spin.Load()); window > 0 {
+		switch f.spinFor(window, cancel) {
 		case spinDone:
 			return f.val, f.err
 		case spinCancelled:
@@ -259,9 +261,10 @@ const (
 // spinFor polls for completion for up to d before Await parks.
 //
 // First a tight spin: a short op's result lands within a few microseconds, and both Gosched
-// and reading the clock cost hundreds of nanoseconds on some hosts (VMs). Then it keeps
-// polling; whether it yields between polls depends on how many waiters spin on the same
-// actor: while they and the actor fit in GOMAXPROCS nobody needs the P back, and yielding
+// and reading the clock cost hundreds of nanoseconds on some hosts (VMs). Those polls are
+// bounded, shorter than a park and wake, and draw on no budget. Then, with a token of the
+// process's spin budget (internal/spin), it keeps polling; whether it yields between polls
+// depends on how many waiters spin on the same actor: while they and the actor fit in GOMAXPROCS nobody needs the P back, and yielding
 // would only hammer the scheduler's global run-queue lock, which the actor's thread takes too.
 func (f *Future[T]) spinFor(d time.Duration, cancel <-chan struct{}) spinResult {
 	for range tightSpins {
@@ -269,6 +272,12 @@ func (f *Future[T]) spinFor(d time.Duration, cancel <-chan struct{}) spinResult 
 			return spinDone
 		}
 	}
+	// Past the tight polls the wait is a spin window, which takes a token of the process's
+	// spin budget; without one Await parks at once, as it would at the window's end.
+	if !spin.Acquire() {
+		return spinTimedOut
+	}
+	defer spin.Release()
 	yield, every := true, 7
 	if a := f.owner; a != nil {
 		n := a.spinners.Add(1)
