@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/gpuactor/gpuactor/actor"
 	"github.com/gpuactor/gpuactor/alloc"
 	"github.com/gpuactor/gpuactor/cuda"
 	"github.com/gpuactor/gpuactor/cudaerr"
@@ -437,7 +436,7 @@ func TestMallocAsyncCancelled(t *testing.T) {
 		require.Equal(t, uint32(7), out[0])
 		require.NoError(t, b.Close(f.ctx))
 		require.Zero(t, f.dev.Usage().Async.Count)
-	}, device.WithActorOptions(actor.WithMailbox(1)))
+	}, device.WithActorTuning(device.ActorTuning{Mailbox: 1}))
 }
 
 // Close returns once the free is queued, without waiting for the device: a Malloc + Close pair

@@ -43,7 +43,7 @@ type options struct {
 	peers        bool
 	device       int
 	copiers      int           // streams.StagingWorkers for the staged rows; 0: the library's choice
-	awaitSpin    time.Duration // the device actor's Await spin (actor.WithAwaitSpin); 0: the library's default
+	awaitSpin    time.Duration // the device actor's Await spin (device.ActorTuning.AwaitSpin); 0: the library's default
 	simDevices   int           // devices of one simulator the sim rows share; 0: each Open's own simulator, of the default size
 	rounds       int           // on the GPU: how many times gpuactor's rows run, each between two C++ passes
 	inprocess    bool          // on the GPU: the C++ baseline as a library in this process, its passes around each row
@@ -81,7 +81,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.IntVar(&o.device, "device", 0, "device ordinal")
 	fs.IntVar(&o.copiers, "staging-workers", 0, "goroutines copying host memory in the staged rows (streams.StagingWorkers; 0: sized to the host)")
 	fs.IntVar(&o.simDevices, "sim-devices", 0, "on the simulator, how many devices it has, all opened on one simulator (0: its default, a simulator per device opened); the fan-out rows run on up to this many")
-	fs.DurationVar(&o.awaitSpin, "await-spin", 0, "how long a caller's Await spins before parking (actor.WithAwaitSpin; 0: the library's default). C++'s cudaStreamSynchronize spins for as long as it waits")
+	fs.DurationVar(&o.awaitSpin, "await-spin", 0, "how long a caller's Await spins before parking (device.ActorTuning.AwaitSpin; 0: the library's default). C++'s cudaStreamSynchronize spins for as long as it waits")
 	fs.IntVar(&o.rounds, "rounds", 1, "on the GPU, run gpuactor's rows this many times, each between two C++ passes, and report the median ratio over rounds (for noisy hosts)")
 	fs.BoolVar(&o.inprocess, "inprocess", false, "on the GPU, load the C++ baseline into this process as a library and run each gpuactor row between two passes of its C++ row, moments apart (the peers do not run)")
 	fs.StringVar(&o.cppThread, "cpp-thread", "", "with -inprocess, where the C++ passes run: actor (the device actor's thread, the one gpuactor's rows call CUDA from; the default) or own (a thread of the bench's, as a C++ program's main thread)")

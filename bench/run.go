@@ -9,7 +9,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/gpuactor/gpuactor/actor"
 	"github.com/gpuactor/gpuactor/cuda"
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/internal/cudart"
@@ -149,7 +148,7 @@ func openEnv(ctx context.Context, o *options, kind device.BackendKind, rep *Repo
 		opts = append(opts, device.WithSimulator(device.NewSimulator(device.SimDevices(o.simDevices))))
 	}
 	if o.awaitSpin > 0 {
-		opts = append(opts, device.WithActorOptions(actor.WithAwaitSpin(o.awaitSpin)))
+		opts = append(opts, device.WithActorTuning(device.ActorTuning{AwaitSpin: o.awaitSpin}))
 	}
 	dev, err := device.Open(ctx, o.device, opts...)
 	if err != nil {

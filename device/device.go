@@ -10,7 +10,6 @@ import (
 	"go.uber.org/zap"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/gpuactor/gpuactor/actor"
 	"github.com/gpuactor/gpuactor/internal/backend"
 	"github.com/gpuactor/gpuactor/internal/core"
 )
@@ -135,7 +134,6 @@ func open(ctx context.Context, be backend.Backend, c *config, ordinal int, own i
 	// An isolated device's backend is named "isolated-" and the worker's: its kind is the
 	// worker's.
 	kind, cacheDir, isolated := BackendKind(strings.TrimPrefix(be.Name(), "isolated-")), c.kernelCacheDir(), own != nil
-	actorOpts := c.actorOpts
 	var onStuck func()
 	if isolated {
 		// A GPU stuck in a kernel that never ends is freed only when the process holding it
@@ -147,16 +145,14 @@ func open(ctx context.Context, be backend.Backend, c *config, ordinal int, own i
 				go own.Close()
 			}
 		}
-		// The actor's calls go to the worker, not to the runtime, so any thread will do; a
-		// locked one would cost a thread hand-off on each of the worker's answers.
-		actorOpts = append([]actor.Option{actor.WithLockedThread(false)}, actorOpts...)
 	}
 	cd, err := core.Open(ctx, be, core.Config{
 		Logger:       c.logger,
 		MemLimit:     c.memLimit,
 		StagingLimit: c.stagingLimit,
 		Watchdog:     c.watchdog,
-		ActorOptions: actorOpts,
+		Tuning:       c.tuning.options(),
+		Unlocked:     isolated, // its calls go to the worker, not to the runtime
 		Closer:       own,
 		OnStuck:      onStuck,
 		Describe: func(be backend.Backend, rt backend.Device) (any, core.Limits, error) {

@@ -51,12 +51,13 @@
 // keeps polling for completions for up to actor.DefaultBusySpin (20 ms), so one CPU core per
 // device is busy while work is outstanding, as CUDA's own default spin-wait does; and a
 // caller's Await spins for actor.DefaultAwaitSpin (100 µs) before parking. Stats.Actor.Spin
-// says how much of the actor's time went to spinning. WithActorOptions trades it away:
-// actor.WithBusySpin(0) parks between polls of the GPU (a completion is then seen when the
-// actor.WithIdlePoll timer fires, and timers under a millisecond oversleep to about one),
-// actor.WithSpin(0) parks as soon as the mailbox is empty (each message then pays a wake of
-// tens of microseconds), and actor.WithAwaitSpin(0) parks waiters at once. A service whose
-// requests are much longer than those costs, or that shares its cores with heavier work,
-// loses little with all three at 0; on a machine with fewer free cores than spinning actors,
-// spinning starves the goroutines that send the work, and parking is far faster.
+// says how much of the actor's time went to spinning. WithActorTuning trades it away:
+// BusySpin: NoSpin parks between polls of the GPU (a completion is then seen when the
+// IdlePoll timer fires, and timers under a millisecond oversleep to about one), Spin: NoSpin
+// parks as soon as the mailbox is empty (each message then pays a wake of tens of
+// microseconds), and AwaitSpin: NoSpin parks waiters at once. A service whose requests are
+// much longer than those costs, or that shares its cores with heavier work, loses little with
+// all three off. Whatever the tuning, the process's spinners (actors, waiters, group workers)
+// share one budget that always leaves a P to spare, so that however many devices spin, the
+// goroutines that send them work and take their results still run.
 package device

@@ -7,8 +7,6 @@ import (
 	"path/filepath"
 
 	"go.uber.org/zap"
-
-	"github.com/gpuactor/gpuactor/actor"
 )
 
 // BackendKind names a backend.
@@ -31,9 +29,9 @@ type config struct {
 	backend   BackendKind
 	simulator *Simulator
 	logger    *zap.Logger
-	cacheDir  string // "" = default; "-" = no cache
-	actorOpts []actor.Option
-	memLimit  uint64 // WithMemoryLimit; 0 = none
+	cacheDir  string      // "" = default; "-" = no cache
+	tuning    ActorTuning // WithActorTuning
+	memLimit  uint64      // WithMemoryLimit; 0 = none
 
 	stagingLimit uint64        // WithStagingLimit; 0 = DefaultStagingLimit
 	watchdog     time.Duration // WithWatchdog; 0 = none
@@ -79,11 +77,6 @@ func WithKernelCache(dir string) Option {
 		}
 		c.cacheDir = dir
 	}
-}
-
-// WithActorOptions tunes the device's actor (mailbox size, batch size, spin windows).
-func WithActorOptions(opts ...actor.Option) Option {
-	return func(c *config) { c.actorOpts = append(c.actorOpts, opts...) }
 }
 
 func (c *config) kernelCacheDir() string {

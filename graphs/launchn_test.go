@@ -298,7 +298,7 @@ func TestLaunchNFutureSpinsForTheReplay(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, actor.DefaultAwaitSpin, x.Launch(f.ctx, s).AwaitSpin(), "Launch keeps the default")
 
-		quiet := testdev.Open(t, f.ctx, append(f.opts, device.WithActorOptions(actor.WithAwaitSpin(0))))
+		quiet := testdev.Open(t, f.ctx, append(f.opts, device.WithActorTuning(device.ActorTuning{AwaitSpin: device.NoSpin})))
 		qs, err := streams.New(f.ctx, quiet)
 		require.NoError(t, err)
 		g, err := graphs.New(f.ctx, quiet)

@@ -49,7 +49,7 @@ func BenchmarkRoundVsBinding(b *testing.B) {
 		opts := []device.Option{device.WithBackend(device.BackendCUDA)}
 		if c.spin > 0 {
 			name += fmt.Sprintf("/spin%v", c.spin)
-			opts = append(opts, device.WithActorOptions(actor.WithAwaitSpin(c.spin)))
+			opts = append(opts, device.WithActorTuning(device.ActorTuning{AwaitSpin: c.spin}))
 		}
 		n := c.n
 		b.Run(name, func(b *testing.B) {

@@ -184,7 +184,7 @@ func everyDeviceFailingTogether(t *testing.T, policy group.Policy) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	devs, err := device.OpenAll(ctx, device.WithSimulator(device.NewSimulator(device.SimDevices(8))), device.WithKernelCache(""),
-		device.WithActorOptions(actor.WithBusySpin(0), actor.WithSpin(0), actor.WithAwaitSpin(0)))
+		device.WithActorTuning(device.ActorTuning{Spin: device.NoSpin, BusySpin: device.NoSpin, AwaitSpin: device.NoSpin}))
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		for _, d := range devs {

@@ -28,7 +28,7 @@ func openSims(t testing.TB, n int, opts ...device.SimOption) []*device.Device {
 		device.WithSimulator(device.NewSimulator(append([]device.SimOption{device.SimDevices(n), device.SimConfinedFaults()}, opts...)...)),
 		device.WithKernelCache(""),
 		// Parked actors: eight spinning ones would starve a small machine.
-		device.WithActorOptions(actor.WithBusySpin(0), actor.WithSpin(0), actor.WithAwaitSpin(0)))
+		device.WithActorTuning(device.ActorTuning{Spin: device.NoSpin, BusySpin: device.NoSpin, AwaitSpin: device.NoSpin}))
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		for _, d := range devs {

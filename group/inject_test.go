@@ -35,7 +35,7 @@ func TestAThousandJobsWithInjectedFaults(t *testing.T) {
 		device.SimFaults(2, device.SimFaultPlan{AllocFailRate: 0.02, Seed: 3}),
 		device.SimFaults(3, device.SimFaultPlan{SlowRate: 0.05, SlowBy: time.Millisecond, Seed: 4}))
 	devs, err := device.OpenAll(ctx, device.WithSimulator(sim), device.WithKernelCache(""),
-		device.WithActorOptions(actor.WithBusySpin(0), actor.WithSpin(0), actor.WithAwaitSpin(0)))
+		device.WithActorTuning(device.ActorTuning{Spin: device.NoSpin, BusySpin: device.NoSpin, AwaitSpin: device.NoSpin}))
 	require.NoError(t, err)
 	g, err := group.New(ctx, devs, group.WithPolicy(group.Affinity))
 	require.NoError(t, err)

@@ -7,7 +7,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/gpuactor/gpuactor/actor"
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/streams"
 )
@@ -30,7 +29,7 @@ func openEight(t *testing.T) ([]*device.Device, *Group) {
 	devs, err := device.OpenAll(context.Background(),
 		device.WithSimulator(device.NewSimulator(device.SimDevices(8))),
 		device.WithKernelCache(""),
-		device.WithActorOptions(actor.WithBusySpin(0), actor.WithSpin(0), actor.WithAwaitSpin(0)))
+		device.WithActorTuning(device.ActorTuning{Spin: device.NoSpin, BusySpin: device.NoSpin, AwaitSpin: device.NoSpin}))
 	require.NoError(t, err)
 	g, err := New(context.Background(), devs)
 	require.NoError(t, err)

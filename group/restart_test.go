@@ -25,7 +25,7 @@ import (
 // simOptions open a device of sim with parked actors, as openSims does.
 func simOptions(sim *device.Simulator) []device.Option {
 	return []device.Option{device.WithSimulator(sim), device.WithKernelCache(""),
-		device.WithActorOptions(actor.WithBusySpin(0), actor.WithSpin(0), actor.WithAwaitSpin(0))}
+		device.WithActorTuning(device.ActorTuning{Spin: device.NoSpin, BusySpin: device.NoSpin, AwaitSpin: device.NoSpin})}
 }
 
 // reopener stands for a device in a worker process of its own: each open gives a fresh device

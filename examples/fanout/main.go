@@ -27,7 +27,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/gpuactor/gpuactor/actor"
 	"github.com/gpuactor/gpuactor/alloc"
 	"github.com/gpuactor/gpuactor/cuda"
 	"github.com/gpuactor/gpuactor/device"
@@ -112,7 +111,7 @@ func run(ctx context.Context, c config, out io.Writer) (err error) {
 		opts = append(opts, device.WithSimulator(device.NewSimulator(sopts...)))
 	}
 	if c.park { // see the device package's "What the actor costs in CPU"
-		opts = append(opts, device.WithActorOptions(actor.WithSpin(0), actor.WithBusySpin(0), actor.WithAwaitSpin(0)))
+		opts = append(opts, device.WithActorTuning(device.ActorTuning{Spin: device.NoSpin, BusySpin: device.NoSpin, AwaitSpin: device.NoSpin}))
 	}
 	devs, err := device.OpenAll(ctx, opts...)
 	if err != nil {

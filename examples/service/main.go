@@ -26,7 +26,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/gpuactor/gpuactor/actor"
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/examples/internal/sample"
 )
@@ -75,7 +74,7 @@ func run(ctx context.Context, c config) (err error) {
 	}
 	opts := append(c.Options(), device.WithStagingLimit(uint64(c.stagingMiB)<<20))
 	if c.park { // see the device package's "What the actor costs in CPU"
-		opts = append(opts, device.WithActorOptions(actor.WithSpin(0), actor.WithBusySpin(0), actor.WithAwaitSpin(0)))
+		opts = append(opts, device.WithActorTuning(device.ActorTuning{Spin: device.NoSpin, BusySpin: device.NoSpin, AwaitSpin: device.NoSpin}))
 	}
 	devs, err := device.OpenAll(ctx, opts...)
 	if err != nil {

@@ -14,7 +14,7 @@ import (
 )
 
 // quiet keeps the simulated devices' actors from spinning, which the race detector slows.
-var quiet = []device.Option{device.WithActorOptions(actor.WithBusySpin(0), actor.WithSpin(0), actor.WithAwaitSpin(0))}
+var quiet = []device.Option{device.WithActorTuning(device.ActorTuning{Spin: device.NoSpin, BusySpin: device.NoSpin, AwaitSpin: device.NoSpin})}
 
 // TestRun runs the sample on the simulator (two devices, and four) with the C sample's sizes,
 // and with small workloads of a length that is not a multiple of the block.

@@ -5,13 +5,12 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/gpuactor/gpuactor/actor"
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/examples/internal/sample"
 )
 
 // quiet keeps the simulated device's actor from spinning, which the race detector slows.
-var quiet = []device.Option{device.WithActorOptions(actor.WithBusySpin(0), actor.WithSpin(0), actor.WithAwaitSpin(0))}
+var quiet = []device.Option{device.WithActorTuning(device.ActorTuning{Spin: device.NoSpin, BusySpin: device.NoSpin, AwaitSpin: device.NoSpin})}
 
 // TestRun runs the sample on the simulator with an input that fills no block evenly.
 func TestRun(t *testing.T) {

@@ -75,6 +75,17 @@ var misuses = map[string]struct{ stmt, why string }{
 	"reach the engine room":    {`core.Run[int](ctx, nil, nil)`, "use of internal package"},
 	"read a stream's handle":   {`s := streams.Default(dev); _ = s.h`, "s.h undefined"},
 	"convert a future to mine": {`var f *streams.Future; _ = (*actor.Promise[struct{}])(f)`, "cannot convert"},
+	// A device's actor hooks are its own: the idle hook tracks GPU completion, init binds the
+	// context, shutdown frees what Close must, and the thread lock keeps CUDA's per-thread state.
+	"control: tune the actor":     {`_ = device.WithActorTuning(device.ActorTuning{Mailbox: 64, Spin: device.NoSpin}); _ = streams.Default(dev)`, ""},
+	"actor options to a device":   {`_ = device.WithActorOptions(actor.WithBatch(8))`, "undefined: device.WithActorOptions"},
+	"replace the idle hook":       {`_ = device.WithActorTuning(actor.WithIdle(nil))`, "as device.ActorTuning value"},
+	"replace the init hook":       {`_ = device.WithActorTuning(actor.WithInit(nil))`, "as device.ActorTuning value"},
+	"replace the shutdown hook":   {`_ = device.WithActorTuning(actor.WithShutdown(nil))`, "as device.ActorTuning value"},
+	"replace the guard":           {`_ = device.WithActorTuning(actor.WithGuard(nil))`, "as device.ActorTuning value"},
+	"unlock the actor's thread":   {`_ = device.WithActorTuning(actor.WithLockedThread(false))`, "as device.ActorTuning value"},
+	"a hook as a tuning field":    {`_ = device.ActorTuning{Idle: nil}`, "unknown field Idle"},
+	"actor options as the tuning": {`_ = device.WithActorTuning(device.ActorTuning{}, actor.WithErrorMap(nil))`, "too many arguments"},
 }
 
 // TestMisusesDoNotCompile builds each misuse as a package of this module (through a build

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -77,7 +78,13 @@ type Config struct {
 	Logger       *zap.Logger // nil: discard
 	MemLimit     uint64      // Charge's cap on device memory; 0: none
 	StagingLimit uint64      // the staging pool's cap in bytes; 0: DefaultStagingLimit
-	ActorOptions []actor.Option
+	// Tuning are the actor's tuning options (mailbox, batch, spin windows), applied before
+	// the device's own (name, hooks, thread lock), so that none of those can be replaced.
+	Tuning []actor.Option
+	// Unlocked leaves the actor's goroutine free to move between OS threads: an isolated
+	// device's calls go to its worker, not to the runtime, and a locked thread would cost a
+	// thread hand-off on each of the worker's answers.
+	Unlocked bool
 	// Describe runs on the actor thread once the device's context is current, and returns the
 	// public package's description of the device (Info) and its launch limits. Without it,
 	// the device has no Info and reads its limits itself.
@@ -131,7 +138,7 @@ func Open(ctx context.Context, be backend.Backend, cfg Config, ordinal int) (*De
 	}
 	d.ops.epoch = time.Now()
 	d.staging = newStaging(d, cfg.StagingLimit)
-	opts := append([]actor.Option{
+	opts := append(slices.Clip(cfg.Tuning), // the device's own last: nothing replaces them
 		actor.WithName(fmt.Sprintf("gpuactor/%s/%d", be.Name(), ordinal)),
 		actor.WithLabels(LabelDevice, strconv.Itoa(ordinal), LabelBackend, be.Name()),
 		actor.WithClosedError(&closedError{base: Closed("device %d (%s)", ordinal, be.Name()), health: be.Health(ordinal)}),
@@ -147,7 +154,8 @@ func Open(ctx context.Context, be backend.Backend, cfg Config, ordinal int) (*De
 		actor.WithGuard(d.guard),
 		actor.WithErrorMap(d.note),
 		actor.WithIdle(d.poll),
-	}, cfg.ActorOptions...)
+		actor.WithLockedThread(!cfg.Unlocked),
+	)
 	act, err := actor.New(opts...)
 	if err != nil {
 		return nil, fmt.Errorf("gpuactor: opening device %d: %w", ordinal, err)
