@@ -33,7 +33,9 @@
 // that failed, which the caller's own Close then finds closed, harmlessly.
 //
 // Do runs a job and returns its error: on the calling goroutine when a stream is free, which
-// spares the hand-offs to a worker and back. Go and Wait run jobs errgroup-style; Map splits a
-// slice over the devices and gathers the results; MapTo gathers them in one device's memory,
-// over peer links where the devices have them. The group owns its streams, not the devices: Close the group, then the devices.
+// spares the hand-offs to a worker and back. Go and Wait run jobs errgroup-style, with no
+// goroutine per job, and BatchContext gives them a context their first error cancels. Map
+// splits a slice over the devices and gathers the results; MapTo gathers them in one device's
+// memory, over peer links where the devices have them. The group owns its streams, not the
+// devices: Close the group, then the devices.
 package group

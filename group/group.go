@@ -68,7 +68,7 @@ type member struct {
 // stay the caller's: close the group before them (with WithRestart, the group closes those
 // that fail, and owns their replacements). It fails with ErrNoDevice when devs is empty.
 func New(ctx context.Context, devs []*device.Device, opts ...Option) (*Group, error) {
-	cfg := config{streams: 4, queue: 1024, spin: DefaultSpin}
+	cfg := config{streams: 4, queue: 1024}
 	for _, o := range opts {
 		o(&cfg)
 	}

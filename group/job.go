@@ -44,11 +44,25 @@ func (j *job) releaseToken() {
 // (ErrNoDevice, ErrTooBig), the queue was full with WithFailFast (ErrQueueFull). A job that
 // panics fails with an *actor.PanicError; the group goes on.
 func (g *Group) Submit(ctx context.Context, fn Job, opts ...JobOption) *actor.Future[struct{}] {
-	fail := func(err error) *actor.Future[struct{}] { return actor.Completed(struct{}{}, err) }
+	return g.submit(ctx, fn, opts, nil)
+}
+
+// submit is Submit, telling done (when not nil) of the job's result as it completes, refused
+// at once or not.
+func (g *Group) submit(ctx context.Context, fn Job, opts []JobOption, done actor.Completer[struct{}]) *actor.Future[struct{}] {
+	fail := func(err error) *actor.Future[struct{}] {
+		if done != nil {
+			done.Completed(struct{}{}, err)
+		}
+		return actor.Completed(struct{}{}, err)
+	}
 	if fn == nil {
 		return fail(fmt.Errorf("%w: a nil job", device.ErrInvalidArgument))
 	}
 	j := &job{g: g, fn: fn, ctx: ctx, p: actor.NewPromise[struct{}]()}
+	if done != nil {
+		j.p.OnComplete(done)
+	}
 	for _, o := range opts {
 		o(&j.cfg)
 	}

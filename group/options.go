@@ -3,7 +3,6 @@ package group
 import (
 	"context"
 	"strconv"
-	"time"
 
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/supervise"
@@ -35,7 +34,6 @@ type config struct {
 	failFast bool
 	policy   Policy
 	memory   map[int]uint64 // ordinal → bytes jobs may declare at once (WithMemory)
-	spin     time.Duration
 
 	// WithRestart: whether it was given (with a nil open, New refuses it), the function that
 	// reopens a failed device, and the restart policy.
@@ -43,15 +41,6 @@ type config struct {
 	open     func(ctx context.Context, failed *device.Device) (*device.Device, error)
 	restarts []supervise.Option
 }
-
-// DefaultSpin is how long a stream's worker polls for its next job before it parks (WithSpin).
-const DefaultSpin = 20 * time.Microsecond
-
-// WithSpin sets how long each stream's worker polls for its next job, once idle, before it
-// parks (default DefaultSpin). Polling keeps a job sent soon after the last from paying for
-// waking a parked goroutine, a few microseconds; 0 parks at once, which suits a small machine
-// with many streams.
-func WithSpin(d time.Duration) Option { return func(c *config) { c.spin = max(d, 0) } }
 
 // WithStreams sets how many streams, and so jobs running at once, each device gets
 // (default 4).

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gpuactor/gpuactor/actor"
 	"github.com/gpuactor/gpuactor/device"
+	"github.com/gpuactor/gpuactor/internal/spin"
 	"github.com/gpuactor/gpuactor/streams"
 )
 
@@ -44,27 +45,20 @@ func (m *member) work() {
 	}
 }
 
-// next takes the next job for m from its own queue or shared, polling for the group's spin
-// time before it parks: a job sent while the worker polls starts without the wake of a parked
-// goroutine, which costs more than a short job. quit is true once the group closes; j is nil,
-// and quit false, once wake is closed.
+// workerSpin is how long an idle worker polls for its next job before it parks: a job sent
+// meanwhile starts without the wake of a parked goroutine.
+const workerSpin = 20 * time.Microsecond
+
+// next takes the next job for m from its own queue or shared, polling for workerSpin, with a
+// token of the process's spin budget, before it parks. quit is true once the group closes;
+// j is nil, and quit false, once wake is closed.
 func (m *member) next(shared chan *job, wake chan struct{}) (j *job, quit bool) {
-	for deadline := time.Now().Add(m.g.cfg.spin); ; {
-		select {
-		case j := <-m.queue:
-			return j, false
-		case j := <-shared:
-			return j, false
-		case <-m.g.quit:
-			return nil, true
-		case <-wake:
-			return nil, false
-		default:
+	if spin.Acquire() {
+		j, quit, got := m.poll(shared, wake)
+		spin.Release()
+		if got {
+			return j, quit
 		}
-		if !time.Now().Before(deadline) {
-			break
-		}
-		runtime.Gosched()
 	}
 	select {
 	case j := <-m.queue:
@@ -75,6 +69,27 @@ func (m *member) next(shared chan *job, wake chan struct{}) (j *job, quit bool) 
 		return nil, true
 	case <-wake:
 		return nil, false
+	}
+}
+
+// poll polls the queues for workerSpin; got is false when nothing came.
+func (m *member) poll(shared chan *job, wake chan struct{}) (j *job, quit, got bool) {
+	for deadline := time.Now().Add(workerSpin); ; {
+		select {
+		case j := <-m.queue:
+			return j, false, true
+		case j := <-shared:
+			return j, false, true
+		case <-m.g.quit:
+			return nil, true, true
+		case <-wake:
+			return nil, false, true
+		default:
+		}
+		if !time.Now().Before(deadline) {
+			return nil, false, false
+		}
+		runtime.Gosched()
 	}
 }
 

@@ -35,7 +35,9 @@
 // A side that must wait (consumer: ring empty; producer: no room) first spins, polling the
 // other side's counter, for the spin window (DefaultSpin, see SetSpin), as the in-process
 // actor's mailbox does: waking a sleeping thread costs more than the round trip it waits for.
-// Past the window it sleeps on its futex word: it reads the word, adds itself to the
+// It spins only with a token of the process's spin budget (internal/spin), shared with the
+// actors and every other spinner of the process, and sleeps at once without one. Past the
+// window it sleeps on its futex word: it reads the word, adds itself to the
 // sleepers count, checks the condition once more, and calls FUTEX_WAIT with the word's value
 // read before. The other side, after publishing, loads the sleepers count and only when it is
 // not zero bumps the futex word and calls FUTEX_WAKE. Either the waiter's re-check sees the

@@ -7,6 +7,8 @@ import (
 	"runtime"
 	"sync/atomic"
 	"time"
+
+	"github.com/gpuactor/gpuactor/internal/spin"
 )
 
 // wait returns nil once ready reports true, ErrClosed once the ring is closed while not ready,
@@ -76,6 +78,12 @@ func (r *Ring) spinFor(ready func() bool) bool {
 	if window <= 0 || !multiCPU {
 		return false
 	}
+	// A spinner holds its P: it spins only with a token of the process's spin budget, which
+	// leaves a P to spare for the goroutines it waits on, and sleeps at once without one.
+	if !spin.Acquire() {
+		return false
+	}
+	defer spin.Release()
 	yield := !r.solo.Load()
 	var idle func() bool
 	if p := r.idle.Load(); p != nil {
