@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/gpuactor/gpuactor/internal/backend"
+	"github.com/gpuactor/gpuactor/internal/spin"
 )
 
 // Event is a CUDA event of one device: the state streams.Event is a face over.
@@ -79,8 +80,20 @@ func (e *Event) Record(ctx context.Context, s *Stream) *Future {
 // one has failed): operations sent to two devices' actors are not ordered, and a Wait that ran
 // before its Record would wait for nothing. It runs on the caller's goroutine, never on an
 // actor, so it cannot hold up the device it waits for.
+//
+// It polls with yields for its first rounds, with a token of the process's spin budget, and
+// sleeps between polls after them, or from the start without a token.
 func (e *Event) AwaitRecorded(ctx context.Context) error {
 	want := e.issued.Load()
+	if e.recorded.Load() >= want {
+		return nil
+	}
+	token := spin.Acquire()
+	defer func() {
+		if token {
+			spin.Release()
+		}
+	}()
 	for i := 0; e.recorded.Load() < want; i++ {
 		if f := e.last.Load(); f != nil && f.Ready() {
 			return nil // the record failed (the Wait then waits on the previous one) or already ran
@@ -88,11 +101,15 @@ func (e *Event) AwaitRecorded(ctx context.Context) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if i < 1000 {
+		if token && i < 1000 {
 			runtime.Gosched()
-		} else {
-			time.Sleep(10 * time.Microsecond)
+			continue
 		}
+		if token {
+			spin.Release()
+			token = false
+		}
+		time.Sleep(10 * time.Microsecond)
 	}
 	return nil
 }
