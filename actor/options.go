@@ -92,8 +92,9 @@ func WithBatch(n int) Option {
 
 // WithSpin sets how long an idle actor polls its mailbox before parking (default 50µs); 0
 // parks at once. Spinning trades a little CPU for skipping the locked thread's park/wake, the
-// dominant cost of a naive actor. The actor does not spin while GOMAXPROCS is 1: there the
-// senders could not run until it stopped. A negative d makes New fail with ErrBadOption.
+// dominant cost of a naive actor. The actor spins only with a token of the process's spin
+// budget, which leaves a P to spare (so never while GOMAXPROCS is 1: there the senders could
+// not run until it stopped). A negative d makes New fail with ErrBadOption.
 func WithSpin(d time.Duration) Option {
 	return func(c *config) {
 		if d < 0 {
@@ -111,7 +112,7 @@ func WithSpin(d time.Duration) Option {
 // oversleep to about one, so futures that complete on GPU progress would wait that long.
 // CUDA's own default, when a program has more cores than GPUs, likewise spins while it waits
 // for the GPU; and as CUDA yields when it has not, an actor spins only while the process's
-// other spinning actors leave a P to spare, and parks otherwise. 0 keeps only the WithSpin
+// other spinners (actors, waiters, workers) leave a P to spare, and parks otherwise. 0 keeps only the WithSpin
 // window; a negative d makes New fail with ErrBadOption.
 func WithBusySpin(d time.Duration) Option {
 	return func(c *config) {
@@ -127,7 +128,8 @@ func WithBusySpin(d time.Duration) Option {
 // for every future made by Call on this actor. Spinning lets a waiter see a fast op's result
 // without a goroutine park and wake, which costs tens of microseconds. The default
 // covers the runtime calls that take tens of microseconds (cudaMalloc, cudaFree, a launch and
-// wait, a copy of a few MB); a waiter yields its P while more waiters spin than there are Ps.
+// wait, a copy of a few MB); a waiter yields its P while more waiters spin than there are Ps,
+// and past its first few microseconds spins only with a token of the process's spin budget.
 // A negative d makes New fail with ErrBadOption.
 func WithAwaitSpin(d time.Duration) Option {
 	return func(c *config) {
