@@ -105,6 +105,9 @@ func (w *wire) decode(t types.Type, d string) (string, error) {
 	case *types.Slice:
 		if isByte(ut.Elem()) {
 			// A copy: the message's bytes are reused once the call returns.
+			if _, named := u.(*types.Named); !named {
+				return d + ".clone()", nil
+			}
 			return fmt.Sprintf("%s(%s.clone())", tn, d), nil
 		}
 		name, err := w.helper(t)
