@@ -174,8 +174,13 @@ func (s *server) noteBoard(m method, fields dec, answer []byte) {
 		s.board.record(backend.Event(fields.u64()))
 	case mEventDestroy:
 		s.board.destroyed(backend.Event(fields.u64()))
-	case mEventQuery, mEventSynchronize:
+	case mEventQuery:
 		s.board.complete(backend.Event(fields.u64()))
+	case mEventSynchronize:
+		// Every record before this one completed too: publish those before answering, or a
+		// query of an earlier event would read "not ready" from the board.
+		s.board.complete(backend.Event(fields.u64()))
+		s.board.poll(s.dev)
 	case mStreamSynchronize, mSynchronize:
 		// What the parent waited for is done: let the board say so before its next poll.
 		s.board.poll(s.dev)
