@@ -130,6 +130,7 @@ const (
 	AttrComputePreemptionSupported   Attr = 90
 	AttrCooperativeLaunch            Attr = 95
 	AttrMaxSharedMemoryPerBlockOptin Attr = 97
+	AttrMaxBlocksPerMultiprocessor   Attr = 106
 	AttrMemoryPoolsSupported         Attr = 115
 )
 
@@ -282,4 +283,8 @@ type Device interface {
 	// parameters: the device layer does that before calling.
 	//remote:posted
 	Launch(k Kernel, grid, block Dim3, sharedMem uint32, s Stream, args []Arg) error
+	// OccupancyMaxActiveBlocksPerSM is how many blocks of k, of blockSize threads and
+	// dynamicShared bytes of dynamic shared memory each, one multiprocessor holds at once
+	// (cudaOccupancyMaxActiveBlocksPerMultiprocessor); 0 when such a block cannot launch.
+	OccupancyMaxActiveBlocksPerSM(k Kernel, blockSize int, dynamicShared uint64) (int, error)
 }

@@ -830,6 +830,20 @@ func (d *Device) Name() (string, error) {
 	return v0, r.err
 }
 
+// OccupancyMaxActiveBlocksPerSM runs backend.Device.OccupancyMaxActiveBlocksPerSM in the worker.
+func (d *Device) OccupancyMaxActiveBlocksPerSM(a0 backend.Kernel, a1 int, a2 uint64) (int, error) {
+	e := request(mOccupancyMaxActiveBlocksPerSM)
+	e.u64(uint64(a0))
+	e.i64(int64(a1))
+	e.u64(a2)
+	r, err := d.do(e)
+	if err != nil {
+		return 0, err
+	}
+	v0 := int(r.i64())
+	return v0, r.err
+}
+
 // P2PAttribute runs backend.Device.P2PAttribute in the worker.
 func (d *Device) P2PAttribute(a0 backend.P2PAttr, a1 int) (int, error) {
 	e := request(mP2PAttribute)

@@ -128,6 +128,20 @@ var paritySteps = []struct {
 		}
 		return []any{st.mod, st.k}, dv.StreamSynchronize(st.s)
 	}},
+	{"Occupancy", []string{"OccupancyMaxActiveBlocksPerSM"}, func(dv backend.Device, st *pstate) (any, error) {
+		var out []any
+		for _, c := range []struct {
+			block  int
+			shared uint64
+		}{{256, 0}, {32, 0}, {128, 100 << 10}, {4096, 0}, {0, 0}} {
+			n, err := dv.OccupancyMaxActiveBlocksPerSM(st.k, c.block, c.shared)
+			out = append(out, n, errText(err))
+		}
+		return out, nil
+	}},
+	{"OccupancyOfNothing", nil, func(dv backend.Device, st *pstate) (any, error) {
+		return dv.OccupancyMaxActiveBlocksPerSM(0x99, 128, 0)
+	}},
 	{"LoadGarbagePTX", nil, func(dv backend.Device, st *pstate) (any, error) {
 		return dv.LoadModule(backend.ModuleSpec{Image: []byte("not ptx"), ImageKind: backend.ImagePTX})
 	}},
