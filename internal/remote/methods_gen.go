@@ -115,11 +115,11 @@ const (
 	mUnloadModule
 	mWaitExternalSemaphore
 
-	mCount
+	numMethods // one past the last id
 )
 
 // methodNames names each method id, for errors.
-var methodNames = [mCount]string{
+var methodNames = [numMethods]string{
 	mAttribute:                     "Attribute",
 	mBoard:                         "Board",
 	mCanAccessPeer:                 "CanAccessPeer",

@@ -24,7 +24,7 @@ import (
 
 // isPosted reports whether requests of method m are posted: those of the backend methods
 // marked //remote:posted (serve_gen.go's table).
-func isPosted(m method) bool { return m < mCount && table[m].posted }
+func isPosted(m method) bool { return m < numMethods && table[m].posted }
 
 // posted starts a posted request of method m on stream s.
 func posted(m method, s backend.Stream) enc {

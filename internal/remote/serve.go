@@ -110,7 +110,7 @@ func (s *server) handle(_ context.Context, req []byte) ([]byte, error) {
 	out := enc{b: s.out[:0]}
 	var err error
 	switch {
-	case m == 0 || m >= mCount || table[m].serve == nil:
+	case m == 0 || m >= numMethods || table[m].serve == nil:
 		return nil, fmt.Errorf("remote: unknown method %d", m)
 	case s.dev == nil && m != mInfo && m != mOpen:
 		return nil, &cudaerr.Error{Op: "remote", Code: cudaerr.InvalidDevice, Message: "no device is open in the worker"}

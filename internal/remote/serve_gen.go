@@ -9,7 +9,7 @@ import (
 
 // table serves every method id in the worker: a generated call of the backend, or a
 // hand-written serve hook.
-var table = [mCount]entry{
+var table = [numMethods]entry{
 	mAttribute:                     {(*server).callAttribute, false},
 	mBoard:                         {(*server).serveBoard, false},
 	mCanAccessPeer:                 {(*server).callCanAccessPeer, false},

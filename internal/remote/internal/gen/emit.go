@@ -72,7 +72,7 @@ func Generate(dir string) (map[string][]byte, error) {
 	for _, x := range ids {
 		fmt.Fprintf(&ms, "\tm%s\n", x)
 	}
-	ms.WriteString("\n\tmCount\n)\n\n// methodNames names each method id, for errors.\nvar methodNames = [mCount]string{\n")
+	ms.WriteString("\n\tnumMethods // one past the last id\n)\n\n// methodNames names each method id, for errors.\nvar methodNames = [numMethods]string{\n")
 	for _, x := range ids {
 		fmt.Fprintf(&ms, "\tm%s: %q,\n", x, x)
 	}
@@ -97,7 +97,7 @@ func Generate(dir string) (map[string][]byte, error) {
 	serveImports := maps.Clone(w.helperImports)
 	maps.Copy(serveImports, w.imports)
 	sw := header + importBlock(serveImports) +
-		"// table serves every method id in the worker: a generated call of the backend, or a\n// hand-written serve hook.\nvar table = [mCount]entry{\n" + table.String() + "}\n\n" +
+		"// table serves every method id in the worker: a generated call of the backend, or a\n// hand-written serve hook.\nvar table = [numMethods]entry{\n" + table.String() + "}\n\n" +
 		handlers.String() + w.helperCode()
 	if err := add("serve_gen.go", sw); err != nil {
 		return nil, err
