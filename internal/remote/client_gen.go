@@ -6,6 +6,34 @@ import (
 	"github.com/gpuactor/gpuactor/internal/backend"
 )
 
+// The backend.Device methods below are generated; these are written by hand, as their
+// signature alone cannot say how they cross:
+//
+//   - CopyDtoH (hostmem.go)
+//   - CopyHtoD (hostmem.go)
+//   - EventCreate (device.go)
+//   - EventDestroy (device.go)
+//   - EventQuery (device.go)
+//   - EventRecord (device.go)
+//   - GraphAddCopyDtoH (hostmem.go)
+//   - GraphAddCopyHtoD (hostmem.go)
+//   - GraphAddHostNode (refuse.go)
+//   - HostAlloc (hostmem.go)
+//   - HostDevicePointer (hostmem.go)
+//   - HostFree (hostmem.go)
+//   - HostRegister (refuse.go)
+//   - HostUnregister (refuse.go)
+//   - ImportExternalMemoryFD (refuse.go)
+//   - ImportExternalSemaphoreFD (refuse.go)
+//   - LaunchHostFunc (refuse.go)
+//   - LoadModule (device.go)
+//   - ManagedHost (refuse.go)
+//   - MemPoolExportFD (refuse.go)
+//   - MemPoolImportFD (refuse.go)
+//   - MemRangeAttribute (device.go)
+//   - Ordinal (device.go)
+//   - PointerAttributes (hostmem.go)
+
 // Attribute runs backend.Device.Attribute in the worker.
 func (d *Device) Attribute(a0 backend.Attr) (int, error) {
 	e := request(mAttribute)

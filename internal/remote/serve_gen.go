@@ -7,8 +7,23 @@ import (
 	"github.com/gpuactor/gpuactor/internal/backend"
 )
 
-// table serves every method id in the worker: a generated call of the backend, or a
-// hand-written serve hook.
+// table serves every method id in the worker: a generated call of the backend, or one of
+// the hand-written serve hooks:
+//
+//   - serveBoard (serve_hooks.go)
+//   - serveCopyDtoH (serve_hooks.go)
+//   - serveCopyHtoD (serve_hooks.go)
+//   - serveGraphAddCopyDtoH (serve_hooks.go)
+//   - serveGraphAddCopyHtoD (serve_hooks.go)
+//   - serveHostAlloc (serve_hooks.go)
+//   - serveHostDevicePointer (serve_hooks.go)
+//   - serveHostFree (serve_hooks.go)
+//   - serveInfo (serve_hooks.go)
+//   - serveLoadModule (serve_hooks.go)
+//   - serveLoadModuleKernels (serve_hooks.go)
+//   - serveLoadModuleShared (serve_hooks.go)
+//   - serveMemRangeAttribute (serve_hooks.go)
+//   - serveOpen (serve_hooks.go)
 var table = [numMethods]entry{
 	mAttribute:                     {(*server).callAttribute, false},
 	mBoard:                         {(*server).serveBoard, false},

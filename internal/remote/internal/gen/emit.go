@@ -90,14 +90,27 @@ func Generate(dir string) (map[string][]byte, error) {
 	if err := add("methods_gen.go", ms.String()); err != nil {
 		return nil, err
 	}
-	cw := header + importBlock(clientImports) + client.String()
+	var handList, hookList []string
+	for _, m := range c.methods {
+		if c.handClient[m.Name()] {
+			handList = append(handList, fmt.Sprintf("//   - %s (%s)", m.Name(), c.hookFile["Device."+m.Name()]))
+		}
+	}
+	for _, x := range ids {
+		if c.serveHooks[x] {
+			hookList = append(hookList, fmt.Sprintf("//   - serve%s (%s)", x, c.hookFile["server.serve"+x]))
+		}
+	}
+	cw := header + importBlock(clientImports) +
+		"// The backend.Device methods below are generated; these are written by hand, as their\n// signature alone cannot say how they cross:\n//\n" + strings.Join(handList, "\n") + "\n\n" +
+		client.String()
 	if err := add("client_gen.go", cw); err != nil {
 		return nil, err
 	}
 	serveImports := maps.Clone(w.helperImports)
 	maps.Copy(serveImports, w.imports)
 	sw := header + importBlock(serveImports) +
-		"// table serves every method id in the worker: a generated call of the backend, or a\n// hand-written serve hook.\nvar table = [numMethods]entry{\n" + table.String() + "}\n\n" +
+		"// table serves every method id in the worker: a generated call of the backend, or one of\n// the hand-written serve hooks:\n//\n" + strings.Join(hookList, "\n") + "\nvar table = [numMethods]entry{\n" + table.String() + "}\n\n" +
 		handlers.String() + w.helperCode()
 	if err := add("serve_gen.go", sw); err != nil {
 		return nil, err

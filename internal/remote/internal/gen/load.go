@@ -20,14 +20,15 @@ type contract struct {
 	methods    []*types.Func  // backend.Device's methods, sorted by name
 	directives map[string]map[string]bool
 
-	handClient map[string]bool // methods of *Device written by hand
-	serveHooks map[string]bool // X for each (*server).serveX
+	handClient map[string]bool   // methods of *Device written by hand
+	serveHooks map[string]bool   // X for each (*server).serveX
+	hookFile   map[string]string // "Device.X" or "server.serveX" → the file it is written in
 	referenced map[string]bool // mX identifiers the hand-written code names
 }
 
 // load reads internal/backend (next to dir, the remote package) and the hooks in dir.
 func load(dir string) (*contract, error) {
-	c := &contract{directives: map[string]map[string]bool{}, handClient: map[string]bool{}, serveHooks: map[string]bool{}, referenced: map[string]bool{}}
+	c := &contract{directives: map[string]map[string]bool{}, handClient: map[string]bool{}, serveHooks: map[string]bool{}, referenced: map[string]bool{}, hookFile: map[string]string{}}
 	fset := token.NewFileSet()
 	bdir := filepath.Join(dir, "..", "backend")
 	files, err := parseDir(fset, bdir, parser.ParseComments)
@@ -56,12 +57,13 @@ func load(dir string) (*contract, error) {
 		collectDirectives(f, c.directives)
 	}
 
-	rfiles, err := parseDir(token.NewFileSet(), dir, 0)
+	rfset := token.NewFileSet()
+	rfiles, err := parseDir(rfset, dir, 0)
 	if err != nil {
 		return nil, err
 	}
 	for _, f := range rfiles {
-		c.collectHooks(f)
+		c.collectHooks(f, filepath.Base(rfset.Position(f.Package).Filename))
 	}
 	return c, nil
 }
@@ -132,7 +134,7 @@ func collectDirectives(f *ast.File, into map[string]map[string]bool) {
 }
 
 // collectHooks notes a hand-written file's *Device methods, serve hooks and method ids.
-func (c *contract) collectHooks(f *ast.File) {
+func (c *contract) collectHooks(f *ast.File, file string) {
 	for _, d := range f.Decls {
 		fd, ok := d.(*ast.FuncDecl)
 		if !ok || fd.Recv == nil || len(fd.Recv.List) != 1 {
@@ -149,9 +151,11 @@ func (c *contract) collectHooks(f *ast.File) {
 		switch id.Name {
 		case "Device":
 			c.handClient[fd.Name.Name] = true
+			c.hookFile["Device."+fd.Name.Name] = file
 		case "server":
 			if x, ok := strings.CutPrefix(fd.Name.Name, "serve"); ok && x != "" && x[0] >= 'A' && x[0] <= 'Z' {
 				c.serveHooks[x] = true
+				c.hookFile["server."+fd.Name.Name] = file
 			}
 		}
 	}
