@@ -23,7 +23,7 @@ type contract struct {
 	handClient map[string]bool   // methods of *Device written by hand
 	serveHooks map[string]bool   // X for each (*server).serveX
 	hookFile   map[string]string // "Device.X" or "server.serveX" → the file it is written in
-	referenced map[string]bool // mX identifiers the hand-written code names
+	referenced map[string]bool   // mX identifiers the hand-written code names
 }
 
 // load reads internal/backend (next to dir, the remote package) and the hooks in dir.
