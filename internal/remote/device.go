@@ -13,6 +13,9 @@ import (
 // worker's backend returned. Handles and device pointers are the worker's, and cross as
 // numbers the parent never dereferences. Like any backend.Device it is used from one goroutine
 // (the device actor's); the worker runs its calls in order on the thread that opened it.
+// Its methods are generated from backend.Device (client_gen.go), except those whose signature
+// cannot say how they cross: the event board's (below), shared host memory's (hostmem.go) and
+// the refused ones (refuse.go).
 type Device struct {
 	b       *Backend
 	ordinal int
