@@ -72,6 +72,16 @@ func (k *Kernel) Name() string { return k.core().Name() }
 // Module is the module the kernel belongs to.
 func (k *Kernel) Module() *Module { return (*Module)(k.core().Module()) }
 
+// MaxActiveBlocksPerSM is how many blocks of the kernel, of blockSize threads and
+// dynamicSharedBytes of dynamic shared memory each, one multiprocessor of its device holds at
+// once (cudaOccupancyMaxActiveBlocksPerMultiprocessor); 0 when such a block cannot be
+// resident. It runs on the device's actor and returns once the device answered. A block size
+// outside 1 to the device's threads per block, or shared memory outside 0 to its per-block
+// limit, is an ErrInvalidArgument error; a kernel of a closed module is an ErrClosed error.
+func (k *Kernel) MaxActiveBlocksPerSM(ctx context.Context, blockSize, dynamicSharedBytes int) (int, error) {
+	return k.core().MaxActiveBlocksPerSM(ctx, blockSize, dynamicSharedBytes)
+}
+
 // Params lists the kernel's parameter kinds as gpuactor checks them, or nil when they are
 // unknown (a cubin without source, or a parameter type other than a scalar or a pointer).
 func (k *Kernel) Params() []cuda.ArgKind { return k.core().Params() }

@@ -125,6 +125,7 @@ type AllocDevice interface {
 	// MallocFromPoolAsync allocates size bytes from pool, ordered on s.
 	MallocFromPoolAsync(size uint64, pool MemPool, s Stream) (DevicePtr, error)
 	// FreeAsync returns p (from MallocAsync or MallocFromPoolAsync) to its pool, ordered on s.
+	//remote:posted
 	FreeAsync(p DevicePtr, s Stream) error
 
 	// MemPoolCreate creates a pool.

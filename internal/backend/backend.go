@@ -8,6 +8,12 @@
 //
 // Every method that fails returns an error that wraps a cudaerr.Code, so callers can use
 // errors.Is(err, cudaerr.X) whatever the backend.
+//
+// The isolated device's wire code (internal/remote) is generated from Device's method set.
+// Two lines in a method's doc comment tell it what the signature does not: //remote:posted
+// marks a stream-ordered operation whose error may surface on a later call of its stream, so
+// it is sent without waiting for an answer; //remote:inline marks a method whose results hold
+// even when it fails, so they cross together with its error.
 package backend
 
 import (
@@ -124,6 +130,7 @@ const (
 	AttrComputePreemptionSupported   Attr = 90
 	AttrCooperativeLaunch            Attr = 95
 	AttrMaxSharedMemoryPerBlockOptin Attr = 97
+	AttrMaxBlocksPerMultiprocessor   Attr = 106
 	AttrMemoryPoolsSupported         Attr = 115
 )
 
@@ -223,12 +230,16 @@ type Device interface {
 
 	// CopyHtoD copies n bytes from host memory to the device, ordered on s. With pageable host
 	// memory the call returns once the source has been consumed.
+	//remote:posted
 	CopyHtoD(dst DevicePtr, src unsafe.Pointer, n uint64, s Stream) error
 	// CopyDtoH copies n bytes from the device to host memory, ordered on s.
+	//remote:posted
 	CopyDtoH(dst unsafe.Pointer, src DevicePtr, n uint64, s Stream) error
 	// CopyDtoD copies n bytes between device addresses, ordered on s.
+	//remote:posted
 	CopyDtoD(dst, src DevicePtr, n uint64, s Stream) error
 	// Memset sets n bytes at p to value, ordered on s.
+	//remote:posted
 	Memset(p DevicePtr, value byte, n uint64, s Stream) error
 
 	// StreamCreate creates a stream (flags: Stream*; priority within StreamPriorityRange).
@@ -241,11 +252,13 @@ type Device interface {
 	StreamQuery(s Stream) error
 	// StreamWaitEvent makes later work on s wait for e's most recent record (e may belong to
 	// another device).
+	//remote:posted
 	StreamWaitEvent(s Stream, e Event) error
 
 	// EventCreate creates an event (flags: Event*).
 	EventCreate(flags uint32) (Event, error)
 	// EventRecord records e at the current end of s.
+	//remote:posted
 	EventRecord(e Event, s Stream) error
 	// EventQuery returns nil when e's record has completed, cudaerr.NotReady otherwise.
 	EventQuery(e Event) error
@@ -268,5 +281,10 @@ type Device interface {
 	UnloadModule(m Module) error
 	// Launch enqueues k on s. The backend does not check args against the kernel's
 	// parameters: the device layer does that before calling.
+	//remote:posted
 	Launch(k Kernel, grid, block Dim3, sharedMem uint32, s Stream, args []Arg) error
+	// OccupancyMaxActiveBlocksPerSM is how many blocks of k, of blockSize threads and
+	// dynamicShared bytes of dynamic shared memory each, one multiprocessor holds at once
+	// (cudaOccupancyMaxActiveBlocksPerMultiprocessor); 0 when such a block cannot launch.
+	OccupancyMaxActiveBlocksPerSM(k Kernel, blockSize int, dynamicShared uint64) (int, error)
 }

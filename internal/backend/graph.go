@@ -209,10 +209,12 @@ type GraphDevice interface {
 	// GraphUpload uploads x's resources to the device, ordered on s.
 	GraphUpload(x GraphExec, s Stream) error
 	// GraphLaunch enqueues one run of x on s.
+	//remote:posted
 	GraphLaunch(x GraphExec, s Stream) error
 	// GraphLaunchN enqueues n runs of x on s, back to back, as n GraphLaunch calls would, and
 	// returns how many were queued: n, or those before the first launch refused, with that
 	// launch's error.
+	//remote:inline
 	GraphLaunchN(x GraphExec, s Stream, n int) (int, error)
 	// GraphExecKernelNodeSetParams changes the parameters of kernel node n (of the graph x was
 	// instantiated from) for x's later launches.
@@ -221,5 +223,6 @@ type GraphDevice interface {
 	GraphNodeSetEnabled(x GraphExec, n GraphNode, enabled bool) error
 	// GraphExecUpdate updates x to g's node parameters; g must have x's topology. On failure
 	// info says why.
+	//remote:inline
 	GraphExecUpdate(x GraphExec, g Graph) (UpdateInfo, error)
 }

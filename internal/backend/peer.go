@@ -30,5 +30,6 @@ type PeerDevice interface {
 	// MemcpyPeerAsync copies n bytes from src on device srcDev to dst on device dstDev,
 	// ordered on s, a stream of this device (cudaMemcpyPeerAsync). It needs no peer access:
 	// without it the runtime stages the copy through the host.
+	//remote:posted
 	MemcpyPeerAsync(dst DevicePtr, dstDev int, src DevicePtr, srcDev int, n uint64, s Stream) error
 }

@@ -22,6 +22,8 @@ const (
 	// Graph kernel nodes (graph_kernel.go).
 	drvGraphAddKernelNode
 	drvGraphExecKernelNodeSetParams
+	// Occupancy of a CUfunction (occupancy.go).
+	drvOccupancyMaxActiveBlocksPerMultiprocessor
 	numDriverSyms
 )
 
@@ -35,6 +37,8 @@ var driverSymNames = [numDriverSyms]string{
 
 	drvGraphAddKernelNode:           "cuGraphAddKernelNode",
 	drvGraphExecKernelNodeSetParams: "cuGraphExecKernelNodeSetParams",
+
+	drvOccupancyMaxActiveBlocksPerMultiprocessor: "cuOccupancyMaxActiveBlocksPerMultiprocessor",
 }
 
 // cudaDriverEntryPointQueryResult values.

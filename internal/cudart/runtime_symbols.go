@@ -128,6 +128,8 @@ const (
 	fnWaitExternalSemaphoresAsync
 	fnWaitExternalSemaphoresAsyncV2
 	fnDestroyExternalSemaphore
+
+	fnOccupancyMaxActiveBlocksPerMultiprocessor
 	numRuntimeSyms
 )
 
@@ -256,4 +258,6 @@ var runtimeSymNames = [numRuntimeSyms]string{
 	fnWaitExternalSemaphoresAsync:     "cudaWaitExternalSemaphoresAsync",
 	fnWaitExternalSemaphoresAsyncV2:   "cudaWaitExternalSemaphoresAsync_v2",
 	fnDestroyExternalSemaphore:        "cudaDestroyExternalSemaphore",
+
+	fnOccupancyMaxActiveBlocksPerMultiprocessor: "cudaOccupancyMaxActiveBlocksPerMultiprocessor",
 }

@@ -2,7 +2,6 @@ package remote
 
 import (
 	"fmt"
-	"math"
 	"os"
 	"slices"
 
@@ -14,6 +13,9 @@ import (
 // worker's backend returned. Handles and device pointers are the worker's, and cross as
 // numbers the parent never dereferences. Like any backend.Device it is used from one goroutine
 // (the device actor's); the worker runs its calls in order on the thread that opened it.
+// Its methods are generated from backend.Device (client_gen.go), except those whose signature
+// cannot say how they cross: the event board's (below), shared host memory's (hostmem.go) and
+// the refused ones (refuse.go).
 type Device struct {
 	b       *Backend
 	ordinal int
@@ -50,95 +52,6 @@ func (d *Device) val(m method, args ...uint64) (uint64, error) {
 
 // Ordinal is the device's ordinal in the worker's backend.
 func (d *Device) Ordinal() int { return d.ordinal }
-
-// Name is the device's name.
-func (d *Device) Name() (string, error) {
-	r, err := d.do(request(mName))
-	if err != nil {
-		return "", err
-	}
-	return r.str(), nil
-}
-
-// Attribute is one device attribute.
-func (d *Device) Attribute(attr backend.Attr) (int, error) {
-	v, err := d.val(mAttribute, uint64(attr))
-	return int(v), err
-}
-
-// PCIBusID is the device's PCI bus id.
-func (d *Device) PCIBusID() (string, error) {
-	r, err := d.do(request(mPCIBusID))
-	if err != nil {
-		return "", err
-	}
-	return r.str(), nil
-}
-
-// MemInfo is the device's free and total memory.
-func (d *Device) MemInfo() (free, total uint64, err error) {
-	r, err := d.do(request(mMemInfo))
-	if err != nil {
-		return 0, 0, err
-	}
-	return r.u64(), r.u64(), nil
-}
-
-// Synchronize waits in the worker for all the device's work.
-func (d *Device) Synchronize() error { return d.void(mSynchronize) }
-
-// StreamPriorityRange is the device's stream priority range.
-func (d *Device) StreamPriorityRange() (least, greatest int, err error) {
-	r, err := d.do(request(mStreamPriorityRange))
-	if err != nil {
-		return 0, 0, err
-	}
-	return r.int(), r.int(), nil
-}
-
-// LastError is the worker thread's last runtime error (and resets it).
-func (d *Device) LastError() error { return d.void(mLastError) }
-
-// Malloc allocates device memory.
-func (d *Device) Malloc(size uint64) (backend.DevicePtr, error) {
-	v, err := d.val(mMalloc, size)
-	return backend.DevicePtr(v), err
-}
-
-// Free frees device memory.
-func (d *Device) Free(p backend.DevicePtr) error { return d.void(mFree, uint64(p)) }
-
-// CopyDtoD queues a device-to-device copy on s.
-func (d *Device) CopyDtoD(dst, src backend.DevicePtr, n uint64, s backend.Stream) error {
-	return d.postVoid(mCopyDtoD, s, uint64(dst), uint64(src), n, uint64(s))
-}
-
-// Memset queues a memset on s.
-func (d *Device) Memset(p backend.DevicePtr, value byte, n uint64, s backend.Stream) error {
-	return d.postVoid(mMemset, s, uint64(p), uint64(value), n, uint64(s))
-}
-
-// StreamCreate makes a stream.
-func (d *Device) StreamCreate(flags uint32, priority int) (backend.Stream, error) {
-	v, err := d.val(mStreamCreate, uint64(flags), uint64(int64(priority)))
-	return backend.Stream(v), err
-}
-
-// StreamDestroy destroys a stream.
-func (d *Device) StreamDestroy(s backend.Stream) error { return d.void(mStreamDestroy, uint64(s)) }
-
-// StreamSynchronize waits in the worker for s's work.
-func (d *Device) StreamSynchronize(s backend.Stream) error {
-	return d.void(mStreamSynchronize, uint64(s))
-}
-
-// StreamQuery reports whether s's work is done (cudaerr.NotReady while it is not).
-func (d *Device) StreamQuery(s backend.Stream) error { return d.void(mStreamQuery, uint64(s)) }
-
-// StreamWaitEvent makes s wait for e.
-func (d *Device) StreamWaitEvent(s backend.Stream, e backend.Event) error {
-	return d.postVoid(mStreamWaitEvent, s, uint64(s), uint64(e))
-}
 
 // EventCreate makes an event.
 func (d *Device) EventCreate(flags uint32) (backend.Event, error) {
@@ -180,17 +93,6 @@ func (d *Device) EventQuery(e backend.Event) error {
 		}
 	}
 	return d.void(mEventQuery, uint64(e))
-}
-
-// EventSynchronize waits in the worker for e.
-func (d *Device) EventSynchronize(e backend.Event) error {
-	return d.void(mEventSynchronize, uint64(e))
-}
-
-// EventElapsed is the time between two recorded events, in milliseconds.
-func (d *Device) EventElapsed(start, end backend.Event) (float32, error) {
-	v, err := d.val(mEventElapsed, uint64(start), uint64(end))
-	return math.Float32frombits(uint32(v)), err
 }
 
 // EventDestroy destroys an event.
@@ -268,29 +170,20 @@ func (d *Device) loadShared(spec backend.ModuleSpec) (backend.Module, error) {
 	return backend.Module(r.u64()), nil
 }
 
-// ModuleKernel looks a kernel up by name.
-func (d *Device) ModuleKernel(m backend.Module, name string) (backend.Kernel, error) {
-	e := request(mModuleKernel)
-	e.u64(uint64(m))
-	e.str(name)
+// MemRangeAttribute reads a range attribute of managed memory into out: out is written, so
+// it crosses as its length and comes back as values (serveMemRangeAttribute).
+func (d *Device) MemRangeAttribute(p backend.DevicePtr, n uint64, attr backend.RangeAttr, out []int32) error {
+	e := request(mMemRangeAttribute)
+	e.u64(uint64(p))
+	e.u64(n)
+	e.i64(int64(attr))
+	e.u64(uint64(len(out)))
 	r, err := d.do(e)
 	if err != nil {
-		return 0, err
+		return err
 	}
-	return backend.Kernel(r.u64()), nil
-}
-
-// UnloadModule unloads a module.
-func (d *Device) UnloadModule(m backend.Module) error { return d.void(mUnloadModule, uint64(m)) }
-
-// Launch queues a kernel launch on s.
-func (d *Device) Launch(k backend.Kernel, grid, block backend.Dim3, sharedMem uint32, s backend.Stream, args []backend.Arg) error {
-	e := posted(mLaunch, s)
-	e.u64(uint64(k))
-	e.dim3(grid)
-	e.dim3(block)
-	e.u64(uint64(sharedMem))
-	e.u64(uint64(s))
-	e.args(args)
-	return d.post(e)
+	for i := range out {
+		out[i] = int32(r.i64())
+	}
+	return r.err
 }

@@ -12,9 +12,16 @@
 //
 // A request is the method's number, then its arguments, each scalar as 8 little-endian bytes
 // and each byte string or list as a count and then its contents; an answer is the results in
-// the same form. No reflection: each method writes and reads its own fields (device*.go in
-// the parent, serve_table.go in the worker). Handles (streams, events, modules, kernels,
-// graphs, pools) and device pointers are the worker's, cross as numbers and are never
+// the same form. No reflection at run time, and no hand-numbered ids: go generate
+// (internal/gen) reads backend.Device with go/types and writes the method ids
+// (methods_gen.go), the parent's stubs (client_gen.go) and the worker's dispatch table with
+// its handlers (serve_gen.go), so a method added to backend.Device crosses with no edit here.
+// The few methods the contract alone cannot carry are written by hand: the parent's side as
+// *Device methods (device.go: the event board; hostmem.go: shared host memory; refuse.go),
+// the worker's as serveX methods (serve_hooks.go), which the generator finds by name. A
+// //remote:posted or //remote:inline line in a backend method's doc comment marks a posted
+// method or one whose results cross with its error. Handles (streams, events, modules,
+// kernels, graphs, pools) and device pointers are the worker's, cross as numbers and are never
 // dereferenced in the parent. Errors cross through Codec: one holding a cudaerr code comes
 // back as a *cudaerr.Error with the same code, operation and message, so errors.Is(err,
 // cudaerr.X) holds as it does in process.
@@ -41,8 +48,8 @@
 // Methods that need what one process cannot hand another fail with cudaerr.NotSupported
 // ("not supported on an isolated device: <method>") and touch nothing: HostRegister and
 // HostUnregister (memory the parent already has), ManagedHost, LaunchHostFunc and
-// GraphAddHostNode (parent closures), and the file-descriptor methods ImportExternalMemoryFD, ImportExternalSemaphoreFD,
-// MemPoolExportFD and MemPoolImportFD.
+// GraphAddHostNode (parent closures), and the file-descriptor methods
+// ImportExternalMemoryFD, ImportExternalSemaphoreFD, MemPoolExportFD and MemPoolImportFD.
 //
 // # Simulator kernels
 //
@@ -57,3 +64,5 @@
 // which matches worker.ErrWorkerDied (or worker.ErrClosed) and cudaerr.DevicesUnavailable,
 // and the backend's Health for the device fails with it, without waiting for a call.
 package remote
+
+//go:generate go run ./internal/gen

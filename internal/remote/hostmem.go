@@ -112,7 +112,9 @@ func (d *Device) GraphAddCopyHtoD(g backend.Graph, deps []backend.GraphNode, dst
 	if err != nil {
 		return 0, err
 	}
-	e := nodeRequest(mGraphAddCopyHtoD, g, deps)
+	e := request(mGraphAddCopyHtoD)
+	e.u64(uint64(g))
+	encListGraphNode(&e, deps)
 	e.u64(uint64(dst))
 	e.u64(at)
 	e.u64(n)
@@ -125,11 +127,22 @@ func (d *Device) GraphAddCopyDtoH(g backend.Graph, deps []backend.GraphNode, dst
 	if err != nil {
 		return 0, err
 	}
-	e := nodeRequest(mGraphAddCopyDtoH, g, deps)
+	e := request(mGraphAddCopyDtoH)
+	e.u64(uint64(g))
+	encListGraphNode(&e, deps)
 	e.u64(at)
 	e.u64(uint64(src))
 	e.u64(n)
 	return d.addNode(e)
+}
+
+// addNode sends a request that answers a graph node.
+func (d *Device) addNode(e enc) (backend.GraphNode, error) {
+	r, err := d.do(e)
+	if err != nil {
+		return 0, err
+	}
+	return backend.GraphNode(r.u64()), r.err
 }
 
 // PointerAttributes describes a pointer: one into HostAlloc's memory is described by the
@@ -146,7 +159,7 @@ func (d *Device) PointerAttributes(p uintptr) (backend.PointerAttrs, error) {
 	if err != nil {
 		return backend.PointerAttrs{}, err
 	}
-	a := backend.PointerAttrs{Type: backend.MemoryType(r.i64()), Device: r.int(), DevicePointer: uintptr(r.u64()), HostPointer: uintptr(r.u64())}
+	a := decPointerAttrs(&r)
 	if shared && a.HostPointer != 0 {
 		a.HostPointer = uintptr(uint64(a.HostPointer)-reg.peer) + reg.base()
 	}

@@ -22,15 +22,9 @@ import (
 //
 // On the wire a posted request is the method, the stream, then the method's own fields.
 
-// isPosted reports whether requests of method m are posted.
-func isPosted(m method) bool {
-	switch m {
-	case mLaunch, mEventRecord, mMemset, mCopyDtoD, mStreamWaitEvent, mFreeAsync, mGraphLaunch,
-		mMemcpyPeerAsync, mCopyHtoD, mCopyDtoH:
-		return true
-	}
-	return false
-}
+// isPosted reports whether requests of method m are posted: those of the backend methods
+// marked //remote:posted (serve_gen.go's table).
+func isPosted(m method) bool { return m < numMethods && table[m].posted }
 
 // posted starts a posted request of method m on stream s.
 func posted(m method, s backend.Stream) enc {

@@ -55,6 +55,28 @@ func WithKernels(kernels map[string]backend.SimKernel) ServeOption {
 	return func(c *serveConfig) { c.kernels = maps.Clone(kernels) }
 }
 
+// entry is how the worker serves one method id (serve_gen.go's table): serve reads the
+// arguments, calls the device and writes the results; a posted method's request starts with
+// the stream it is ordered on (posted.go).
+type entry struct {
+	serve  func(s *server, in *dec, out *enc) error
+	posted bool
+}
+
+// inline answers a result and an error together, for the methods whose result holds even
+// when they fail (GraphLaunchN's count, GraphExecUpdate's info): dec.inline reads it.
+func inline(out *enc, err error) error {
+	if err == nil {
+		out.i64(0)
+		out.str("")
+		return nil
+	}
+	code, msg := Codec{}.Encode(err)
+	out.i64(code)
+	out.str(msg)
+	return nil
+}
+
 // server is the worker's state: its backend and the one device it opened.
 type server struct {
 	be      backend.Backend
@@ -88,23 +110,15 @@ func (s *server) handle(_ context.Context, req []byte) ([]byte, error) {
 	out := enc{b: s.out[:0]}
 	var err error
 	switch {
-	case m == mInfo:
-		err = s.info(&in, &out)
-	case m == mOpen:
-		err = s.open(&in)
-	case m <= mOpen || m >= mCount:
+	case m == 0 || m >= numMethods || table[m].serve == nil:
 		return nil, fmt.Errorf("remote: unknown method %d", m)
-	case s.dev == nil:
+	case s.dev == nil && m != mInfo && m != mOpen:
 		return nil, &cudaerr.Error{Op: "remote", Code: cudaerr.InvalidDevice, Message: "no device is open in the worker"}
-	case m >= mHostAlloc:
-		err = s.hostCall(m, &in, &out)
-	case handlers[m] == nil:
-		return nil, fmt.Errorf("remote: unknown method %d", m)
 	default:
-		err = handlers[m](s.dev, &in, &out)
+		err = table[m].serve(s, &in, &out)
 	}
 	if in.err != nil { // a layout bug, not the device's error: say so
-		err = fmt.Errorf("remote: method %d: %w", m, in.err)
+		err = fmt.Errorf("remote: method %s: %w", methodNames[m], in.err)
 	}
 	if isPost {
 		if err != nil {
@@ -160,8 +174,13 @@ func (s *server) noteBoard(m method, fields dec, answer []byte) {
 		s.board.record(backend.Event(fields.u64()))
 	case mEventDestroy:
 		s.board.destroyed(backend.Event(fields.u64()))
-	case mEventQuery, mEventSynchronize:
+	case mEventQuery:
 		s.board.complete(backend.Event(fields.u64()))
+	case mEventSynchronize:
+		// Every record before this one completed too: publish those before answering, or a
+		// query of an earlier event would read "not ready" from the board.
+		s.board.complete(backend.Event(fields.u64()))
+		s.board.poll(s.dev)
 	case mStreamSynchronize, mSynchronize:
 		// What the parent waited for is done: let the board say so before its next poll.
 		s.board.poll(s.dev)

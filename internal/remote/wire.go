@@ -7,6 +7,10 @@ import (
 	"math"
 )
 
+// method names a call: the first 8 bytes of every request. The ids are generated
+// (methods_gen.go).
+type method uint64
+
 // enc builds a request or a response: fixed-size little-endian scalars, and byte strings
 // prefixed with their length. Every scalar crosses as 8 bytes, so no method needs a layout of
 // its own and a handle or a pointer crosses unchanged.
@@ -81,4 +85,39 @@ func (d *dec) count(size int) int {
 		return 0
 	}
 	return int(n)
+}
+
+func (d *dec) f32() float32 { return math.Float32frombits(uint32(d.u64())) }
+
+// clone reads a byte string into memory of its own, as the message's is reused.
+func (d *dec) clone() []byte {
+	p := d.bytes()
+	if p == nil {
+		return nil
+	}
+	return append([]byte(nil), p...)
+}
+
+// fixed reads len(p) bytes into p: a fixed-size array, which crosses without a length.
+func (d *dec) fixed(p []byte) {
+	if len(d.b) < len(p) {
+		d.err = errShort
+		d.b = nil
+		return
+	}
+	copy(p, d.b)
+	d.b = d.b[len(p):]
+}
+
+// inline reads the error a method answers with its results (the worker's inline): nil, the
+// error, or the message's own error when it ended early.
+func (d *dec) inline() error {
+	code, msg := d.i64(), d.str()
+	if d.err != nil {
+		return d.err
+	}
+	if code != 0 {
+		return Codec{}.Decode(code, msg)
+	}
+	return nil
 }

@@ -56,12 +56,12 @@ func TestServerSurvivesShortAndUnknownRequests(t *testing.T) {
 	_, err = s.handle(ctx, e.b)
 	require.NoError(t, err)
 
-	for m := mInfo; m < mCount+3; m++ {
+	for m := mInfo; m < numMethods+3; m++ {
 		if m == mOpen {
 			continue
 		}
 		_, err := s.handle(ctx, request(m).b)
-		if m >= mCount {
+		if m >= numMethods {
 			require.ErrorContains(t, err, "unknown method")
 		}
 		_ = err // a method with no arguments may succeed; none may panic

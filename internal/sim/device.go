@@ -101,6 +101,7 @@ func newDevice(b *Backend, ordinal int) *device {
 		backend.AttrConcurrentManagedAccess:      1,
 		backend.AttrCooperativeLaunch:            1,
 		backend.AttrMaxSharedMemoryPerBlockOptin: 227 << 10,
+		backend.AttrMaxBlocksPerMultiprocessor:   32,
 		backend.AttrMemoryPoolsSupported:         1,
 		// What deviceQuery prints besides, with an H100's values.
 		backend.AttrMaxPitch:                   1<<31 - 1,
