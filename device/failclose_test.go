@@ -56,10 +56,10 @@ func TestCloseOfAFailedDeviceForgetsItsMemory(t *testing.T) {
 	if late != nil {
 		_ = late.Close(ctx)
 	}
-	u := dev.Usage()
+	u := dev.Stats().Memory
 	assert.Positive(t, u.DeviceBytes()+u.Pinned.Bytes, "still counted before Close")
 	require.NoError(t, dev.Close(), "the failure is Err's to report, not Close's")
-	u = dev.Usage()
+	u = dev.Stats().Memory
 	assert.Zero(t, u.DeviceBytes(), "%+v", u)
 	assert.Zero(t, u.Pinned.Bytes, "%+v", u)
 	assert.Zero(t, u.Device.Count+u.Async.Count+u.Pinned.Count, "%+v", u)

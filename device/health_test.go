@@ -75,7 +75,7 @@ func TestWatchdogFailsAStuckDevice(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("Close of a stuck device waited for the kernel")
 	}
-	assert.Equal(t, device.Usage{}, dev.Usage(), "a stuck device's memory is forgotten, left to the process's exit")
+	assert.Equal(t, device.Usage{}, dev.Stats().Memory, "a stuck device's memory is forgotten, left to the process's exit")
 }
 
 // Without a watchdog a long kernel is not a failure; with one longer than the kernel, neither.

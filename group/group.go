@@ -139,7 +139,7 @@ func (g *Group) newGeneration(ctx context.Context, d *device.Device, owned bool)
 			return nil, fmt.Errorf("group: device %d: %w", d.Ordinal(), err)
 		}
 		bytes = free
-		if u := d.Usage(); u.Limit > 0 {
+		if u := d.Stats().Memory; u.Limit > 0 {
 			bytes = min(bytes, u.Limit-min(u.Limit, u.DeviceBytes()))
 		}
 	}

@@ -114,7 +114,7 @@ func TestAThousandJobsWithInjectedFaults(t *testing.T) {
 	require.NoError(t, g.Close())
 	for _, d := range devs {
 		require.NoError(t, d.Close())
-		u := d.Usage()
+		u := d.Stats().Memory
 		assert.Zero(t, u.DeviceBytes()+u.Pinned.Bytes, "device %d: %+v", d.Ordinal(), u)
 	}
 	assertGoroutinesBack(t, goroutines)

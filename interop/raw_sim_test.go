@@ -177,12 +177,12 @@ func TestWrapPointer(t *testing.T) {
 		const n = 1 << 14
 		p := onActor(t, ctx, dev, func(rt backend.Device) (cuda.DevicePtr, error) { return rt.Malloc(n * 4) })
 
-		before := dev.Usage()
+		before := dev.Stats().Memory
 		buf, err := interop.WrapPointer(ctx, dev, uintptr(p), n*4)
 		require.NoError(t, err)
 		assert.EqualValues(t, n*4, buf.Size())
 		// Counted as imported, not as memory gpuactor allocated.
-		u := dev.Usage()
+		u := dev.Stats().Memory
 		assert.Equal(t, device.KindUsage{Bytes: before.Imported.Bytes + n*4, Count: before.Imported.Count + 1}, u.Imported)
 		assert.Equal(t, before.DeviceBytes(), u.DeviceBytes())
 		got, err := buf.Ptr(ctx)
@@ -206,7 +206,7 @@ func TestWrapPointer(t *testing.T) {
 		require.NoError(t, part.Close(ctx))
 
 		require.NoError(t, buf.Close(ctx))
-		assert.Equal(t, before.Imported, dev.Usage().Imported)
+		assert.Equal(t, before.Imported, dev.Stats().Memory.Imported)
 		require.ErrorIs(t, buf.Close(ctx), core.ErrClosed)
 		require.ErrorIs(t, s.Memset(ctx, buf, 0).Wait(ctx), core.ErrClosed)
 

@@ -68,6 +68,8 @@ gpuactor_staging_in_use_bytes{backend="sim",device="0",service="test"} 0
 	st := dev.Stats()
 	assert.Equal(t, float64(st.Sent), testutil.ToFloat64(onlyMetric(c, "gpuactor_operations_sent_total")))
 	assert.GreaterOrEqual(t, st.Sent, uint64(11), "ten memsets and a copy")
+	assert.Equal(t, float64(st.Tracker.Completed), testutil.ToFloat64(onlyMetric(c, "gpuactor_tracker_completed_total")))
+	assert.GreaterOrEqual(t, st.Tracker.Completed, uint64(11), "each waited operation's future was completed by the tracking")
 
 	s.Close(ctx)
 	require.NoError(t, dev.Close())
