@@ -31,11 +31,11 @@
 // # In a service
 //
 // Device.Stats is a snapshot that never waits: mailbox depth, operations in flight, their
-// latency, the actor's time, memory against WithMemoryLimit, the staging pool against
-// WithStagingLimit, and whether the device failed. expvar publishes it in one line (see
+// latency, the actor's time, the completion tracking's work, memory against WithMemoryLimit,
+// the staging pool against WithStagingLimit, and whether the device failed. expvar publishes it in one line (see
 // Device.Stats's example); the module github.com/gpuactor/gpuactor/contrib/prometheus
 // exports it to Prometheus. Device.Shutdown stops a device within a deadline. The library logs
-// to a zap logger (WithLogger) or a log/slog one (WithSlogLogger).
+// to a log/slog logger (WithLogger).
 //
 // In a CPU profile each device's actor goroutine carries the pprof labels gpuactor.device
 // (its ordinal) and gpuactor.backend; in an execution trace (runtime/trace) a goroutine

@@ -1,6 +1,7 @@
 package device
 
 import (
+	"log/slog"
 	"time"
 
 	"os"
@@ -9,6 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/gpuactor/gpuactor/actor"
+	"github.com/gpuactor/gpuactor/internal/logging"
 )
 
 // BackendKind names a backend.
@@ -61,14 +63,11 @@ func WithBackend(k BackendKind) Option { return func(c *config) { c.backend = k 
 // Open calls share one simulated machine.
 func WithSimulator(s *Simulator) Option { return func(c *config) { c.simulator = s } }
 
-// WithLogger sets the structured logger; the default discards everything.
-func WithLogger(l *zap.Logger) Option {
-	return func(c *config) {
-		if l != nil {
-			c.logger = l
-		}
-	}
-}
+// WithLogger sends the library's log lines (the backend chosen, a device failing or stuck, a
+// kernel cache that cannot be written, the simulator's faults) to l; the default, and a nil l,
+// discard them. A program that logs through zap passes slog.New of zap's slog handler
+// (go.uber.org/zap/exp/zapslog): every package of the module takes a *slog.Logger.
+func WithLogger(l *slog.Logger) Option { return func(c *config) { c.logger = logging.Zap(l) } }
 
 // WithKernelCache sets the directory of the compiled-kernel cache; "" disables caching.
 // The default is gpuactor/kernels under os.UserCacheDir.

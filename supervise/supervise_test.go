@@ -3,7 +3,9 @@ package supervise_test
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -12,6 +14,7 @@ import (
 
 	"github.com/gpuactor/gpuactor/cudaerr"
 	"github.com/gpuactor/gpuactor/device"
+	"github.com/gpuactor/gpuactor/internal/logging/logtest"
 	"github.com/gpuactor/gpuactor/streams"
 	"github.com/gpuactor/gpuactor/supervise"
 )
@@ -152,4 +155,59 @@ func TestNewFailsWhenTheFirstStartFails(t *testing.T) {
 	require.ErrorIs(t, err, boom)
 	_, err = supervise.New[*device.Device](context.Background(), nil)
 	require.Error(t, err)
+}
+
+// fakeChild fails when told to.
+type fakeChild struct{ err atomic.Pointer[error] }
+
+func (c *fakeChild) Err() error {
+	if p := c.err.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+func (c *fakeChild) Close() error { return nil }
+
+// The supervisor logs a failure, the restart and giving up to the slog logger it is given,
+// with the generation and the failure.
+func TestLogsFailuresRestartsAndGivingUp(t *testing.T) {
+	rec, log := logtest.New()
+	var children []*fakeChild
+	var mu sync.Mutex
+	start := func(context.Context) (*fakeChild, error) {
+		c := &fakeChild{}
+		mu.Lock()
+		children = append(children, c)
+		mu.Unlock()
+		return c, nil
+	}
+	var ev events
+	sup, err := supervise.New(t.Context(), start, append(ev.opts(), supervise.WithRestarts(1, time.Hour), supervise.WithLogger(log))...)
+	require.NoError(t, err)
+	defer sup.Close()
+	boom := errors.New("boom")
+	fail := func(i int) {
+		mu.Lock()
+		defer mu.Unlock()
+		children[i].err.Store(&boom)
+	}
+
+	fail(0)
+	require.Eventually(t, func() bool { return sup.Stats().Generation == 2 }, 5*time.Second, time.Millisecond)
+	failed, ok := rec.Find("supervise: child failed")
+	require.True(t, ok, "logged: %v", rec.Messages())
+	assert.Equal(t, slog.LevelError, failed.Level)
+	assert.Equal(t, int64(1), failed.Attrs["generation"].Int64())
+	assert.Equal(t, boom, failed.Attrs["error"].Any())
+	restarted, ok := rec.Find("supervise: restarted")
+	require.True(t, ok, "logged: %v", rec.Messages())
+	assert.Equal(t, slog.LevelInfo, restarted.Level)
+	assert.Equal(t, int64(2), restarted.Attrs["generation"].Int64())
+
+	fail(1)
+	<-sup.Done()
+	gaveUp, ok := rec.Find("supervise: giving up")
+	require.True(t, ok, "logged: %v", rec.Messages())
+	assert.Equal(t, slog.LevelError, gaveUp.Level)
+	assert.Equal(t, boom, gaveUp.Attrs["error"].Any())
 }
