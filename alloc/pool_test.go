@@ -12,6 +12,7 @@ import (
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/internal/testdev"
 	"github.com/gpuactor/gpuactor/interop"
+	"github.com/gpuactor/gpuactor/sim"
 	"github.com/gpuactor/gpuactor/streams"
 )
 
@@ -340,7 +341,7 @@ func TestPoolMemoryDoesNotStarveMalloc(t *testing.T) {
 			require.NoError(t, err, "and for managed memory")
 			require.NoError(t, m.Close(f.ctx))
 		}
-	}, device.WithSimulator(device.NewSimulator(device.SimMemory(256<<20))))
+	}, device.WithSimulator(sim.New(sim.WithMemory(256<<20))))
 }
 
 // A stream that freed and was then closed is not synchronized by the next Synchronize: its

@@ -13,13 +13,14 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/gpuactor/gpuactor/device"
+	"github.com/gpuactor/gpuactor/sim"
 )
 
 func TestLoggerGetsTheLibrarysLines(t *testing.T) {
 	var out bytes.Buffer
 	l := slog.New(slog.NewJSONHandler(&out, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	ctx := context.Background()
-	dev, err := device.Open(ctx, 0, device.WithSimulator(device.NewSimulator()), device.WithLogger(l.With("service", "test")))
+	dev, err := device.Open(ctx, 0, device.WithSimulator(sim.New()), device.WithLogger(l.With("service", "test")))
 	require.NoError(t, err)
 	require.NoError(t, dev.Close())
 

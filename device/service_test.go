@@ -19,6 +19,7 @@ import (
 	"github.com/gpuactor/gpuactor/cuda"
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/internal/testdev"
+	"github.com/gpuactor/gpuactor/sim"
 	"github.com/gpuactor/gpuactor/streams"
 )
 
@@ -78,7 +79,7 @@ func settled(t *testing.T, dev *device.Device, goroutines int) {
 // nothing is left behind.
 func TestCancelledRequestsLeaveNothing(t *testing.T) {
 	ctx := testdev.Ctx(t)
-	dev := testdev.Open(t, ctx, []device.Option{device.WithSimulator(device.NewSimulator()), device.WithKernelCache("")})
+	dev := testdev.Open(t, ctx, []device.Option{device.WithSimulator(sim.New()), device.WithKernelCache("")})
 	saxpy, err := saxpyModule(t, dev).Kernel(ctx, "saxpy")
 	require.NoError(t, err)
 	goroutines := runtime.NumGoroutine()
@@ -124,7 +125,7 @@ func TestCancelledRequestsLeaveNothing(t *testing.T) {
 // refused because the device closed, or fails with ErrShutdown once the deadline passes.
 func TestShutdownUnderLoad(t *testing.T) {
 	ctx := testdev.Ctx(t)
-	dev, err := device.Open(ctx, 0, device.WithSimulator(device.NewSimulator()), device.WithKernelCache(""))
+	dev, err := device.Open(ctx, 0, device.WithSimulator(sim.New()), device.WithKernelCache(""))
 	require.NoError(t, err)
 	saxpy, err := saxpyModule(t, dev).Kernel(ctx, "saxpy")
 	require.NoError(t, err)
@@ -177,7 +178,7 @@ func TestShutdownUnderLoad(t *testing.T) {
 func TestShutdownDeadline(t *testing.T) {
 	t.Run("in time", func(t *testing.T) {
 		ctx := testdev.Ctx(t)
-		dev, err := device.Open(ctx, 0, device.WithSimulator(device.NewSimulator()), device.WithKernelCache(""))
+		dev, err := device.Open(ctx, 0, device.WithSimulator(sim.New()), device.WithKernelCache(""))
 		require.NoError(t, err)
 		s, err := streams.New(ctx, dev)
 		require.NoError(t, err)
@@ -192,7 +193,7 @@ func TestShutdownDeadline(t *testing.T) {
 	})
 	t.Run("past it", func(t *testing.T) {
 		ctx := testdev.Ctx(t)
-		dev, err := device.Open(ctx, 0, device.WithSimulator(device.NewSimulator()), device.WithKernelCache(""))
+		dev, err := device.Open(ctx, 0, device.WithSimulator(sim.New()), device.WithKernelCache(""))
 		require.NoError(t, err)
 		s, err := streams.New(ctx, dev)
 		require.NoError(t, err)

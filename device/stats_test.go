@@ -12,6 +12,7 @@ import (
 	"github.com/gpuactor/gpuactor/cuda"
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/internal/testdev"
+	"github.com/gpuactor/gpuactor/sim"
 	"github.com/gpuactor/gpuactor/streams"
 )
 
@@ -96,7 +97,7 @@ func TestStatsFollowTheWork(t *testing.T) {
 // and after Close.
 func TestStatsDoNotWait(t *testing.T) {
 	ctx := testdev.Ctx(t)
-	dev, err := device.Open(ctx, 0, device.WithSimulator(device.NewSimulator()), device.WithKernelCache(""))
+	dev, err := device.Open(ctx, 0, device.WithSimulator(sim.New()), device.WithKernelCache(""))
 	require.NoError(t, err)
 	s, err := streams.New(ctx, dev)
 	require.NoError(t, err)

@@ -13,6 +13,7 @@ import (
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/group"
 	"github.com/gpuactor/gpuactor/internal/logging/logtest"
+	"github.com/gpuactor/gpuactor/sim"
 	"github.com/gpuactor/gpuactor/streams"
 )
 
@@ -51,10 +52,10 @@ func TestLoggerSeesARestart(t *testing.T) {
 func TestLoggerSeesAJobRunAgain(t *testing.T) {
 	ctx := context.Background()
 	rec, log := logtest.New()
-	sim := device.NewSimulator(device.SimDevices(2), device.SimConfinedFaults())
+	machine := sim.New(sim.WithDevices(2), sim.WithConfinedFaults())
 	var devs []*device.Device
 	for i := range 2 {
-		d, err := device.Open(ctx, i, simOptions(sim)...)
+		d, err := device.Open(ctx, i, simOptions(machine)...)
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = d.Close() })
 		devs = append(devs, d)
@@ -65,7 +66,7 @@ func TestLoggerSeesAJobRunAgain(t *testing.T) {
 	err := g.Submit(ctx, func(ctx context.Context, d *device.Device, s *streams.Stream) error {
 		if tries.Add(1) == 1 {
 			failedOn.Store(int32(d.Ordinal()))
-			require.NoError(t, sim.Fail(d.Ordinal(), cudaerr.LaunchFailure))
+			require.NoError(t, machine.Fail(d.Ordinal(), cudaerr.LaunchFailure))
 		}
 		return s.HostFunc(ctx, func() {}).Wait(ctx)
 	}, group.Idempotent()).Wait(ctx)

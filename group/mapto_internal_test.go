@@ -9,6 +9,7 @@ import (
 
 	"github.com/gpuactor/gpuactor/actor"
 	"github.com/gpuactor/gpuactor/device"
+	"github.com/gpuactor/gpuactor/sim"
 	"github.com/gpuactor/gpuactor/streams"
 )
 
@@ -28,7 +29,7 @@ func doubled(ctx context.Context, d *device.Device, s *streams.Stream, shard []u
 func openEight(t *testing.T) ([]*device.Device, *Group) {
 	t.Helper()
 	devs, err := device.OpenAll(context.Background(),
-		device.WithSimulator(device.NewSimulator(device.SimDevices(8))),
+		device.WithSimulator(sim.New(sim.WithDevices(8))),
 		device.WithKernelCache(""),
 		device.WithActorOptions(actor.WithBusySpin(0), actor.WithSpin(0), actor.WithAwaitSpin(0)))
 	require.NoError(t, err)

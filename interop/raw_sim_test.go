@@ -16,6 +16,7 @@ import (
 	"github.com/gpuactor/gpuactor/internal/core"
 	"github.com/gpuactor/gpuactor/internal/testdev"
 	"github.com/gpuactor/gpuactor/interop"
+	"github.com/gpuactor/gpuactor/sim"
 	"github.com/gpuactor/gpuactor/streams"
 )
 
@@ -29,7 +30,7 @@ func onActor[T any](t *testing.T, ctx context.Context, dev *device.Device, fn fu
 }
 
 func simDevice(t *testing.T, ctx context.Context) (*device.Device, []device.Option) {
-	opts := []device.Option{device.WithSimulator(device.NewSimulator(device.SimDevices(testdev.SimDevices))), device.WithKernelCache(t.TempDir())}
+	opts := []device.Option{device.WithSimulator(sim.New(sim.WithDevices(testdev.SimDevices))), device.WithKernelCache(t.TempDir())}
 	return testdev.Open(t, ctx, opts), opts
 }
 

@@ -22,13 +22,14 @@ import (
 	"github.com/gpuactor/gpuactor/internal/core"
 	"github.com/gpuactor/gpuactor/internal/testdev"
 	"github.com/gpuactor/gpuactor/internal/testgpu"
+	"github.com/gpuactor/gpuactor/sim"
 )
 
 // stagingBackends runs fn on the simulator and on the GPU (skipped without one, failed
 // without one when GPUACTOR_REQUIRE_GPU=1), with the options that open a device there.
 func stagingBackends(t *testing.T, fn func(t *testing.T, opts []device.Option)) {
 	t.Run("sim", func(t *testing.T) {
-		fn(t, []device.Option{device.WithSimulator(device.NewSimulator()), device.WithKernelCache(t.TempDir())})
+		fn(t, []device.Option{device.WithSimulator(sim.New()), device.WithKernelCache(t.TempDir())})
 	})
 	t.Run("cuda", func(t *testing.T) {
 		n, err := device.Count(context.Background(), device.WithBackend(device.BackendCUDA))

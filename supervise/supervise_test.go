@@ -15,6 +15,7 @@ import (
 	"github.com/gpuactor/gpuactor/cudaerr"
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/internal/logging/logtest"
+	"github.com/gpuactor/gpuactor/sim"
 	"github.com/gpuactor/gpuactor/streams"
 	"github.com/gpuactor/gpuactor/supervise"
 )
@@ -41,13 +42,13 @@ func (e *events) opts() []supervise.Option {
 func TestRestartsAFailedDevice(t *testing.T) {
 	ctx := context.Background()
 	var mu sync.Mutex
-	var sims []*device.Simulator
+	var sims []*sim.Simulator
 	start := func(ctx context.Context) (*device.Device, error) {
-		sim := device.NewSimulator()
+		machine := sim.New()
 		mu.Lock()
-		sims = append(sims, sim)
+		sims = append(sims, machine)
 		mu.Unlock()
-		return device.Open(ctx, 0, device.WithSimulator(sim))
+		return device.Open(ctx, 0, device.WithSimulator(machine))
 	}
 	var ev events
 	sup, err := supervise.New(ctx, start, ev.opts()...)
@@ -98,16 +99,16 @@ func TestRestartsAFailedDevice(t *testing.T) {
 // failed already, so the supervisor spends its restarts and gives up, cleanly.
 func TestGivesUpOnAGPUThatCannotComeBack(t *testing.T) {
 	ctx := context.Background()
-	sim := device.NewSimulator()
+	machine := sim.New()
 	start := func(ctx context.Context) (*device.Device, error) {
-		return device.Open(ctx, 0, device.WithSimulator(sim))
+		return device.Open(ctx, 0, device.WithSimulator(machine))
 	}
 	var ev events
 	sup, err := supervise.New(ctx, start, append(ev.opts(), supervise.WithRestarts(2, time.Minute))...)
 	require.NoError(t, err)
 	dev, err := sup.Current()
 	require.NoError(t, err)
-	require.NoError(t, sim.Fail(0, cudaerr.LaunchFailure))
+	require.NoError(t, machine.Fail(0, cudaerr.LaunchFailure))
 	_, _ = dev.Malloc(ctx, 16)
 	select {
 	case <-sup.Done():
@@ -135,11 +136,11 @@ func TestHealthCheckFailureRestarts(t *testing.T) {
 	n := 0
 	start := func(ctx context.Context) (*device.Device, error) {
 		n++
-		var opts []device.SimOption
+		var opts []sim.Option
 		if n == 1 { // the first device answers nothing in time
-			opts = append(opts, device.SimFaults(0, device.SimFaultPlan{SlowRate: 1, SlowBy: 200 * time.Millisecond}))
+			opts = append(opts, sim.WithFaults(0, sim.FaultPlan{SlowRate: 1, SlowBy: 200 * time.Millisecond}))
 		}
-		return device.Open(ctx, 0, device.WithSimulator(device.NewSimulator(opts...)))
+		return device.Open(ctx, 0, device.WithSimulator(sim.New(opts...)))
 	}
 	var ev events
 	sup, err := supervise.New(ctx, start, append(ev.opts(), supervise.WithHealthCheck(time.Millisecond, 20*time.Millisecond))...)
