@@ -19,6 +19,9 @@
 // Backends: "cuda" drives the real runtime through purego (no cgo); "sim" is a CPU simulator
 // with the runtime's ordering semantics, where kernels run as Go functions registered next to
 // their CUDA source; "auto" picks cuda when libcudart loads and a device exists, else sim.
+// Package sim makes a simulated machine to share between devices (WithSimulator), with
+// speeds and faults to order; package isolate configures devices that run in a worker
+// process of their own (Isolated).
 //
 // Every method that waits takes a context. A cancelled caller stops waiting at once; the
 // operation it sent still completes on the device and releases what it holds, so nothing

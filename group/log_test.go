@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -27,6 +28,8 @@ func TestLoggerSeesARestart(t *testing.T) {
 
 	r.failNow(t, devs[1])
 	restartedAt(t, g, 1, 1)
+	// The supervisor logs the restart once its start returned, after the swap.
+	require.Eventually(t, func() bool { _, ok := rec.Find("supervise: restarted"); return ok }, 5*time.Second, time.Millisecond)
 	for _, want := range []struct {
 		msg   string
 		level slog.Level

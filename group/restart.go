@@ -166,11 +166,11 @@ func (m *member) reopen(ctx context.Context) (*generation, error) {
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("group: device %d, reopened: %w", ord, err), d.Close())
 	}
-	m.restarts.Add(1)
+	n := m.restarts.Add(1)
+	m.g.cfg.log.Info("group: device reopened", slog.Int("device", ord), slog.String("name", d.String()),
+		slog.Uint64("restarts", n))
 	m.cur.Store(gn)
 	close(old.replaced)
-	m.g.cfg.log.Info("group: device reopened", slog.Int("device", ord), slog.String("name", d.String()),
-		slog.Uint64("restarts", m.restarts.Load()))
 	m.g.peers.Range(func(k, _ any) bool { // MapTo's links of the failed device: gone with it
 		if pair := k.([2]*device.Device); pair[0] == old.dev || pair[1] == old.dev {
 			m.g.peers.Delete(k)

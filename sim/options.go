@@ -50,22 +50,13 @@ func WithSlowdown(ordinal int, factor float64) Option {
 }
 
 // FaultPlan injects failures into one simulated device (WithFaults), so that supervisors,
-// groups and users' own code meet faults without a GPU. Operations are what the device's
-// streams run (launches, copies, memsets, host functions, event records, waits), counted from
-// 1 in the order they start. Its fields:
-//
-//   - StickyAt: the device fails with Code as operation StickyAt runs (0: never); StickyRate:
-//     each operation fails it so with this chance. Every later call then fails, as after a
-//     kernel's fault.
-//   - Code: the sticky error (default cudaerr.LaunchFailure).
-//   - LostAt: the device is lost as operation LostAt runs: every call fails from then on with
-//     cudaerr.DevicesUnavailable, as when a GPU falls off the bus (0: never).
-//   - AllocFailRate: each allocation (device, stream-ordered, pinned) fails with
-//     cudaerr.MemoryAllocation with this chance; the device goes on.
-//   - SlowRate, SlowBy: each operation takes SlowBy longer with this chance.
-//   - Seed: seeds the chances (0: a fixed seed, so that runs repeat).
-//
-// It is the simulator's own type, named here: one definition, used as is.
+// groups and users' own code meet faults without a GPU: a sticky fault at the Nth operation
+// (StickyAt) or at a rate (StickyRate) with a code (Code), a lost device (LostAt), failed
+// allocations (AllocFailRate), slow operations (SlowRate, SlowBy), and a Seed for the
+// chances. Operations are what the device's streams run (launches, copies, memsets, host
+// functions, event records, waits), counted from 1 in the order they start. It is the
+// simulator's own type, whose fields are documented where it is defined: one definition, so
+// that no copy of it can drift.
 type FaultPlan = isim.FaultPlan
 
 // WithFaults injects plan's failures into device ordinal.

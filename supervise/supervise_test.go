@@ -200,8 +200,9 @@ func TestLogsFailuresRestartsAndGivingUp(t *testing.T) {
 	assert.Equal(t, slog.LevelError, failed.Level)
 	assert.Equal(t, int64(1), failed.Attrs["generation"].Int64())
 	assert.Equal(t, boom, failed.Attrs["error"].Any())
-	restarted, ok := rec.Find("supervise: restarted")
-	require.True(t, ok, "logged: %v", rec.Messages())
+	// The restart is logged just after the new generation shows in Stats.
+	require.Eventually(t, func() bool { _, ok := rec.Find("supervise: restarted"); return ok }, 5*time.Second, time.Millisecond)
+	restarted, _ := rec.Find("supervise: restarted")
 	assert.Equal(t, slog.LevelInfo, restarted.Level)
 	assert.Equal(t, int64(2), restarted.Attrs["generation"].Int64())
 
