@@ -10,9 +10,10 @@ import (
 	"github.com/gpuactor/gpuactor/alloc"
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/internal/nullgpu"
-	"github.com/gpuactor/gpuactor/internal/sim"
+	isim "github.com/gpuactor/gpuactor/internal/sim"
 	"github.com/gpuactor/gpuactor/internal/testdev"
 	"github.com/gpuactor/gpuactor/internal/testgpu"
+	"github.com/gpuactor/gpuactor/sim"
 	"github.com/gpuactor/gpuactor/streams"
 )
 
@@ -22,7 +23,7 @@ const benchPairs = 200
 
 // benchBackends runs fn on the simulator and, when there is one, on the GPU.
 func benchBackends(b *testing.B, fn func(b *testing.B, opts []device.Option)) {
-	b.Run("sim", func(b *testing.B) { fn(b, []device.Option{device.WithSimulator(device.NewSimulator())}) })
+	b.Run("sim", func(b *testing.B) { fn(b, []device.Option{device.WithSimulator(sim.New())}) })
 	b.Run("cuda", func(b *testing.B) {
 		testgpu.Need(b, testdev.GPU(), "the cuda backend sees no device")
 		fn(b, []device.Option{device.WithBackend(device.BackendCUDA)})
@@ -90,7 +91,7 @@ func mallocFreePairs(b *testing.B, opts []device.Option) {
 // for the actor.
 func BenchmarkAllocOverheadPair(b *testing.B) {
 	ctx := context.Background()
-	dev := testdev.OpenOn(b, ctx, nullgpu.Backend{Backend: sim.New()})
+	dev := testdev.OpenOn(b, ctx, nullgpu.Backend{Backend: isim.New()})
 	s, err := streams.New(ctx, dev)
 	require.NoError(b, err)
 	defer s.Close(ctx)

@@ -130,7 +130,7 @@ func TestBufferBadInput(t *testing.T) {
 		require.ErrorIs(t, err, device.ErrAllocFailed)
 		require.ErrorIs(t, err, allocErr)
 		require.ErrorIs(t, huge.Close(ctx), device.ErrAllocFailed)
-		require.Zero(t, f.dev.Usage().Async.Count, "the refused allocation is not counted")
+		require.Zero(t, f.dev.Stats().Memory.Async.Count, "the refused allocation is not counted")
 
 		// A Buffer[T]'s size is its elements' bytes: copies past them are refused.
 		b, _, err := alloc.MallocAsync[uint32](ctx, s, 8)
@@ -162,7 +162,7 @@ func TestBufferBadInput(t *testing.T) {
 		require.ErrorIs(t, err, device.ErrInvalidArgument)
 
 		requireUsable(t, f, s)
-		require.Zero(t, f.dev.Usage().Async.Count)
+		require.Zero(t, f.dev.Stats().Memory.Async.Count)
 	})
 }
 
@@ -246,7 +246,7 @@ func TestConcurrentAllocFree(t *testing.T) {
 		for _, s := range ss {
 			require.NoError(t, s.Synchronize(f.ctx))
 		}
-		u := f.dev.Usage()
+		u := f.dev.Stats().Memory
 		require.Zero(t, u.Async.Count)
 		require.Zero(t, u.Async.Bytes)
 	})

@@ -98,5 +98,5 @@ func TestCancelledAllocationsLeaveNothing(t *testing.T) {
 	wg.Wait()
 	require.Positive(t, cancelled.Load())
 	require.NoError(t, dev.Synchronize(ctx))
-	assert.Equal(t, device.Usage{}, dev.Usage())
+	assert.Equal(t, device.Usage{}, dev.Stats().Memory)
 }

@@ -35,11 +35,11 @@ func ExampleMallocAsync() {
 	if err := streams.CopyFromDevice(ctx, buf.Stream(), out, buf).Wait(ctx); err != nil {
 		panic(err)
 	}
-	fmt.Println(out, buf.Len(), buf.ElemSize(), dev.Usage().Async.Bytes)
+	fmt.Println(out, buf.Len(), buf.ElemSize(), dev.Stats().Memory.Async.Bytes)
 	if err := buf.Close(ctx); err != nil {
 		panic(err)
 	}
-	fmt.Println(dev.Usage().Async.Count)
+	fmt.Println(dev.Stats().Memory.Async.Count)
 	// Output:
 	// [1.5 2.5 3.5 4.5] 4 8 32
 	// 0

@@ -19,7 +19,7 @@ func TestPinned(t *testing.T) {
 		s := f.stream(t)
 		p, err := alloc.MallocPinned[float32](f.ctx, f.dev, 1024, alloc.Mapped, alloc.Portable)
 		require.NoError(t, err)
-		require.Equal(t, uint64(4096), f.dev.Usage().Pinned.Bytes)
+		require.Equal(t, uint64(4096), f.dev.Stats().Memory.Pinned.Bytes)
 		xs := p.Slice()
 		require.Len(t, xs, 1024)
 		for i := range xs {
@@ -44,7 +44,7 @@ func TestPinned(t *testing.T) {
 		require.NoError(t, p.Close(f.ctx))
 		require.Nil(t, p.Slice())
 		require.ErrorIs(t, p.Close(f.ctx), device.ErrClosed)
-		require.Zero(t, f.dev.Usage().Pinned.Count)
+		require.Zero(t, f.dev.Stats().Memory.Pinned.Count)
 	})
 }
 
@@ -68,7 +68,7 @@ func TestPinnedPoolReuse(t *testing.T) {
 		require.Equal(t, 1, pool.Stats().CachedBuffers)
 		require.NoError(t, pool.SetLimit(f.ctx, 0))
 		require.Zero(t, pool.Stats().CachedBytes)
-		require.Zero(t, f.dev.Usage().Pinned.Count)
+		require.Zero(t, f.dev.Stats().Memory.Pinned.Count)
 
 		_, err = pool.Get(f.ctx, 0)
 		require.ErrorIs(t, err, device.ErrInvalidArgument)
@@ -88,8 +88,8 @@ func TestRegister(t *testing.T) {
 		}
 		r, err := alloc.Register(f.ctx, f.dev, data, alloc.RegisterPortable)
 		require.NoError(t, err)
-		require.Equal(t, uint64(1<<20), f.dev.Usage().Registered.Bytes)
-		require.Equal(t, uint64(1), f.dev.Usage().Registered.Count)
+		require.Equal(t, uint64(1<<20), f.dev.Stats().Memory.Registered.Bytes)
+		require.Equal(t, uint64(1), f.dev.Stats().Memory.Registered.Count)
 		info, err := alloc.PointerAttributes(f.ctx, f.dev, uintptr(unsafe.Pointer(&data[0])))
 		require.NoError(t, err)
 		require.Equal(t, alloc.HostMemory, info.Type)
@@ -104,14 +104,14 @@ func TestRegister(t *testing.T) {
 
 		_, err = alloc.Register(f.ctx, f.dev, data[:10])
 		require.Error(t, err, "registering memory already registered")
-		require.Equal(t, uint64(1), f.dev.Usage().Registered.Count)
+		require.Equal(t, uint64(1), f.dev.Stats().Memory.Registered.Count)
 
 		require.NoError(t, r.Close(f.ctx))
 		require.Nil(t, r.Slice())
 		require.ErrorIs(t, r.Close(f.ctx), device.ErrClosed)
 		_, err = r.DevicePointer(f.ctx)
 		require.ErrorIs(t, err, device.ErrClosed)
-		require.Zero(t, f.dev.Usage().Registered.Count)
+		require.Zero(t, f.dev.Stats().Memory.Registered.Count)
 		info, err = alloc.PointerAttributes(f.ctx, f.dev, uintptr(unsafe.Pointer(&data[0])))
 		require.NoError(t, err)
 		require.Equal(t, alloc.Unregistered, info.Type)
@@ -202,9 +202,9 @@ func TestPinnedPoolConcurrent(t *testing.T) {
 		st := pool.Stats()
 		require.Equal(t, uint64(160), st.Hits+st.Misses)
 		require.Positive(t, st.Hits)
-		require.Equal(t, uint64(st.CachedBuffers), f.dev.Usage().Pinned.Count)
+		require.Equal(t, uint64(st.CachedBuffers), f.dev.Stats().Memory.Pinned.Count)
 		require.NoError(t, pool.Trim(f.ctx))
-		require.Zero(t, f.dev.Usage().Pinned.Count)
+		require.Zero(t, f.dev.Stats().Memory.Pinned.Count)
 		_, err := pool.Get(f.ctx, 0)
 		require.ErrorIs(t, err, device.ErrInvalidArgument)
 		require.ErrorIs(t, pool.Put(f.ctx, nil), device.ErrInvalidArgument)
@@ -225,7 +225,7 @@ func TestPinnedPastTheMachineIsRefused(t *testing.T) {
 		require.ErrorContains(t, err, "1099511627776")
 		_, err = alloc.PinnedPoolOf(f.dev).Get(f.ctx, tib)
 		require.ErrorIs(t, err, cudaerr.MemoryAllocation)
-		require.Zero(t, f.dev.Usage().Pinned.Count)
+		require.Zero(t, f.dev.Stats().Memory.Pinned.Count)
 		require.Zero(t, alloc.PinnedPoolOf(f.dev).Stats().CachedBytes)
 
 		p, err := alloc.MallocPinned[byte](f.ctx, f.dev, 4096)

@@ -25,7 +25,7 @@ func TestManagedPrefetch(t *testing.T) {
 		for i := range host {
 			host[i] = uint32(i)
 		}
-		require.Equal(t, uint64(n*4), f.dev.Usage().Managed.Bytes)
+		require.Equal(t, uint64(n*4), f.dev.Stats().Memory.Managed.Bytes)
 
 		await(t, f.ctx, m.Prefetch(f.ctx, s, alloc.OnDevice(f.dev)))
 		a, err := m.Attributes(f.ctx)
@@ -51,7 +51,7 @@ func TestManagedPrefetch(t *testing.T) {
 
 		require.NoError(t, m.Close(f.ctx))
 		require.Nil(t, m.Host())
-		require.Zero(t, f.dev.Usage().Managed.Count)
+		require.Zero(t, f.dev.Stats().Memory.Managed.Count)
 	})
 }
 
@@ -98,7 +98,7 @@ func TestManagedBadInput(t *testing.T) {
 		require.NoError(t, err)
 		_, err = alloc.MallocManaged[byte](f.ctx, f.dev, int(free+1<<30))
 		require.ErrorIs(t, err, alloc.ErrOversubscribe)
-		require.Zero(t, f.dev.Usage().Managed.Count)
+		require.Zero(t, f.dev.Stats().Memory.Managed.Count)
 		_, err = alloc.MallocManaged[byte](f.ctx, f.dev, 0)
 		require.ErrorIs(t, err, device.ErrInvalidArgument)
 		_, err = alloc.MallocManaged[[]int](f.ctx, f.dev, 1)

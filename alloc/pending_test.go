@@ -77,7 +77,7 @@ func TestMallocAsyncUseWhilePending(t *testing.T) {
 			require.Equal(t, want, v, "element %d", i)
 		}
 		await(t, f.ctx, b.CloseOn(f.ctx, nil))
-		require.Zero(t, f.dev.Usage().Async.Count)
+		require.Zero(t, f.dev.Stats().Memory.Async.Count)
 	})
 }
 
@@ -150,8 +150,8 @@ func TestMallocAsyncImmediateUseConcurrent(t *testing.T) {
 		for _, s := range ss {
 			require.NoError(t, s.Synchronize(f.ctx))
 		}
-		require.Zero(t, f.dev.Usage().Async.Count)
-		require.Zero(t, f.dev.Usage().Async.Bytes)
+		require.Zero(t, f.dev.Stats().Memory.Async.Count)
+		require.Zero(t, f.dev.Stats().Memory.Async.Bytes)
 	})
 }
 
@@ -164,12 +164,12 @@ func TestMallocAsyncFailureSurfaces(t *testing.T) {
 		// CUDA rounds a pool's maximum up to its own granularity (a 4 MiB cap let 8 MiB
 		// through on an H100), so the cap and the request are far apart.
 		p := newPool(t, f, alloc.MaxSize(64*mib))
-		before := f.dev.Usage()
+		before := f.dev.Stats().Memory
 		b, made, err := alloc.MallocAsync[uint32](f.ctx, s, 32*mib, alloc.FromPool(p)) // 128 MiB
 		require.NoError(t, err)
 		allocErr := made.Wait(f.ctx)
 		require.ErrorIs(t, allocErr, cudaerr.MemoryAllocation)
-		require.Equal(t, before, f.dev.Usage(), "a failed allocation is not counted")
+		require.Equal(t, before, f.dev.Stats().Memory, "a failed allocation is not counted")
 
 		// Every use reports it, through its future: staged copies on the buffer's stream, other
 		// stream operations.
@@ -205,7 +205,7 @@ func TestMallocAsyncFailureSurfaces(t *testing.T) {
 		require.ErrorIs(t, err, device.ErrAllocFailed)
 		require.ErrorIs(t, b.Buffer.Close(f.ctx), device.ErrAllocFailed)
 		require.NoError(t, other.Close(f.ctx))
-		after := f.dev.Usage()
+		after := f.dev.Stats().Memory
 		after.Pinned = before.Pinned // the stream's staging ring, made by the copies above
 		require.Equal(t, before, after)
 		requireUsable(t, f, s)
@@ -223,16 +223,16 @@ func TestMallocAsyncLimitIsSynchronous(t *testing.T) {
 		release := holdActor(t, f.ctx, f.dev, nil)
 		_, _, err = alloc.MallocAsync[byte](f.ctx, s, 7*mib)
 		require.ErrorIs(t, err, device.ErrMemoryLimit)
-		require.Equal(t, uint64(1), f.dev.Usage().Async.Count)
+		require.Equal(t, uint64(1), f.dev.Stats().Memory.Async.Count)
 		require.NoError(t, a.Close(f.ctx)) // queued behind the held actor
-		require.Zero(t, f.dev.Usage().DeviceBytes(), "a queued free is not counted")
+		require.Zero(t, f.dev.Stats().Memory.DeviceBytes(), "a queued free is not counted")
 		b, _, err := alloc.MallocAsync[byte](f.ctx, s, 15*mib)
 		require.NoError(t, err, "the queued free made room")
-		require.Equal(t, uint64(15*mib), f.dev.Usage().DeviceBytes())
+		require.Equal(t, uint64(15*mib), f.dev.Stats().Memory.DeviceBytes())
 		release()
 		require.NoError(t, streams.CopyToDevice(f.ctx, b.Stream(), b, []byte{1, 2, 3}).Wait(f.ctx))
 		require.NoError(t, b.Close(f.ctx))
-		require.Zero(t, f.dev.Usage().DeviceBytes())
+		require.Zero(t, f.dev.Stats().Memory.DeviceBytes())
 	}, device.WithMemoryLimit(16*mib))
 }
 
@@ -268,11 +268,11 @@ func TestMallocAsyncLimitConcurrent(t *testing.T) {
 			require.NoError(t, err)
 		}
 		require.Len(t, got, 16, "exactly the limit's worth of 1 MiB allocations is granted")
-		require.Equal(t, uint64(16*mib), f.dev.Usage().DeviceBytes())
+		require.Equal(t, uint64(16*mib), f.dev.Stats().Memory.DeviceBytes())
 		for _, b := range got {
 			require.NoError(t, b.Close(f.ctx))
 		}
-		require.Zero(t, f.dev.Usage().DeviceBytes())
+		require.Zero(t, f.dev.Stats().Memory.DeviceBytes())
 	}, device.WithMemoryLimit(16*mib))
 }
 
@@ -332,14 +332,14 @@ func TestMallocAsyncRefusedByFailedDevice(t *testing.T) {
 		release := holdActor(t, f.ctx, f.dev, sticky)
 		b, made, err := alloc.MallocAsync[uint32](f.ctx, s, 64)
 		require.NoError(t, err, "queued before the device failed")
-		require.Equal(t, uint64(1), f.dev.Usage().Async.Count)
+		require.Equal(t, uint64(1), f.dev.Stats().Memory.Async.Count)
 		release()
 		err = made.Wait(f.ctx)
 		require.ErrorIs(t, err, device.ErrDeviceFailed)
 		_, err = b.Ptr(f.ctx)
 		require.ErrorIs(t, err, device.ErrAllocFailed)
 		require.ErrorIs(t, err, device.ErrDeviceFailed)
-		require.Zero(t, f.dev.Usage().Async.Count, "the refused allocation's charge is given back")
+		require.Zero(t, f.dev.Stats().Memory.Async.Count, "the refused allocation's charge is given back")
 		require.ErrorIs(t, b.Close(f.ctx), device.ErrDeviceFailed)
 		_, _, err = alloc.MallocAsync[uint32](f.ctx, s, 64)
 		require.ErrorIs(t, err, device.ErrDeviceFailed, "refused at once on a failed device")
@@ -393,8 +393,8 @@ func TestFreeTwice(t *testing.T) {
 			require.NoError(t, s.Synchronize(f.ctx))
 			require.True(t, b.Closed())
 		}
-		require.Zero(t, f.dev.Usage().Async.Count)
-		require.Zero(t, f.dev.Usage().Device.Count)
+		require.Zero(t, f.dev.Stats().Memory.Async.Count)
+		require.Zero(t, f.dev.Stats().Memory.Device.Count)
 		requireUsable(t, f, s)
 	})
 }
@@ -410,7 +410,7 @@ func TestMallocAsyncCancelled(t *testing.T) {
 		require.ErrorIs(t, err, context.Canceled)
 		require.Nil(t, b)
 		require.Nil(t, made)
-		require.Zero(t, f.dev.Usage().Async.Count)
+		require.Zero(t, f.dev.Stats().Memory.Async.Count)
 
 		// Waiting for room in a full mailbox, ctx ends: the same.
 		release := holdActor(t, f.ctx, f.dev, nil)
@@ -420,7 +420,7 @@ func TestMallocAsyncCancelled(t *testing.T) {
 		b, _, err = alloc.MallocAsync[uint32](short, s, 64)
 		require.ErrorIs(t, err, context.DeadlineExceeded)
 		require.Nil(t, b)
-		require.Zero(t, f.dev.Usage().Async.Count)
+		require.Zero(t, f.dev.Stats().Memory.Async.Count)
 		release()
 		require.NoError(t, filler.Wait(f.ctx))
 
@@ -435,7 +435,7 @@ func TestMallocAsyncCancelled(t *testing.T) {
 		require.NoError(t, streams.CopyFromDevice(f.ctx, b.Stream(), out, b).Wait(f.ctx))
 		require.Equal(t, uint32(7), out[0])
 		require.NoError(t, b.Close(f.ctx))
-		require.Zero(t, f.dev.Usage().Async.Count)
+		require.Zero(t, f.dev.Stats().Memory.Async.Count)
 	}, device.WithActorTuning(device.ActorTuning{Mailbox: 1}))
 }
 
@@ -467,7 +467,7 @@ func TestFreeDoesNotWait(t *testing.T) {
 				t.Fatal("Close waited for the device")
 			}
 			require.False(t, b.Closed(), "the device has not run the free yet")
-			require.Zero(t, f.dev.Usage().DeviceBytes(), "a queued free is not counted")
+			require.Zero(t, f.dev.Stats().Memory.DeviceBytes(), "a queued free is not counted")
 			copied := s.Memset(f.ctx, b, 0)
 			release()
 			err = copied.Wait(f.ctx)
@@ -496,7 +496,7 @@ func TestFreeAfterClose(t *testing.T) {
 		require.NoError(t, made.Wait(f.ctx), "queued before Close, the allocation was made")
 		require.True(t, b.Closed(), "and freed by Close")
 		require.True(t, c.Closed())
-		require.Equal(t, device.Usage{}, f.dev.Usage())
+		require.Equal(t, device.Usage{}, f.dev.Stats().Memory)
 		for _, buf := range []*alloc.Buffer[uint32]{b, c} {
 			require.ErrorIs(t, buf.Close(f.ctx), device.ErrClosed)
 			err = buf.CloseOn(f.ctx, nil).Wait(f.ctx)
@@ -511,7 +511,7 @@ func TestFreeAfterItsStreamClosed(t *testing.T) {
 	eachBackend(t, func(t *testing.T, f *fixture) {
 		s, err := streams.New(f.ctx, f.dev)
 		require.NoError(t, err)
-		before := f.dev.Usage()
+		before := f.dev.Stats().Memory
 		b, _, err := alloc.MallocAsync[uint32](f.ctx, s, 1024)
 		require.NoError(t, err)
 		c, err := alloc.Malloc[uint32](f.ctx, s, 1024)
@@ -529,7 +529,7 @@ func TestFreeAfterItsStreamClosed(t *testing.T) {
 		require.NoError(t, c.Close(f.ctx))
 		require.NoError(t, f.dev.Synchronize(f.ctx))
 		require.True(t, c.Closed())
-		require.Equal(t, before, f.dev.Usage(), "both freed, nothing counted")
+		require.Equal(t, before, f.dev.Stats().Memory, "both freed, nothing counted")
 		require.ErrorIs(t, b.Close(f.ctx), device.ErrClosed, "closed twice")
 	})
 }

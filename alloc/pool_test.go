@@ -12,6 +12,7 @@ import (
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/internal/testdev"
 	"github.com/gpuactor/gpuactor/interop"
+	"github.com/gpuactor/gpuactor/sim"
 	"github.com/gpuactor/gpuactor/streams"
 )
 
@@ -179,7 +180,7 @@ func TestPoolMaxSizeOOM(t *testing.T) {
 		require.NoError(t, err)
 		err = fut.Wait(f.ctx)
 		require.ErrorIs(t, err, cudaerr.MemoryAllocation)
-		require.Equal(t, uint64(1), f.dev.Usage().Async.Count, "the refused allocation is not counted")
+		require.Equal(t, uint64(1), f.dev.Stats().Memory.Async.Count, "the refused allocation is not counted")
 		err = s.Memset(f.ctx, b, 0).Wait(f.ctx)
 		require.ErrorIs(t, err, device.ErrAllocFailed)
 		require.ErrorIs(t, err, cudaerr.MemoryAllocation)
@@ -193,7 +194,7 @@ func TestPoolMaxSizeOOM(t *testing.T) {
 func TestMemoryLimit(t *testing.T) {
 	eachBackend(t, func(t *testing.T, f *fixture) {
 		s := f.stream(t)
-		u := f.dev.Usage()
+		u := f.dev.Stats().Memory
 		require.Equal(t, uint64(16*mib), u.Limit)
 		a, _, err := alloc.MallocAsync[byte](f.ctx, s, 10*mib)
 		require.NoError(t, err)
@@ -207,11 +208,11 @@ func TestMemoryLimit(t *testing.T) {
 		require.ErrorIs(t, err, device.ErrMemoryLimit)
 		b, err := f.dev.Malloc(f.ctx, 5*mib)
 		require.NoError(t, err)
-		u = f.dev.Usage()
+		u = f.dev.Stats().Memory
 		require.Equal(t, uint64(15*mib), u.DeviceBytes())
 		require.NoError(t, a.Close(f.ctx))
 		require.NoError(t, b.Close(f.ctx))
-		require.Zero(t, f.dev.Usage().DeviceBytes())
+		require.Zero(t, f.dev.Stats().Memory.DeviceBytes())
 	}, device.WithMemoryLimit(16*mib))
 }
 
@@ -340,7 +341,7 @@ func TestPoolMemoryDoesNotStarveMalloc(t *testing.T) {
 			require.NoError(t, err, "and for managed memory")
 			require.NoError(t, m.Close(f.ctx))
 		}
-	}, device.WithSimulator(device.NewSimulator(device.SimMemory(256<<20))))
+	}, device.WithSimulator(sim.New(sim.WithMemory(256<<20))))
 }
 
 // A stream that freed and was then closed is not synchronized by the next Synchronize: its

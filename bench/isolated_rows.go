@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/gpuactor/gpuactor/device"
+	"github.com/gpuactor/gpuactor/isolate"
 )
 
 // The isolated rows run rows of the suite again on an isolated device (device.Isolated): the
@@ -97,9 +98,9 @@ func (e *env) closeIsolated() {
 	}
 }
 
-// serveWorker is device.WorkerMain with every simulator kernel the bench compiles, so that the
+// serveWorker is isolate.Main with every simulator kernel the bench compiles, so that the
 // isolated rows run on the simulator too: in a worker process it serves the isolated device
 // and exits; anywhere else it returns at once. main and TestMain call it first.
 func serveWorker() {
-	device.WorkerMain(device.ServeKernels(emptySim), device.ServeKernels(argKernelSim), device.ServeKernels(busySim))
+	isolate.Main(isolate.WithKernels(emptySim), isolate.WithKernels(argKernelSim), isolate.WithKernels(busySim))
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gpuactor/gpuactor/device"
+	"github.com/gpuactor/gpuactor/sim"
 )
 
 // TestMain lets this test binary be the worker of the isolated rows' devices.
@@ -104,13 +105,13 @@ func TestIsolatedRowsFailWhenTheDeviceCannotOpen(t *testing.T) {
 	ctx := t.Context()
 	// The env's device is ordinal 1 of a two-device simulator, but the options it hands on
 	// describe a one-device machine: the isolated device cannot open ordinal 1.
-	two := []device.Option{device.WithBackend(device.BackendSim), device.WithSimulator(device.NewSimulator(device.SimDevices(2)))}
+	two := []device.Option{device.WithBackend(device.BackendSim), device.WithSimulator(sim.New(sim.WithDevices(2)))}
 	dev, err := device.Open(ctx, 1, two...)
 	require.NoError(t, err)
 	defer dev.Close()
 	k, err := loadEmpty(ctx, dev)
 	require.NoError(t, err)
-	one := []device.Option{device.WithBackend(device.BackendSim), device.WithSimulator(device.NewSimulator(device.SimDevices(1)))}
+	one := []device.Option{device.WithBackend(device.BackendSim), device.WithSimulator(sim.New(sim.WithDevices(1)))}
 	e := &env{ctx: ctx, dev: dev, empty: k, devOpts: one}
 	defer e.closeIsolated()
 

@@ -12,6 +12,7 @@ import (
 	"github.com/gpuactor/gpuactor/cuda"
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/internal/cudart"
+	"github.com/gpuactor/gpuactor/sim"
 )
 
 // Meta describes where and when a run happened.
@@ -145,7 +146,7 @@ func runBackend(ctx context.Context, o *options, kind device.BackendKind, round 
 func openEnv(ctx context.Context, o *options, kind device.BackendKind, rep *Report) (e *env, close func(), err error) {
 	opts := []device.Option{device.WithBackend(kind)}
 	if kind == device.BackendSim && o.simDevices > 0 {
-		opts = append(opts, device.WithSimulator(device.NewSimulator(device.SimDevices(o.simDevices))))
+		opts = append(opts, device.WithSimulator(sim.New(sim.WithDevices(o.simDevices))))
 	}
 	if o.awaitSpin > 0 {
 		opts = append(opts, device.WithActorTuning(device.ActorTuning{AwaitSpin: o.awaitSpin}))

@@ -68,17 +68,13 @@ func streamSmallCopies(e *env, size int64, repeat int) (float64, *float64, error
 // operations shared a watermark, how often it asked the GPU.
 func traced(name string, run func(*env, int64, int) (float64, *float64, error)) func(*env, int64, int) (float64, *float64, error) {
 	return func(e *env, size int64, repeat int) (float64, *float64, error) {
-		before, err := e.dev.TrackerStats(e.ctx)
-		if err != nil {
-			return 0, nil, err
-		}
+		before := e.dev.Stats().Tracker
 		v, p, err := run(e, size, repeat)
-		if after, serr := e.dev.TrackerStats(e.ctx); serr == nil {
-			ops := after.Completed - before.Completed
-			marks := max(after.Watermarks-before.Watermarks, 1)
-			fmt.Fprintf(os.Stderr, "%s %d B: %d ops, %d watermarks (%.1f ops each), %d queries, %d polls\n", name, size,
-				ops, marks, float64(ops)/float64(marks), after.Queries-before.Queries, after.Polls-before.Polls)
-		}
+		after := e.dev.Stats().Tracker
+		ops := after.Completed - before.Completed
+		marks := max(after.Watermarks-before.Watermarks, 1)
+		fmt.Fprintf(os.Stderr, "%s %d B: %d ops, %d watermarks (%.1f ops each), %d queries, %d polls\n", name, size,
+			ops, marks, float64(ops)/float64(marks), after.Queries-before.Queries, after.Polls-before.Polls)
 		return v, p, err
 	}
 }

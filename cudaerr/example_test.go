@@ -7,13 +7,14 @@ import (
 
 	"github.com/gpuactor/gpuactor/cudaerr"
 	"github.com/gpuactor/gpuactor/device"
+	"github.com/gpuactor/gpuactor/sim"
 )
 
 // A runtime failure is matched by its code with errors.Is, through any wrapping; CodeOf
 // recovers the code, and IsSticky says whether the device is lost.
 func Example() {
 	ctx := context.Background()
-	dev, err := device.Open(ctx, 0, device.WithBackend(device.BackendSim), device.WithSimulator(device.NewSimulator(device.SimMemory(1<<30))))
+	dev, err := device.Open(ctx, 0, device.WithBackend(device.BackendSim), device.WithSimulator(sim.New(sim.WithMemory(1<<30))))
 	if err != nil {
 		panic(err)
 	}

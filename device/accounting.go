@@ -2,7 +2,7 @@ package device
 
 import "github.com/gpuactor/gpuactor/internal/core"
 
-// MemKind is a kind of memory gpuactor allocates, as Usage counts it.
+// MemKind is a kind of memory gpuactor allocates, as Stats.Memory counts it.
 type MemKind int
 
 // The kinds of memory counted per device.
@@ -44,9 +44,8 @@ func (u Usage) DeviceBytes() uint64 { return u.Device.Bytes + u.Async.Bytes + u.
 // fails with ErrMemoryLimit before reaching the runtime. 0 means no limit.
 func WithMemoryLimit(bytes uint64) Option { return func(c *config) { c.memLimit = bytes } }
 
-// Usage is what gpuactor has allocated on the device, now. Safe from any goroutine; it does
-// not wait.
-func (d *Device) Usage() Usage {
+// usage is what gpuactor has allocated on the device, now (Stats.Memory).
+func (d *Device) usage() Usage {
 	by, limit := d.core().Usage()
 	k := func(kind core.MemKind) KindUsage { return KindUsage(by[kind]) }
 	return Usage{Device: k(core.KindDevice), Async: k(core.KindAsync), Pinned: k(core.KindPinned),

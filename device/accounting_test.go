@@ -13,7 +13,7 @@ func TestUsageAndLimit(t *testing.T) {
 	testdev.Backends(t, func(t *testing.T, opts []device.Option) {
 		ctx := testdev.Ctx(t)
 		dev := openDev(t, append(opts, device.WithMemoryLimit(3<<20)))
-		require.Equal(t, device.Usage{Limit: 3 << 20}, dev.Usage())
+		require.Equal(t, device.Usage{Limit: 3 << 20}, dev.Stats().Memory)
 		a, err := dev.Malloc(ctx, 2<<20)
 		require.NoError(t, err)
 		_, err = dev.Malloc(ctx, 2<<20)
@@ -21,13 +21,13 @@ func TestUsageAndLimit(t *testing.T) {
 		// Pinned host memory is counted but not limited: it is not the device's memory.
 		h, err := dev.MallocHost(ctx, 4<<20)
 		require.NoError(t, err)
-		u := dev.Usage()
+		u := dev.Stats().Memory
 		require.Equal(t, device.KindUsage{Bytes: 2 << 20, Count: 1}, u.Device)
 		require.Equal(t, device.KindUsage{Bytes: 4 << 20, Count: 1}, u.Pinned)
 		require.Equal(t, uint64(2<<20), u.DeviceBytes())
 		require.NoError(t, a.Close(ctx))
 		require.NoError(t, h.Close(ctx))
-		require.Equal(t, device.Usage{Limit: 3 << 20}, dev.Usage())
+		require.Equal(t, device.Usage{Limit: 3 << 20}, dev.Stats().Memory)
 		requireUsable(t, dev)
 	})
 }
@@ -43,6 +43,6 @@ func TestUsageAfterClose(t *testing.T) {
 		_, err = dev.MallocHost(ctx, 1<<20)
 		require.NoError(t, err)
 		require.NoError(t, dev.Close())
-		require.Equal(t, device.Usage{}, dev.Usage())
+		require.Equal(t, device.Usage{}, dev.Stats().Memory)
 	})
 }

@@ -214,17 +214,3 @@ func (d *Device) MemInfo(ctx context.Context) (free, total uint64, err error) {
 
 // Synchronize waits until all work sent to the device so far has completed on the GPU.
 func (d *Device) Synchronize(ctx context.Context) error { return d.core().Synchronize(ctx) }
-
-// TrackerStats counts the completion tracking's work since the device opened: how many times
-// it polled, watermarks it recorded and asked about, and futures it completed. Completed per
-// watermark says how many operations shared one.
-type TrackerStats struct {
-	Polls, Watermarks, Queries, Completed uint64
-}
-
-// TrackerStats reads the device's completion-tracking counters; it returns once the device's
-// actor has read them.
-func (d *Device) TrackerStats(ctx context.Context) (TrackerStats, error) {
-	s, err := d.core().TrackerStats(ctx)
-	return TrackerStats(s), err
-}

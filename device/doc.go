@@ -19,6 +19,9 @@
 // Backends: "cuda" drives the real runtime through purego (no cgo); "sim" is a CPU simulator
 // with the runtime's ordering semantics, where kernels run as Go functions registered next to
 // their CUDA source; "auto" picks cuda when libcudart loads and a device exists, else sim.
+// Package sim makes a simulated machine to share between devices (WithSimulator), with
+// speeds and faults to order; package isolate configures devices that run in a worker
+// process of their own (Isolated).
 //
 // Every method that waits takes a context. A cancelled caller stops waiting at once; the
 // operation it sent still completes on the device and releases what it holds, so nothing
@@ -31,11 +34,11 @@
 // # In a service
 //
 // Device.Stats is a snapshot that never waits: mailbox depth, operations in flight, their
-// latency, the actor's time, memory against WithMemoryLimit, the staging pool against
-// WithStagingLimit, and whether the device failed. expvar publishes it in one line (see
+// latency, the actor's time, the completion tracking's work, memory against WithMemoryLimit,
+// the staging pool against WithStagingLimit, and whether the device failed. expvar publishes it in one line (see
 // Device.Stats's example); the module github.com/gpuactor/gpuactor/contrib/prometheus
 // exports it to Prometheus. Device.Shutdown stops a device within a deadline. The library logs
-// to a zap logger (WithLogger) or a log/slog one (WithSlogLogger).
+// to a log/slog logger (WithLogger).
 //
 // In a CPU profile each device's actor goroutine carries the pprof labels gpuactor.device
 // (its ordinal) and gpuactor.backend; in an execution trace (runtime/trace) a goroutine

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/gpuactor/gpuactor/internal/backendsel"
 	"github.com/gpuactor/gpuactor/internal/core"
 )
 
@@ -49,7 +50,7 @@ var (
 	// ErrCompile: NVRTC rejected the source; the *CompileError carries the log.
 	ErrCompile = errors.New("gpuactor: kernel compilation failed")
 	// ErrBackend: the requested backend cannot be used here.
-	ErrBackend = errors.New("gpuactor: backend unavailable")
+	ErrBackend = backendsel.ErrBackend
 )
 
 // CompileError is a kernel compilation failure with NVRTC's log.

@@ -12,6 +12,7 @@ import (
 	"github.com/gpuactor/gpuactor/alloc"
 	"github.com/gpuactor/gpuactor/cuda"
 	"github.com/gpuactor/gpuactor/device"
+	"github.com/gpuactor/gpuactor/isolate"
 	"github.com/gpuactor/gpuactor/streams"
 )
 
@@ -123,7 +124,7 @@ func ExampleDevice_Stats() {
 
 // Run a device in a worker process of its own, so that a fault, a crash or a kill ends the
 // worker and not the program: open it again and a fresh worker has the GPU. The program's main
-// calls device.WorkerMain first thing (here the test binary's TestMain does), which serves the
+// calls isolate.Main first thing (here the test binary's TestMain does), which serves the
 // device in the worker, with the simulator kernels it runs by name.
 func ExampleIsolated() {
 	ctx := context.Background()
@@ -139,7 +140,7 @@ func ExampleIsolated() {
 	for dev.Err() == nil {
 		time.Sleep(time.Millisecond)
 	}
-	fmt.Println("failed:", errors.Is(dev.Err(), device.ErrDeviceFailed), "worker died:", errors.Is(dev.Err(), device.ErrWorkerDied))
+	fmt.Println("failed:", errors.Is(dev.Err(), device.ErrDeviceFailed), "worker died:", errors.Is(dev.Err(), isolate.ErrWorkerDied))
 	_ = dev.Close()
 
 	// A new worker on the same device, in the same program.

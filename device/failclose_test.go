@@ -13,6 +13,7 @@ import (
 	"github.com/gpuactor/gpuactor/cudaerr"
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/internal/testdev"
+	"github.com/gpuactor/gpuactor/sim"
 	"github.com/gpuactor/gpuactor/streams"
 )
 
@@ -56,10 +57,10 @@ func TestCloseOfAFailedDeviceForgetsItsMemory(t *testing.T) {
 	if late != nil {
 		_ = late.Close(ctx)
 	}
-	u := dev.Usage()
+	u := dev.Stats().Memory
 	assert.Positive(t, u.DeviceBytes()+u.Pinned.Bytes, "still counted before Close")
 	require.NoError(t, dev.Close(), "the failure is Err's to report, not Close's")
-	u = dev.Usage()
+	u = dev.Stats().Memory
 	assert.Zero(t, u.DeviceBytes(), "%+v", u)
 	assert.Zero(t, u.Pinned.Bytes, "%+v", u)
 	assert.Zero(t, u.Device.Count+u.Async.Count+u.Pinned.Count, "%+v", u)
@@ -72,15 +73,15 @@ func TestFailureBelongsToTheGPU(t *testing.T) {
 	for _, confined := range []bool{false, true} {
 		t.Run(fmt.Sprintf("confined=%v", confined), func(t *testing.T) {
 			ctx := testdev.Ctx(t)
-			so := []device.SimOption{device.SimDevices(testdev.SimDevices)}
+			so := []sim.Option{sim.WithDevices(testdev.SimDevices)}
 			if confined {
-				so = append(so, device.SimConfinedFaults())
+				so = append(so, sim.WithConfinedFaults())
 			}
-			sim := device.NewSimulator(so...)
-			a, fault := faultSim(t, device.WithSimulator(sim))
-			b, err := device.Open(ctx, 0, device.WithSimulator(sim))
+			machine := sim.New(so...)
+			a, fault := faultSim(t, device.WithSimulator(machine))
+			b, err := device.Open(ctx, 0, device.WithSimulator(machine))
 			require.NoError(t, err)
-			others := testdev.All(t, ctx, []device.Option{device.WithSimulator(sim)}, b)[1:]
+			others := testdev.All(t, ctx, []device.Option{device.WithSimulator(machine)}, b)[1:]
 			fault()
 			require.ErrorIs(t, a.Err(), device.ErrDeviceFailed)
 			require.ErrorIs(t, b.Err(), device.ErrDeviceFailed, "the other handle on the GPU")
@@ -136,9 +137,9 @@ func TestInjectedFaultsFailTheDevice(t *testing.T) {
 	ctx := testdev.Ctx(t)
 	// Confined: each device meets its own injected fault (TestFailureBelongsToTheGPU has a
 	// sticky fault reaching the others).
-	sim := device.NewSimulator(device.SimDevices(3), device.SimConfinedFaults(),
-		device.SimFaults(0, device.SimFaultPlan{StickyAt: 3, Code: cudaerr.IllegalAddress}))
-	devs, err := device.OpenAll(ctx, device.WithSimulator(sim))
+	machine := sim.New(sim.WithDevices(3), sim.WithConfinedFaults(),
+		sim.WithFaults(0, sim.FaultPlan{StickyAt: 3, Code: cudaerr.IllegalAddress}))
+	devs, err := device.OpenAll(ctx, device.WithSimulator(machine))
 	require.NoError(t, err)
 	s, err := streams.New(ctx, devs[0])
 	require.NoError(t, err)
@@ -151,13 +152,13 @@ func TestInjectedFaultsFailTheDevice(t *testing.T) {
 	require.ErrorIs(t, devs[0].Err(), cudaerr.IllegalAddress)
 	require.ErrorContains(t, devs[0].Err(), "injected")
 
-	require.NoError(t, sim.Lose(1))
+	require.NoError(t, machine.Lose(1))
 	_, err = devs[1].Malloc(ctx, 16)
 	require.ErrorIs(t, err, device.ErrDeviceFailed)
 	require.ErrorIs(t, err, cudaerr.DevicesUnavailable)
 	require.ErrorIs(t, devs[1].Err(), cudaerr.DevicesUnavailable, "a lost GPU fails the device")
 
-	require.NoError(t, sim.Fail(2, cudaerr.MisalignedAddress))
+	require.NoError(t, machine.Fail(2, cudaerr.MisalignedAddress))
 	_, err = devs[2].Malloc(ctx, 16)
 	require.ErrorIs(t, err, cudaerr.MisalignedAddress)
 	for _, d := range devs {

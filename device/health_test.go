@@ -12,6 +12,7 @@ import (
 	"github.com/gpuactor/gpuactor/cuda"
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/internal/testdev"
+	"github.com/gpuactor/gpuactor/sim"
 	"github.com/gpuactor/gpuactor/streams"
 )
 
@@ -36,10 +37,10 @@ func neverEnds(t *testing.T, dev *device.Device, release chan struct{}) *device.
 // leaving nothing counted.
 func TestWatchdogFailsAStuckDevice(t *testing.T) {
 	ctx := testdev.Ctx(t)
-	sim := device.NewSimulator(device.SimDevices(testdev.SimDevices))
-	dev, err := device.Open(ctx, 0, device.WithSimulator(sim), device.WithKernelCache(""), device.WithWatchdog(50*time.Millisecond))
+	machine := sim.New(sim.WithDevices(testdev.SimDevices))
+	dev, err := device.Open(ctx, 0, device.WithSimulator(machine), device.WithKernelCache(""), device.WithWatchdog(50*time.Millisecond))
 	require.NoError(t, err)
-	others := testdev.All(t, ctx, []device.Option{device.WithSimulator(sim)}, dev)[1:]
+	others := testdev.All(t, ctx, []device.Option{device.WithSimulator(machine)}, dev)[1:]
 	release := make(chan struct{})
 	defer close(release) // lets the simulator's stream goroutine end with the test
 	k := neverEnds(t, dev, release)
@@ -75,13 +76,13 @@ func TestWatchdogFailsAStuckDevice(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("Close of a stuck device waited for the kernel")
 	}
-	assert.Equal(t, device.Usage{}, dev.Usage(), "a stuck device's memory is forgotten, left to the process's exit")
+	assert.Equal(t, device.Usage{}, dev.Stats().Memory, "a stuck device's memory is forgotten, left to the process's exit")
 }
 
 // Without a watchdog a long kernel is not a failure; with one longer than the kernel, neither.
 func TestWatchdogSparesWorkThatProgresses(t *testing.T) {
 	ctx := testdev.Ctx(t)
-	dev, err := device.Open(ctx, 0, device.WithSimulator(device.NewSimulator()), device.WithKernelCache(""), device.WithWatchdog(time.Second))
+	dev, err := device.Open(ctx, 0, device.WithSimulator(sim.New()), device.WithKernelCache(""), device.WithWatchdog(time.Second))
 	require.NoError(t, err)
 	defer dev.Close()
 	release := make(chan struct{})
@@ -112,8 +113,8 @@ func TestHealth(t *testing.T) {
 	})
 	t.Run("no answer in time", func(t *testing.T) {
 		ctx := testdev.Ctx(t)
-		sim := device.NewSimulator(device.SimFaults(0, device.SimFaultPlan{SlowRate: 1, SlowBy: 300 * time.Millisecond}))
-		dev, err := device.Open(ctx, 0, device.WithSimulator(sim))
+		machine := sim.New(sim.WithFaults(0, sim.FaultPlan{SlowRate: 1, SlowBy: 300 * time.Millisecond}))
+		dev, err := device.Open(ctx, 0, device.WithSimulator(machine))
 		require.NoError(t, err)
 		defer dev.Close()
 		hctx, cancel := context.WithTimeout(ctx, 30*time.Millisecond)

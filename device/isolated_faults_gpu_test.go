@@ -16,6 +16,7 @@ import (
 	"github.com/gpuactor/gpuactor/internal/testdev"
 	"github.com/gpuactor/gpuactor/internal/testgpu"
 	"github.com/gpuactor/gpuactor/internal/testproc"
+	"github.com/gpuactor/gpuactor/isolate"
 	"github.com/gpuactor/gpuactor/streams"
 )
 
@@ -27,7 +28,7 @@ func TestIsolatedFaultKinds(t *testing.T) {
 	testgpu.Need(t, testdev.GPU(), "the cuda backend sees no device")
 	ctx := testdev.Ctx(t)
 	opts := []device.Option{device.WithBackend(device.BackendCUDA), device.WithKernelCache(t.TempDir()),
-		device.WithWatchdog(2 * time.Second), device.Isolated(device.WorkerStderr(io.Discard))}
+		device.WithWatchdog(2 * time.Second), device.Isolated(isolate.WithStderr(io.Discard))}
 	// Every other GPU runs in a worker of its own through every fault of GPU 0: in-process, a
 	// sticky fault fails every GPU of the process (TestFaultKinds).
 	var others []*device.Device

@@ -21,6 +21,8 @@ import (
 	"github.com/gpuactor/gpuactor/graphs"
 	"github.com/gpuactor/gpuactor/internal/testdev"
 	"github.com/gpuactor/gpuactor/internal/testproc"
+	"github.com/gpuactor/gpuactor/isolate"
+	"github.com/gpuactor/gpuactor/sim"
 	"github.com/gpuactor/gpuactor/streams"
 	"github.com/gpuactor/gpuactor/supervise"
 )
@@ -28,7 +30,7 @@ import (
 // isolatedBackends runs fn on an isolated device over the simulator and over the GPU.
 func isolatedBackends(t *testing.T, fn func(t *testing.T, opts []device.Option)) {
 	testdev.Backends(t, func(t *testing.T, opts []device.Option) {
-		fn(t, append(opts, device.Isolated(device.WorkerStderr(io.Discard))))
+		fn(t, append(opts, device.Isolated(isolate.WithStderr(io.Discard))))
 	})
 }
 
@@ -92,7 +94,7 @@ func TestIsolatedDeviceRunsSaxpyInAWorker(t *testing.T) {
 
 // A device in process says so.
 func TestInProcessDeviceIsNotIsolated(t *testing.T) {
-	dev := openDev(t, []device.Option{device.WithSimulator(device.NewSimulator())})
+	dev := openDev(t, []device.Option{device.WithSimulator(sim.New())})
 	assert.False(t, dev.Isolated())
 	assert.Zero(t, dev.WorkerPID())
 }
@@ -159,19 +161,19 @@ func TestIsolatedRefusesWhatCannotCross(t *testing.T) {
 // A simulator kernel the worker has not been given fails the module's load, saying which.
 func TestIsolatedUnknownSimKernel(t *testing.T) {
 	ctx := testdev.Ctx(t)
-	dev := openDev(t, []device.Option{device.WithSimulator(device.NewSimulator()), device.Isolated()})
+	dev := openDev(t, []device.Option{device.WithSimulator(sim.New()), device.Isolated()})
 	_, err := dev.Compile(ctx, device.Source{Name: "x.cu", Code: `extern "C" __global__ void not_registered() {}`, Sim: map[string]cuda.SimKernel{"not_registered": nil}})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `"not_registered" not registered in the worker`)
 	require.NoError(t, saxpyRound(ctx, dev, 100))
 }
 
-// A worker killed with work in flight fails every pending future with ErrWorkerDied (and
+// A worker killed with work in flight fails every pending future with isolate.ErrWorkerDied (and
 // ErrDeviceFailed) at once; the device closes promptly; opening it again gives a fresh worker
 // with the GPU, in the same process.
 func TestIsolatedKilledWorkerFailsPendingThenReopens(t *testing.T) {
-	sim := device.NewSimulator(device.SimSlowdown(0, 200)) // operations slow enough to be in flight
-	opts := []device.Option{device.WithSimulator(sim), device.Isolated(device.WorkerStderr(io.Discard)), device.WithKernelCache(t.TempDir())}
+	machine := sim.New(sim.WithSlowdown(0, 200)) // operations slow enough to be in flight
+	opts := []device.Option{device.WithSimulator(machine), device.Isolated(isolate.WithStderr(io.Discard)), device.WithKernelCache(t.TempDir())}
 	ctx := testdev.Ctx(t)
 	dev, err := device.Open(ctx, 0, opts...)
 	require.NoError(t, err)
@@ -191,12 +193,12 @@ func TestIsolatedKilledWorkerFailsPendingThenReopens(t *testing.T) {
 		if err == nil {
 			continue // it ran before the kill
 		}
-		require.ErrorIs(t, err, device.ErrWorkerDied, "future %d", i)
+		require.ErrorIs(t, err, isolate.ErrWorkerDied, "future %d", i)
 		require.ErrorIs(t, err, device.ErrDeviceFailed, "future %d", i)
 	}
-	require.ErrorIs(t, futs[len(futs)-1].Wait(ctx), device.ErrWorkerDied, "the last memset cannot have run")
+	require.ErrorIs(t, futs[len(futs)-1].Wait(ctx), isolate.ErrWorkerDied, "the last memset cannot have run")
 	assert.Less(t, time.Since(killed), 2*time.Second)
-	require.ErrorIs(t, dev.Err(), device.ErrWorkerDied)
+	require.ErrorIs(t, dev.Err(), isolate.ErrWorkerDied)
 	assert.Contains(t, dev.Err().Error(), "killed")
 	_, err = dev.Malloc(ctx, 16)
 	require.ErrorIs(t, err, device.ErrDeviceFailed)
@@ -262,11 +264,11 @@ func faultOnce(t *testing.T, ctx context.Context, dev *device.Device) error {
 // supervisor's next device runs work.
 func TestSupervisedIsolatedDeviceRestarts(t *testing.T) {
 	ctx := testdev.Ctx(t)
-	sim := device.NewSimulator()
+	machine := sim.New()
 	cache := t.TempDir()
 	restarted := make(chan int, 4)
 	sup, err := supervise.New(ctx, func(ctx context.Context) (*device.Device, error) {
-		return device.Open(ctx, 0, device.WithSimulator(sim), device.WithKernelCache(cache), device.Isolated(device.WorkerStderr(io.Discard)))
+		return device.Open(ctx, 0, device.WithSimulator(machine), device.WithKernelCache(cache), device.Isolated(isolate.WithStderr(io.Discard)))
 	}, supervise.WithRestarts(3, time.Minute), supervise.WithCheckEvery(5*time.Millisecond),
 		supervise.OnRestart(func(gen int) { restarted <- gen }))
 	require.NoError(t, err)
@@ -287,31 +289,31 @@ func TestSupervisedIsolatedDeviceRestarts(t *testing.T) {
 	require.NoError(t, saxpyRound(ctx, next, 1000))
 }
 
-// A worker that cannot start fails Open with ErrWorkerStart and a reason, leaving nothing
+// A worker that cannot start fails Open with isolate.ErrWorkerStart and a reason, leaving nothing
 // running; so does a context that ends while it starts.
 func TestIsolatedWorkerThatNeverStarts(t *testing.T) {
 	ctx := testdev.Ctx(t)
-	sim := device.WithSimulator(device.NewSimulator())
+	machine := device.WithSimulator(sim.New())
 	before := testproc.Children()
-	_, err := device.Open(ctx, 0, sim, device.Isolated(device.WorkerBinary("/nonexistent/worker")))
-	require.ErrorIs(t, err, device.ErrWorkerStart)
+	_, err := device.Open(ctx, 0, machine, device.Isolated(isolate.WithBinary("/nonexistent/worker")))
+	require.ErrorIs(t, err, isolate.ErrWorkerStart)
 	assert.Contains(t, err.Error(), "/nonexistent/worker")
 
-	_, err = device.Open(ctx, 0, sim, device.Isolated(device.WorkerBinary("/bin/true"), device.WorkerStderr(io.Discard)))
-	require.ErrorIs(t, err, device.ErrWorkerStart)
+	_, err = device.Open(ctx, 0, machine, device.Isolated(isolate.WithBinary("/bin/true"), isolate.WithStderr(io.Discard)))
+	require.ErrorIs(t, err, isolate.ErrWorkerStart)
 	assert.Contains(t, err.Error(), "exited before")
-	assert.Contains(t, err.Error(), "device.WorkerMain")
+	assert.Contains(t, err.Error(), "isolate.Main")
 
-	_, err = device.Open(ctx, 0, sim, device.Isolated(device.WorkerBinary("/bin/sleep", "60"), device.WorkerStartTimeout(200*time.Millisecond)))
-	require.ErrorIs(t, err, device.ErrWorkerStart)
+	_, err = device.Open(ctx, 0, machine, device.Isolated(isolate.WithBinary("/bin/sleep", "60"), isolate.WithStartTimeout(200*time.Millisecond)))
+	require.ErrorIs(t, err, isolate.ErrWorkerStart)
 
 	cctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
 	defer cancel()
-	_, err = device.Open(cctx, 0, sim, device.Isolated(device.WorkerBinary("/bin/sleep", "60")))
+	_, err = device.Open(cctx, 0, machine, device.Isolated(isolate.WithBinary("/bin/sleep", "60")))
 	require.Error(t, err)
 	assert.ElementsMatch(t, before, testproc.Children(), "no worker left running")
 
-	_, err = device.Open(ctx, 7, sim, device.Isolated())
+	_, err = device.Open(ctx, 7, machine, device.Isolated())
 	require.Error(t, err, "an ordinal the worker's machine lacks")
 	assert.Contains(t, err.Error(), "ordinal 7")
 	assert.ElementsMatch(t, before, testproc.Children(), "no worker left running")

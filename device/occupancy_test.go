@@ -8,13 +8,14 @@ import (
 
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/internal/testdev"
+	"github.com/gpuactor/gpuactor/sim"
 )
 
 // A block size or shared memory the device cannot have is refused before the device is asked,
 // saying which; a kernel of a closed module is refused; the device goes on.
 func TestOccupancyBadInput(t *testing.T) {
 	ctx := testdev.Ctx(t)
-	dev := openDev(t, []device.Option{device.WithSimulator(device.NewSimulator())})
+	dev := openDev(t, []device.Option{device.WithSimulator(sim.New())})
 	mod := saxpyModule(t, dev)
 	k, err := mod.Kernel(ctx, "empty")
 	require.NoError(t, err)

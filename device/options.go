@@ -1,12 +1,15 @@
 package device
 
 import (
-	"time"
-
+	"log/slog"
 	"os"
 	"path/filepath"
+	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/gpuactor/gpuactor/internal/logging"
+	"github.com/gpuactor/gpuactor/sim"
 )
 
 // BackendKind names a backend.
@@ -27,7 +30,7 @@ type Option func(*config)
 
 type config struct {
 	backend   BackendKind
-	simulator *Simulator
+	simulator *sim.Simulator
 	logger    *zap.Logger
 	cacheDir  string      // "" = default; "-" = no cache
 	tuning    ActorTuning // WithActorTuning
@@ -55,18 +58,15 @@ func newConfig(opts []Option) *config {
 // WithBackend picks the backend, overriding GPUACTOR_BACKEND.
 func WithBackend(k BackendKind) Option { return func(c *config) { c.backend = k } }
 
-// WithSimulator runs on the given simulator (and implies the sim backend), so that several
-// Open calls share one simulated machine.
-func WithSimulator(s *Simulator) Option { return func(c *config) { c.simulator = s } }
+// WithSimulator runs on the given simulator (package sim; it implies the sim backend), so
+// that several Open calls share one simulated machine.
+func WithSimulator(s *sim.Simulator) Option { return func(c *config) { c.simulator = s } }
 
-// WithLogger sets the structured logger; the default discards everything.
-func WithLogger(l *zap.Logger) Option {
-	return func(c *config) {
-		if l != nil {
-			c.logger = l
-		}
-	}
-}
+// WithLogger sends the library's log lines (the backend chosen, a device failing or stuck, a
+// kernel cache that cannot be written) to l; the default, and a nil l, discard them. A
+// simulator logs through its own sim.WithLogger. A program that logs through zap passes slog.New of zap's slog handler
+// (go.uber.org/zap/exp/zapslog): every package of the module takes a *slog.Logger.
+func WithLogger(l *slog.Logger) Option { return func(c *config) { c.logger = logging.Zap(l) } }
 
 // WithKernelCache sets the directory of the compiled-kernel cache; "" disables caching.
 // The default is gpuactor/kernels under os.UserCacheDir.

@@ -14,14 +14,15 @@ import (
 	"github.com/gpuactor/gpuactor/actor"
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/internal/testdev"
+	"github.com/gpuactor/gpuactor/sim"
 	"github.com/gpuactor/gpuactor/streams"
 )
 
 // The actor goroutine of each device carries its ordinal as a pprof label.
 func TestActorGoroutinesCarryTheDevicesLabel(t *testing.T) {
 	ctx := testdev.Ctx(t)
-	sim := device.NewSimulator(device.SimDevices(testdev.SimDevices))
-	devs, err := device.OpenAll(ctx, device.WithSimulator(sim), device.WithKernelCache(""))
+	machine := sim.New(sim.WithDevices(testdev.SimDevices))
+	devs, err := device.OpenAll(ctx, device.WithSimulator(machine), device.WithKernelCache(""))
 	require.NoError(t, err)
 	defer func() {
 		for _, d := range devs {
@@ -45,7 +46,7 @@ func TestAwaitIsATraceRegion(t *testing.T) {
 		t.Skip("a trace is running already")
 	}
 	ctx := testdev.Ctx(t)
-	dev := testdev.Open(t, ctx, []device.Option{device.WithSimulator(device.NewSimulator()), device.WithKernelCache("")})
+	dev := testdev.Open(t, ctx, []device.Option{device.WithSimulator(sim.New()), device.WithKernelCache("")})
 	s, err := streams.New(ctx, dev)
 	require.NoError(t, err)
 	defer s.Close(ctx)

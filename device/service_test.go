@@ -19,6 +19,7 @@ import (
 	"github.com/gpuactor/gpuactor/cuda"
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/internal/testdev"
+	"github.com/gpuactor/gpuactor/sim"
 	"github.com/gpuactor/gpuactor/streams"
 )
 
@@ -78,7 +79,7 @@ func settled(t *testing.T, dev *device.Device, goroutines int) {
 // nothing is left behind.
 func TestCancelledRequestsLeaveNothing(t *testing.T) {
 	ctx := testdev.Ctx(t)
-	dev := testdev.Open(t, ctx, []device.Option{device.WithSimulator(device.NewSimulator()), device.WithKernelCache("")})
+	dev := testdev.Open(t, ctx, []device.Option{device.WithSimulator(sim.New()), device.WithKernelCache("")})
 	saxpy, err := saxpyModule(t, dev).Kernel(ctx, "saxpy")
 	require.NoError(t, err)
 	goroutines := runtime.NumGoroutine()
@@ -124,7 +125,7 @@ func TestCancelledRequestsLeaveNothing(t *testing.T) {
 // refused because the device closed, or fails with ErrShutdown once the deadline passes.
 func TestShutdownUnderLoad(t *testing.T) {
 	ctx := testdev.Ctx(t)
-	dev, err := device.Open(ctx, 0, device.WithSimulator(device.NewSimulator()), device.WithKernelCache(""))
+	dev, err := device.Open(ctx, 0, device.WithSimulator(sim.New()), device.WithKernelCache(""))
 	require.NoError(t, err)
 	saxpy, err := saxpyModule(t, dev).Kernel(ctx, "saxpy")
 	require.NoError(t, err)
@@ -168,7 +169,7 @@ func TestShutdownUnderLoad(t *testing.T) {
 	assert.Positive(t, ok.Load())
 	assert.Equal(t, int64(workers), refused.Load(), "each worker's last request was refused or failed by the shutdown")
 	require.NoError(t, dev.Close(), "the device finished closing")
-	assert.Equal(t, device.Usage{}, dev.Usage(), "everything freed")
+	assert.Equal(t, device.Usage{}, dev.Stats().Memory, "everything freed")
 }
 
 // Shutdown waits for the work sent before it until its deadline; past it, the futures still
@@ -177,7 +178,7 @@ func TestShutdownUnderLoad(t *testing.T) {
 func TestShutdownDeadline(t *testing.T) {
 	t.Run("in time", func(t *testing.T) {
 		ctx := testdev.Ctx(t)
-		dev, err := device.Open(ctx, 0, device.WithSimulator(device.NewSimulator()), device.WithKernelCache(""))
+		dev, err := device.Open(ctx, 0, device.WithSimulator(sim.New()), device.WithKernelCache(""))
 		require.NoError(t, err)
 		s, err := streams.New(ctx, dev)
 		require.NoError(t, err)
@@ -192,7 +193,7 @@ func TestShutdownDeadline(t *testing.T) {
 	})
 	t.Run("past it", func(t *testing.T) {
 		ctx := testdev.Ctx(t)
-		dev, err := device.Open(ctx, 0, device.WithSimulator(device.NewSimulator()), device.WithKernelCache(""))
+		dev, err := device.Open(ctx, 0, device.WithSimulator(sim.New()), device.WithKernelCache(""))
 		require.NoError(t, err)
 		s, err := streams.New(ctx, dev)
 		require.NoError(t, err)
@@ -213,6 +214,6 @@ func TestShutdownDeadline(t *testing.T) {
 		assert.False(t, dev.Stats().Memory == device.Usage{}, "not freed while the GPU may still use it")
 		close(gate)
 		require.NoError(t, dev.Close(), "the device finished closing once the GPU was done")
-		assert.Equal(t, device.Usage{}, dev.Usage(), "and freed everything")
+		assert.Equal(t, device.Usage{}, dev.Stats().Memory, "and freed everything")
 	})
 }

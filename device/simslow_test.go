@@ -9,13 +9,14 @@ import (
 
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/internal/testdev"
+	"github.com/gpuactor/gpuactor/sim"
 	"github.com/gpuactor/gpuactor/streams"
 )
 
 // A slowed simulated device takes factor times as long for the same work.
 func TestSimSlowdown(t *testing.T) {
 	ctx := testdev.Ctx(t)
-	simu := device.NewSimulator(device.SimSlowdown(1, 4))
+	simu := sim.New(sim.WithSlowdown(1, 4))
 	took := func(ordinal int) time.Duration {
 		dev, err := device.Open(ctx, ordinal, device.WithSimulator(simu))
 		require.NoError(t, err)

@@ -9,8 +9,8 @@ import (
 )
 
 // Stats is one snapshot of a device: what waits for its actor, what is in flight on the GPU,
-// how long operations take, how its actor spends its time, its memory and staging, and
-// whether it failed. Device.Stats takes it without a lock and without waiting for the actor,
+// how long operations take, how its actor and its completion tracking spend their time, its
+// memory and staging, and whether it failed. Device.Stats takes it without a lock and without waiting for the actor,
 // so a monitoring endpoint can read it as often as it likes. It marshals to JSON as is
 // (expvar.Func(func() any { return dev.Stats() })).
 type Stats struct {
@@ -34,9 +34,18 @@ type Stats struct {
 	// Actor is the actor's counters: messages handled, and its time busy, spinning (which
 	// keeps a CPU busy) and parked.
 	Actor actor.Stats
+	// Tracker is the completion tracking's work (docs/design/tracker.md).
+	Tracker TrackerStats
 
 	Memory  Usage        // what gpuactor allocated, by kind, against WithMemoryLimit
 	Staging StagingStats // the pinned staging pool of copies of Go slices
+}
+
+// TrackerStats counts the completion tracking's work since the device opened: how many times
+// it polled, watermarks it recorded and asked about, and futures it completed. Completed per
+// watermark says how many operations shared one.
+type TrackerStats struct {
+	Polls, Watermarks, Queries, Completed uint64
 }
 
 // StagingStats is a snapshot of a device's staging pool (WithStagingLimit).
@@ -90,7 +99,9 @@ func (l Latency) Quantile(q float64) time.Duration {
 }
 
 // Stats takes a snapshot of the device without waiting: safe from any goroutine, at any
-// time, before and after Close.
+// time, before and after Close. Every figure is kept by the code that changes it, so the
+// snapshot takes no lock and sends nothing to the actor; the figures are each current, not
+// taken at one instant together. MemInfo, which asks the runtime, is separate.
 func (d *Device) Stats() Stats {
 	c := d.core()
 	ops := c.OpStats()
@@ -103,7 +114,8 @@ func (d *Device) Stats() Stats {
 		Failed:   ops.Failed,
 		Latency:  Latency{Sum: ops.Sum},
 		Actor:    c.ActorStats(),
-		Memory:   d.Usage(),
+		Tracker:  TrackerStats(c.TrackerStats()),
+		Memory:   d.usage(),
 		Staging:  StagingStats(c.Staging().Stats()),
 	}
 	if err := c.Err(); err != nil {

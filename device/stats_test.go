@@ -12,6 +12,7 @@ import (
 	"github.com/gpuactor/gpuactor/cuda"
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/internal/testdev"
+	"github.com/gpuactor/gpuactor/sim"
 	"github.com/gpuactor/gpuactor/streams"
 )
 
@@ -58,6 +59,15 @@ func TestStatsFollowTheWork(t *testing.T) {
 		assert.GreaterOrEqual(t, after.Latency.Quantile(1), 5*time.Millisecond, "the slowest took the gate's time")
 		assert.Positive(t, after.Actor.Messages)
 		assert.Positive(t, after.Actor.Busy+after.Actor.Spin+after.Actor.Park)
+		// The tracking completed every future, counted before the waiter woke, with a watermark
+		// for one operation or more.
+		done := after.Tracker.Completed - before.Tracker.Completed
+		marks := after.Tracker.Watermarks - before.Tracker.Watermarks
+		assert.GreaterOrEqual(t, done, uint64(n+1), "every operation's future completed by the tracking")
+		assert.Positive(t, marks)
+		assert.LessOrEqual(t, marks, done, "no watermark without an operation")
+		assert.GreaterOrEqual(t, after.Tracker.Queries-before.Tracker.Queries, marks, "each watermark asked about at least once")
+		assert.Positive(t, after.Tracker.Polls-before.Tracker.Polls)
 
 		// A failed operation counts as failed.
 		buf, err := dev.Malloc(ctx, 64)
@@ -87,7 +97,7 @@ func TestStatsFollowTheWork(t *testing.T) {
 // and after Close.
 func TestStatsDoNotWait(t *testing.T) {
 	ctx := testdev.Ctx(t)
-	dev, err := device.Open(ctx, 0, device.WithSimulator(device.NewSimulator()), device.WithKernelCache(""))
+	dev, err := device.Open(ctx, 0, device.WithSimulator(sim.New()), device.WithKernelCache(""))
 	require.NoError(t, err)
 	s, err := streams.New(ctx, dev)
 	require.NoError(t, err)

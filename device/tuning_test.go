@@ -13,12 +13,12 @@ import (
 	"github.com/gpuactor/gpuactor/streams"
 )
 
-var sim = device.WithBackend(device.BackendSim)
+var onSim = device.WithBackend(device.BackendSim)
 
 // TestActorTuningNoSpin: a device whose spins are all off never spins, and still tracks GPU
 // completion (its idle hook is its own, whatever the tuning).
 func TestActorTuningNoSpin(t *testing.T) {
-	dev := openDev(t, []device.Option{sim, device.WithActorTuning(device.ActorTuning{
+	dev := openDev(t, []device.Option{onSim, device.WithActorTuning(device.ActorTuning{
 		Spin: device.NoSpin, BusySpin: device.NoSpin, AwaitSpin: device.NoSpin, IdlePoll: time.Millisecond,
 	})})
 	ctx := testdev.Ctx(t)
@@ -34,13 +34,13 @@ func TestActorTuningNoSpin(t *testing.T) {
 
 // TestActorTuningZeroIsDefault: the zero tuning is the device without WithActorTuning.
 func TestActorTuningZeroIsDefault(t *testing.T) {
-	dev := openDev(t, []device.Option{sim, device.WithActorTuning(device.ActorTuning{})})
+	dev := openDev(t, []device.Option{onSim, device.WithActorTuning(device.ActorTuning{})})
 	requireUsable(t, dev)
 }
 
 // TestActorTuningMailboxOfOne: the smallest mailbox works: senders wait their turn.
 func TestActorTuningMailboxOfOne(t *testing.T) {
-	dev := openDev(t, []device.Option{sim, device.WithActorTuning(device.ActorTuning{Mailbox: 1, Batch: 1})})
+	dev := openDev(t, []device.Option{onSim, device.WithActorTuning(device.ActorTuning{Mailbox: 1, Batch: 1})})
 	requireUsable(t, dev)
 }
 
@@ -57,19 +57,19 @@ func TestActorTuningOutOfRange(t *testing.T) {
 		"await spin": {device.ActorTuning{AwaitSpin: -5 * time.Microsecond}, "await spin -5µs"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			dev, err := device.Open(testdev.Ctx(t), 0, sim, device.WithActorTuning(c.tuning))
+			dev, err := device.Open(testdev.Ctx(t), 0, onSim, device.WithActorTuning(c.tuning))
 			require.ErrorIs(t, err, actor.ErrBadOption)
 			assert.ErrorContains(t, err, c.want)
 			assert.Nil(t, dev)
 		})
 	}
 	// The mistake left nothing behind: the next device opens and works.
-	requireUsable(t, openDev(t, []device.Option{sim}))
+	requireUsable(t, openDev(t, []device.Option{onSim}))
 }
 
 // TestActorTuningLastWins: a later WithActorTuning replaces an earlier one whole.
 func TestActorTuningLastWins(t *testing.T) {
-	dev := openDev(t, []device.Option{sim,
+	dev := openDev(t, []device.Option{onSim,
 		device.WithActorTuning(device.ActorTuning{Mailbox: -1}),
 		device.WithActorTuning(device.ActorTuning{Batch: 2}),
 	})

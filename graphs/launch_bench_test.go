@@ -16,9 +16,10 @@ import (
 	"github.com/gpuactor/gpuactor/internal/backend"
 	"github.com/gpuactor/gpuactor/internal/core"
 	"github.com/gpuactor/gpuactor/internal/nullgpu"
-	"github.com/gpuactor/gpuactor/internal/sim"
+	isim "github.com/gpuactor/gpuactor/internal/sim"
 	"github.com/gpuactor/gpuactor/internal/testdev"
 	"github.com/gpuactor/gpuactor/internal/testgpu"
+	"github.com/gpuactor/gpuactor/sim"
 	"github.com/gpuactor/gpuactor/streams"
 )
 
@@ -35,12 +36,12 @@ func launchBackends(b *testing.B, bench func(b *testing.B, dev *device.Device, x
 	}
 	b.Run("sim", func(b *testing.B) {
 		run(b, func() (*device.Device, error) {
-			return device.Open(ctx, 0, device.WithSimulator(device.NewSimulator()))
+			return device.Open(ctx, 0, device.WithSimulator(sim.New()))
 		})
 	})
 	b.Run("null", func(b *testing.B) {
 		run(b, func() (*device.Device, error) {
-			cd, err := core.Open(ctx, nullgpu.Backend{Backend: sim.New()}, core.Config{}, 0)
+			cd, err := core.Open(ctx, nullgpu.Backend{Backend: isim.New()}, core.Config{}, 0)
 			return (*device.Device)(cd), err
 		})
 	})

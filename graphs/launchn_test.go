@@ -199,12 +199,10 @@ func TestLaunchNSizesItsMessagesByLaunchCost(t *testing.T) {
 		assert.Equal(t, int(min(max(250*time.Microsecond/cost, 1), 1024)), graphs.ChunkSize(x), "a run cost %v", cost)
 
 		graphs.SetLaunchChunk(x, 3)
-		before, err := f.dev.TrackerStats(f.ctx)
-		require.NoError(t, err)
+		before := f.dev.Stats().Tracker
 		_, err = x.LaunchN(f.ctx, s, 40).Await(f.ctx)
 		require.NoError(t, err)
-		after, err := f.dev.TrackerStats(f.ctx)
-		require.NoError(t, err)
+		after := f.dev.Stats().Tracker
 		assert.Equal(t, uint64(1), after.Completed-before.Completed, "14 messages, one tracked")
 		assert.Equal(t, filled(n, 80), f.read(t, a))
 	})

@@ -21,7 +21,7 @@
 // address, a trap, a failed assert) is sticky for the whole process, so every GPU of the
 // process answers it from then on (docs/faults.md); once no device is left, every job still
 // queued fails with ErrNoDevice. Devices that must outlive each other's kernel faults are
-// opened device.Isolated, one worker process each (on the simulator, SimConfinedFaults).
+// opened device.Isolated, one worker process each (on the simulator, sim.WithConfinedFaults).
 //
 // WithRestart brings a failed device back, under a restart policy of package supervise: the
 // group closes the failed device and its streams, asks the open function it was given for a

@@ -10,6 +10,7 @@ import (
 	"github.com/gpuactor/gpuactor/cudaerr"
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/group"
+	"github.com/gpuactor/gpuactor/sim"
 	"github.com/gpuactor/gpuactor/streams"
 	"github.com/gpuactor/gpuactor/supervise"
 )
@@ -34,7 +35,7 @@ var scaleSource = device.Source{
 // openExampleDevices opens four simulated devices (drop WithSimulator to use every GPU) and
 // compiles the scale kernel on each: a kernel belongs to the device it was loaded on.
 func openExampleDevices(ctx context.Context) ([]*device.Device, map[int]*device.Kernel) {
-	devs, err := device.OpenAll(ctx, device.WithSimulator(device.NewSimulator(device.SimDevices(4))))
+	devs, err := device.OpenAll(ctx, device.WithSimulator(sim.New(sim.WithDevices(4))))
 	if err != nil {
 		panic(err)
 	}
@@ -131,17 +132,17 @@ func ExampleGroup_Go() {
 // Bring a failed device back: the group replaces it with the device open returns and places
 // jobs on it again. On GPUs, the devices would be opened with device.Isolated(), each in a
 // worker process of its own, so that one's fault leaves the others running, and open would be
-// device.Open(ctx, failed.Ordinal(), device.Isolated()); here SimConfinedFaults gives the
+// device.Open(ctx, failed.Ordinal(), device.Isolated()); here sim.WithConfinedFaults gives the
 // simulated devices that behaviour, and a new simulator stands for the new process.
 func ExampleWithRestart() {
 	ctx := context.Background()
-	sim := device.NewSimulator(device.SimDevices(2), device.SimConfinedFaults())
-	devs, err := device.OpenAll(ctx, device.WithSimulator(sim))
+	machine := sim.New(sim.WithDevices(2), sim.WithConfinedFaults())
+	devs, err := device.OpenAll(ctx, device.WithSimulator(machine))
 	if err != nil {
 		panic(err)
 	}
 	open := func(ctx context.Context, failed *device.Device) (*device.Device, error) {
-		return device.Open(ctx, failed.Ordinal(), device.WithSimulator(device.NewSimulator(device.SimDevices(2))))
+		return device.Open(ctx, failed.Ordinal(), device.WithSimulator(sim.New(sim.WithDevices(2))))
 	}
 	restarted := make(chan int, 1)
 	g, err := group.New(ctx, devs, group.WithPolicy(group.RoundRobin), group.WithRestart(open,
@@ -151,8 +152,8 @@ func ExampleWithRestart() {
 		panic(err)
 	}
 
-	_ = sim.Fail(1, cudaerr.LaunchFailure) // device 1 faults
-	_ = devs[1].Health(ctx)                // and learns of it, as a job on it would
+	_ = machine.Fail(1, cudaerr.LaunchFailure) // device 1 faults
+	_ = devs[1].Health(ctx)                    // and learns of it, as a job on it would
 	fmt.Println("device 1 is back, generation", <-restarted)
 
 	for range 100 {

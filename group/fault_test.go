@@ -18,6 +18,7 @@ import (
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/group"
 	"github.com/gpuactor/gpuactor/internal/testdev"
+	"github.com/gpuactor/gpuactor/sim"
 	"github.com/gpuactor/gpuactor/streams"
 )
 
@@ -183,7 +184,7 @@ func everyDeviceFailingTogether(t *testing.T, policy group.Policy) {
 	const jobs = 2000
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	devs, err := device.OpenAll(ctx, device.WithSimulator(device.NewSimulator(device.SimDevices(8))), device.WithKernelCache(""),
+	devs, err := device.OpenAll(ctx, device.WithSimulator(sim.New(sim.WithDevices(8))), device.WithKernelCache(""),
 		device.WithActorTuning(device.ActorTuning{Spin: device.NoSpin, BusySpin: device.NoSpin, AwaitSpin: device.NoSpin}))
 	require.NoError(t, err)
 	t.Cleanup(func() {

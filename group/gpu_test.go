@@ -79,7 +79,7 @@ func TestJobsOverEveryDevice(t *testing.T) {
 		assert.Equal(t, int64(jobs), total)
 		for _, d := range devs {
 			assert.NoError(t, d.Synchronize(ctx))
-			assert.Zero(t, d.Usage().DeviceBytes(), "device %d", d.Ordinal())
+			assert.Zero(t, d.Stats().Memory.DeviceBytes(), "device %d", d.Ordinal())
 		}
 	})
 }

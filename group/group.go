@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 
 	"golang.org/x/sync/semaphore"
 
 	"github.com/gpuactor/gpuactor/device"
+	"github.com/gpuactor/gpuactor/internal/logging"
 	"github.com/gpuactor/gpuactor/streams"
 	"github.com/gpuactor/gpuactor/supervise"
 )
@@ -72,6 +74,7 @@ func New(ctx context.Context, devs []*device.Device, opts ...Option) (*Group, er
 	for _, o := range opts {
 		o(&cfg)
 	}
+	cfg.log = logging.OrDiscard(cfg.log)
 	switch {
 	case len(devs) == 0:
 		return nil, fmt.Errorf("%w: the group was given none", ErrNoDevice)
@@ -139,7 +142,7 @@ func (g *Group) newGeneration(ctx context.Context, d *device.Device, owned bool)
 			return nil, fmt.Errorf("group: device %d: %w", d.Ordinal(), err)
 		}
 		bytes = free
-		if u := d.Usage(); u.Limit > 0 {
+		if u := d.Stats().Memory; u.Limit > 0 {
 			bytes = min(bytes, u.Limit-min(u.Limit, u.DeviceBytes()))
 		}
 	}
@@ -220,11 +223,19 @@ func (gn *generation) healthy() bool {
 	if gn.failed.Load() {
 		return false
 	}
-	if gn.dev.Err() != nil {
-		gn.failed.Store(true)
+	if err := gn.dev.Err(); err != nil {
+		gn.leave(err)
 		return false
 	}
 	return true
+}
+
+// leave takes gn out of placement for good, logging it once: its device failed with why.
+func (gn *generation) leave(why error) {
+	if gn.failed.CompareAndSwap(false, true) {
+		gn.g.cfg.log.Warn("group: device out of placement", slog.Int("device", gn.dev.Ordinal()),
+			slog.String("name", gn.dev.String()), slog.Any("error", why))
+	}
 }
 
 // down reports whether gn's device failed, or was taken out of service (a failed health

@@ -15,17 +15,18 @@ import (
 	"github.com/gpuactor/gpuactor/actor"
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/group"
+	"github.com/gpuactor/gpuactor/sim"
 	"github.com/gpuactor/gpuactor/streams"
 )
 
 // openSims opens n devices of one simulator (with its options), closed with the test. A
-// sticky fault stays on its device (SimConfinedFaults), as with isolated devices on GPUs: the
+// sticky fault stays on its device (sim.WithConfinedFaults), as with isolated devices on GPUs: the
 // group's fail-over is what these tests are about. TestEveryDeviceFailingTogether has the
 // in-process kind, where one fault fails them all.
-func openSims(t testing.TB, n int, opts ...device.SimOption) []*device.Device {
+func openSims(t testing.TB, n int, opts ...sim.Option) []*device.Device {
 	t.Helper()
 	devs, err := device.OpenAll(context.Background(),
-		device.WithSimulator(device.NewSimulator(append([]device.SimOption{device.SimDevices(n), device.SimConfinedFaults()}, opts...)...)),
+		device.WithSimulator(sim.New(append([]sim.Option{sim.WithDevices(n), sim.WithConfinedFaults()}, opts...)...)),
 		device.WithKernelCache(""),
 		// Parked actors: eight spinning ones would starve a small machine.
 		device.WithActorTuning(device.ActorTuning{Spin: device.NoSpin, BusySpin: device.NoSpin, AwaitSpin: device.NoSpin}))
@@ -281,7 +282,7 @@ func TestPolicies(t *testing.T) {
 // follows the devices' speed.
 func TestFasterDeviceGetsMoreWork(t *testing.T) {
 	ctx := context.Background()
-	devs := openSims(t, 2, device.SimSlowdown(1, 4))
+	devs := openSims(t, 2, sim.WithSlowdown(1, 4))
 	g := newGroup(t, devs, group.WithStreams(2))
 	var per [2]atomic.Int64
 	for range 200 {

@@ -17,6 +17,7 @@ import (
 	"github.com/gpuactor/gpuactor/cudaerr"
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/group"
+	"github.com/gpuactor/gpuactor/sim"
 	"github.com/gpuactor/gpuactor/streams"
 )
 
@@ -29,12 +30,12 @@ func TestAThousandJobsWithInjectedFaults(t *testing.T) {
 	const jobs = 1000
 	ctx := context.Background()
 	goroutines := runtime.NumGoroutine()
-	sim := device.NewSimulator(device.SimDevices(4), device.SimConfinedFaults(), // each device fails alone, as isolated ones do
-		device.SimFaults(0, device.SimFaultPlan{StickyAt: 150}),
-		device.SimFaults(1, device.SimFaultPlan{LostAt: 250}),
-		device.SimFaults(2, device.SimFaultPlan{AllocFailRate: 0.02, Seed: 3}),
-		device.SimFaults(3, device.SimFaultPlan{SlowRate: 0.05, SlowBy: time.Millisecond, Seed: 4}))
-	devs, err := device.OpenAll(ctx, device.WithSimulator(sim), device.WithKernelCache(""),
+	machine := sim.New(sim.WithDevices(4), sim.WithConfinedFaults(), // each device fails alone, as isolated ones do
+		sim.WithFaults(0, sim.FaultPlan{StickyAt: 150}),
+		sim.WithFaults(1, sim.FaultPlan{LostAt: 250}),
+		sim.WithFaults(2, sim.FaultPlan{AllocFailRate: 0.02, Seed: 3}),
+		sim.WithFaults(3, sim.FaultPlan{SlowRate: 0.05, SlowBy: time.Millisecond, Seed: 4}))
+	devs, err := device.OpenAll(ctx, device.WithSimulator(machine), device.WithKernelCache(""),
 		device.WithActorTuning(device.ActorTuning{Spin: device.NoSpin, BusySpin: device.NoSpin, AwaitSpin: device.NoSpin}))
 	require.NoError(t, err)
 	g, err := group.New(ctx, devs, group.WithPolicy(group.Affinity))
@@ -114,7 +115,7 @@ func TestAThousandJobsWithInjectedFaults(t *testing.T) {
 	require.NoError(t, g.Close())
 	for _, d := range devs {
 		require.NoError(t, d.Close())
-		u := d.Usage()
+		u := d.Stats().Memory
 		assert.Zero(t, u.DeviceBytes()+u.Pinned.Bytes, "device %d: %+v", d.Ordinal(), u)
 	}
 	assertGoroutinesBack(t, goroutines)

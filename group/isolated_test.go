@@ -23,6 +23,8 @@ import (
 	"github.com/gpuactor/gpuactor/group"
 	"github.com/gpuactor/gpuactor/internal/testdev"
 	"github.com/gpuactor/gpuactor/internal/testproc"
+	"github.com/gpuactor/gpuactor/isolate"
+	"github.com/gpuactor/gpuactor/sim"
 	"github.com/gpuactor/gpuactor/streams"
 	"github.com/gpuactor/gpuactor/supervise"
 )
@@ -92,8 +94,8 @@ func isolatedJob(seed uint32) group.Job {
 func TestJobsOverIsolatedDevicesWithWorkersKilledAtRandom(t *testing.T) {
 	ctx := testdev.Ctx(t)
 	procsBefore, fdsBefore, goroutinesBefore := testproc.Children(), testproc.OpenFDs(), runtime.NumGoroutine()
-	opts := []device.Option{device.WithSimulator(device.NewSimulator(device.SimDevices(4))), device.WithKernelCache(t.TempDir()),
-		device.Isolated(device.WorkerStderr(io.Discard))}
+	opts := []device.Option{device.WithSimulator(sim.New(sim.WithDevices(4))), device.WithKernelCache(t.TempDir()),
+		device.Isolated(isolate.WithStderr(io.Discard))}
 	devs, err := device.OpenAll(ctx, opts...)
 	require.NoError(t, err)
 	require.Len(t, devs, 4)
@@ -138,7 +140,7 @@ func TestJobsOverIsolatedDevicesWithWorkersKilledAtRandom(t *testing.T) {
 		switch {
 		case err == nil:
 			ok++
-		case errors.Is(err, device.ErrWorkerDied) && errors.Is(err, device.ErrDeviceFailed):
+		case errors.Is(err, isolate.ErrWorkerDied) && errors.Is(err, device.ErrDeviceFailed):
 			died++
 		default:
 			t.Errorf("job %d: not a clear failure: %v", i, err)

@@ -4,13 +4,13 @@ import (
 	"os"
 	"testing"
 
-	"github.com/gpuactor/gpuactor/device"
+	"github.com/gpuactor/gpuactor/isolate"
 )
 
-// The test binary is the worker of the isolated devices its tests open (WorkerMain serves one
+// The test binary is the worker of the isolated devices its tests open (isolate.Main serves one
 // and exits in a worker, and returns at once here), with the simulator kernels they load.
 func TestMain(m *testing.M) {
-	device.WorkerMain(device.ServeKernels(isolatedKernels))
+	isolate.Main(isolate.WithKernels(isolatedKernels))
 	// A race-detector worker would otherwise sleep a second at exit, each time.
 	if _, ok := os.LookupEnv("GORACE"); !ok {
 		_ = os.Setenv("GORACE", "atexit_sleep_ms=0")

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gpuactor/gpuactor/device"
+	"github.com/gpuactor/gpuactor/sim"
 	"github.com/gpuactor/gpuactor/streams"
 )
 
@@ -27,7 +28,7 @@ func doubled(ctx context.Context, d *device.Device, s *streams.Stream, shard []u
 func openEight(t *testing.T) ([]*device.Device, *Group) {
 	t.Helper()
 	devs, err := device.OpenAll(context.Background(),
-		device.WithSimulator(device.NewSimulator(device.SimDevices(8))),
+		device.WithSimulator(sim.New(sim.WithDevices(8))),
 		device.WithKernelCache(""),
 		device.WithActorTuning(device.ActorTuning{Spin: device.NoSpin, BusySpin: device.NoSpin, AwaitSpin: device.NoSpin}))
 	require.NoError(t, err)

@@ -2,6 +2,7 @@ package group
 
 import (
 	"context"
+	"log/slog"
 	"strconv"
 
 	"github.com/gpuactor/gpuactor/device"
@@ -40,6 +41,8 @@ type config struct {
 	restart  bool
 	open     func(ctx context.Context, failed *device.Device) (*device.Device, error)
 	restarts []supervise.Option
+
+	log *slog.Logger // WithLogger; never nil once New has it
 }
 
 // WithStreams sets how many streams, and so jobs running at once, each device gets
@@ -102,3 +105,11 @@ func (p Policy) String() string {
 	}
 	return "Policy(" + strconv.Itoa(int(p)) + ")"
 }
+
+// WithLogger logs what the group does about failures to l: a device taken out of placement
+// (warn), a job moved or run again on another device after its device failed (info, debug
+// for a queued job moved), and, with WithRestart, the supervisor's lines (a failure, each
+// restart, giving up) and each device reopened (info). Each line names the device. The
+// default, and a nil l, log nowhere. A supervise.WithLogger given to WithRestart takes the
+// restarts' lines elsewhere.
+func WithLogger(l *slog.Logger) Option { return func(c *config) { c.log = l } }

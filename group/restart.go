@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -29,7 +30,8 @@ const DefaultRestartCheck = 10 * time.Millisecond
 //
 // The restarts follow the supervise package's policy, set by opts: at most
 // supervise.WithRestarts in a window (default 3 a minute), after supervise.WithBackoff
-// (default 100 ms), with the OnFailure, OnRestart and OnGiveUp callbacks and WithLogger. An
+// (default 100 ms), with the OnFailure, OnRestart and OnGiveUp callbacks; the group's
+// WithLogger gets the restarts' lines unless a supervise.WithLogger is given here. An
 // error from open counts as a failed restart. Once the restarts are spent the member stays
 // failed, as it would without WithRestart. A failure is seen when a job on the device meets
 // it or when the device learns of it (checked every DefaultRestartCheck, or
@@ -52,6 +54,10 @@ func WithRestart(open func(ctx context.Context, failed *device.Device) (*device.
 		c.restarts = append([]supervise.Option{supervise.WithCheckEvery(DefaultRestartCheck)}, opts...)
 	}
 }
+
+// errReplaced is why a generation whose device has no error of its own (it failed its health
+// check) left placement.
+var errReplaced = errors.New("the supervisor is replacing it")
 
 // generation is a member's device as it is now, with its streams and memory; a restart makes
 // a new one and swaps the member's pointer to it, so that the per-job path reads it with one
@@ -84,7 +90,7 @@ func (gn *generation) Close() error {
 	gn.closeOnce.Do(func() {
 		replacing := !gn.g.shut.Load()
 		if replacing {
-			gn.failed.Store(true) // a failed health check leaves Err nil: leave placement now
+			gn.leave(errReplaced) // a failed health check leaves Err nil: leave placement now
 		}
 		err := gn.closeStreams()
 		if gn.owned || replacing || gn.down() {
@@ -112,7 +118,11 @@ func (g *Group) supervise(ctx context.Context) error {
 			}
 			return m.reopen(ctx)
 		}
-		sup, err := supervise.New(g.life, start, g.cfg.restarts...)
+		// The group's logger, with the device's ordinal, first: the caller's own
+		// supervise.WithLogger, among restarts, wins.
+		opts := append([]supervise.Option{supervise.WithLogger(g.cfg.log.With(slog.Int("device", m.cur.Load().dev.Ordinal())))},
+			g.cfg.restarts...)
+		sup, err := supervise.New(g.life, start, opts...)
 		if err != nil { // the first start returns the running device: only a bug gets here
 			g.shut.Store(true) // what closes now is not replaced: the devices stay the caller's
 			g.endLife()
@@ -156,7 +166,9 @@ func (m *member) reopen(ctx context.Context) (*generation, error) {
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("group: device %d, reopened: %w", ord, err), d.Close())
 	}
-	m.restarts.Add(1)
+	n := m.restarts.Add(1)
+	m.g.cfg.log.Info("group: device reopened", slog.Int("device", ord), slog.String("name", d.String()),
+		slog.Uint64("restarts", n))
 	m.cur.Store(gn)
 	close(old.replaced)
 	m.g.peers.Range(func(k, _ any) bool { // MapTo's links of the failed device: gone with it

@@ -18,13 +18,14 @@ import (
 	"github.com/gpuactor/gpuactor/cudaerr"
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/group"
+	"github.com/gpuactor/gpuactor/sim"
 	"github.com/gpuactor/gpuactor/streams"
 	"github.com/gpuactor/gpuactor/supervise"
 )
 
 // simOptions open a device of sim with parked actors, as openSims does.
-func simOptions(sim *device.Simulator) []device.Option {
-	return []device.Option{device.WithSimulator(sim), device.WithKernelCache(""),
+func simOptions(machine *sim.Simulator) []device.Option {
+	return []device.Option{device.WithSimulator(machine), device.WithKernelCache(""),
 		device.WithActorTuning(device.ActorTuning{Spin: device.NoSpin, BusySpin: device.NoSpin, AwaitSpin: device.NoSpin})}
 }
 
@@ -39,23 +40,23 @@ type reopener struct {
 	hold   chan struct{} // when not nil, open waits for it (or its ctx) first
 	calls  atomic.Int32
 	mu     sync.Mutex
-	sims   map[*device.Device]*device.Simulator
+	sims   map[*device.Device]*sim.Simulator
 	opened []*device.Device
 }
 
 var errOpen = errors.New("test: the worker did not start")
 
 // newReopener opens n devices of one simulator, closed with the test.
-func newReopener(t *testing.T, n int, opts ...device.SimOption) (*reopener, []*device.Device) {
+func newReopener(t *testing.T, n int, opts ...sim.Option) (*reopener, []*device.Device) {
 	t.Helper()
-	r := &reopener{n: n, sims: map[*device.Device]*device.Simulator{}}
+	r := &reopener{n: n, sims: map[*device.Device]*sim.Simulator{}}
 	// Each device fails alone, as isolated devices do on GPUs, which restarts are for.
-	sim := device.NewSimulator(append([]device.SimOption{device.SimDevices(n), device.SimConfinedFaults()}, opts...)...)
+	machine := sim.New(append([]sim.Option{sim.WithDevices(n), sim.WithConfinedFaults()}, opts...)...)
 	var devs []*device.Device
 	for i := range n {
-		d, err := device.Open(context.Background(), i, simOptions(sim)...)
+		d, err := device.Open(context.Background(), i, simOptions(machine)...)
 		require.NoError(t, err)
-		r.sims[d] = sim
+		r.sims[d] = machine
 		devs = append(devs, d)
 	}
 	t.Cleanup(func() {
@@ -78,18 +79,18 @@ func (r *reopener) open(ctx context.Context, failed *device.Device) (*device.Dev
 	if r.fail.Add(-1) >= 0 {
 		return nil, errOpen
 	}
-	opts := []device.SimOption{device.SimDevices(r.n), device.SimConfinedFaults()}
+	opts := []sim.Option{sim.WithDevices(r.n), sim.WithConfinedFaults()}
 	if r.memory != 0 {
-		opts = append(opts, device.SimMemory(r.memory))
+		opts = append(opts, sim.WithMemory(r.memory))
 	}
-	sim := device.NewSimulator(opts...)
-	d, err := device.Open(ctx, failed.Ordinal(), simOptions(sim)...)
+	machine := sim.New(opts...)
+	d, err := device.Open(ctx, failed.Ordinal(), simOptions(machine)...)
 	if err != nil {
 		return nil, err
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.sims[d] = sim
+	r.sims[d] = machine
 	r.opened = append(r.opened, d)
 	return d, nil
 }
@@ -99,9 +100,9 @@ func (r *reopener) open(ctx context.Context, failed *device.Device) (*device.Dev
 func (r *reopener) failNow(t *testing.T, d *device.Device) {
 	t.Helper()
 	r.mu.Lock()
-	sim := r.sims[d]
+	machine := r.sims[d]
 	r.mu.Unlock()
-	require.NoError(t, sim.Fail(d.Ordinal(), cudaerr.LaunchFailure))
+	require.NoError(t, machine.Fail(d.Ordinal(), cudaerr.LaunchFailure))
 	require.ErrorIs(t, d.Health(context.Background()), device.ErrDeviceFailed)
 }
 
@@ -199,9 +200,9 @@ func TestRestartAfterAJobMeetsTheFailure(t *testing.T) {
 	r, devs := newReopener(t, 2)
 	g := newGroup(t, devs, group.WithRestart(r.open, fast()...))
 	r.mu.Lock()
-	sim := r.sims[devs[0]]
+	machine := r.sims[devs[0]]
 	r.mu.Unlock()
-	require.NoError(t, sim.Fail(0, cudaerr.LaunchFailure))
+	require.NoError(t, machine.Fail(0, cudaerr.LaunchFailure))
 	for range 200 {
 		g.Go(ctx, hostJob(func(*device.Device) {}), group.Idempotent())
 	}
@@ -404,7 +405,7 @@ func TestRestartIdempotentJobsRunAgain(t *testing.T) {
 	r, devs := newReopener(t, 3)
 	g := newGroup(t, devs, group.WithRestart(r.open, fast()...))
 	r.mu.Lock()
-	sim := r.sims[devs[bad]]
+	machine := r.sims[devs[bad]]
 	r.mu.Unlock()
 
 	var faulted atomic.Bool
@@ -412,7 +413,7 @@ func TestRestartIdempotentJobsRunAgain(t *testing.T) {
 		return func(ctx context.Context, d *device.Device, s *streams.Stream) error {
 			runs.Add(1)
 			if d == devs[bad] && faulted.CompareAndSwap(false, true) {
-				require.NoError(t, sim.Fail(bad, cudaerr.LaunchFailure))
+				require.NoError(t, machine.Fail(bad, cudaerr.LaunchFailure))
 			}
 			return s.HostFunc(ctx, func() {}).Wait(ctx)
 		}
@@ -473,9 +474,9 @@ func TestRestartUnderLoad(t *testing.T) {
 			}
 			d := g.Devices()[rng.IntN(n)]
 			r.mu.Lock()
-			sim := r.sims[d]
+			machine := r.sims[d]
 			r.mu.Unlock()
-			if d.Err() == nil && sim.Fail(d.Ordinal(), cudaerr.LaunchFailure) == nil {
+			if d.Err() == nil && machine.Fail(d.Ordinal(), cudaerr.LaunchFailure) == nil {
 				injected.Add(1)
 			}
 		}
@@ -545,7 +546,7 @@ func TestRestartUnderLoad(t *testing.T) {
 func TestRestartRereadsTheMemory(t *testing.T) {
 	ctx := context.Background()
 	const small, large = 1 << 20, 4 << 20
-	r, devs := newReopener(t, 2, device.SimMemory(small))
+	r, devs := newReopener(t, 2, sim.WithMemory(small))
 	r.memory = large
 	g := newGroup(t, devs, group.WithPolicy(group.Memory), group.WithRestart(r.open, fast()...))
 	assert.Equal(t, int64(small), g.Stats().Devices[1].MemoryBytes)
@@ -565,9 +566,9 @@ func TestRestartFindsAnIdleFailureByHealthCheck(t *testing.T) {
 	r, devs := newReopener(t, 2)
 	g := newGroup(t, devs, group.WithRestart(r.open, fast(supervise.WithHealthCheck(2*time.Millisecond, time.Second))...))
 	r.mu.Lock()
-	sim := r.sims[devs[1]]
+	machine := r.sims[devs[1]]
 	r.mu.Unlock()
-	require.NoError(t, sim.Fail(1, cudaerr.IllegalAddress)) // nothing calls the device
+	require.NoError(t, machine.Fail(1, cudaerr.IllegalAddress)) // nothing calls the device
 	restartedAt(t, g, 1, 1)
 	assert.NotSame(t, devs[1], g.Devices()[1])
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"runtime"
 	"runtime/debug"
 	"time"
@@ -133,7 +134,9 @@ func (m *member) take(j *job) {
 	j.dequeued()
 	j.releaseToken() // out of the queue: room for another
 	again, err := m.runOn(j, gn, s)
-	if again && m.g.again(j) {
+	if tries := j.tries; again && m.g.again(j) { // j is another worker's once again queued it
+		m.g.cfg.log.Info("group: job runs again on another device", slog.Int("device", gn.dev.Ordinal()),
+			slog.Int("tries", tries), slog.Any("error", err))
 		return
 	}
 	j.state.Store(jobEnded)
@@ -154,7 +157,7 @@ func (m *member) runOn(j *job, gn *generation, s *streams.Stream) (again bool, e
 	m.running.Add(-1)
 	m.reserved.Add(-j.cfg.bytes)
 	if err != nil && gn.down() { // the device failed under the job
-		gn.failed.Store(true)
+		gn.leave(err)
 		m.failedJobs.Add(1)
 		again = j.cfg.idempotent && j.tries < len(m.g.members) && j.ctx.Err() == nil
 		if errors.Is(err, device.ErrDeviceFailed) {
@@ -215,6 +218,7 @@ func (j *job) move(from *member) {
 	g.enqueue(j, to)
 	j.state.Store(jobQueued)
 	g.mu.RUnlock()
+	g.cfg.log.Debug("group: queued job moved off a failed device", slog.Int("device", from.cur.Load().dev.Ordinal()))
 	if j.ctx.Err() != nil {
 		j.cancelQueued() // cancelled while it moved
 	}

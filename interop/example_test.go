@@ -6,6 +6,7 @@ import (
 
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/interop"
+	"github.com/gpuactor/gpuactor/sim"
 	"github.com/gpuactor/gpuactor/streams"
 )
 
@@ -14,13 +15,13 @@ import (
 // of its own.
 func Example_peerCopy() {
 	ctx := context.Background()
-	sim := device.NewSimulator(device.SimDevices(2))
-	d0, err := device.Open(ctx, 0, device.WithSimulator(sim))
+	machine := sim.New(sim.WithDevices(2))
+	d0, err := device.Open(ctx, 0, device.WithSimulator(machine))
 	if err != nil {
 		panic(err)
 	}
 	defer d0.Close()
-	d1, err := device.Open(ctx, 1, device.WithSimulator(sim))
+	d1, err := device.Open(ctx, 1, device.WithSimulator(machine))
 	if err != nil {
 		panic(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/internal/testdev"
 	"github.com/gpuactor/gpuactor/interop"
+	"github.com/gpuactor/gpuactor/sim"
 	"github.com/gpuactor/gpuactor/streams"
 )
 
@@ -25,7 +26,7 @@ func requireIPCNotSupported(t *testing.T, err error) {
 // the device stays usable.
 func TestIPCSimNotSupported(t *testing.T) {
 	ctx := testdev.Ctx(t)
-	dev := testdev.Open(t, ctx, []device.Option{device.WithSimulator(device.NewSimulator())})
+	dev := testdev.Open(t, ctx, []device.Option{device.WithSimulator(sim.New())})
 
 	buf, err := dev.Malloc(ctx, 4096)
 	require.NoError(t, err)

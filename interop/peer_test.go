@@ -14,6 +14,7 @@ import (
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/internal/testdev"
 	"github.com/gpuactor/gpuactor/interop"
+	"github.com/gpuactor/gpuactor/sim"
 	"github.com/gpuactor/gpuactor/streams"
 )
 
@@ -159,7 +160,7 @@ func peerAccess(t *testing.T, ctx context.Context, d0, d1 *device.Device, k *dev
 // clearly.
 func TestPeerClosedAndForeignDevices(t *testing.T) {
 	ctx := testdev.Ctx(t)
-	opts := []device.Option{device.WithSimulator(device.NewSimulator())}
+	opts := []device.Option{device.WithSimulator(sim.New())}
 	d0 := testdev.Open(t, ctx, opts)
 	d1, err := device.Open(ctx, 1, opts...)
 	require.NoError(t, err)
@@ -170,7 +171,7 @@ func TestPeerClosedAndForeignDevices(t *testing.T) {
 	require.ErrorContains(t, err, "device 1 used after Close")
 	require.ErrorIs(t, interop.EnablePeerAccess(ctx, d1, d0), device.ErrClosed)
 
-	other := []device.Option{device.WithSimulator(device.NewSimulator())}
+	other := []device.Option{device.WithSimulator(sim.New())}
 	o1, err := device.Open(ctx, 1, other...)
 	require.NoError(t, err)
 	defer func() { require.NoError(t, o1.Close()) }()
@@ -193,7 +194,7 @@ func TestPeerClosedAndForeignDevices(t *testing.T) {
 // device's memory without peer access faults its device.
 func TestPeerKernelNeedsAccess(t *testing.T) {
 	ctx := testdev.Ctx(t)
-	opts := []device.Option{device.WithSimulator(device.NewSimulator(device.SimDevices(testdev.SimDevices)))}
+	opts := []device.Option{device.WithSimulator(sim.New(sim.WithDevices(testdev.SimDevices)))}
 	devs := testdev.All(t, ctx, opts)
 	d0, d1 := devs[0], devs[1]
 	k := addU32(t, ctx, d0)
@@ -283,8 +284,8 @@ func peerCopy(t *testing.T, ctx context.Context, d0, d1 *device.Device) {
 // every such choice of three devices.
 func TestPeerCopyWrongDevices(t *testing.T) {
 	ctx := testdev.Ctx(t)
-	sim := device.NewSimulator(device.SimDevices(testdev.SimDevices))
-	devs := testdev.All(t, ctx, []device.Option{device.WithSimulator(sim)})
+	machine := sim.New(sim.WithDevices(testdev.SimDevices))
+	devs := testdev.All(t, ctx, []device.Option{device.WithSimulator(machine)})
 	bufs := make([]*device.Buffer, len(devs))
 	for i, d := range devs {
 		var err error
@@ -313,8 +314,8 @@ func TestPeerCopyHoldsForeignBuffer(t *testing.T) {
 	ctx := testdev.Ctx(t)
 	// Device 0 runs its stream work 200 times slower: its copy is still running when device
 	// 1's buffer is closed.
-	sim := device.NewSimulator(device.SimSlowdown(0, 200))
-	devs := testdev.All(t, ctx, []device.Option{device.WithSimulator(sim)})
+	machine := sim.New(sim.WithSlowdown(0, 200))
+	devs := testdev.All(t, ctx, []device.Option{device.WithSimulator(machine)})
 	d0, d1 := devs[0], devs[1]
 	const n = 256 << 10
 	a, err := d0.Malloc(ctx, n)

@@ -16,6 +16,7 @@ import (
 	"github.com/gpuactor/gpuactor/internal/core"
 	"github.com/gpuactor/gpuactor/internal/testdev"
 	"github.com/gpuactor/gpuactor/interop"
+	"github.com/gpuactor/gpuactor/sim"
 	"github.com/gpuactor/gpuactor/streams"
 )
 
@@ -29,7 +30,7 @@ func onActor[T any](t *testing.T, ctx context.Context, dev *device.Device, fn fu
 }
 
 func simDevice(t *testing.T, ctx context.Context) (*device.Device, []device.Option) {
-	opts := []device.Option{device.WithSimulator(device.NewSimulator(device.SimDevices(testdev.SimDevices))), device.WithKernelCache(t.TempDir())}
+	opts := []device.Option{device.WithSimulator(sim.New(sim.WithDevices(testdev.SimDevices))), device.WithKernelCache(t.TempDir())}
 	return testdev.Open(t, ctx, opts), opts
 }
 
@@ -177,12 +178,12 @@ func TestWrapPointer(t *testing.T) {
 		const n = 1 << 14
 		p := onActor(t, ctx, dev, func(rt backend.Device) (cuda.DevicePtr, error) { return rt.Malloc(n * 4) })
 
-		before := dev.Usage()
+		before := dev.Stats().Memory
 		buf, err := interop.WrapPointer(ctx, dev, uintptr(p), n*4)
 		require.NoError(t, err)
 		assert.EqualValues(t, n*4, buf.Size())
 		// Counted as imported, not as memory gpuactor allocated.
-		u := dev.Usage()
+		u := dev.Stats().Memory
 		assert.Equal(t, device.KindUsage{Bytes: before.Imported.Bytes + n*4, Count: before.Imported.Count + 1}, u.Imported)
 		assert.Equal(t, before.DeviceBytes(), u.DeviceBytes())
 		got, err := buf.Ptr(ctx)
@@ -206,7 +207,7 @@ func TestWrapPointer(t *testing.T) {
 		require.NoError(t, part.Close(ctx))
 
 		require.NoError(t, buf.Close(ctx))
-		assert.Equal(t, before.Imported, dev.Usage().Imported)
+		assert.Equal(t, before.Imported, dev.Stats().Memory.Imported)
 		require.ErrorIs(t, buf.Close(ctx), core.ErrClosed)
 		require.ErrorIs(t, s.Memset(ctx, buf, 0).Wait(ctx), core.ErrClosed)
 

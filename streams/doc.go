@@ -18,7 +18,7 @@
 // a lone operation completes as soon as the GPU reaches it; a busy stream's operations share
 // one watermark per 16 operations or per 200 µs for each stream with work tracked (at most
 // 1.6 ms), so a stream of futures costs little more than the same operations without them
-// (docs/design/tracker.md; device.Device.TrackerStats counts the work).
+// (docs/design/tracker.md; device.Stats.Tracker counts the work).
 //
 // # Go slices at pinned speed
 //

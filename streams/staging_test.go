@@ -22,13 +22,14 @@ import (
 	"github.com/gpuactor/gpuactor/internal/core"
 	"github.com/gpuactor/gpuactor/internal/testdev"
 	"github.com/gpuactor/gpuactor/internal/testgpu"
+	"github.com/gpuactor/gpuactor/sim"
 )
 
 // stagingBackends runs fn on the simulator and on the GPU (skipped without one, failed
 // without one when GPUACTOR_REQUIRE_GPU=1), with the options that open a device there.
 func stagingBackends(t *testing.T, fn func(t *testing.T, opts []device.Option)) {
 	t.Run("sim", func(t *testing.T) {
-		fn(t, []device.Option{device.WithSimulator(device.NewSimulator()), device.WithKernelCache(t.TempDir())})
+		fn(t, []device.Option{device.WithSimulator(sim.New()), device.WithKernelCache(t.TempDir())})
 	})
 	t.Run("cuda", func(t *testing.T) {
 		n, err := device.Count(context.Background(), device.WithBackend(device.BackendCUDA))
@@ -511,7 +512,7 @@ func TestStagingPoolOutlivesItsStreams(t *testing.T) {
 		s, err := New(ctx, dev)
 		require.NoError(t, err)
 		require.Nil(t, s.ring(), "no staging state before the first staged copy")
-		before := dev.Usage().Pinned
+		before := dev.Stats().Memory.Pinned
 		small := stagingMalloc(t, dev, 4097)
 		stagingAwait(t, CopyToDevice(ctx, s, small, stagingPattern(4097, 8)))
 		stagingSlotsBack(t, s.ring().pool)
@@ -520,7 +521,7 @@ func TestStagingPoolOutlivesItsStreams(t *testing.T) {
 		require.NotNil(t, st)
 		pinned := st.pool.Stats().PinnedBytes
 		require.Equal(t, uint64(stagingSlotSize), pinned, "one chunk each way: one slot, pinned once")
-		assert.Equal(t, device.KindUsage{Bytes: before.Bytes + pinned, Count: before.Count + 1}, dev.Usage().Pinned,
+		assert.Equal(t, device.KindUsage{Bytes: before.Bytes + pinned, Count: before.Count + 1}, dev.Stats().Memory.Pinned,
 			"staging counts as pinned memory")
 
 		// A download still in flight when the stream closes completes, data and all.
@@ -552,7 +553,7 @@ func TestStagingPoolOutlivesItsStreams(t *testing.T) {
 		assert.Equal(t, stats.PinnedBytes, st.pool.Stats().PinnedBytes, "another stream reuses them")
 
 		require.NoError(t, dev.Close())
-		assert.Equal(t, before, dev.Usage().Pinned, "the device's Close freed the pool and gave its charge back")
+		assert.Equal(t, before, dev.Stats().Memory.Pinned, "the device's Close freed the pool and gave its charge back")
 		assert.ErrorIs(t, st.fill(nil, []byte{1}, 1), device.ErrClosed, "nothing touches the freed slots")
 	})
 }

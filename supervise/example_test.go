@@ -7,6 +7,7 @@ import (
 
 	"github.com/gpuactor/gpuactor/cudaerr"
 	"github.com/gpuactor/gpuactor/device"
+	"github.com/gpuactor/gpuactor/sim"
 	"github.com/gpuactor/gpuactor/supervise"
 )
 
@@ -15,11 +16,11 @@ import (
 // process would see a fresh GPU; a GPU faulted inside this process could not come back.
 func ExampleNew() {
 	ctx := context.Background()
-	var sim *device.Simulator
+	var machine *sim.Simulator
 	restarted := make(chan int, 1)
 	sup, err := supervise.New(ctx, func(ctx context.Context) (*device.Device, error) {
-		sim = device.NewSimulator()
-		return device.Open(ctx, 0, device.WithSimulator(sim), device.WithWatchdog(time.Minute))
+		machine = sim.New()
+		return device.Open(ctx, 0, device.WithSimulator(machine), device.WithWatchdog(time.Minute))
 	}, supervise.WithRestarts(3, time.Minute), supervise.WithBackoff(time.Millisecond),
 		supervise.OnRestart(func(gen int) { restarted <- gen }))
 	if err != nil {
@@ -28,7 +29,7 @@ func ExampleNew() {
 	defer sup.Close()
 
 	dev, _ := sup.Current()
-	_ = sim.Fail(0, cudaerr.IllegalAddress) // a kernel's fault, injected
+	_ = machine.Fail(0, cudaerr.IllegalAddress) // a kernel's fault, injected
 	_, err = dev.Malloc(ctx, 16)
 	fmt.Println("failed:", err != nil)
 	fmt.Println("generation", <-restarted)

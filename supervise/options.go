@@ -1,9 +1,8 @@
 package supervise
 
 import (
+	"log/slog"
 	"time"
-
-	"go.uber.org/zap"
 )
 
 // Option configures New.
@@ -16,7 +15,7 @@ type config struct {
 	every         time.Duration
 	healthEvery   time.Duration
 	healthTimeout time.Duration
-	log           *zap.Logger
+	log           *slog.Logger
 	onFailure     func(generation int, err error)
 	onRestart     func(generation int)
 	onGiveUp      func(err error)
@@ -46,8 +45,9 @@ func WithHealthCheck(every, timeout time.Duration) Option {
 	return func(c *config) { c.healthEvery, c.healthTimeout = every, timeout }
 }
 
-// WithLogger logs failures, restarts and giving up (default: nowhere).
-func WithLogger(l *zap.Logger) Option { return func(c *config) { c.log = l } }
+// WithLogger logs failures (error), restarts (info) and giving up (error) to l; the default,
+// and a nil l, log nowhere.
+func WithLogger(l *slog.Logger) Option { return func(c *config) { c.log = l } }
 
 // OnFailure calls fn with the generation of the child that failed and why, on the
 // supervisor's goroutine, before the restart.

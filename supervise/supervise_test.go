@@ -3,7 +3,9 @@ package supervise_test
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -12,6 +14,8 @@ import (
 
 	"github.com/gpuactor/gpuactor/cudaerr"
 	"github.com/gpuactor/gpuactor/device"
+	"github.com/gpuactor/gpuactor/internal/logging/logtest"
+	"github.com/gpuactor/gpuactor/sim"
 	"github.com/gpuactor/gpuactor/streams"
 	"github.com/gpuactor/gpuactor/supervise"
 )
@@ -38,13 +42,13 @@ func (e *events) opts() []supervise.Option {
 func TestRestartsAFailedDevice(t *testing.T) {
 	ctx := context.Background()
 	var mu sync.Mutex
-	var sims []*device.Simulator
+	var sims []*sim.Simulator
 	start := func(ctx context.Context) (*device.Device, error) {
-		sim := device.NewSimulator()
+		machine := sim.New()
 		mu.Lock()
-		sims = append(sims, sim)
+		sims = append(sims, machine)
 		mu.Unlock()
-		return device.Open(ctx, 0, device.WithSimulator(sim))
+		return device.Open(ctx, 0, device.WithSimulator(machine))
 	}
 	var ev events
 	sup, err := supervise.New(ctx, start, ev.opts()...)
@@ -95,16 +99,16 @@ func TestRestartsAFailedDevice(t *testing.T) {
 // failed already, so the supervisor spends its restarts and gives up, cleanly.
 func TestGivesUpOnAGPUThatCannotComeBack(t *testing.T) {
 	ctx := context.Background()
-	sim := device.NewSimulator()
+	machine := sim.New()
 	start := func(ctx context.Context) (*device.Device, error) {
-		return device.Open(ctx, 0, device.WithSimulator(sim))
+		return device.Open(ctx, 0, device.WithSimulator(machine))
 	}
 	var ev events
 	sup, err := supervise.New(ctx, start, append(ev.opts(), supervise.WithRestarts(2, time.Minute))...)
 	require.NoError(t, err)
 	dev, err := sup.Current()
 	require.NoError(t, err)
-	require.NoError(t, sim.Fail(0, cudaerr.LaunchFailure))
+	require.NoError(t, machine.Fail(0, cudaerr.LaunchFailure))
 	_, _ = dev.Malloc(ctx, 16)
 	select {
 	case <-sup.Done():
@@ -132,11 +136,11 @@ func TestHealthCheckFailureRestarts(t *testing.T) {
 	n := 0
 	start := func(ctx context.Context) (*device.Device, error) {
 		n++
-		var opts []device.SimOption
+		var opts []sim.Option
 		if n == 1 { // the first device answers nothing in time
-			opts = append(opts, device.SimFaults(0, device.SimFaultPlan{SlowRate: 1, SlowBy: 200 * time.Millisecond}))
+			opts = append(opts, sim.WithFaults(0, sim.FaultPlan{SlowRate: 1, SlowBy: 200 * time.Millisecond}))
 		}
-		return device.Open(ctx, 0, device.WithSimulator(device.NewSimulator(opts...)))
+		return device.Open(ctx, 0, device.WithSimulator(sim.New(opts...)))
 	}
 	var ev events
 	sup, err := supervise.New(ctx, start, append(ev.opts(), supervise.WithHealthCheck(time.Millisecond, 20*time.Millisecond))...)
@@ -152,4 +156,60 @@ func TestNewFailsWhenTheFirstStartFails(t *testing.T) {
 	require.ErrorIs(t, err, boom)
 	_, err = supervise.New[*device.Device](context.Background(), nil)
 	require.Error(t, err)
+}
+
+// fakeChild fails when told to.
+type fakeChild struct{ err atomic.Pointer[error] }
+
+func (c *fakeChild) Err() error {
+	if p := c.err.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+func (c *fakeChild) Close() error { return nil }
+
+// The supervisor logs a failure, the restart and giving up to the slog logger it is given,
+// with the generation and the failure.
+func TestLogsFailuresRestartsAndGivingUp(t *testing.T) {
+	rec, log := logtest.New()
+	var children []*fakeChild
+	var mu sync.Mutex
+	start := func(context.Context) (*fakeChild, error) {
+		c := &fakeChild{}
+		mu.Lock()
+		children = append(children, c)
+		mu.Unlock()
+		return c, nil
+	}
+	var ev events
+	sup, err := supervise.New(t.Context(), start, append(ev.opts(), supervise.WithRestarts(1, time.Hour), supervise.WithLogger(log))...)
+	require.NoError(t, err)
+	defer sup.Close()
+	boom := errors.New("boom")
+	fail := func(i int) {
+		mu.Lock()
+		defer mu.Unlock()
+		children[i].err.Store(&boom)
+	}
+
+	fail(0)
+	require.Eventually(t, func() bool { return sup.Stats().Generation == 2 }, 5*time.Second, time.Millisecond)
+	failed, ok := rec.Find("supervise: child failed")
+	require.True(t, ok, "logged: %v", rec.Messages())
+	assert.Equal(t, slog.LevelError, failed.Level)
+	assert.Equal(t, int64(1), failed.Attrs["generation"].Int64())
+	assert.Equal(t, boom, failed.Attrs["error"].Any())
+	// The restart is logged just after the new generation shows in Stats.
+	require.Eventually(t, func() bool { _, ok := rec.Find("supervise: restarted"); return ok }, 5*time.Second, time.Millisecond)
+	restarted, _ := rec.Find("supervise: restarted")
+	assert.Equal(t, slog.LevelInfo, restarted.Level)
+	assert.Equal(t, int64(2), restarted.Attrs["generation"].Int64())
+
+	fail(1)
+	<-sup.Done()
+	gaveUp, ok := rec.Find("supervise: giving up")
+	require.True(t, ok, "logged: %v", rec.Messages())
+	assert.Equal(t, slog.LevelError, gaveUp.Level)
+	assert.Equal(t, boom, gaveUp.Attrs["error"].Any())
 }

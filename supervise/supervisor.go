@@ -4,10 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"time"
 
-	"go.uber.org/zap"
+	"github.com/gpuactor/gpuactor/internal/logging"
 )
 
 // Child is what a Supervisor watches: Err is non-nil once it has failed for good.
@@ -97,9 +98,7 @@ func New[C Child](ctx context.Context, start Start[C], opts ...Option) (*Supervi
 	for _, o := range opts {
 		o(&cfg)
 	}
-	if cfg.log == nil {
-		cfg.log = zap.NewNop()
-	}
+	cfg.log = logging.OrDiscard(cfg.log)
 	child, err := start(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("supervise: starting the first child: %w", err)
@@ -202,7 +201,7 @@ func (s *Supervisor[C]) restart(failure error) bool {
 		s.state = Restarting
 		gen, old := s.gen, s.child
 		s.mu.Unlock()
-		s.cfg.log.Error("supervise: child failed", zap.Int("generation", gen), zap.Error(failure))
+		s.cfg.log.Error("supervise: child failed", slog.Int("generation", gen), slog.Any("error", failure))
 		if s.cfg.onFailure != nil {
 			s.cfg.onFailure(gen, failure)
 		}
@@ -211,7 +210,8 @@ func (s *Supervisor[C]) restart(failure error) bool {
 			s.mu.Lock()
 			s.state = GaveUp
 			s.mu.Unlock()
-			s.cfg.log.Error("supervise: giving up", zap.Int("restarts", s.cfg.maxRestarts), zap.Duration("window", s.cfg.window))
+			s.cfg.log.Error("supervise: giving up", slog.Int("restarts", s.cfg.maxRestarts), slog.Duration("window", s.cfg.window),
+				slog.Any("error", failure))
 			if s.cfg.onGiveUp != nil {
 				s.cfg.onGiveUp(failure)
 			}
@@ -236,7 +236,7 @@ func (s *Supervisor[C]) restart(failure error) bool {
 		s.stats.Generation, s.stats.Restarts = s.gen, s.stats.Restarts+1
 		gen = s.gen
 		s.mu.Unlock()
-		s.cfg.log.Info("supervise: restarted", zap.Int("generation", gen))
+		s.cfg.log.Info("supervise: restarted", slog.Int("generation", gen))
 		if s.cfg.onRestart != nil {
 			s.cfg.onRestart(gen)
 		}

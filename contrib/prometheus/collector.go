@@ -49,6 +49,8 @@ type descs struct {
 	memBytes, memCount, memLimit                         *prom.Desc
 	stagingPinned, stagingInUse, stagingLimit            *prom.Desc
 	stagingWaits, stagingWaiting                         *prom.Desc
+	trackerPolls, trackerMarks, trackerQueries           *prom.Desc
+	trackerCompleted                                     *prom.Desc
 }
 
 func newDescs(cfg config) descs {
@@ -75,6 +77,11 @@ func newDescs(cfg config) descs {
 		stagingLimit:   d("staging_limit_bytes", "The staging pool's cap (WithStagingLimit)."),
 		stagingWaits:   d("staging_waits_total", "Copies that found the staging pool exhausted and waited."),
 		stagingWaiting: d("staging_waiting", "Copies waiting for a staging slot now."),
+		trackerPolls:   d("tracker_polls_total", "Times the completion tracking polled the GPU's progress."),
+		trackerMarks:   d("tracker_watermarks_total", "Events the completion tracking recorded to mark progress."),
+		trackerQueries: d("tracker_queries_total", "Event queries the completion tracking made."),
+		trackerCompleted: d("tracker_completed_total",
+			"Futures the completion tracking completed; per watermark, how many operations shared one."),
 	}
 }
 
@@ -85,6 +92,7 @@ func (c *Collector) Describe(ch chan<- *prom.Desc) {
 		c.d.actorMessages, c.d.actorSeconds, c.d.actorPanics, c.d.actorParks,
 		c.d.memBytes, c.d.memCount, c.d.memLimit,
 		c.d.stagingPinned, c.d.stagingInUse, c.d.stagingLimit, c.d.stagingWaits, c.d.stagingWaiting,
+		c.d.trackerPolls, c.d.trackerMarks, c.d.trackerQueries, c.d.trackerCompleted,
 	} {
 		ch <- d
 	}
@@ -141,6 +149,12 @@ func (c *Collector) collect(ch chan<- prom.Metric, st device.Stats) {
 	gauge(c.d.stagingLimit, float64(s.LimitBytes))
 	counter(c.d.stagingWaits, float64(s.Waits))
 	gauge(c.d.stagingWaiting, float64(s.Waiting))
+
+	t := st.Tracker
+	counter(c.d.trackerPolls, float64(t.Polls))
+	counter(c.d.trackerMarks, float64(t.Watermarks))
+	counter(c.d.trackerQueries, float64(t.Queries))
+	counter(c.d.trackerCompleted, float64(t.Completed))
 }
 
 // The latency histogram's bucket bounds: the powers of two from about a microsecond to about

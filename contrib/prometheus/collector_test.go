@@ -13,13 +13,14 @@ import (
 
 	gpuprom "github.com/gpuactor/gpuactor/contrib/prometheus"
 	"github.com/gpuactor/gpuactor/device"
+	"github.com/gpuactor/gpuactor/sim"
 	"github.com/gpuactor/gpuactor/streams"
 )
 
 func openSim(t *testing.T, opts ...device.Option) *device.Device {
 	t.Helper()
 	ctx := context.Background()
-	dev, err := device.Open(ctx, 0, append([]device.Option{device.WithSimulator(device.NewSimulator())}, opts...)...)
+	dev, err := device.Open(ctx, 0, append([]device.Option{device.WithSimulator(sim.New())}, opts...)...)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = dev.Close() })
 	return dev
@@ -68,6 +69,8 @@ gpuactor_staging_in_use_bytes{backend="sim",device="0",service="test"} 0
 	st := dev.Stats()
 	assert.Equal(t, float64(st.Sent), testutil.ToFloat64(onlyMetric(c, "gpuactor_operations_sent_total")))
 	assert.GreaterOrEqual(t, st.Sent, uint64(11), "ten memsets and a copy")
+	assert.Equal(t, float64(st.Tracker.Completed), testutil.ToFloat64(onlyMetric(c, "gpuactor_tracker_completed_total")))
+	assert.GreaterOrEqual(t, st.Tracker.Completed, uint64(11), "each waited operation's future was completed by the tracking")
 
 	s.Close(ctx)
 	require.NoError(t, dev.Close())
@@ -137,7 +140,7 @@ func TestLatencyHistogramIsCumulative(t *testing.T) {
 
 func TestCollectorOfSeveralDevices(t *testing.T) {
 	const n = 4 // past two, as a GPU host of four or eight is
-	devs, err := device.OpenAll(context.Background(), device.WithSimulator(device.NewSimulator(device.SimDevices(n))))
+	devs, err := device.OpenAll(context.Background(), device.WithSimulator(sim.New(sim.WithDevices(n))))
 	require.NoError(t, err)
 	for _, d := range devs {
 		t.Cleanup(func() { _ = d.Close() })

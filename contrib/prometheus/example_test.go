@@ -10,12 +10,13 @@ import (
 
 	gpuprom "github.com/gpuactor/gpuactor/contrib/prometheus"
 	"github.com/gpuactor/gpuactor/device"
+	"github.com/gpuactor/gpuactor/sim"
 )
 
 // Serve every device's Stats on /metrics.
 func Example() {
 	ctx := context.Background()
-	devs, err := device.OpenAll(ctx, device.WithSimulator(device.NewSimulator()))
+	devs, err := device.OpenAll(ctx, device.WithSimulator(sim.New()))
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -22,11 +22,12 @@ import (
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/examples/internal/sample"
 	"github.com/gpuactor/gpuactor/interop"
+	"github.com/gpuactor/gpuactor/sim"
 )
 
 type config struct {
 	sample.Flags
-	sim *device.Simulator // the simulated machine to use instead of the default one (tests)
+	sim *sim.Simulator // the simulated machine to use instead of the default one (tests)
 }
 
 func main() {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/examples/internal/sample"
+	"github.com/gpuactor/gpuactor/sim"
 )
 
 // deviceLines are the patterns of one device's block, in the C sample's order.
@@ -63,7 +64,7 @@ func TestRun(t *testing.T) {
 	for _, n := range []int{1, 2, 3} {
 		t.Run(fmt.Sprintf("%d devices", n), func(t *testing.T) {
 			var out bytes.Buffer
-			c := config{Flags: sample.Flags{Backend: "sim"}, sim: device.NewSimulator(device.SimDevices(n))}
+			c := config{Flags: sample.Flags{Backend: "sim"}, sim: sim.New(sim.WithDevices(n))}
 			require.NoError(t, run(context.Background(), &out, "./deviceQuery", c))
 
 			want := []string{

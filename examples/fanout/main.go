@@ -32,6 +32,7 @@ import (
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/examples/internal/sample"
 	"github.com/gpuactor/gpuactor/group"
+	"github.com/gpuactor/gpuactor/sim"
 	"github.com/gpuactor/gpuactor/streams"
 )
 
@@ -104,11 +105,11 @@ func run(ctx context.Context, c config, out io.Writer) (err error) {
 		if c.Backend != "" && c.Backend != string(device.BackendSim) {
 			return fmt.Errorf("-sim %d and -backend %s: the simulated devices are the sim backend's", c.sim, c.Backend)
 		}
-		sopts := []device.SimOption{device.SimDevices(c.sim)}
+		sopts := []sim.Option{sim.WithDevices(c.sim)}
 		if c.slow > 1 {
-			sopts = append(sopts, device.SimSlowdown(0, c.slow))
+			sopts = append(sopts, sim.WithSlowdown(0, c.slow))
 		}
-		opts = append(opts, device.WithSimulator(device.NewSimulator(sopts...)))
+		opts = append(opts, device.WithSimulator(sim.New(sopts...)))
 	}
 	if c.park { // see the device package's "What the actor costs in CPU"
 		opts = append(opts, device.WithActorTuning(device.ActorTuning{Spin: device.NoSpin, BusySpin: device.NoSpin, AwaitSpin: device.NoSpin}))

@@ -13,6 +13,7 @@ import (
 	"github.com/gpuactor/gpuactor/cuda"
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/examples/internal/sample"
+	"github.com/gpuactor/gpuactor/sim"
 	"github.com/gpuactor/gpuactor/streams"
 )
 
@@ -20,7 +21,7 @@ import (
 func simBench(t *testing.T, n, numElems int) (*bench, *rig) {
 	t.Helper()
 	ctx := context.Background()
-	devs, err := device.OpenAll(ctx, device.WithBackend(device.BackendSim), device.WithSimulator(device.NewSimulator(device.SimDevices(n))))
+	devs, err := device.OpenAll(ctx, device.WithBackend(device.BackendSim), device.WithSimulator(sim.New(sim.WithDevices(n))))
 	require.NoError(t, err)
 	b := &bench{devs: devs, views: &sample.HostViews[int32]{}}
 	// A device a test faulted on purpose fails its frees and its Close: only healthy ones

@@ -47,6 +47,7 @@ import (
 
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/examples/internal/sample"
+	"github.com/gpuactor/gpuactor/sim"
 )
 
 // sampleName is the C sample's sSampleName.
@@ -58,8 +59,8 @@ type config struct {
 	smCopy   bool // --sm_copy
 	numElems int  // --numElems
 	sample.Flags
-	sim  *device.Simulator // the simulated machine to use instead of the default one (tests)
-	warn io.Writer         // where warnings go (os.Stderr)
+	sim  *sim.Simulator // the simulated machine to use instead of the default one (tests)
+	warn io.Writer      // where warnings go (os.Stderr)
 }
 
 func main() {

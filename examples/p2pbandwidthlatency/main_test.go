@@ -15,12 +15,13 @@ import (
 
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/examples/internal/sample"
+	"github.com/gpuactor/gpuactor/sim"
 )
 
 // simConfig runs the sample on a fresh simulated machine of n GPUs (every pair linked) with
 // small copies.
 func simConfig(n int) config {
-	return config{numElems: 1 << 16, Flags: sample.Flags{Backend: "sim"}, sim: device.NewSimulator(device.SimDevices(n))}
+	return config{numElems: 1 << 16, Flags: sample.Flags{Backend: "sim"}, sim: sim.New(sim.WithDevices(n))}
 }
 
 // The matrices' titles in the order the C sample prints them, without and with --p2p_read.

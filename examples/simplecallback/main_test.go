@@ -10,6 +10,7 @@ import (
 	"github.com/gpuactor/gpuactor/actor"
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/examples/internal/sample"
+	"github.com/gpuactor/gpuactor/sim"
 	"github.com/gpuactor/gpuactor/streams"
 )
 
@@ -22,7 +23,7 @@ func TestRun(t *testing.T) {
 	for _, devices := range []int{2, 4} {
 		for _, c := range []config{{workloads: 8, n: 100000}, {workloads: 5, n: 1001}} {
 			c.Flags = sample.Flags{Backend: "sim"}
-			c.opts = append([]device.Option{device.WithSimulator(device.NewSimulator(device.SimDevices(devices)))}, quiet...)
+			c.opts = append([]device.Option{device.WithSimulator(sim.New(sim.WithDevices(devices)))}, quiet...)
 			require.NoError(t, run(c), "%d devices, %d workloads of %d", devices, c.workloads, c.n)
 		}
 	}
@@ -68,9 +69,9 @@ func TestPanickingHostFunc(t *testing.T) {
 // error, rather than leaving it waiting for host functions that never run.
 func TestRunFault(t *testing.T) {
 	for _, at := range []int{1, 5, 10} {
-		sim := device.NewSimulator(device.SimDevices(2), device.SimFaults(1, device.SimFaultPlan{StickyAt: at}))
+		machine := sim.New(sim.WithDevices(2), sim.WithFaults(1, sim.FaultPlan{StickyAt: at}))
 		c := config{workloads: 8, n: 1001, Flags: sample.Flags{Backend: "sim"},
-			opts: append([]device.Option{device.WithSimulator(sim)}, quiet...)}
+			opts: append([]device.Option{device.WithSimulator(machine)}, quiet...)}
 		require.Error(t, run(c), "sticky fault at operation %d", at)
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/examples/internal/sample"
+	"github.com/gpuactor/gpuactor/sim"
 )
 
 // TestSimWaives: the simulator shares nothing between processes, so the sample prints the
@@ -27,7 +28,7 @@ func TestSimWaives(t *testing.T) {
 // made up, on simulated devices (whose every pair is linked).
 func TestChoose(t *testing.T) {
 	for _, n := range []int{4, 8} {
-		devs, err := device.OpenAll(context.Background(), device.WithBackend(device.BackendSim), device.WithSimulator(device.NewSimulator(device.SimDevices(n))))
+		devs, err := device.OpenAll(context.Background(), device.WithBackend(device.BackendSim), device.WithSimulator(sim.New(sim.WithDevices(n))))
 		require.NoError(t, err)
 		for _, d := range devs {
 			t.Cleanup(func() { require.NoError(t, d.Close()) })

@@ -29,6 +29,7 @@ import (
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/examples/internal/sample"
 	"github.com/gpuactor/gpuactor/group"
+	"github.com/gpuactor/gpuactor/sim"
 	"github.com/gpuactor/gpuactor/streams"
 )
 
@@ -76,7 +77,7 @@ var simKernels = map[string]cuda.SimKernel{
 
 type config struct {
 	sample.Flags
-	sim *device.Simulator // the simulated machine to use instead of the default one (tests)
+	sim *sim.Simulator // the simulated machine to use instead of the default one (tests)
 }
 
 func main() {

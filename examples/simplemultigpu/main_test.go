@@ -6,8 +6,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/examples/internal/sample"
+	"github.com/gpuactor/gpuactor/sim"
 )
 
 // TestRun runs the sample on simulated machines of four GPUs, which split the input evenly,
@@ -15,7 +15,7 @@ import (
 func TestRun(t *testing.T) {
 	for _, n := range []int{4, 3} {
 		t.Run(fmt.Sprintf("%d devices", n), func(t *testing.T) {
-			c := config{Flags: sample.Flags{Backend: "sim"}, sim: device.NewSimulator(device.SimDevices(n))}
+			c := config{Flags: sample.Flags{Backend: "sim"}, sim: sim.New(sim.WithDevices(n))}
 			require.NoError(t, run(c))
 		})
 	}

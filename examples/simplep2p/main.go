@@ -24,6 +24,7 @@ import (
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/examples/internal/sample"
 	"github.com/gpuactor/gpuactor/interop"
+	"github.com/gpuactor/gpuactor/sim"
 	"github.com/gpuactor/gpuactor/streams"
 )
 
@@ -69,7 +70,7 @@ var errVerify = errors.New("verification failed")
 
 type config struct {
 	sample.Flags
-	sim *device.Simulator // the simulated machine to use instead of the default one (tests)
+	sim *sim.Simulator // the simulated machine to use instead of the default one (tests)
 }
 
 func main() {

@@ -10,18 +10,19 @@ import (
 
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/examples/internal/sample"
+	"github.com/gpuactor/gpuactor/sim"
 )
 
 // TestRun runs the sample on a simulated machine of two GPUs, linked as every simulated pair
 // is.
 func TestRun(t *testing.T) {
-	c := config{Flags: sample.Flags{Backend: "sim"}, sim: device.NewSimulator(device.SimDevices(2))}
+	c := config{Flags: sample.Flags{Backend: "sim"}, sim: sim.New(sim.WithDevices(2))}
 	require.NoError(t, run(c, "simplep2p"))
 }
 
 // TestWaived: one GPU is not enough; the sample waives, as the C sample does.
 func TestWaived(t *testing.T) {
-	c := config{Flags: sample.Flags{Backend: "sim"}, sim: device.NewSimulator(device.SimDevices(1))}
+	c := config{Flags: sample.Flags{Backend: "sim"}, sim: sim.New(sim.WithDevices(1))}
 	require.ErrorIs(t, run(c, "simplep2p"), errWaived)
 }
 
@@ -31,7 +32,7 @@ func TestWaived(t *testing.T) {
 // whole sample on four simulated GPUs would copy as much as on two, for nothing new).
 func TestFirstPeerPair(t *testing.T) {
 	for _, n := range []int{4, 8} {
-		devs, err := device.OpenAll(context.Background(), device.WithBackend(device.BackendSim), device.WithSimulator(device.NewSimulator(device.SimDevices(n))))
+		devs, err := device.OpenAll(context.Background(), device.WithBackend(device.BackendSim), device.WithSimulator(sim.New(sim.WithDevices(n))))
 		require.NoError(t, err)
 		for _, d := range devs {
 			t.Cleanup(func() { require.NoError(t, d.Close()) })

@@ -156,7 +156,7 @@ func run(c config) (err error) {
 			return err
 		}
 	}
-	if u := dev.Usage(); u.Async.Count != 0 || u.Device.Count != 0 {
+	if u := dev.Stats().Memory; u.Async.Count != 0 || u.Device.Count != 0 {
 		return fmt.Errorf("allocations left behind: %+v", u)
 	}
 	return nil

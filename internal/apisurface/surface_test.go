@@ -20,7 +20,8 @@ import (
 var update = flag.Bool("update", false, "rewrite testdata/*.txt from the current API")
 
 // publicPackages are the packages users import.
-var publicPackages = []string{"actor", "cuda", "cudaerr", "device", "streams", "alloc", "graphs", "group", "supervise", "interop"}
+var publicPackages = []string{"actor", "cuda", "cudaerr", "device", "streams", "alloc", "graphs", "group", "supervise", "interop",
+	"sim", "isolate"}
 
 const module = "github.com/gpuactor/gpuactor/"
 

@@ -43,14 +43,15 @@ type Device struct {
 	ext   map[any]any // public packages' per-device state (Ext)
 
 	// Actor thread only.
-	rt       backend.Device
-	stream   *Stream        // the device's own stream
-	healthS  backend.Stream // Health's stream, made on first use
-	tracker  *Tracker
-	live     liveSet
-	syncEv   backend.Event // Synchronize's; 0 until first used
-	aborted  bool          // abortLeft has run
-	closeErr error
+	rt          backend.Device
+	stream      *Stream        // the device's own stream
+	healthS     backend.Stream // Health's stream, made on first use
+	tracker     *Tracker
+	trackCounts trackerCounts // the tracker's counters, read from any goroutine
+	live        liveSet
+	syncEv      backend.Event // Synchronize's; 0 until first used
+	aborted     bool          // abortLeft has run
+	closeErr    error
 }
 
 // liveSet is what the device releases on Close. Actor thread only.
@@ -192,7 +193,7 @@ func (d *Device) init(describe func(backend.Backend, backend.Device) (any, Limit
 		return fmt.Errorf("gpuactor: creating the device's stream: %w", err)
 	}
 	d.stream = &Stream{dev: d, h: h, own: true}
-	d.tracker = newTracker(rt, d.note)
+	d.tracker = newTracker(rt, d.note, &d.trackCounts)
 	return nil
 }
 
@@ -393,10 +394,8 @@ func (d *Device) syncEvent(rt backend.Device) (backend.Event, error) {
 	return d.syncEv, nil
 }
 
-// TrackerStats reads the completion tracker's counters.
-func (d *Device) TrackerStats(ctx context.Context) (TrackerStats, error) {
-	return Run(ctx, d, func(_ backend.Device, t *Tracker) (TrackerStats, error) { return t.stats(), nil }).Await(ctx)
-}
+// TrackerStats reads the completion tracker's counters without waiting for the actor.
+func (d *Device) TrackerStats() TrackerStats { return d.trackCounts.snapshot() }
 
 // ActorStats is the device actor's counters.
 func (d *Device) ActorStats() actor.Stats { return d.act.Stats() }

@@ -3,6 +3,7 @@ package core
 import (
 	"errors"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/gpuactor/gpuactor/actor"
@@ -39,8 +40,7 @@ type Tracker struct {
 
 	markGap, queryGap time.Duration // the pacing constants below; tests change them
 
-	// Counters for TrackerStats.
-	polls, marksRecorded, queries, completed uint64
+	counts *trackerCounts // the device's, read lock-free by Device.TrackerStats
 }
 
 type eventWait struct {
@@ -65,9 +65,9 @@ func (t *Tracker) pollEvents() {
 			continue
 		}
 		err = t.note(err)
+		t.counts.completed.add(1)
 		w.done(err)
 		t.pending--
-		t.completed++
 	}
 	clear(t.waits[len(kept):])
 	t.waits = kept
@@ -143,9 +143,12 @@ func notReady(err error) bool {
 	return errors.Is(err, cudaerr.NotReady)
 }
 
-func newTracker(dev backend.Device, note func(error) error) *Tracker {
+func newTracker(dev backend.Device, note func(error) error, counts *trackerCounts) *Tracker {
+	if counts == nil {
+		counts = new(trackerCounts)
+	}
 	return &Tracker{dev: dev, streams: map[backend.Stream]*track{}, owned: map[any]func() error{}, note: note,
-		markGap: markGap, queryGap: queryGap}
+		markGap: markGap, queryGap: queryGap, counts: counts}
 }
 
 // After runs done on the actor thread once the GPU has passed all work enqueued on s so far:
@@ -373,7 +376,7 @@ func (t *Tracker) poll(hurry bool, now time.Duration) (busy bool) {
 	if t.pending == 0 || t.pollPaused() { // no polling during a strict capture (capture.go)
 		return false
 	}
-	t.polls++
+	t.counts.polls.add(1)
 	if len(t.waits) > 0 {
 		t.pollEvents()
 	}
@@ -422,7 +425,7 @@ func (t *Tracker) oldestMark(now time.Duration) time.Duration {
 func (t *Tracker) passed(tr *track) {
 	for tr.first < len(tr.marks) {
 		m := tr.marks[tr.first]
-		t.queries++
+		t.counts.queries.add(1)
 		err := t.dev.EventQuery(m.ev)
 		if notReady(err) {
 			return
@@ -456,7 +459,7 @@ func (t *Tracker) watermark(s backend.Stream, tr *track, now time.Duration) bool
 		tr.open = nil
 		return false
 	}
-	t.marksRecorded++
+	t.counts.marks.add(1)
 	if tr.first > 0 && len(tr.marks) == cap(tr.marks) { // room at the front: reuse it
 		n := copy(tr.marks, tr.marks[tr.first:])
 		clear(tr.marks[n:])
@@ -471,11 +474,11 @@ func (t *Tracker) release(ev backend.Event) { t.free = append(t.free, ev) }
 
 func (t *Tracker) finish(done []completion, err error) {
 	err = t.note(err)
+	t.counts.completed.add(uint64(len(done))) // before the callbacks: a caller woken by one sees it counted
 	for _, c := range done {
 		c.run(err)
 	}
 	t.pending -= len(done)
-	t.completed += uint64(len(done))
 }
 
 // close settles every stream, runs the owned cleanups and destroys the event pool: when the
@@ -519,6 +522,20 @@ type TrackerStats struct {
 	Polls, Watermarks, Queries, Completed uint64
 }
 
-func (t *Tracker) stats() TrackerStats {
-	return TrackerStats{Polls: t.polls, Watermarks: t.marksRecorded, Queries: t.queries, Completed: t.completed}
+// trackerCounts are the tracker's counters. Only the actor writes them; any goroutine reads
+// them, so that Device.Stats needs no round trip to the actor.
+type trackerCounts struct {
+	polls, marks, queries, completed ownedCounter
 }
+
+func (c *trackerCounts) snapshot() TrackerStats {
+	return TrackerStats{Polls: c.polls.load(), Watermarks: c.marks.load(), Queries: c.queries.load(),
+		Completed: c.completed.load()}
+}
+
+// ownedCounter is a counter with one writer and any number of readers: the writer's add is a
+// load and a store, not a locked read-modify-write, since no other goroutine adds.
+type ownedCounter struct{ v atomic.Uint64 }
+
+func (c *ownedCounter) add(n uint64) { c.v.Store(c.v.Load() + n) }
+func (c *ownedCounter) load() uint64 { return c.v.Load() }

@@ -18,7 +18,7 @@ func trackerOn(t *testing.T) (*Tracker, backend.Device, backend.Stream) {
 	require.NoError(t, err)
 	s, err := dev.StreamCreate(backend.StreamNonBlocking, 0)
 	require.NoError(t, err)
-	tr := newTracker(dev, func(err error) error { return err })
+	tr := newTracker(dev, func(err error) error { return err }, nil)
 	t.Cleanup(func() { _ = tr.close() })
 	return tr, dev, s
 }
@@ -84,10 +84,10 @@ func TestTrackerPacesWatermarksWhenBusy(t *testing.T) {
 	}
 	// While messages wait, a watermark per markOps operations or per markGap, plus the first.
 	limit := int(now/markGap) + 1000/markOps + 1
-	assert.LessOrEqual(t, int(tr.marksRecorded), limit)
-	assert.Less(t, int(tr.marksRecorded), 1000/4, "operations share watermarks")
-	assert.LessOrEqual(t, int(tr.marksRecorded), maxMarks, "a held stream has at most maxMarks in flight")
-	assert.Positive(t, tr.marksRecorded)
+	assert.LessOrEqual(t, int(tr.counts.marks.load()), limit)
+	assert.Less(t, int(tr.counts.marks.load()), 1000/4, "operations share watermarks")
+	assert.LessOrEqual(t, int(tr.counts.marks.load()), maxMarks, "a held stream has at most maxMarks in flight")
+	assert.Positive(t, tr.counts.marks.load())
 }
 
 func TestTrackerMarksUrgentOperationsAtOnce(t *testing.T) {
@@ -98,13 +98,13 @@ func TestTrackerMarksUrgentOperationsAtOnce(t *testing.T) {
 	defer close(gate)
 	tr.After(s, func(error) {})
 	tick(tr, true)
-	require.Equal(t, uint64(1), tr.marksRecorded)
+	require.Equal(t, uint64(1), tr.counts.marks.load())
 	tr.After(s, func(error) {})
 	tick(tr, true)
-	require.Equal(t, uint64(1), tr.marksRecorded, "in a hurry, a busy stream's next watermark waits")
+	require.Equal(t, uint64(1), tr.counts.marks.load(), "in a hurry, a busy stream's next watermark waits")
 	tr.AfterMarked(s, func(error) {})
 	tick(tr, true)
-	assert.Equal(t, uint64(2), tr.marksRecorded, "AfterMarked gets a watermark at once, even in a hurry")
+	assert.Equal(t, uint64(2), tr.counts.marks.load(), "AfterMarked gets a watermark at once, even in a hurry")
 }
 
 func TestTrackerRecordsAtOnceWhenIdle(t *testing.T) {
@@ -113,7 +113,7 @@ func TestTrackerRecordsAtOnceWhenIdle(t *testing.T) {
 		done := false
 		tr.After(s, func(error) { done = true })
 		pollUntil(t, tr, func() bool { return done })
-		require.Equal(t, uint64(i+1), tr.marksRecorded, "a lone operation gets its own watermark")
+		require.Equal(t, uint64(i+1), tr.counts.marks.load(), "a lone operation gets its own watermark")
 	}
 }
 

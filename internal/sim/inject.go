@@ -10,10 +10,10 @@ import (
 	"github.com/gpuactor/gpuactor/cudaerr"
 )
 
-// FaultPlan injects failures into one simulated device, so that supervisors, schedulers and
-// users' own code meet faults without a GPU. Operations are the tasks the device's streams run
-// (launches, copies, memsets, host functions, event records, waits), counted from 1 in the
-// order they start.
+// FaultPlan (sim.FaultPlan in the public API) injects failures into one simulated device, so
+// that supervisors, schedulers and users' own code meet faults without a GPU. Operations are
+// the tasks the device's streams run (launches, copies, memsets, host functions, event
+// records, waits), counted from 1 in the order they start.
 type FaultPlan struct {
 	// StickyAt: the device faults with Code as operation StickyAt runs (0: never). StickyRate:
 	// each operation faults so with this chance.

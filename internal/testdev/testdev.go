@@ -17,6 +17,7 @@ import (
 	"github.com/gpuactor/gpuactor/internal/backend"
 	"github.com/gpuactor/gpuactor/internal/core"
 	"github.com/gpuactor/gpuactor/internal/testgpu"
+	"github.com/gpuactor/gpuactor/sim"
 )
 
 // Ctx is a context that ends with the test, or after two minutes: a hung GPU call fails the
@@ -45,7 +46,7 @@ const SimDevices = 4
 // kernel cache of its own.
 func Backends(t *testing.T, fn func(t *testing.T, opts []device.Option)) {
 	t.Run("sim", func(t *testing.T) {
-		fn(t, []device.Option{device.WithSimulator(device.NewSimulator(device.SimDevices(SimDevices))), device.WithKernelCache(t.TempDir())})
+		fn(t, []device.Option{device.WithSimulator(sim.New(sim.WithDevices(SimDevices))), device.WithKernelCache(t.TempDir())})
 	})
 	t.Run("cuda", func(t *testing.T) {
 		testgpu.Need(t, GPU(), "the cuda backend sees no device")

@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/gpuactor/gpuactor/device"
+	"github.com/gpuactor/gpuactor/sim"
 )
 
 // Flags are the command-line flags the examples share: the device, the backend, and whether
@@ -42,10 +43,10 @@ func Finish(err error) {
 
 // OptionsOn is Options on the devices of sim when sim is not nil: the simulated machine a
 // test gives an example in place of the real one.
-func (f Flags) OptionsOn(sim *device.Simulator) []device.Option {
+func (f Flags) OptionsOn(machine *sim.Simulator) []device.Option {
 	opts := f.Options()
-	if sim != nil {
-		opts = append(opts, device.WithSimulator(sim))
+	if machine != nil {
+		opts = append(opts, device.WithSimulator(machine))
 	}
 	return opts
 }

@@ -7,8 +7,8 @@ package sample
 
 import (
 	"fmt"
-
-	"go.uber.org/zap"
+	"log/slog"
+	"os"
 
 	"github.com/gpuactor/gpuactor/device"
 )
@@ -21,9 +21,8 @@ func Options(backend string, verbose bool) []device.Option {
 		opts = append(opts, device.WithBackend(device.BackendKind(backend)))
 	}
 	if verbose {
-		if logger, err := zap.NewDevelopment(); err == nil {
-			opts = append(opts, device.WithLogger(logger))
-		}
+		h := slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug})
+		opts = append(opts, device.WithLogger(slog.New(h)))
 	}
 	return opts
 }
