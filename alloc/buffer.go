@@ -5,17 +5,19 @@ import (
 	"errors"
 
 	"github.com/gpuactor/gpuactor/actor"
+	"github.com/gpuactor/gpuactor/cuda"
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/internal/backend"
 	"github.com/gpuactor/gpuactor/internal/core"
 	"github.com/gpuactor/gpuactor/streams"
 )
 
-// Buffer is Len elements of T in one device's memory, following the order of one stream. T
-// is a number or a struct or array of numbers (no pointers). It embeds the *device.Buffer
-// it is made of, so it is a device.Mem: kernel launches, stream copies and memsets take it.
-// Its methods are safe for concurrent use.
-type Buffer[T any] struct {
+// Buffer is Len elements of T in one device's memory, following the order of one stream: the
+// element type the typed copies (streams.CopyToDevice, CopyIn) move. It embeds the
+// *device.Buffer it is made of, so it is a device.Mem (kernel launches, stream copies and
+// memsets take it) with its Size, DevicePtr and Slice. Its methods are safe for concurrent
+// use.
+type Buffer[T cuda.Numeric] struct {
 	*device.Buffer
 	n        int
 	elemSize uintptr
@@ -38,7 +40,7 @@ func FromPool(p *Pool) AllocOption { return func(c *allocConfig) { c.pool = p } 
 // the one given with FromPool, and returns without waiting for the device: the buffer is
 // usable at once by work queued on s after it (and by other streams ordered after s, through
 // events). Its address is known once the device's actor has run the allocation, which every
-// later use of the buffer waits for by being queued after it (Ptr waits for it too); the
+// later use of the buffer waits for by being queued after it (DevicePtr waits for it too); the
 // future completes when the GPU reaches the allocation. Free it with Close or CloseOn.
 //
 // MallocAsync itself fails for what it can tell at once: a nil stream, a bad n or element
@@ -49,7 +51,7 @@ func FromPool(p *Pool) AllocOption { return func(c *allocConfig) { c.pool = p } 
 // buffer fails with device.ErrAllocFailed wrapping it; closing the buffer then fails with that
 // error too, and nothing stays counted in device.Usage. Once queued, the allocation is made
 // whatever happens to ctx, and the buffer is the caller's to free.
-func MallocAsync[T any](ctx context.Context, s *streams.Stream, n int, opts ...AllocOption) (*Buffer[T], *streams.Future, error) {
+func MallocAsync[T cuda.Numeric](ctx context.Context, s *streams.Stream, n int, opts ...AllocOption) (*Buffer[T], *streams.Future, error) {
 	if s == nil {
 		return nil, nil, core.Invalid("MallocAsync on a nil stream")
 	}
@@ -84,7 +86,7 @@ func poolOf(opts []AllocOption) *core.Pool {
 
 // Malloc allocates n elements of T with cudaMalloc (no pool), returning once they are
 // allocated, and ties the buffer to stream s: its Close is ordered on s.
-func Malloc[T any](ctx context.Context, s *streams.Stream, n int) (*Buffer[T], error) {
+func Malloc[T cuda.Numeric](ctx context.Context, s *streams.Stream, n int) (*Buffer[T], error) {
 	if s == nil {
 		return nil, core.Invalid("Malloc on a nil stream")
 	}

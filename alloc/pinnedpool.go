@@ -35,7 +35,7 @@ func PinnedPoolOf(d *device.Device) *PinnedPool {
 }
 
 // Get returns a pinned buffer of at least n bytes (its Size is n's size class): a cached one,
-// or a new one from MallocHost. Hand it back with Put.
+// or a new one from device.Device.MallocPinnedBytes. Hand it back with Put.
 func (p *PinnedPool) Get(ctx context.Context, n uint64) (*device.HostBuffer, error) {
 	h, err := p.core().Get(ctx, n)
 	return (*device.HostBuffer)(h), err

@@ -120,7 +120,7 @@ func ExportPointer(ctx context.Context, buf device.Mem) (PoolPointer, error) {
 	if k := b.Kind(); k != core.KindAsync {
 		return PoolPointer{}, core.Invalid("ExportPointer of %s memory: only memory of an exported pool (alloc.MallocAsync with alloc.FromPool) can be exported", k)
 	}
-	if _, err := b.Ptr(ctx); err != nil { // a stream-ordered allocation's address, once known
+	if _, err := b.DevicePtr(ctx); err != nil { // a stream-ordered allocation's address, once known
 		return PoolPointer{}, err
 	}
 	return core.Run(ctx, cd, func(rt backend.Device, _ *core.Tracker) (PoolPointer, error) {

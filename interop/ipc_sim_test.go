@@ -27,7 +27,7 @@ func TestIPCSimNotSupported(t *testing.T) {
 	ctx := testdev.Ctx(t)
 	dev := testdev.Open(t, ctx, []device.Option{device.WithSimulator(device.NewSimulator())})
 
-	buf, err := dev.Malloc(ctx, 4096)
+	buf, err := dev.MallocBytes(ctx, 4096)
 	require.NoError(t, err)
 	_, err = interop.ExportMemory(ctx, buf)
 	requireIPCNotSupported(t, err)
@@ -74,7 +74,7 @@ func TestIPCBadInput(t *testing.T) {
 	testdev.Backends(t, func(t *testing.T, opts []device.Option) {
 		ctx := testdev.Ctx(t)
 		dev := testdev.Open(t, ctx, opts)
-		buf, err := dev.Malloc(ctx, 4096)
+		buf, err := dev.MallocBytes(ctx, 4096)
 		require.NoError(t, err)
 
 		_, err = interop.ExportMemory(ctx, nil)

@@ -195,9 +195,9 @@ func (b *Buffer) Retire() (cuda.DevicePtr, error) {
 	return b.ptr, nil
 }
 
-// Ptr is the buffer's address, waiting until ctx ends for a stream-ordered allocation's to be
+// DevicePtr is the buffer's address, waiting until ctx ends for a stream-ordered allocation's to be
 // known; an ErrAllocFailed error (wrapping the cause) when the allocation failed.
-func (b *Buffer) Ptr(ctx context.Context) (cuda.DevicePtr, error) {
+func (b *Buffer) DevicePtr(ctx context.Context) (cuda.DevicePtr, error) {
 	if b == nil || b.dev == nil {
 		return 0, Invalid("address of a nil buffer")
 	}

@@ -133,7 +133,7 @@ func (t *allocTask) Run(p *actor.Promise[struct{}]) (struct{}, error) {
 	}
 	b.ptr = ptr
 	b.dev.live.buffers.add(b)
-	b.ready.Complete(struct{}{}, nil) // publishes ptr to Ptr
+	b.ready.Complete(struct{}{}, nil) // publishes ptr to DevicePtr
 	b.dev.tracker.AfterPromise(s.h, p)
 	return struct{}{}, actor.ErrPending
 }
