@@ -10,7 +10,8 @@ import (
 )
 
 // Pool is a stream-ordered memory pool of one device (cudaMemPool_t): the state alloc.Pool
-// is a face over. Its handle is read on the actor thread only, where Close runs.
+// is a face over, here so that an allocation never calls back up into alloc
+// (docs/design/memory.md). Its handle is read on the actor thread only, where Close runs.
 type Pool struct {
 	dev       *Device
 	h         backend.MemPool
