@@ -60,22 +60,22 @@ func TestScalerFromManyGoroutines(t *testing.T) {
 // The misuses the library once allowed, each as a program of its own, and why the compiler
 // must refuse it; "" marks the control, which must compile.
 var misuses = map[string]struct{ stmt, why string }{
-	"control: the public API":   {`_ = streams.Default(dev).Synchronize(ctx)`, ""},
-	"charge phantom usage":      {`dev.Charge(0, 1<<30)`, "no field or method Charge"},
-	"uncharge":                  {`dev.Uncharge(0, 123)`, "no field or method Uncharge"},
-	"per-device state":          {`dev.Local("k", func() any { return 1 })`, "no field or method Local"},
-	"adopt a foreign pointer":   {`dev.Adopt(0, 256, 0, nil)`, "no field or method Adopt"},
-	"retire a buffer":           {`b, _ := dev.MallocBytes(ctx, 64); dev.Retire(b)`, "no field or method Retire"},
-	"enqueue a launch spec":     {`dev.Enqueue(nil, 0)`, "no field or method Enqueue"},
-	"run on the actor thread":   {`device.Exec(ctx, dev, nil)`, "undefined: device.Exec"},
-	"complete a future":         {`f := streams.Default(dev).HostFunc(ctx, func() {}); f.Complete(struct{}{}, nil)`, "no field or method Complete"},
-	"submit an op":              {`streams.Submit(ctx, streams.Default(dev), nil, nil)`, "undefined: streams.Submit"},
-	"queue on a stream":         {`streams.Enqueue(ctx, streams.Default(dev), nil)`, "undefined: streams.Enqueue"},
-	"implement Mem":             {`var m device.Mem = fakeMem{}; _ = m`, "does not implement device.Mem"},
-	"reach the engine room":     {`core.Run[int](ctx, nil, nil)`, "use of internal package"},
-	"read a stream's handle":    {`s := streams.Default(dev); _ = s.h`, "s.h undefined"},
-	"convert a future to mine":  {`var f *streams.Future; _ = (*actor.Promise[struct{}])(f)`, "cannot convert"},
-	"device buffer of pointers": {`_, _, _ = alloc.MallocAsync[*int](ctx, streams.Default(dev), 4)`, "does not satisfy cuda.Numeric"},
+	"control: the public API":  {`_ = streams.Default(dev).Synchronize(ctx)`, ""},
+	"charge phantom usage":     {`dev.Charge(0, 1<<30)`, "no field or method Charge"},
+	"uncharge":                 {`dev.Uncharge(0, 123)`, "no field or method Uncharge"},
+	"per-device state":         {`dev.Local("k", func() any { return 1 })`, "no field or method Local"},
+	"adopt a foreign pointer":  {`dev.Adopt(0, 256, 0, nil)`, "no field or method Adopt"},
+	"retire a buffer":          {`b, _ := dev.MallocBytes(ctx, 64); dev.Retire(b)`, "no field or method Retire"},
+	"enqueue a launch spec":    {`dev.Enqueue(nil, 0)`, "no field or method Enqueue"},
+	"run on the actor thread":  {`device.Exec(ctx, dev, nil)`, "undefined: device.Exec"},
+	"complete a future":        {`f := streams.Default(dev).HostFunc(ctx, func() {}); f.Complete(struct{}{}, nil)`, "no field or method Complete"},
+	"submit an op":             {`streams.Submit(ctx, streams.Default(dev), nil, nil)`, "undefined: streams.Submit"},
+	"queue on a stream":        {`streams.Enqueue(ctx, streams.Default(dev), nil)`, "undefined: streams.Enqueue"},
+	"a buffer of pointers":     {`_, _, _ = alloc.MallocAsync[*int](ctx, streams.Default(dev), 4)`, "does not satisfy cuda.Numeric"},
+	"implement Mem":            {`var m device.Mem = fakeMem{}; _ = m`, "does not implement device.Mem"},
+	"reach the engine room":    {`core.Run[int](ctx, nil, nil)`, "use of internal package"},
+	"read a stream's handle":   {`s := streams.Default(dev); _ = s.h`, "s.h undefined"},
+	"convert a future to mine": {`var f *streams.Future; _ = (*actor.Promise[struct{}])(f)`, "cannot convert"},
 }
 
 // TestMisusesDoNotCompile builds each misuse as a package of this module (through a build
