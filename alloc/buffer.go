@@ -3,7 +3,6 @@ package alloc
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/gpuactor/gpuactor/actor"
 	"github.com/gpuactor/gpuactor/cuda"
@@ -13,42 +12,20 @@ import (
 	"github.com/gpuactor/gpuactor/streams"
 )
 
-// Buffer is Len elements of T in one device's memory, following the order of one stream. T
-// is a number or a struct or array of numbers (no pointers). It embeds the *device.Buffer
-// it is made of, so it is a device.Mem: kernel launches, stream copies and memsets take it.
-// Its methods are safe for concurrent use.
-type Buffer[T any] struct {
+// Buffer is Len elements of T in one device's memory, following the order of one stream: the
+// element type the typed copies (streams.CopyToDevice, CopyIn) move. It embeds the
+// *device.Buffer it is made of, so it is a device.Mem (kernel launches, stream copies and
+// memsets take it) with its Size, DevicePtr and Slice. Its methods are safe for concurrent
+// use.
+type Buffer[T cuda.Numeric] struct {
 	*device.Buffer
 	n        int
 	elemSize uintptr
 	stream   *streams.Stream
 
-	// MallocAsync's device buffer (the embedded one points here) and the promise of its
-	// message, held here so that an allocation is one object.
-	mem   device.Buffer
-	made  actor.Promise[struct{}]
-	pool  *Pool  // FromPool's, or nil: the device's current pool
-	bytes uint64 // the allocation's size
-}
-
-// asyncAlloc is a Buffer as the allocation MallocAsync queues (core.Allocator), without that
-// method in Buffer's own API.
-type asyncAlloc[T any] Buffer[T]
-
-func (a *asyncAlloc[T]) Allocate(rt backend.Device, h backend.Stream) (cuda.DevicePtr, error) {
-	var p cuda.DevicePtr
-	var err error
-	if a.pool != nil {
-		if err = a.pool.alive(); err == nil {
-			p, err = rt.MallocFromPoolAsync(a.bytes, a.pool.h, h)
-		}
-	} else {
-		p, err = rt.MallocAsync(a.bytes, h)
-	}
-	if err != nil {
-		return 0, fmt.Errorf("gpuactor/alloc: MallocAsync(%d bytes) on device %d: %w", a.bytes, a.stream.Device().Ordinal(), err)
-	}
-	return p, nil
+	// The device buffer (the embedded one points here) and, for MallocAsync, the promise of
+	// its message, held here so that an allocation is one object.
+	mem core.AsyncAlloc
 }
 
 // AllocOption configures MallocAsync.
@@ -63,7 +40,7 @@ func FromPool(p *Pool) AllocOption { return func(c *allocConfig) { c.pool = p } 
 // the one given with FromPool, and returns without waiting for the device: the buffer is
 // usable at once by work queued on s after it (and by other streams ordered after s, through
 // events). Its address is known once the device's actor has run the allocation, which every
-// later use of the buffer waits for by being queued after it (Ptr waits for it too); the
+// later use of the buffer waits for by being queued after it (DevicePtr waits for it too); the
 // future completes when the GPU reaches the allocation. Free it with Close or CloseOn.
 //
 // MallocAsync itself fails for what it can tell at once: a nil stream, a bad n or element
@@ -74,7 +51,7 @@ func FromPool(p *Pool) AllocOption { return func(c *allocConfig) { c.pool = p } 
 // buffer fails with device.ErrAllocFailed wrapping it; closing the buffer then fails with that
 // error too, and nothing stays counted in device.Usage. Once queued, the allocation is made
 // whatever happens to ctx, and the buffer is the caller's to free.
-func MallocAsync[T any](ctx context.Context, s *streams.Stream, n int, opts ...AllocOption) (*Buffer[T], *streams.Future, error) {
+func MallocAsync[T cuda.Numeric](ctx context.Context, s *streams.Stream, n int, opts ...AllocOption) (*Buffer[T], *streams.Future, error) {
 	if s == nil {
 		return nil, nil, core.Invalid("MallocAsync on a nil stream")
 	}
@@ -86,28 +63,17 @@ func MallocAsync[T any](ctx context.Context, s *streams.Stream, n int, opts ...A
 	if err != nil {
 		return nil, nil, err
 	}
-	d := s.Device()
-	pool := poolOf(opts)
-	if pool != nil {
-		if pool.dev != d {
-			return nil, nil, wrongDevice("pool", pool.dev, d)
-		}
-		if err := pool.alive(); err != nil { // checked again on the actor, where Close runs
-			return nil, nil, err
-		}
-	}
-	b := &Buffer[T]{n: n, elemSize: size, stream: s, pool: pool, bytes: bytes}
-	b.Buffer = &b.mem
-	err = core.AllocAsync(ctx, (*core.Stream)(s), (*core.Buffer)(&b.mem), bytes, core.KindAsync, &b.made, releaseAsync, (*asyncAlloc[T])(b))
-	if err != nil {
+	b := &Buffer[T]{n: n, elemSize: size, stream: s}
+	b.Buffer = (*device.Buffer)(&b.mem.Buffer)
+	if err := core.AllocAsync(ctx, (*core.Stream)(s), &b.mem, bytes, poolOf(opts)); err != nil {
 		return nil, nil, err
 	}
-	return b, b.made.Future(), nil
+	return b, b.mem.Future(), nil
 }
 
 // poolOf is the pool opts choose, or nil. A function of its own: the config escapes to the
 // options, and would cost every MallocAsync an allocation, not only those given options.
-func poolOf(opts []AllocOption) *Pool {
+func poolOf(opts []AllocOption) *core.Pool {
 	if len(opts) == 0 {
 		return nil
 	}
@@ -115,19 +81,12 @@ func poolOf(opts []AllocOption) *Pool {
 	for _, o := range opts {
 		o(&c)
 	}
-	return c.pool
-}
-
-// releaseAsync frees a stream-ordered allocation closed without a stream of its own (through
-// its device.Buffer, or by the device's Close): it runs once every stream's use of it is over,
-// and frees it on the device's own stream.
-func releaseAsync(rt backend.Device, p cuda.DevicePtr, s backend.Stream) error {
-	return rt.FreeAsync(p, s)
+	return c.pool.core()
 }
 
 // Malloc allocates n elements of T with cudaMalloc (no pool), returning once they are
 // allocated, and ties the buffer to stream s: its Close is ordered on s.
-func Malloc[T any](ctx context.Context, s *streams.Stream, n int) (*Buffer[T], error) {
+func Malloc[T cuda.Numeric](ctx context.Context, s *streams.Stream, n int) (*Buffer[T], error) {
 	if s == nil {
 		return nil, core.Invalid("Malloc on a nil stream")
 	}
@@ -139,9 +98,9 @@ func Malloc[T any](ctx context.Context, s *streams.Stream, n int) (*Buffer[T], e
 	if err != nil {
 		return nil, err
 	}
-	b := &Buffer[T]{n: n, elemSize: size, stream: s, bytes: bytes}
-	b.Buffer = &b.mem
-	if err := core.Malloc(ctx, (*core.Device)(s.Device()), (*core.Buffer)(&b.mem), bytes); err != nil {
+	b := &Buffer[T]{n: n, elemSize: size, stream: s}
+	b.Buffer = (*device.Buffer)(&b.mem.Buffer)
+	if err := core.Malloc(ctx, (*core.Device)(s.Device()), &b.mem.Buffer, bytes); err != nil {
 		return nil, err
 	}
 	return b, nil

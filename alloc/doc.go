@@ -3,8 +3,7 @@
 // device buffers, pinned and registered host memory, managed (unified) memory, pointer
 // attributes and per-device accounting.
 //
-// Typed buffers. A Buffer[T] holds Len elements of T — a numeric type or a struct of them,
-// with no pointers — on one device, and follows the order of one stream: MallocAsync queues
+// Typed buffers. A Buffer[T] holds Len elements of T — a cuda.Numeric type — on one device, and follows the order of one stream: MallocAsync queues
 // the allocation on it and CloseOn (or Close) queues the free, so work queued on the stream in
 // between may use the memory without any synchronization. Buffer[T] embeds the *device.Buffer
 // it is made of, so it is a device.Mem: kernels, streams copies and memsets take it as they
@@ -16,8 +15,8 @@
 // than cudaMallocAsync itself. A stream-ordered buffer's address is known once the actor has
 // run the allocation; every use of the buffer (a copy, a memset, a launch taking it, a slice
 // of it, a free) is itself a message queued after it, and the actor runs messages in the
-// order they were queued, so each use finds the address, or the failure. Buffer.Ptr, the one
-// place a caller reads the address, waits for it until its context ends.
+// order they were queued, so each use finds the address, or the failure. Buffer.DevicePtr, the
+// one place a caller reads the address, waits for it until its context ends.
 //
 // Where errors surface. MallocAsync fails at once for what it can tell at once: bad
 // arguments, a pool of another device or destroyed, the device's memory limit
@@ -41,8 +40,13 @@
 // recorded after the free.
 //
 // Host memory. MallocPinned allocates page-locked memory (cudaHostAlloc) and GetPinned takes
-// it from the device's reusable PinnedPool (PinnedPoolOf). Register page-locks memory Go allocated: see
-// Register for the lifetime rules.
+// it from the device's reusable PinnedPool (PinnedPoolOf). Register page-locks memory Go
+// allocated: see Register for the lifetime rules.
+//
+// One vocabulary. Every memory type says the same thing with the same method: Size is its
+// length in bytes, Len in elements (typed memory), Host its host view (host-visible memory
+// only: Pinned, Registered, Managed), DevicePtr the address kernels use, and Slice(off, n) a
+// sub-range of device memory (Buffer, Managed), which copies and kernels take.
 //
 // Managed memory. MallocManaged allocates memory the host and the device both address, which
 // the driver migrates on demand; Prefetch, Advise, Attach and Attributes drive and observe

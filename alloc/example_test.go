@@ -68,7 +68,7 @@ func ExampleNewPool() {
 	if err != nil {
 		panic(err)
 	}
-	first, err := a.Ptr(ctx)
+	first, err := a.DevicePtr(ctx)
 	if err != nil {
 		panic(err)
 	}
@@ -81,7 +81,7 @@ func ExampleNewPool() {
 	if err != nil {
 		panic(err)
 	}
-	second, err := b.Ptr(ctx)
+	second, err := b.DevicePtr(ctx)
 	if err != nil {
 		panic(err)
 	}

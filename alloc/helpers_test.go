@@ -85,10 +85,10 @@ func one() cuda.LaunchConfig { return cuda.LaunchConfig{Grid: cuda.Dim(1), Block
 
 // ptrOf is b's device address, which must be known.
 func ptrOf(t testing.TB, b interface {
-	Ptr(context.Context) (cuda.DevicePtr, error)
+	DevicePtr(context.Context) (cuda.DevicePtr, error)
 }) cuda.DevicePtr {
 	t.Helper()
-	p, err := b.Ptr(context.Background())
+	p, err := b.DevicePtr(context.Background())
 	require.NoError(t, err)
 	return p
 }

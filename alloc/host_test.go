@@ -20,7 +20,7 @@ func TestPinned(t *testing.T) {
 		p, err := alloc.MallocPinned[float32](f.ctx, f.dev, 1024, alloc.Mapped, alloc.Portable)
 		require.NoError(t, err)
 		require.Equal(t, uint64(4096), f.dev.Stats().Memory.Pinned.Bytes)
-		xs := p.Slice()
+		xs := p.Host()
 		require.Len(t, xs, 1024)
 		for i := range xs {
 			xs[i] = float32(i) / 4
@@ -32,9 +32,12 @@ func TestPinned(t *testing.T) {
 		testdev.Read(t, f.ctx, out, b)
 		require.Equal(t, xs, out)
 
-		dp, err := p.DevicePointer(f.ctx, f.dev)
+		dp, err := p.DevicePtr(f.ctx)
 		require.NoError(t, err)
 		require.NotZero(t, dp)
+		hp, err := p.HostBuffer.DevicePtr(f.ctx)
+		require.NoError(t, err)
+		require.Equal(t, dp, hp, "the typed and untyped views name one address")
 		info, err := alloc.PointerAttributes(f.ctx, f.dev, uintptr(unsafe.Pointer(&xs[0])))
 		require.NoError(t, err)
 		require.Equal(t, alloc.HostMemory, info.Type)
@@ -42,7 +45,9 @@ func TestPinned(t *testing.T) {
 
 		require.NoError(t, b.Close(f.ctx))
 		require.NoError(t, p.Close(f.ctx))
-		require.Nil(t, p.Slice())
+		require.Nil(t, p.Host())
+		_, err = p.DevicePtr(f.ctx)
+		require.ErrorIs(t, err, device.ErrClosed, "no address for freed memory")
 		require.ErrorIs(t, p.Close(f.ctx), device.ErrClosed)
 		require.Zero(t, f.dev.Stats().Memory.Pinned.Count)
 	})
@@ -53,14 +58,14 @@ func TestPinnedPoolReuse(t *testing.T) {
 		pool := alloc.PinnedPoolOf(f.dev)
 		a, err := alloc.GetPinned[uint64](f.ctx, f.dev, 1000) // 8000 bytes: the 64 KiB class
 		require.NoError(t, err)
-		require.Len(t, a.Slice(), 1000)
+		require.Len(t, a.Host(), 1000)
 		require.Equal(t, uint64(64<<10), a.Size())
-		first := &a.Bytes()[0]
+		first := &a.HostBuffer.Host()[0]
 		require.NoError(t, a.Close(f.ctx))
 		require.ErrorIs(t, pool.Put(f.ctx, a.HostBuffer), device.ErrClosed, "put back twice")
 		b, err := alloc.GetPinned[byte](f.ctx, f.dev, 60<<10)
 		require.NoError(t, err)
-		require.Same(t, first, &b.Bytes()[0], "the released buffer is reused")
+		require.Same(t, first, &b.Host()[0], "the released buffer is reused")
 		st := pool.Stats()
 		require.Equal(t, uint64(1), st.Hits)
 		require.Equal(t, uint64(1), st.Misses)
@@ -72,7 +77,7 @@ func TestPinnedPoolReuse(t *testing.T) {
 
 		_, err = pool.Get(f.ctx, 0)
 		require.ErrorIs(t, err, device.ErrInvalidArgument)
-		plain, err := f.dev.MallocHost(f.ctx, 1000)
+		plain, err := f.dev.MallocPinnedBytes(f.ctx, 1000)
 		require.NoError(t, err)
 		require.ErrorIs(t, pool.Put(f.ctx, plain), device.ErrInvalidArgument)
 		require.NoError(t, plain.Close(f.ctx))
@@ -88,6 +93,8 @@ func TestRegister(t *testing.T) {
 		}
 		r, err := alloc.Register(f.ctx, f.dev, data, alloc.RegisterPortable)
 		require.NoError(t, err)
+		require.Equal(t, len(data), r.Len())
+		require.Equal(t, uint64(1<<20), r.Size())
 		require.Equal(t, uint64(1<<20), f.dev.Stats().Memory.Registered.Bytes)
 		require.Equal(t, uint64(1), f.dev.Stats().Memory.Registered.Count)
 		info, err := alloc.PointerAttributes(f.ctx, f.dev, uintptr(unsafe.Pointer(&data[0])))
@@ -96,7 +103,7 @@ func TestRegister(t *testing.T) {
 
 		b, _, err := alloc.MallocAsync[float64](f.ctx, s, len(data))
 		require.NoError(t, err)
-		require.NoError(t, streams.CopyToDevice(f.ctx, b.Stream(), b, r.Slice()).Wait(f.ctx))
+		require.NoError(t, streams.CopyToDevice(f.ctx, b.Stream(), b, r.Host()).Wait(f.ctx))
 		back := make([]float64, len(data))
 		require.NoError(t, streams.CopyFromDevice(f.ctx, b.Stream(), back, b).Wait(f.ctx))
 		require.Equal(t, data, back)
@@ -107,9 +114,9 @@ func TestRegister(t *testing.T) {
 		require.Equal(t, uint64(1), f.dev.Stats().Memory.Registered.Count)
 
 		require.NoError(t, r.Close(f.ctx))
-		require.Nil(t, r.Slice())
+		require.Nil(t, r.Host())
 		require.ErrorIs(t, r.Close(f.ctx), device.ErrClosed)
-		_, err = r.DevicePointer(f.ctx)
+		_, err = r.DevicePtr(f.ctx)
 		require.ErrorIs(t, err, device.ErrClosed)
 		require.Zero(t, f.dev.Stats().Memory.Registered.Count)
 		info, err = alloc.PointerAttributes(f.ctx, f.dev, uintptr(unsafe.Pointer(&data[0])))
@@ -131,7 +138,7 @@ func TestRegisterReleasedByClose(t *testing.T) {
 		r, err := alloc.Register(f.ctx, d, data)
 		require.NoError(t, err)
 		require.NoError(t, d.Close())
-		require.Nil(t, r.Slice())
+		require.Nil(t, r.Host())
 		// The memory can be registered again: the registration is gone.
 		r2, err := alloc.Register(f.ctx, f.dev, data)
 		require.NoError(t, err)
@@ -185,7 +192,7 @@ func TestPinnedPoolConcurrent(t *testing.T) {
 						errs <- err
 						return
 					}
-					b := h.Bytes()
+					b := h.Host()
 					b[0], b[len(b)-1] = byte(w), byte(i)
 					if err := pool.Put(f.ctx, h); err != nil {
 						errs <- err
@@ -216,11 +223,11 @@ func TestPinnedPoolConcurrent(t *testing.T) {
 }
 
 // Pinned memory past what the machine has is refused with the runtime's out-of-memory error,
-// from MallocHost and from the pinned pool alike, and nothing is counted or kept.
+// from MallocPinnedBytes and from the pinned pool alike, and nothing is counted or kept.
 func TestPinnedPastTheMachineIsRefused(t *testing.T) {
 	eachBackend(t, func(t *testing.T, f *fixture) {
 		const tib = 1 << 40
-		_, err := f.dev.MallocHost(f.ctx, tib)
+		_, err := f.dev.MallocPinnedBytes(f.ctx, tib)
 		require.ErrorIs(t, err, cudaerr.MemoryAllocation)
 		require.ErrorContains(t, err, "1099511627776")
 		_, err = alloc.PinnedPoolOf(f.dev).Get(f.ctx, tib)

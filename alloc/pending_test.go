@@ -21,7 +21,7 @@ import (
 )
 
 // MallocAsync returns before the device has made the memory; these tests pin down what that
-// means for uses, errors, Ptr, frees and cancellation.
+// means for uses, errors, DevicePtr, frees and cancellation.
 
 // holdActor occupies dev's actor until release is called (or the test ends): messages sent
 // meanwhile queue behind it, so a buffer allocated meanwhile is certainly still pending. fail,
@@ -175,7 +175,7 @@ func TestMallocAsyncFailureSurfaces(t *testing.T) {
 		// stream operations.
 		other, _, err := alloc.MallocAsync[uint32](f.ctx, s, 4)
 		require.NoError(t, err)
-		pinned, err := f.dev.MallocHost(f.ctx, 4)
+		pinned, err := f.dev.MallocPinnedBytes(f.ctx, 4)
 		require.NoError(t, err)
 		for name, fut := range map[string]*streams.Future{
 			"staged copy in":   streams.CopyToDevice(f.ctx, b.Stream(), b, []uint32{1}),
@@ -194,7 +194,7 @@ func TestMallocAsyncFailureSurfaces(t *testing.T) {
 		}
 		require.NoError(t, pinned.Close(f.ctx))
 
-		addr, err := b.Ptr(f.ctx)
+		addr, err := b.DevicePtr(f.ctx)
 		require.Zero(t, addr, "a failed allocation has no address")
 		require.ErrorIs(t, err, device.ErrAllocFailed)
 		require.ErrorIs(t, err, allocErr)
@@ -276,7 +276,7 @@ func TestMallocAsyncLimitConcurrent(t *testing.T) {
 	}, device.WithMemoryLimit(16*mib))
 }
 
-// Ptr on a buffer whose allocation the device has not run waits for it (not for the GPU), and
+// DevicePtr on a buffer whose allocation the device has not run waits for it (not for the GPU), and
 // then is the buffer's real address; it gives up with its context.
 func TestMallocAsyncPtrWaits(t *testing.T) {
 	eachBackend(t, func(t *testing.T, f *fixture) {
@@ -287,23 +287,23 @@ func TestMallocAsyncPtrWaits(t *testing.T) {
 		require.NoError(t, err)
 		short, cancel := context.WithTimeout(f.ctx, 20*time.Millisecond)
 		defer cancel()
-		_, err = b.Ptr(short)
+		_, err = b.DevicePtr(short)
 		require.ErrorIs(t, err, context.DeadlineExceeded, "the address cannot be known: the actor is held")
 		ptrs := make(chan cuda.DevicePtr, 1)
 		go func() {
-			p, err := b.Ptr(f.ctx)
+			p, err := b.DevicePtr(f.ctx)
 			assert.NoError(t, err)
 			ptrs <- p
 		}()
 		select {
 		case p := <-ptrs:
-			t.Fatalf("Ptr returned %#x before the allocation ran", uint64(p))
+			t.Fatalf("DevicePtr returned %#x before the allocation ran", uint64(p))
 		case <-time.After(50 * time.Millisecond):
 		}
 		release()
 		p := <-ptrs
 		require.NotZero(t, p)
-		q, err := b.Ptr(f.ctx)
+		q, err := b.DevicePtr(f.ctx)
 		require.NoError(t, err)
 		require.Equal(t, p, q)
 		// The address is the buffer's: a kernel given it by hand writes the buffer.
@@ -319,7 +319,7 @@ func TestMallocAsyncPtrWaits(t *testing.T) {
 }
 
 // An allocation message the device refuses without running it (the device failed while the
-// message waited) fails the future, the buffer's uses and its Ptr, and gives the charge back.
+// message waited) fails the future, the buffer's uses and its DevicePtr, and gives the charge back.
 func TestMallocAsyncRefusedByFailedDevice(t *testing.T) {
 	eachBackend(t, func(t *testing.T, f *fixture) {
 		if f.dev.Backend() == device.BackendCUDA {
@@ -336,7 +336,7 @@ func TestMallocAsyncRefusedByFailedDevice(t *testing.T) {
 		release()
 		err = made.Wait(f.ctx)
 		require.ErrorIs(t, err, device.ErrDeviceFailed)
-		_, err = b.Ptr(f.ctx)
+		_, err = b.DevicePtr(f.ctx)
 		require.ErrorIs(t, err, device.ErrAllocFailed)
 		require.ErrorIs(t, err, device.ErrDeviceFailed)
 		require.Zero(t, f.dev.Stats().Memory.Async.Count, "the refused allocation's charge is given back")

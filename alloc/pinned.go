@@ -4,15 +4,14 @@ import (
 	"context"
 	"unsafe"
 
-	"github.com/gpuactor/gpuactor/cuda"
 	"github.com/gpuactor/gpuactor/device"
-	"github.com/gpuactor/gpuactor/internal/backend"
 	"github.com/gpuactor/gpuactor/internal/core"
 )
 
 // Pinned is Len elements of T in page-locked host memory (cudaHostAlloc), which copies move
 // at full link speed and async copies may use. It embeds the *device.HostBuffer it is made
-// of, so streams' copies take it. Its memory is C's, not Go's: do not keep Slice past Close.
+// of, so streams' copies take it, and its Size and DevicePtr. Its memory is C's, not Go's: do
+// not keep Host past Close.
 type Pinned[T any] struct {
 	*device.HostBuffer
 	n    int
@@ -25,7 +24,7 @@ type PinnedFlag = device.HostFlag
 // Pinned allocation flags.
 const (
 	Portable      = device.HostPortable      // pinned for every device, not only this one
-	Mapped        = device.HostMapped        // addressable by the device (DevicePointer)
+	Mapped        = device.HostMapped        // addressable by the device (DevicePtr)
 	WriteCombined = device.HostWriteCombined // fast for the device to read, slow for the CPU to read
 )
 
@@ -43,7 +42,7 @@ func MallocPinned[T any](ctx context.Context, d *device.Device, n int, flags ...
 	if err != nil {
 		return nil, err
 	}
-	h, err := d.MallocHost(ctx, bytes, flags...)
+	h, err := d.MallocPinnedBytes(ctx, bytes, flags...)
 	if err != nil {
 		return nil, err
 	}
@@ -75,9 +74,9 @@ func GetPinned[T any](ctx context.Context, d *device.Device, n int) (*Pinned[T],
 // Len is the number of elements.
 func (p *Pinned[T]) Len() int { return p.n }
 
-// Slice is the memory as a []T, or nil once released.
-func (p *Pinned[T]) Slice() []T {
-	b := p.Bytes()
+// Host is the memory as a []T, or nil once released.
+func (p *Pinned[T]) Host() []T {
+	b := p.HostBuffer.Host()
 	if b == nil {
 		return nil
 	}
@@ -94,25 +93,4 @@ func (p *Pinned[T]) Close(ctx context.Context) error {
 		return p.pool.Put(ctx, p.HostBuffer)
 	}
 	return p.HostBuffer.Close(ctx)
-}
-
-// DevicePointer is the address kernels use for the memory (allocated with Mapped); it returns
-// once the device's actor has asked. Under unified addressing it equals the host address.
-func (p *Pinned[T]) DevicePointer(ctx context.Context, d *device.Device) (cuda.DevicePtr, error) {
-	if p == nil || p.HostBuffer == nil {
-		return 0, core.Invalid("DevicePointer of a nil pinned buffer")
-	}
-	return devicePointer(ctx, d, p.HostBuffer.Bytes())
-}
-
-func devicePointer(ctx context.Context, d *device.Device, b []byte) (cuda.DevicePtr, error) {
-	if d == nil {
-		return 0, core.Invalid("DevicePointer on a nil device")
-	}
-	if len(b) == 0 {
-		return 0, core.Closed("DevicePointer of closed memory")
-	}
-	return core.Run(ctx, coreDev(d), func(rt backend.Device, _ *core.Tracker) (cuda.DevicePtr, error) {
-		return rt.HostDevicePointer(unsafe.Pointer(unsafe.SliceData(b)))
-	}).Await(ctx)
 }

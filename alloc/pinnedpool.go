@@ -2,8 +2,6 @@ package alloc
 
 import (
 	"context"
-	"math/bits"
-	"sync"
 
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/internal/core"
@@ -15,23 +13,13 @@ import (
 // one (PinnedPoolOf), for callers that stage their own copies (GetPinned). The staging rings
 // of streams' Go-slice copies and graphs' staged copy nodes pin their own memory, on the actor
 // thread, where the pool's Put (which may free) cannot run. Safe for concurrent use.
-type PinnedPool struct {
-	dev *device.Device
+type PinnedPool core.PinnedPool
 
-	mu     sync.Mutex
-	free   map[uint64][]*device.HostBuffer // by size class
-	cached uint64                          // bytes in free
-	limit  uint64                          // most bytes kept in free
-	hits   uint64
-	misses uint64
-}
+func (p *PinnedPool) core() *core.PinnedPool { return (*core.PinnedPool)(p) }
 
 // DefaultPinnedPoolLimit is how many bytes a device's PinnedPool keeps cached at most, unless
 // SetLimit says otherwise.
-const DefaultPinnedPoolLimit uint64 = 256 << 20
-
-// minPinnedClass is the smallest size class: smaller buffers cost the same to allocate.
-const minPinnedClass uint64 = 64 << 10
+const DefaultPinnedPoolLimit uint64 = core.DefaultPinnedPoolLimit
 
 // PinnedPoolStats describes a PinnedPool.
 type PinnedPoolStats struct {
@@ -41,127 +29,32 @@ type PinnedPoolStats struct {
 	Hits, Misses  uint64 // Gets served from the cache, and by a fresh allocation
 }
 
-type pinnedPoolKey struct{}
-
 // PinnedPoolOf is d's pool of reusable pinned buffers, made on first use.
 func PinnedPoolOf(d *device.Device) *PinnedPool {
-	return coreDev(d).Ext(pinnedPoolKey{}, func() any {
-		return &PinnedPool{dev: d, free: map[uint64][]*device.HostBuffer{}, limit: DefaultPinnedPoolLimit}
-	}).(*PinnedPool)
-}
-
-// pinnedClass is the size class of an n-byte request.
-func pinnedClass(n uint64) uint64 {
-	if n <= minPinnedClass {
-		return minPinnedClass
-	}
-	if n > 1<<62 {
-		return n
-	}
-	return 1 << bits.Len64(n-1)
+	return (*PinnedPool)(coreDev(d).PinnedPool())
 }
 
 // Get returns a pinned buffer of at least n bytes (its Size is n's size class): a cached one,
-// or a new one from MallocHost. Hand it back with Put.
+// or a new one from device.Device.MallocPinnedBytes. Hand it back with Put.
 func (p *PinnedPool) Get(ctx context.Context, n uint64) (*device.HostBuffer, error) {
-	if n == 0 {
-		return nil, core.Invalid("PinnedPool.Get of 0 bytes")
-	}
-	class := pinnedClass(n)
-	p.mu.Lock()
-	for list := p.free[class]; len(list) > 0; list = p.free[class] {
-		h := list[len(list)-1]
-		p.free[class] = list[:len(list)-1]
-		p.cached -= h.Size()
-		if h.Closed() { // freed by the device's Close
-			continue
-		}
-		p.hits++
-		p.mu.Unlock()
-		return h, nil
-	}
-	p.misses++
-	p.mu.Unlock()
-	return p.dev.MallocHost(ctx, class)
+	h, err := p.core().Get(ctx, n)
+	return (*device.HostBuffer)(h), err
 }
 
 // Put hands h back for reuse, and returns at once; when the pool already keeps its limit, h
 // is freed instead, and Put returns once it is. h must come from Get on this pool and not be
 // used after Put.
 func (p *PinnedPool) Put(ctx context.Context, h *device.HostBuffer) error {
-	if h == nil {
-		return core.Invalid("PinnedPool.Put of a nil buffer")
-	}
-	if h.Device() != p.dev {
-		return wrongDevice("pinned buffer", h.Device(), p.dev)
-	}
-	size := h.Size()
-	if h.Closed() {
-		return core.Closed("pinned buffer of %d bytes put back after Close", size)
-	}
-	if pinnedClass(size) != size {
-		return core.Invalid("a %d-byte pinned buffer is not one of the pool's (from Get)", size)
-	}
-	p.mu.Lock()
-	for _, o := range p.free[size] {
-		if o == h {
-			p.mu.Unlock()
-			return core.Closed("pinned buffer of %d bytes put back twice", size)
-		}
-	}
-	if p.cached+size <= p.limit {
-		p.free[size] = append(p.free[size], h)
-		p.cached += size
-		p.mu.Unlock()
-		return nil
-	}
-	p.mu.Unlock()
-	return h.Close(ctx)
+	return p.core().Put(ctx, (*core.HostBuffer)(h))
 }
 
 // SetLimit sets how many bytes of idle buffers the pool keeps, freeing what is over it.
 func (p *PinnedPool) SetLimit(ctx context.Context, bytes uint64) error {
-	p.mu.Lock()
-	p.limit = bytes
-	p.mu.Unlock()
-	return p.trim(ctx, bytes)
+	return p.core().SetLimit(ctx, bytes)
 }
 
 // Trim frees every idle buffer.
-func (p *PinnedPool) Trim(ctx context.Context) error { return p.trim(ctx, 0) }
-
-func (p *PinnedPool) trim(ctx context.Context, keep uint64) error {
-	var drop []*device.HostBuffer
-	p.mu.Lock()
-	for class, list := range p.free {
-		for p.cached > keep && len(list) > 0 {
-			h := list[len(list)-1]
-			list = list[:len(list)-1]
-			p.cached -= h.Size()
-			drop = append(drop, h)
-		}
-		p.free[class] = list
-	}
-	p.mu.Unlock()
-	var first error
-	for _, h := range drop {
-		if h.Closed() {
-			continue
-		}
-		if err := h.Close(ctx); err != nil && first == nil {
-			first = err
-		}
-	}
-	return first
-}
+func (p *PinnedPool) Trim(ctx context.Context) error { return p.core().Trim(ctx) }
 
 // Stats describes the pool now.
-func (p *PinnedPool) Stats() PinnedPoolStats {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	n := 0
-	for _, l := range p.free {
-		n += len(l)
-	}
-	return PinnedPoolStats{CachedBytes: p.cached, CachedBuffers: n, Limit: p.limit, Hits: p.hits, Misses: p.misses}
-}
+func (p *PinnedPool) Stats() PinnedPoolStats { return PinnedPoolStats(p.core().Stats()) }

@@ -200,13 +200,13 @@ func TestMemoryLimit(t *testing.T) {
 		require.NoError(t, err)
 		_, _, err = alloc.MallocAsync[byte](f.ctx, s, 7*mib)
 		require.ErrorIs(t, err, device.ErrMemoryLimit)
-		_, err = f.dev.Malloc(f.ctx, 7*mib)
+		_, err = f.dev.MallocBytes(f.ctx, 7*mib)
 		require.ErrorIs(t, err, device.ErrMemoryLimit)
 		_, err = alloc.MallocManaged[byte](f.ctx, f.dev, 7*mib)
 		require.ErrorIs(t, err, device.ErrMemoryLimit)
 		_, err = alloc.Malloc[byte](f.ctx, s, 7*mib)
 		require.ErrorIs(t, err, device.ErrMemoryLimit)
-		b, err := f.dev.Malloc(f.ctx, 5*mib)
+		b, err := f.dev.MallocBytes(f.ctx, 5*mib)
 		require.NoError(t, err)
 		u = f.dev.Stats().Memory
 		require.Equal(t, uint64(15*mib), u.DeviceBytes())
@@ -329,7 +329,7 @@ func TestPoolMemoryDoesNotStarveMalloc(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, made.Wait(f.ctx))
 		require.NoError(t, b.CloseOn(f.ctx, nil).Wait(f.ctx)) // back into the default pool
-		c, err := f.dev.Malloc(f.ctx, uint64(n)*4)
+		c, err := f.dev.MallocBytes(f.ctx, uint64(n)*4)
 		require.NoError(t, err, "the pool's unused memory was given back for it")
 		require.NoError(t, c.Close(f.ctx))
 		if f.dev.Properties().ManagedMemory {

@@ -83,20 +83,23 @@ func Register[T any](ctx context.Context, d *device.Device, data []T, flags ...R
 	return reg, nil
 }
 
-// Slice is the registered memory, or nil once the registration ended.
-func (r *Registered[T]) Slice() []T {
+// Host is the registered memory, or nil once the registration ended.
+func (r *Registered[T]) Host() []T {
 	if r.done.Load() {
 		return nil
 	}
 	return r.data
 }
 
-// Bytes is the registered length in bytes.
-func (r *Registered[T]) Bytes() uint64 { return r.bytes }
+// Size is the registered length in bytes.
+func (r *Registered[T]) Size() uint64 { return r.bytes }
+
+// Len is the number of elements registered.
+func (r *Registered[T]) Len() int { return len(r.data) }
 
 // Close ends the registration once the GPU has passed the work queued so far on every stream
 // of the device (it may still be copying the memory), and returns once it has ended; the
-// device's other work goes on meanwhile. Slice is nil from Close on. Closing twice is a
+// device's other work goes on meanwhile. Host is nil from Close on. Closing twice is a
 // device.ErrClosed error.
 func (r *Registered[T]) Close(ctx context.Context) error {
 	if r == nil {
@@ -127,11 +130,17 @@ func (r *Registered[T]) unregister(rt backend.Device) error {
 	return err
 }
 
-// DevicePointer is the address kernels use for the memory (registered with RegisterMapped);
-// it returns once the device's actor has asked.
-func (r *Registered[T]) DevicePointer(ctx context.Context) (cuda.DevicePtr, error) {
-	if r == nil || r.done.Load() {
-		return 0, core.Closed("DevicePointer of unregistered memory")
+// DevicePtr is the address kernels use for the memory (registered with RegisterMapped); it
+// returns once the device's actor has asked the runtime. Once the registration ended it is a
+// device.ErrClosed error.
+func (r *Registered[T]) DevicePtr(ctx context.Context) (cuda.DevicePtr, error) {
+	if r == nil {
+		return 0, core.Invalid("DevicePtr of a nil registration")
 	}
-	return devicePointer(ctx, r.dev, unsafe.Slice((*byte)(r.p), r.bytes))
+	return core.HostDevicePtr(ctx, coreDev(r.dev), r.p, func() error {
+		if r.done.Load() {
+			return core.Closed("DevicePtr of unregistered memory")
+		}
+		return nil
+	})
 }

@@ -92,9 +92,9 @@ func TestIsolatedEnvIsAWorkerOpenedOnce(t *testing.T) {
 	}
 
 	closeEnv()
-	_, err = ie.dev.Malloc(context.Background(), 64)
+	_, err = ie.dev.MallocBytes(context.Background(), 64)
 	assert.Error(t, err, "the isolated device is closed with the env")
-	_, err = devs[1].Malloc(context.Background(), 64)
+	_, err = devs[1].MallocBytes(context.Background(), 64)
 	assert.Error(t, err, "and the isolated group rows' other device")
 	assert.Error(t, e.dev.Synchronize(context.Background()), "and the env's own")
 }

@@ -82,7 +82,7 @@ func BenchmarkMallocFree(b *testing.B) {
 	eachBackend(b, func(b *testing.B, dev *device.Device, _ *device.Kernel) {
 		ctx := context.Background()
 		for b.Loop() {
-			buf, err := dev.Malloc(ctx, 1<<20)
+			buf, err := dev.MallocBytes(ctx, 1<<20)
 			if err != nil {
 				b.Fatal(err)
 			}

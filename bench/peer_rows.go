@@ -67,12 +67,12 @@ func peerBandwidth(e *env, size int64, repeat int) (float64, *float64, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	src, err := e.dev.Malloc(e.ctx, uint64(size))
+	src, err := e.dev.MallocBytes(e.ctx, uint64(size))
 	if err != nil {
 		return 0, nil, err
 	}
 	defer src.Close(e.ctx)
-	dst, err := peer.Malloc(e.ctx, uint64(size))
+	dst, err := peer.MallocBytes(e.ctx, uint64(size))
 	if err != nil {
 		return 0, nil, err
 	}

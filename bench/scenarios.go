@@ -227,17 +227,17 @@ func smallAsyncCopies(e *env, size int64, repeat int) (float64, *float64, error)
 // smallCopies times batches of small pinned-to-device copies issued by copyOnce, 64 in flight,
 // with a Synchronize after each batch, and checks the device holds the pattern.
 func smallCopies(e *env, size int64, repeat int, copyOnce func(*device.Buffer, *device.HostBuffer) *actor.Future[struct{}]) (float64, *float64, error) {
-	host, err := e.dev.MallocHost(e.ctx, uint64(size))
+	host, err := e.dev.MallocPinnedBytes(e.ctx, uint64(size))
 	if err != nil {
 		return 0, nil, err
 	}
 	defer host.Close(e.ctx)
-	buf, err := e.dev.Malloc(e.ctx, uint64(size))
+	buf, err := e.dev.MallocBytes(e.ctx, uint64(size))
 	if err != nil {
 		return 0, nil, err
 	}
 	defer buf.Close(e.ctx)
-	fillPattern(host.Bytes(), 11)
+	fillPattern(host.Host(), 11)
 	var samples []float64
 	for r := -1; r < repeat; r++ {
 		start := time.Now()
@@ -251,7 +251,7 @@ func smallCopies(e *env, size int64, repeat int, copyOnce func(*device.Buffer, *
 			samples = append(samples, float64(time.Since(start).Nanoseconds())/1e3/launchesPerRepeat)
 		}
 	}
-	return median(samples), nil, checkDevice(e, buf, host.Bytes())
+	return median(samples), nil, checkDevice(e, buf, host.Host())
 }
 
 // inFlight issues n operations keeping up to 64 futures outstanding, and waits for them all.
@@ -280,12 +280,12 @@ func inFlight(e *env, n int, issue func() *actor.Future[struct{}]) error {
 // Synchronize per batch.
 func pinnedBandwidth(h2d bool) func(*env, int64, int) (float64, *float64, error) {
 	return func(e *env, size int64, repeat int) (float64, *float64, error) {
-		host, err := e.dev.MallocHost(e.ctx, uint64(size))
+		host, err := e.dev.MallocPinnedBytes(e.ctx, uint64(size))
 		if err != nil {
 			return 0, nil, err
 		}
 		defer host.Close(e.ctx)
-		return bandwidth(e, size, repeat, h2d, host.Bytes(), func(buf *device.Buffer) error {
+		return bandwidth(e, size, repeat, h2d, host.Host(), func(buf *device.Buffer) error {
 			var last *actor.Future[struct{}]
 			for range clampIters(size) {
 				if h2d {
@@ -378,7 +378,7 @@ func stagedTargets(size int64) int {
 // bandwidth times batches of clampIters(size) copies between host and a device buffer, after
 // seeding the source side with a pattern, and checks the destination afterwards.
 func bandwidth(e *env, size int64, repeat int, h2d bool, host []byte, batch func(*device.Buffer) error) (float64, *float64, error) {
-	buf, err := e.dev.Malloc(e.ctx, uint64(size))
+	buf, err := e.dev.MallocBytes(e.ctx, uint64(size))
 	if err != nil {
 		return 0, nil, err
 	}
@@ -408,12 +408,12 @@ func bandwidth(e *env, size int64, repeat int, h2d bool, host []byte, batch func
 
 // deviceBandwidth: device-to-device copies, counting bytes read plus bytes written.
 func deviceBandwidth(e *env, size int64, repeat int) (float64, *float64, error) {
-	a, err := e.dev.Malloc(e.ctx, uint64(size))
+	a, err := e.dev.MallocBytes(e.ctx, uint64(size))
 	if err != nil {
 		return 0, nil, err
 	}
 	defer a.Close(e.ctx)
-	b, err := e.dev.Malloc(e.ctx, uint64(size))
+	b, err := e.dev.MallocBytes(e.ctx, uint64(size))
 	if err != nil {
 		return 0, nil, err
 	}
@@ -447,7 +447,7 @@ func mallocFree(e *env, size int64, repeat int) (float64, *float64, error) {
 	for r := -1; r < repeat; r++ {
 		start := time.Now()
 		for range pairs {
-			b, err := e.dev.Malloc(e.ctx, uint64(size))
+			b, err := e.dev.MallocBytes(e.ctx, uint64(size))
 			if err != nil {
 				return 0, nil, err
 			}

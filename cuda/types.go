@@ -90,3 +90,11 @@ type Arg struct {
 	Kind ArgKind
 	Bits uint64
 }
+
+// Numeric is the element types typed device memory holds and the typed copies move: the
+// integer and floating-point kinds, and types defined over them.
+type Numeric interface {
+	~int8 | ~int16 | ~int32 | ~int64 | ~int |
+		~uint8 | ~uint16 | ~uint32 | ~uint64 | ~uint | ~uintptr |
+		~float32 | ~float64
+}

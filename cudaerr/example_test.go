@@ -19,7 +19,7 @@ func Example() {
 		panic(err)
 	}
 	defer dev.Close()
-	_, err = dev.Malloc(ctx, 1<<40) // more than the device has
+	_, err = dev.MallocBytes(ctx, 1<<40) // more than the device has
 	fmt.Println(errors.Is(err, cudaerr.MemoryAllocation))
 	code, _ := cudaerr.CodeOf(err)
 	fmt.Println(code.Name(), cudaerr.IsSticky(err))

@@ -22,23 +22,23 @@ func TestDeviceStreamCopies(t *testing.T) {
 		require.Same(t, s, streams.Default(dev), "one stream per device")
 		require.Equal(t, dev, s.Device())
 		const n = 1<<16 + 3
-		src, err := dev.MallocHost(ctx, n)
+		src, err := dev.MallocPinnedBytes(ctx, n)
 		require.NoError(t, err)
-		dst, err := dev.MallocHost(ctx, n)
+		dst, err := dev.MallocPinnedBytes(ctx, n)
 		require.NoError(t, err)
-		for i := range src.Bytes() {
-			src.Bytes()[i] = byte(i*131 + 7)
+		for i := range src.Host() {
+			src.Host()[i] = byte(i*131 + 7)
 		}
 		a, b := mustMalloc(t, dev, n), mustMalloc(t, dev, n)
 		require.NoError(t, actor.WaitAll(ctx,
 			s.CopyHostToDevice(ctx, a, src),
 			s.Copy(ctx, b, a),
 			s.CopyDeviceToHost(ctx, dst, b)))
-		require.Equal(t, src.Bytes(), dst.Bytes())
+		require.Equal(t, src.Host(), dst.Host())
 
 		// Many small queued copies keep stream order: the last one wins.
 		for i := range 100 {
-			src.Bytes()[0] = byte(i)
+			src.Host()[0] = byte(i)
 			require.NoError(t, s.CopyHostToDevice(ctx, a.Slice(0, 64), src).Wait(ctx)) // only then may the host side change again
 		}
 		got := make([]byte, 1)
@@ -55,11 +55,11 @@ func TestDeviceStreamCopyBadInput(t *testing.T) {
 		dev := openDev(t, opts)
 		other := openDev(t, opts)
 		s := streams.Default(dev)
-		small, err := dev.MallocHost(ctx, 16)
+		small, err := dev.MallocPinnedBytes(ctx, 16)
 		require.NoError(t, err)
-		foreign, err := other.MallocHost(ctx, 4096)
+		foreign, err := other.MallocPinnedBytes(ctx, 4096)
 		require.NoError(t, err)
-		gone, err := dev.MallocHost(ctx, 4096)
+		gone, err := dev.MallocPinnedBytes(ctx, 4096)
 		require.NoError(t, err)
 		require.NoError(t, gone.Close(ctx))
 		buf := mustMalloc(t, dev, 4096)

@@ -25,11 +25,11 @@ func TestBadInput(t *testing.T) {
 		mod := saxpyModule(t, dev)
 		saxpy, err := mod.Kernel(ctx, "saxpy")
 		require.NoError(t, err)
-		buf, err := dev.Malloc(ctx, 400)
+		buf, err := dev.MallocBytes(ctx, 400)
 		require.NoError(t, err)
-		foreign, err := other.Malloc(ctx, 400)
+		foreign, err := other.MallocBytes(ctx, 400)
 		require.NoError(t, err)
-		freed, err := dev.Malloc(ctx, 400)
+		freed, err := dev.MallocBytes(ctx, 400)
 		require.NoError(t, err)
 		require.NoError(t, freed.Close(ctx))
 		one := cuda.LaunchConfig{Grid: cuda.Dim(1), Block: cuda.Dim(128)}
@@ -86,7 +86,7 @@ func TestBadInput(t *testing.T) {
 				return launch(s, saxpy, cuda.LaunchConfig{Grid: cuda.Dim(1), Block: cuda.Dim(32), SharedMem: 1 << 30}, int32(1), float32(1), buf, buf)
 			}, device.ErrLaunchConfig, "shared memory"},
 			{"unknown kernel", func() error { _, err := mod.Kernel(ctx, "nope"); return err }, device.ErrNoKernel, `"nope"`},
-			{"zero-byte Malloc", func() error { _, err := dev.Malloc(ctx, 0); return err }, device.ErrInvalidArgument, "0 bytes"},
+			{"zero-byte Malloc", func() error { _, err := dev.MallocBytes(ctx, 0); return err }, device.ErrInvalidArgument, "0 bytes"},
 			{"bad ordinal", func() error { _, err := device.Open(ctx, 99, opts...); return err }, device.ErrInvalidArgument, "ordinal 99"},
 		}
 		for _, c := range cases {
@@ -125,7 +125,7 @@ func TestOutOfMemoryLeavesDeviceUsable(t *testing.T) {
 	testdev.Backends(t, func(t *testing.T, opts []device.Option) {
 		ctx := testdev.Ctx(t)
 		dev := openDev(t, opts)
-		_, err := dev.Malloc(ctx, dev.Properties().TotalMemory*2)
+		_, err := dev.MallocBytes(ctx, dev.Properties().TotalMemory*2)
 		require.Error(t, err)
 		assert.ErrorIs(t, err, cudaerr.MemoryAllocation)
 		assert.NoError(t, dev.Err(), "out of memory is not sticky")
@@ -138,7 +138,7 @@ func TestCancelledCallerLeavesDeviceUsable(t *testing.T) {
 		dev := openDev(t, opts)
 		ctx, cancel := context.WithCancel(testdev.Ctx(t))
 		cancel()
-		_, err := dev.Malloc(ctx, 64)
+		_, err := dev.MallocBytes(ctx, 64)
 		require.ErrorIs(t, err, context.Canceled)
 		err = streams.CopyToDevice(ctx, streams.Default(dev), mustMalloc(t, dev, 64), []byte{1}).Wait(ctx)
 		require.True(t, errors.Is(err, context.Canceled), "got %v", err)
@@ -157,7 +157,7 @@ func TestClosedDevice(t *testing.T) {
 		_ = leaked
 		require.NoError(t, dev.Close())
 		require.NoError(t, dev.Close(), "Close is idempotent")
-		_, err = dev.Malloc(ctx, 64)
+		_, err = dev.MallocBytes(ctx, 64)
 		require.ErrorIs(t, err, device.ErrClosed)
 		assert.True(t, leaked.Closed())
 		require.ErrorIs(t, leaked.Close(ctx), device.ErrClosed, "a closed device's buffer")
@@ -176,7 +176,7 @@ func TestStickyFaultOnSim(t *testing.T) {
 	require.Error(t, err)
 	assert.ErrorIs(t, err, cudaerr.IllegalAddress)
 	require.ErrorIs(t, dev.Err(), device.ErrDeviceFailed)
-	_, err = dev.Malloc(ctx, 16)
+	_, err = dev.MallocBytes(ctx, 16)
 	assert.ErrorIs(t, err, device.ErrDeviceFailed)
 	assert.ErrorIs(t, err, cudaerr.IllegalAddress)
 }

@@ -7,7 +7,7 @@ import (
 	"github.com/gpuactor/gpuactor/internal/core"
 )
 
-// Buffer is device memory from Malloc, or the device memory of a typed buffer of package
+// Buffer is device memory from MallocBytes, or the device memory of a typed buffer of package
 // alloc (which embeds one). Close it with Close, or let the device's Close free it.
 type Buffer core.Buffer
 
@@ -24,9 +24,10 @@ type span = core.Span
 
 func (b *Buffer) core() *core.Buffer { return (*core.Buffer)(b) }
 
-// Malloc allocates size bytes of device memory; it returns once the memory is allocated. For
-// typed memory, see package alloc.
-func (d *Device) Malloc(ctx context.Context, size uint64) (*Buffer, error) {
+// MallocBytes allocates size bytes of device memory (cudaMalloc); it returns once the memory
+// is allocated. It is the untyped form of alloc.Malloc, which allocates elements of a type
+// and ties the buffer to a stream.
+func (d *Device) MallocBytes(ctx context.Context, size uint64) (*Buffer, error) {
 	b := new(Buffer)
 	if err := core.Malloc(ctx, d.core(), b.core(), size); err != nil {
 		return nil, err
@@ -40,12 +41,14 @@ func (d *Device) Malloc(ctx context.Context, size uint64) (*Buffer, error) {
 // ErrAllocFailed error.
 func (b *Buffer) Close(ctx context.Context) error { return b.core().Close(ctx) }
 
-// Ptr is the buffer's device address, for kernel arguments built by hand. The address of a
+// DevicePtr is the buffer's device address, for kernel arguments built by hand. The address of a
 // stream-ordered allocation (alloc.MallocAsync) is known once the device's actor has run the
-// allocation, shortly after MallocAsync returns: until then Ptr waits for it (not for the
+// allocation, shortly after MallocAsync returns: until then DevicePtr waits for it (not for the
 // GPU), until ctx ends. It returns an ErrAllocFailed error, wrapping the cause, when that
-// allocation failed. A buffer from Malloc has its address at once.
-func (b *Buffer) Ptr(ctx context.Context) (cuda.DevicePtr, error) { return b.core().Ptr(ctx) }
+// allocation failed. A buffer from MallocBytes has its address at once.
+func (b *Buffer) DevicePtr(ctx context.Context) (cuda.DevicePtr, error) {
+	return b.core().DevicePtr(ctx)
+}
 
 // Size is the buffer's length in bytes.
 func (b *Buffer) Size() uint64 { return b.core().Size() }

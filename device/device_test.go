@@ -54,7 +54,7 @@ func TestCountAndOpenAll(t *testing.T) {
 }
 
 // roundTrip copies random values of T to the device and back.
-func roundTrip[T device.Numeric](t *testing.T, dev *device.Device, n int, gen func(*rand.Rand) T) {
+func roundTrip[T cuda.Numeric](t *testing.T, dev *device.Device, n int, gen func(*rand.Rand) T) {
 	ctx := testdev.Ctx(t)
 	rng := rand.New(rand.NewPCG(uint64(n), 7))
 	in := make([]T, n)
@@ -62,7 +62,7 @@ func roundTrip[T device.Numeric](t *testing.T, dev *device.Device, n int, gen fu
 		in[i] = gen(rng)
 	}
 	var zero T
-	buf, err := dev.Malloc(ctx, uint64(n)*uint64(unsafe.Sizeof(zero)))
+	buf, err := dev.MallocBytes(ctx, uint64(n)*uint64(unsafe.Sizeof(zero)))
 	require.NoError(t, err)
 	defer func() { require.NoError(t, buf.Close(ctx)) }()
 	upload(t, buf, in)
@@ -95,9 +95,9 @@ func TestSlicesMemsetAndDeviceCopy(t *testing.T) {
 		ctx := testdev.Ctx(t)
 		dev := openDev(t, opts)
 		s := streams.Default(dev)
-		a, err := dev.Malloc(ctx, 1000)
+		a, err := dev.MallocBytes(ctx, 1000)
 		require.NoError(t, err)
-		b, err := dev.Malloc(ctx, 1000)
+		b, err := dev.MallocBytes(ctx, 1000)
 		require.NoError(t, err)
 		require.NoError(t, s.Memset(ctx, a, 0xAB).Wait(ctx))
 		require.NoError(t, s.Memset(ctx, a.Slice(100, 7), 0x01).Wait(ctx))
@@ -125,23 +125,27 @@ func TestPinnedHostBuffer(t *testing.T) {
 		ctx := testdev.Ctx(t)
 		dev := openDev(t, opts)
 		const n = 1 << 20
-		h, err := dev.MallocHost(ctx, 4*n, device.HostPortable)
+		h, err := dev.MallocPinnedBytes(ctx, 4*n, device.HostPortable)
 		require.NoError(t, err)
 		xs := device.HostSlice[float32](h)
 		require.Len(t, xs, n)
 		for i := range xs {
 			xs[i] = float32(i) * 0.5
 		}
-		buf, err := dev.Malloc(ctx, 4*n)
+		buf, err := dev.MallocBytes(ctx, 4*n)
 		require.NoError(t, err)
 		s := streams.Default(dev)
 		require.NoError(t, s.CopyHostToDevice(ctx, buf, h).Wait(ctx))
-		back, err := dev.MallocHost(ctx, 4*n)
+		back, err := dev.MallocPinnedBytes(ctx, 4*n)
 		require.NoError(t, err)
 		require.NoError(t, s.CopyDeviceToHost(ctx, back, buf).Wait(ctx))
 		require.Equal(t, xs, device.HostSlice[float32](back))
 		require.NoError(t, h.Close(ctx))
-		assert.Nil(t, h.Bytes())
+		_, err = h.DevicePtr(ctx)
+		assert.ErrorIs(t, err, device.ErrClosed)
+		_, err = (*device.HostBuffer)(nil).DevicePtr(ctx)
+		assert.ErrorIs(t, err, device.ErrInvalidArgument)
+		assert.Nil(t, h.Host())
 		assert.Nil(t, device.HostSlice[float32](h))
 		assert.True(t, h.Closed())
 		require.ErrorIs(t, h.Close(ctx), device.ErrClosed)
@@ -163,9 +167,9 @@ func TestSaxpyKernel(t *testing.T) {
 		for i := range x {
 			x[i], y[i] = float32(i%97)*0.25, float32(i%13)-6
 		}
-		dx, err := dev.Malloc(ctx, 4*n)
+		dx, err := dev.MallocBytes(ctx, 4*n)
 		require.NoError(t, err)
-		dy, err := dev.Malloc(ctx, 4*n)
+		dy, err := dev.MallocBytes(ctx, 4*n)
 		require.NoError(t, err)
 		upload(t, dx, x)
 		upload(t, dy, y)

@@ -90,7 +90,7 @@ func ExampleErrClosed() {
 		panic(err)
 	}
 	defer dev.Close()
-	buf, err := dev.Malloc(ctx, 256)
+	buf, err := dev.MallocBytes(ctx, 256)
 	if err != nil {
 		panic(err)
 	}
@@ -149,7 +149,7 @@ func ExampleIsolated() {
 		panic(err)
 	}
 	defer dev.Close()
-	buf, _ := dev.Malloc(ctx, 16)
+	buf, _ := dev.MallocBytes(ctx, 16)
 	err = streams.Default(dev).Memset(ctx, buf, 7).Wait(ctx)
 	fmt.Println("works again:", err == nil)
 	// Output:

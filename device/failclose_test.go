@@ -36,7 +36,7 @@ func TestCloseOfAFailedDeviceForgetsItsMemory(t *testing.T) {
 	ctx := context.Background()
 	dev, fault := faultSim(t)
 	_ = mustMalloc(t, dev, 1<<20)
-	host, err := dev.MallocHost(ctx, 1<<20)
+	host, err := dev.MallocPinnedBytes(ctx, 1<<20)
 	require.NoError(t, err)
 	_ = host
 	s, err := streams.New(ctx, dev)
@@ -85,10 +85,10 @@ func TestFailureBelongsToTheGPU(t *testing.T) {
 			fault()
 			require.ErrorIs(t, a.Err(), device.ErrDeviceFailed)
 			require.ErrorIs(t, b.Err(), device.ErrDeviceFailed, "the other handle on the GPU")
-			_, err = b.Malloc(ctx, 16)
+			_, err = b.MallocBytes(ctx, 16)
 			require.ErrorIs(t, err, device.ErrDeviceFailed)
 			for _, other := range others {
-				buf, err := other.Malloc(ctx, 16)
+				buf, err := other.MallocBytes(ctx, 16)
 				if confined {
 					require.NoError(t, err, "another GPU goes on: device %d", other.Ordinal())
 					require.NoError(t, other.Err())
@@ -153,13 +153,13 @@ func TestInjectedFaultsFailTheDevice(t *testing.T) {
 	require.ErrorContains(t, devs[0].Err(), "injected")
 
 	require.NoError(t, machine.Lose(1))
-	_, err = devs[1].Malloc(ctx, 16)
+	_, err = devs[1].MallocBytes(ctx, 16)
 	require.ErrorIs(t, err, device.ErrDeviceFailed)
 	require.ErrorIs(t, err, cudaerr.DevicesUnavailable)
 	require.ErrorIs(t, devs[1].Err(), cudaerr.DevicesUnavailable, "a lost GPU fails the device")
 
 	require.NoError(t, machine.Fail(2, cudaerr.MisalignedAddress))
-	_, err = devs[2].Malloc(ctx, 16)
+	_, err = devs[2].MallocBytes(ctx, 16)
 	require.ErrorIs(t, err, cudaerr.MisalignedAddress)
 	for _, d := range devs {
 		require.NoError(t, d.Close())

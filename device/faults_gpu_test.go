@@ -168,7 +168,7 @@ type faultReport struct {
 	Launch    outcome `json:"launch"`     // the faulting launch's future
 	DevErr    string  `json:"dev_err"`    // dev.Err() after it
 	DevFailed bool    `json:"dev_failed"` // dev.Err() matches device.ErrDeviceFailed
-	Malloc    outcome `json:"malloc"`     // dev.Malloc(16) after it
+	Malloc    outcome `json:"malloc"`     // dev.MallocBytes(16) after it
 	Relaunch  outcome `json:"relaunch"`   // a good kernel and copies on the device's own stream
 	NewStream outcome `json:"new_stream"` // a new stream of the device, and a good round trip on it
 
@@ -196,7 +196,7 @@ type faultReport struct {
 // device, so behind a kernel that never ends it would hang the caller.
 func goodRound(ctx context.Context, s *streams.Stream, dev *device.Device, k *device.Kernel) error {
 	const n = 256
-	buf, err := dev.Malloc(ctx, 4*n)
+	buf, err := dev.MallocBytes(ctx, 4*n)
 	if err != nil {
 		return err
 	}
@@ -329,7 +329,7 @@ func TestFaultChild(t *testing.T) {
 	require.NoError(t, err)
 	bad, err := mod.Kernel(ctx, kind.kernel)
 	require.NoError(t, err)
-	buf, err := dev.Malloc(ctx, 64<<10)
+	buf, err := dev.MallocBytes(ctx, 64<<10)
 	require.NoError(t, err)
 	s := streams.Default(dev)
 	require.NoError(t, s.Memset(ctx, buf, 0).Wait(ctx))                  // the spinner's flag stays 0
@@ -391,11 +391,11 @@ func TestFaultChild(t *testing.T) {
 		r.TwinErr = err.Error()
 	}
 	r.TwinMalloc = bounded(bound, func(ctx context.Context) error {
-		_, err := twin.Malloc(ctx, 16)
+		_, err := twin.MallocBytes(ctx, 16)
 		return err
 	})
 	r.Malloc = bounded(bound, func(ctx context.Context) error {
-		_, err := dev.Malloc(ctx, 16)
+		_, err := dev.MallocBytes(ctx, 16)
 		return err
 	})
 	r.Relaunch = bounded(bound, func(ctx context.Context) error { return goodRound(ctx, s, dev, good) })
@@ -427,7 +427,7 @@ func TestFaultChild(t *testing.T) {
 			r.ReopenErr = err.Error()
 		}
 		r.ReopenMalloc = bounded(bound, func(ctx context.Context) error {
-			_, err := again.Malloc(ctx, 16)
+			_, err := again.MallocBytes(ctx, 16)
 			return err
 		})
 		r.ReopenLaunch = bounded(bound, func(ctx context.Context) error {

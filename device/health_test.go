@@ -60,7 +60,7 @@ func TestWatchdogFailsAStuckDevice(t *testing.T) {
 	require.ErrorIs(t, behind.Wait(ctx), device.ErrStuck, "work queued behind it fails too")
 	require.ErrorIs(t, dev.Err(), device.ErrStuck)
 	assert.Contains(t, dev.Stats().Failure, "stuck")
-	_, err = dev.Malloc(ctx, 16)
+	_, err = dev.MallocBytes(ctx, 16)
 	require.ErrorIs(t, err, device.ErrStuck, "later calls are refused")
 	require.ErrorIs(t, dev.Health(ctx), device.ErrStuck)
 

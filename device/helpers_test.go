@@ -68,20 +68,20 @@ func openDev(t testing.TB, opts []device.Option) *device.Device {
 
 func mustMalloc(t testing.TB, dev *device.Device, n uint64) *device.Buffer {
 	t.Helper()
-	b, err := dev.Malloc(testdev.Ctx(t), n)
+	b, err := dev.MallocBytes(testdev.Ctx(t), n)
 	require.NoError(t, err)
 	return b
 }
 
 // upload copies xs into dst on its device's own stream and waits for it.
-func upload[T device.Numeric](t testing.TB, dst device.Mem, xs []T) {
+func upload[T cuda.Numeric](t testing.TB, dst device.Mem, xs []T) {
 	t.Helper()
 	ctx := testdev.Ctx(t)
 	require.NoError(t, streams.CopyToDevice(ctx, streams.Default(device.Range(dst, 0, 0).Buffer().Device()), dst, xs).Wait(ctx))
 }
 
 // download fills xs from src on its device's own stream and waits for it.
-func download[T device.Numeric](t testing.TB, xs []T, src device.Mem) {
+func download[T cuda.Numeric](t testing.TB, xs []T, src device.Mem) {
 	t.Helper()
 	ctx := testdev.Ctx(t)
 	require.NoError(t, streams.CopyFromDevice(ctx, streams.Default(device.Range(src, 0, 0).Buffer().Device()), xs, src).Wait(ctx))
@@ -91,7 +91,7 @@ func download[T device.Numeric](t testing.TB, xs []T, src device.Mem) {
 func requireUsable(t testing.TB, dev *device.Device) {
 	t.Helper()
 	ctx := testdev.Ctx(t)
-	buf, err := dev.Malloc(ctx, 64)
+	buf, err := dev.MallocBytes(ctx, 64)
 	require.NoError(t, err)
 	in := []uint32{1, 2, 3, 0xdeadbeef}
 	upload(t, buf, in)

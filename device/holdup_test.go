@@ -38,7 +38,7 @@ func TestSynchronousCallsDoNotHoldUpTheDevice(t *testing.T) {
 			},
 			"buffer Close": func() error { return mustMalloc(t, dev, 64).Close(ctx) },
 			"host buffer Close": func() error {
-				h, err := dev.MallocHost(ctx, 64)
+				h, err := dev.MallocPinnedBytes(ctx, 64)
 				require.NoError(t, err)
 				return h.Close(ctx)
 			},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"unsafe"
 
+	"github.com/gpuactor/gpuactor/cuda"
 	"github.com/gpuactor/gpuactor/internal/backend"
 	"github.com/gpuactor/gpuactor/internal/core"
 )
@@ -20,14 +21,15 @@ const (
 
 // HostBuffer is page-locked (pinned) host memory: copies to and from it run at full link
 // speed, and a stream's copies may read or write it after the call that queued them returns.
-// Its bytes live outside the Go heap; do not use Bytes after Close.
+// Its bytes live outside the Go heap; do not use Host after Close.
 type HostBuffer core.HostBuffer
 
 func (h *HostBuffer) core() *core.HostBuffer { return (*core.HostBuffer)(h) }
 
-// MallocHost allocates size bytes of pinned host memory; it returns once they are allocated.
-// For typed pinned memory, see package alloc.
-func (d *Device) MallocHost(ctx context.Context, size uint64, flags ...HostFlag) (*HostBuffer, error) {
+// MallocPinnedBytes allocates size bytes of pinned host memory (cudaHostAlloc); it returns
+// once they are allocated. It is the untyped form of alloc.MallocPinned, which allocates
+// elements of a type.
+func (d *Device) MallocPinnedBytes(ctx context.Context, size uint64, flags ...HostFlag) (*HostBuffer, error) {
 	var f uint32
 	for _, fl := range flags {
 		f |= uint32(fl)
@@ -36,8 +38,15 @@ func (d *Device) MallocHost(ctx context.Context, size uint64, flags ...HostFlag)
 	return (*HostBuffer)(h), err
 }
 
-// Bytes is the buffer's memory, or nil once closed.
-func (h *HostBuffer) Bytes() []byte { return h.core().Bytes() }
+// Host is the buffer's memory, or nil once closed.
+func (h *HostBuffer) Host() []byte { return h.core().Host() }
+
+// DevicePtr is the address kernels on the buffer's device use for its memory (allocated with
+// HostMapped); it returns once the device's actor has asked the runtime. Under unified
+// addressing it equals the host address.
+func (h *HostBuffer) DevicePtr(ctx context.Context) (cuda.DevicePtr, error) {
+	return h.core().DevicePtr(ctx)
+}
 
 // Size is the buffer's length in bytes.
 func (h *HostBuffer) Size() uint64 { return h.core().Size() }
@@ -54,19 +63,12 @@ func (h *HostBuffer) Close(ctx context.Context) error { return h.core().Close(ct
 
 // HostSlice views a pinned host buffer as a slice of T (len = Size / sizeof(T)); nil once the
 // buffer is closed.
-func HostSlice[T Numeric](h *HostBuffer) []T {
-	b := h.Bytes()
+func HostSlice[T cuda.Numeric](h *HostBuffer) []T {
+	b := h.Host()
 	var zero T
 	n := len(b) / int(unsafe.Sizeof(zero))
 	if n == 0 {
 		return nil
 	}
 	return unsafe.Slice((*T)(unsafe.Pointer(&b[0])), n)
-}
-
-// Numeric is the element types the typed copy helpers move.
-type Numeric interface {
-	~int8 | ~int16 | ~int32 | ~int64 | ~int |
-		~uint8 | ~uint16 | ~uint32 | ~uint64 | ~uint | ~uintptr |
-		~float32 | ~float64
 }

@@ -55,7 +55,7 @@ func TestIsolatedFaultKinds(t *testing.T) {
 			require.NoError(t, goodRound(ctx, streams.Default(dev), dev, good), "before the fault")
 			k, err := mod.Kernel(ctx, kind.kernel)
 			require.NoError(t, err)
-			buf, err := dev.Malloc(ctx, 64<<10)
+			buf, err := dev.MallocBytes(ctx, 64<<10)
 			require.NoError(t, err)
 
 			start := time.Now()

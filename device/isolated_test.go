@@ -53,12 +53,12 @@ func saxpyRound(ctx context.Context, dev *device.Device, n int) error {
 	for i := range x {
 		x[i], y[i] = float32(i), float32(2*i)
 	}
-	dx, err := dev.Malloc(ctx, uint64(4*n))
+	dx, err := dev.MallocBytes(ctx, uint64(4*n))
 	if err != nil {
 		return err
 	}
 	defer dx.Close(ctx)
-	dy, err := dev.Malloc(ctx, uint64(4*n))
+	dy, err := dev.MallocBytes(ctx, uint64(4*n))
 	if err != nil {
 		return err
 	}
@@ -113,8 +113,8 @@ func TestIsolatedAllocAndGraphs(t *testing.T) {
 		pinned, err := alloc.MallocPinned[uint32](ctx, dev, 4096)
 		require.NoError(t, err)
 		defer pinned.Close(ctx)
-		for i := range pinned.Slice() {
-			pinned.Slice()[i] = uint32(i)
+		for i := range pinned.Host() {
+			pinned.Host()[i] = uint32(i)
 		}
 		mod, err := dev.Compile(ctx, device.Source{Name: "add.cu", Code: testdev.AddU32, Sim: map[string]cuda.SimKernel{"add_u32": testdev.AddU32Sim}})
 		require.NoError(t, err)
@@ -130,7 +130,7 @@ func TestIsolatedAllocAndGraphs(t *testing.T) {
 		require.NoError(t, err)
 		defer exec.Close(ctx)
 
-		require.NoError(t, streams.CopyToDevice(ctx, s, buf, pinned.Slice()).Wait(ctx))
+		require.NoError(t, streams.CopyToDevice(ctx, s, buf, pinned.Host()).Wait(ctx))
 		for range 3 {
 			exec.Launch(ctx, s)
 		}
@@ -179,7 +179,7 @@ func TestIsolatedKilledWorkerFailsPendingThenReopens(t *testing.T) {
 	require.NoError(t, err)
 	s, err := streams.New(ctx, dev)
 	require.NoError(t, err)
-	buf, err := dev.Malloc(ctx, 64<<20)
+	buf, err := dev.MallocBytes(ctx, 64<<20)
 	require.NoError(t, err)
 	var futs []*streams.Future
 	for range 32 {
@@ -200,7 +200,7 @@ func TestIsolatedKilledWorkerFailsPendingThenReopens(t *testing.T) {
 	assert.Less(t, time.Since(killed), 2*time.Second)
 	require.ErrorIs(t, dev.Err(), isolate.ErrWorkerDied)
 	assert.Contains(t, dev.Err().Error(), "killed")
-	_, err = dev.Malloc(ctx, 16)
+	_, err = dev.MallocBytes(ctx, 16)
 	require.ErrorIs(t, err, device.ErrDeviceFailed)
 
 	closed := make(chan error, 1)
@@ -247,7 +247,7 @@ func TestIsolatedStickyFaultThenFreshWorker(t *testing.T) {
 // faultOnce launches a kernel that faults for good: on the GPU a store a TiB past an
 // allocation, on the simulator one past its end.
 func faultOnce(t *testing.T, ctx context.Context, dev *device.Device) error {
-	buf, err := dev.Malloc(ctx, 64<<10)
+	buf, err := dev.MallocBytes(ctx, 64<<10)
 	require.NoError(t, err)
 	if dev.Backend() == device.BackendSim {
 		k := testdev.OOBKernel(t, ctx, dev)
@@ -359,7 +359,7 @@ func TestIsolatedStuckDeviceEndsItsWorker(t *testing.T) {
 		dev, err := device.Open(ctx, 0, append(opts, device.WithWatchdog(500*time.Millisecond))...)
 		require.NoError(t, err)
 		pid := dev.WorkerPID()
-		flag, err := dev.Malloc(ctx, 4)
+		flag, err := dev.MallocBytes(ctx, 4)
 		require.NoError(t, err)
 		require.NoError(t, streams.Default(dev).Memset(ctx, flag, 0).Wait(ctx))
 		mod, err := dev.Compile(ctx, device.Source{Name: "faults.cu", Code: faultSource, Sim: map[string]cuda.SimKernel{"spin_forever": spinForeverSim}})

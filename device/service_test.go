@@ -199,7 +199,7 @@ func TestShutdownDeadline(t *testing.T) {
 		require.NoError(t, err)
 		gate := make(chan struct{})
 		held := s.HostFunc(ctx, func() { <-gate })
-		buf, err := dev.Malloc(ctx, 1<<20)
+		buf, err := dev.MallocBytes(ctx, 1<<20)
 		require.NoError(t, err)
 		behind := s.Memset(ctx, buf, 7)
 		sctx, cancel := context.WithTimeout(ctx, 10*time.Millisecond)

@@ -70,7 +70,7 @@ func TestStatsFollowTheWork(t *testing.T) {
 		assert.Positive(t, after.Tracker.Polls-before.Tracker.Polls)
 
 		// A failed operation counts as failed.
-		buf, err := dev.Malloc(ctx, 64)
+		buf, err := dev.MallocBytes(ctx, 64)
 		require.NoError(t, err)
 		assert.Equal(t, uint64(64), dev.Stats().Memory.Device.Bytes)
 		require.NoError(t, buf.Close(ctx))
@@ -79,7 +79,7 @@ func TestStatsFollowTheWork(t *testing.T) {
 
 		// Staging shows once a slice is copied.
 		src := make([]float32, 1000)
-		dst, err := dev.Malloc(ctx, 4000)
+		dst, err := dev.MallocBytes(ctx, 4000)
 		require.NoError(t, err)
 		require.NoError(t, streams.CopyToDevice(ctx, s, dst, src).Wait(ctx))
 		st := dev.Stats().Staging

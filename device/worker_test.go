@@ -22,12 +22,12 @@ func saxpyWorker(ctx context.Context, dev *device.Device, k *device.Kernel, w, n
 		return err
 	}
 	defer s.Close(ctx)
-	dx, err := dev.Malloc(ctx, uint64(4*n))
+	dx, err := dev.MallocBytes(ctx, uint64(4*n))
 	if err != nil {
 		return err
 	}
 	defer dx.Close(ctx)
-	dy, err := dev.Malloc(ctx, uint64(4*n))
+	dy, err := dev.MallocBytes(ctx, uint64(4*n))
 	if err != nil {
 		return err
 	}

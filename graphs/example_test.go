@@ -51,7 +51,7 @@ func ExampleGraph_Instantiate() {
 	ctx := context.Background()
 	dev, k, s := exampleSetup(ctx)
 	defer dev.Close()
-	x, _ := dev.Malloc(ctx, 4*4)
+	x, _ := dev.MallocBytes(ctx, 4*4)
 	cfg := cuda.LaunchConfig{Grid: cuda.Dim(1), Block: cuda.Dim(32)}
 
 	g, _ := graphs.New(ctx, dev)
@@ -63,10 +63,10 @@ func ExampleGraph_Instantiate() {
 		panic(err)
 	}
 	exec.Launch(ctx, s).Await(ctx)
-	fmt.Println(out.Slice())
+	fmt.Println(out.Host())
 	exec.SetKernelArgs(ctx, step, x, float32(1), float32(5), int32(4))
 	exec.Launch(ctx, s).Await(ctx)
-	fmt.Println(out.Slice())
+	fmt.Println(out.Host())
 	// Output:
 	// [2 2 2 2]
 	// [5 5 5 5]
@@ -77,7 +77,7 @@ func ExampleCapture() {
 	ctx := context.Background()
 	dev, k, s := exampleSetup(ctx)
 	defer dev.Close()
-	x, _ := dev.Malloc(ctx, 4*4)
+	x, _ := dev.MallocBytes(ctx, 4*4)
 	cfg := cuda.LaunchConfig{Grid: cuda.Dim(1), Block: cuda.Dim(32)}
 
 	g, err := graphs.Capture(ctx, s, func(ctx context.Context) error {
@@ -104,7 +104,7 @@ func ExampleRecord() {
 	dev, k, s := exampleSetup(ctx)
 	defer dev.Close()
 	cfg := cuda.LaunchConfig{Grid: cuda.Dim(1), Block: cuda.Dim(32)}
-	scratch, _ := dev.Malloc(ctx, 4*4)
+	scratch, _ := dev.MallocBytes(ctx, 4*4)
 
 	var scale graphs.Slot
 	tpl, err := graphs.Record(ctx, s, func(ctx context.Context, r *graphs.Recorder) error {
@@ -117,7 +117,7 @@ func ExampleRecord() {
 	}
 	defer tpl.Close(ctx)
 	for i, in := range [][]float32{{1, 2, 3, 4}, {10, 20, 30, 40}} {
-		buf, _ := dev.Malloc(ctx, 4*4)
+		buf, _ := dev.MallocBytes(ctx, 4*4)
 		out := make([]float32, 4)
 		err := actor.WaitAll(ctx,
 			streams.CopyToDevice(ctx, s, buf, in),
@@ -139,7 +139,7 @@ func ExampleExec_LaunchN() {
 	ctx := context.Background()
 	dev, k, s := exampleSetup(ctx)
 	defer dev.Close()
-	x, _ := dev.Malloc(ctx, 4*4)
+	x, _ := dev.MallocBytes(ctx, 4*4)
 	cfg := cuda.LaunchConfig{Grid: cuda.Dim(1), Block: cuda.Dim(32)}
 
 	g, _ := graphs.New(ctx, dev)

@@ -385,7 +385,7 @@ func TestStagedCopiesHostNodesAndChildren(t *testing.T) {
 		require.NoError(t, err)
 		_, err = g.AddHost(f.ctx, graphs.After(down), func() {
 			ran.Add(1)
-			seen = append([]uint32(nil), out.Slice()[:3]...)
+			seen = append([]uint32(nil), out.Host()[:3]...)
 		})
 		require.NoError(t, err)
 		require.NoError(t, child.Close(f.ctx), "the child node is a copy")
@@ -393,11 +393,11 @@ func TestStagedCopiesHostNodesAndChildren(t *testing.T) {
 		x, err := g.Instantiate(f.ctx, graphs.Upload(s))
 		require.NoError(t, err)
 		f.launch(t, x, s)
-		assert.Equal(t, filled(n, 8), out.Slice())
+		assert.Equal(t, filled(n, 8), out.Host())
 		assert.Equal(t, []uint32{8, 8, 8}, seen, "the host node ran after the download")
-		copy(in.Slice(), filled(n, 10))
+		copy(in.Host(), filled(n, 10))
 		f.launch(t, x, s)
-		assert.Equal(t, filled(n, 20), out.Slice())
+		assert.Equal(t, filled(n, 20), out.Host())
 		assert.Equal(t, int32(2), ran.Load(), "once per launch")
 
 		clone, err := g.Clone(f.ctx)
@@ -407,7 +407,7 @@ func TestStagedCopiesHostNodesAndChildren(t *testing.T) {
 		require.NoError(t, err)
 		f.launch(t, x, s)
 		f.launch(t, cx, s)
-		assert.Equal(t, filled(n, 20), out.Slice())
+		assert.Equal(t, filled(n, 20), out.Host())
 		assert.Equal(t, int32(4), ran.Load())
 	})
 }
@@ -611,7 +611,7 @@ func TestBadInput(t *testing.T) {
 		require.ErrorIs(t, err, device.ErrInvalidArgument)
 		_, err = g.AddChild(f.ctx, nil, g)
 		require.ErrorIs(t, err, device.ErrInvalidArgument)
-		p, err := a.Ptr(f.ctx)
+		p, err := a.DevicePtr(f.ctx)
 		require.NoError(t, err)
 		_, err = g.AddFree(f.ctx, nil, p+4)
 		require.Error(t, err, "freeing memory that no allocation node made")
@@ -677,7 +677,7 @@ func TestOtherDevice(t *testing.T) {
 			}
 			sd.s, err = streams.New(f.ctx, d)
 			require.NoError(t, err)
-			b, err := d.Malloc(f.ctx, 4*n)
+			b, err := d.MallocBytes(f.ctx, 4*n)
 			require.NoError(t, err)
 			sd.a = b
 			sd.g, err = graphs.New(f.ctx, d)

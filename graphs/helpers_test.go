@@ -91,7 +91,7 @@ func (f *fixture) stream(t *testing.T) *streams.Stream {
 
 func (f *fixture) buffer(t *testing.T, n int) *device.Buffer {
 	t.Helper()
-	b, err := f.dev.Malloc(f.ctx, uint64(4*n))
+	b, err := f.dev.MallocBytes(f.ctx, uint64(4*n))
 	require.NoError(t, err)
 	return b
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"unsafe"
 
+	"github.com/gpuactor/gpuactor/cuda"
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/internal/backend"
 	"github.com/gpuactor/gpuactor/internal/core"
@@ -14,15 +15,15 @@ import (
 // (AddUpload) or writes (AddDownload) at every launch. Fill it before a launch and read it
 // after the launch's future has completed, never while a launch may run. It lives as long as
 // the graph, its clones or executable graphs made from it.
-type Staged[T device.Numeric] struct {
+type Staged[T cuda.Numeric] struct {
 	data []T
 }
 
-// Slice is the staged values: a view of the pinned memory, not a copy.
-func (s *Staged[T]) Slice() []T { return s.data }
+// Host is the staged values: a view of the pinned memory, not a copy.
+func (s *Staged[T]) Host() []T { return s.data }
 
 // stage allocates pinned memory for n values of T owned by g's resources; on the actor thread.
-func stage[T device.Numeric](rt backend.Device, g *Graph, n int) (*Staged[T], uint64, error) {
+func stage[T cuda.Numeric](rt backend.Device, g *Graph, n int) (*Staged[T], uint64, error) {
 	var zero T
 	size := uint64(n) * uint64(unsafe.Sizeof(zero))
 	p, err := rt.HostAlloc(size, backend.HostAllocDefault)
@@ -34,9 +35,9 @@ func stage[T device.Numeric](rt backend.Device, g *Graph, n int) (*Staged[T], ui
 }
 
 // AddUpload adds a copy of len(src) values into the start of dst through pinned staging
-// memory of the graph: src is copied there now, and Staged.Slice changes what later launches
+// memory of the graph: src is copied there now, and Staged.Host changes what later launches
 // upload.
-func AddUpload[T device.Numeric](ctx context.Context, g *Graph, deps Deps, dst device.Mem, src []T) (*Node, *Staged[T], error) {
+func AddUpload[T cuda.Numeric](ctx context.Context, g *Graph, deps Deps, dst device.Mem, src []T) (*Node, *Staged[T], error) {
 	if g == nil {
 		return nil, nil, invalid("nil graph")
 	}
@@ -64,8 +65,8 @@ func AddUpload[T device.Numeric](ctx context.Context, g *Graph, deps Deps, dst d
 }
 
 // AddDownload adds a copy of all of src into pinned staging memory of the graph, sized to
-// src; read it with Staged.Slice once a launch has completed.
-func AddDownload[T device.Numeric](ctx context.Context, g *Graph, deps Deps, src device.Mem) (*Node, *Staged[T], error) {
+// src; read it with Staged.Host once a launch has completed.
+func AddDownload[T cuda.Numeric](ctx context.Context, g *Graph, deps Deps, src device.Mem) (*Node, *Staged[T], error) {
 	if g == nil {
 		return nil, nil, invalid("nil graph")
 	}

@@ -28,7 +28,7 @@ func oobKernel(t *testing.T, d *device.Device) (*device.Kernel, *device.Buffer) 
 	t.Helper()
 	ctx := context.Background()
 	k := testdev.OOBKernel(t, ctx, d)
-	buf, err := d.Malloc(ctx, 16)
+	buf, err := d.MallocBytes(ctx, 16)
 	require.NoError(t, err)
 	return k, buf
 }

@@ -47,7 +47,7 @@ func isolatedJob(seed uint32) group.Job {
 			return err
 		}
 		const n = 4096
-		buf, err := d.Malloc(ctx, 4*n)
+		buf, err := d.MallocBytes(ctx, 4*n)
 		if err != nil {
 			return err
 		}

@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/gpuactor/gpuactor/actor"
+	"github.com/gpuactor/gpuactor/cuda"
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/internal/core"
 	"github.com/gpuactor/gpuactor/interop"
@@ -32,7 +33,7 @@ type DeviceShard[T any] func(ctx context.Context, d *device.Device, s *streams.S
 // copy over the link; any other stages its results through host memory. MapTo returns once
 // every shard has ended, with the first shard's error; when it returns nil, dst holds the
 // results.
-func MapTo[R device.Numeric, T any](ctx context.Context, g *Group, dst device.Mem, items []T, shards int, fn DeviceShard[T]) error {
+func MapTo[R cuda.Numeric, T any](ctx context.Context, g *Group, dst device.Mem, items []T, shards int, fn DeviceShard[T]) error {
 	if fn == nil {
 		return fmt.Errorf("%w: a nil shard function", device.ErrInvalidArgument)
 	}
@@ -95,7 +96,7 @@ func (g *Group) shardCount(shards, n int) (int, error) {
 
 // gather copies src, on s's device, into dst, on device to, ordered after the work queued on
 // s, and waits for it.
-func gather[R device.Numeric](ctx context.Context, g *Group, s *streams.Stream, to *device.Device, dst, src device.Slice) error {
+func gather[R cuda.Numeric](ctx context.Context, g *Group, s *streams.Stream, to *device.Device, dst, src device.Slice) error {
 	if from := s.Device(); from == to || g.peerLink(ctx, from, to) {
 		return s.Copy(ctx, dst, src).Wait(ctx)
 	}

@@ -35,7 +35,7 @@ func TestMapToOverEveryDevice(t *testing.T) {
 		}
 		destinations := map[*device.Device]bool{}
 		for _, to := range devs {
-			dst, err := to.Malloc(ctx, 4*n)
+			dst, err := to.MallocBytes(ctx, 4*n)
 			require.NoError(t, err)
 			require.NoError(t, MapTo[uint32](ctx, g, dst, items, 4*len(devs), doubled))
 			for i, v := range readU32(t, ctx, dst, n) {

@@ -14,7 +14,7 @@ import (
 
 // doubled is a DeviceShard: the shard's values times two, in fresh memory of d.
 func doubled(ctx context.Context, d *device.Device, s *streams.Stream, shard []uint32) (ShardResult, error) {
-	buf, err := d.Malloc(ctx, uint64(4*len(shard)))
+	buf, err := d.MallocBytes(ctx, uint64(4*len(shard)))
 	if err != nil {
 		return nil, err
 	}
@@ -61,7 +61,7 @@ func TestMapToGathersOverLinks(t *testing.T) {
 	for i := range items {
 		items[i] = uint32(i)
 	}
-	dst, err := devs[3].Malloc(ctx, 4*n)
+	dst, err := devs[3].MallocBytes(ctx, 4*n)
 	require.NoError(t, err)
 	require.NoError(t, MapTo[uint32](ctx, g, dst, items, 0, doubled))
 	got := readU32(t, ctx, dst, n)
@@ -93,7 +93,7 @@ func TestMapToStagesWithoutLink(t *testing.T) {
 	for i := range items {
 		items[i] = uint32(i + 1)
 	}
-	dst, err := devs[0].Malloc(ctx, 4*n+64)
+	dst, err := devs[0].MallocBytes(ctx, 4*n+64)
 	require.NoError(t, err)
 	require.NoError(t, MapTo[uint32](ctx, g, dst, items, 32, doubled))
 	got := readU32(t, ctx, device.Range(dst, 0, 4*n), n)
@@ -107,7 +107,7 @@ func TestMapToBadInput(t *testing.T) {
 	ctx := context.Background()
 	devs, g := openEight(t)
 	items := []uint32{1, 2, 3, 4}
-	dst, err := devs[1].Malloc(ctx, 16)
+	dst, err := devs[1].MallocBytes(ctx, 16)
 	require.NoError(t, err)
 
 	require.ErrorIs(t, MapTo[uint32](ctx, g, dst, items, 0, nil), device.ErrInvalidArgument)
@@ -132,7 +132,7 @@ func TestMapToBadInput(t *testing.T) {
 	require.ErrorIs(t, err, boom)
 	// A shard's memory smaller than its results.
 	err = MapTo[uint32](ctx, g, dst, items, 1, func(ctx context.Context, d *device.Device, s *streams.Stream, shard []uint32) (ShardResult, error) {
-		return d.Malloc(ctx, 4)
+		return d.MallocBytes(ctx, 4)
 	})
 	require.ErrorIs(t, err, device.ErrOutOfRange)
 

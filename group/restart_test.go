@@ -169,7 +169,7 @@ func TestRestartBringsAFailedDeviceBack(t *testing.T) {
 	require.NotSame(t, devs[1], now[1], "a new device in the failed one's place")
 	assert.Equal(t, 1, now[1].Ordinal())
 	require.Equal(t, []*device.Device{now[1]}, r.openedDevices())
-	_, err = devs[1].Malloc(ctx, 16)
+	_, err = devs[1].MallocBytes(ctx, 16)
 	require.ErrorIs(t, err, device.ErrClosed, "the group closed the failed device")
 	require.NoError(t, devs[1].Close(), "the caller's Close of it stays harmless")
 
@@ -184,10 +184,10 @@ func TestRestartBringsAFailedDeviceBack(t *testing.T) {
 	assert.Positive(t, st.Devices[1].MemoryBytes, "memory read from the new device")
 
 	require.NoError(t, g.Close())
-	_, err = now[1].Malloc(ctx, 16)
+	_, err = now[1].MallocBytes(ctx, 16)
 	require.ErrorIs(t, err, device.ErrClosed, "Close closed the device the group opened")
 	for _, i := range []int{0, 2} {
-		b, err := devs[i].Malloc(ctx, 16)
+		b, err := devs[i].MallocBytes(ctx, 16)
 		require.NoError(t, err, "the caller's healthy device %d stays open", i)
 		require.NoError(t, b.Close(ctx))
 	}
@@ -239,7 +239,7 @@ func TestRestartsSpentLeaveTheDeviceFailed(t *testing.T) {
 	assert.False(t, st.Healthy)
 	assert.Equal(t, uint64(1), st.Restarts)
 	assert.Same(t, second, g.Devices()[1], "the last device stays in its place, failed")
-	_, err := second.Malloc(ctx, 16)
+	_, err := second.MallocBytes(ctx, 16)
 	require.ErrorIs(t, err, device.ErrClosed, "the failed device was closed")
 }
 
@@ -372,7 +372,7 @@ func TestCloseDuringARestartClosesALateDevice(t *testing.T) {
 	<-entered
 	require.NoError(t, g.Close())
 	require.NotNil(t, late.Load())
-	_, err = late.Load().Malloc(ctx, 16)
+	_, err = late.Load().MallocBytes(ctx, 16)
 	require.ErrorIs(t, err, device.ErrClosed, "the late device was closed")
 	goroutinesBack(t, base)
 }
@@ -391,7 +391,7 @@ func TestCloseAfterRestartsLeaksNothing(t *testing.T) {
 	runJobs(t, g, 50)
 	require.NoError(t, g.Close())
 	for _, d := range r.openedDevices() {
-		_, err := d.Malloc(context.Background(), 16)
+		_, err := d.MallocBytes(context.Background(), 16)
 		require.ErrorIs(t, err, device.ErrClosed)
 	}
 	goroutinesBack(t, base)

@@ -14,7 +14,7 @@
 // directly; access is one way, so enable both directions for both. Enabling what is already
 // enabled, and disabling what is not, are not errors. The same device twice, or a pair without
 // a link, is an ErrNoPeerAccess error naming both devices. A kernel takes a peer's memory by
-// address (device.Buffer.Ptr): a launch refuses another device's buffer object, whose lifetime
+// address (device.Buffer.DevicePtr): a launch refuses another device's buffer object, whose lifetime
 // it cannot hold, so keep that buffer open until the kernel has run.
 //
 // Copies between two devices' buffers need no peer access: streams.Stream.Copy takes buffers
@@ -43,7 +43,7 @@
 // # Raw handles
 //
 // streams.Stream.Handle and streams.Event.Handle give the cudaStream_t and cudaEvent_t
-// behind gpuactor's objects, and device.Buffer.Ptr a buffer's address, for libraries that
+// behind gpuactor's objects, and device.Buffer.DevicePtr a buffer's address, for libraries that
 // take them (cuBLAS's cublasSetStream, say). They stay owned by gpuactor and are valid until
 // the object's Close; work another library queues on them is not tracked by gpuactor's
 // futures. The other way round, WrapStream, WrapEvent and WrapPointer bring another

@@ -36,12 +36,12 @@ func Example_peerCopy() {
 		panic(err)
 	}
 
-	src, err := d1.Malloc(ctx, 4*4)
+	src, err := d1.MallocBytes(ctx, 4*4)
 	if err != nil {
 		panic(err)
 	}
 	defer src.Close(ctx)
-	dst, err := d0.Malloc(ctx, 4*4)
+	dst, err := d0.MallocBytes(ctx, 4*4)
 	if err != nil {
 		panic(err)
 	}

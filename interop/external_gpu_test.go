@@ -225,7 +225,7 @@ func TestExternalCUDARefusesPlainFile(t *testing.T) {
 	require.Error(t, err)
 	assert.Equal(t, before, openFDs(t))
 
-	buf, err := dev.Malloc(ctx, 4096)
+	buf, err := dev.MallocBytes(ctx, 4096)
 	require.NoError(t, err)
 	require.NoError(t, streams.Default(dev).Memset(ctx, buf, 1).Wait(ctx))
 }

@@ -61,7 +61,7 @@ func TestExternalSimNotSupported(t *testing.T) {
 
 	s, err := streams.New(ctx, dev)
 	require.NoError(t, err)
-	buf, err := dev.Malloc(ctx, 4096)
+	buf, err := dev.MallocBytes(ctx, 4096)
 	require.NoError(t, err)
 	require.NoError(t, s.Memset(ctx, buf, 7).Wait(ctx))
 	got := make([]byte, 4096)

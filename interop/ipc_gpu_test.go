@@ -75,7 +75,7 @@ func TestIPCGPU(t *testing.T) {
 	s, err := streams.New(ctx, dev)
 	require.NoError(t, err)
 
-	buf, err := dev.Malloc(ctx, ipcWords*4)
+	buf, err := dev.MallocBytes(ctx, ipcWords*4)
 	require.NoError(t, err)
 	testdev.Write(t, ctx, buf, pattern(ipcWords, 1))
 	mh, err := interop.ExportMemory(ctx, buf)
@@ -177,7 +177,7 @@ func TestIPCGPUExporterExits(t *testing.T) {
 	require.Error(t, err)
 
 	// The device is still usable.
-	b, err := dev.Malloc(ctx, 4096)
+	b, err := dev.MallocBytes(ctx, 4096)
 	require.NoError(t, err)
 	testdev.Write(t, ctx, b, pattern(1024, 9))
 	back := make([]uint32, 1024)
@@ -220,7 +220,7 @@ func TestIPCGPUAcrossDevices(t *testing.T) {
 		}
 		s, err := streams.New(ctx, d)
 		require.NoError(t, err)
-		buf, err := d.Malloc(ctx, crossWords*4)
+		buf, err := d.MallocBytes(ctx, crossWords*4)
 		require.NoError(t, err)
 		testdev.Write(t, ctx, buf, pattern(crossWords, uint32(i)))
 		mh, err := interop.ExportMemory(ctx, buf)
@@ -428,7 +428,7 @@ func ipcCrossImporter(t *testing.T, conn *net.UnixConn) {
 func ipcExporter(t *testing.T, conn *net.UnixConn) {
 	ctx := testdev.Ctx(t)
 	dev := openCUDA(t, ctx)
-	buf, err := dev.Malloc(ctx, ipcWords*4)
+	buf, err := dev.MallocBytes(ctx, ipcWords*4)
 	require.NoError(t, err)
 	testdev.Write(t, ctx, buf, pattern(ipcWords, 3))
 	mh, err := interop.ExportMemory(ctx, buf)

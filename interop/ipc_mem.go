@@ -11,7 +11,7 @@ import (
 	"github.com/gpuactor/gpuactor/internal/core"
 )
 
-// ExportMemory returns the handle of buf, a whole buffer from device.Malloc, for OpenMemory in
+// ExportMemory returns the handle of buf, a whole buffer from device.Device.MallocBytes, for OpenMemory in
 // another process; it returns once the runtime has made the handle. A slice of a buffer, or
 // memory that is not a plain device allocation (stream-ordered, managed, imported), is an
 // ErrInvalidArgument error: pool memory is shared with ExportPool and ExportPointer instead.
@@ -29,7 +29,7 @@ func ExportMemory(ctx context.Context, buf device.Mem) (MemHandle, error) {
 		return MemHandle{}, core.Invalid("ExportMemory of bytes [%d, %d) of a %d-byte buffer: only a whole buffer can be exported", off, off+n, b.Size())
 	}
 	if k := b.Kind(); k != core.KindDevice {
-		return MemHandle{}, core.Invalid("ExportMemory of %s memory: only memory from device.Malloc can be exported (pool memory: ExportPool and ExportPointer)", k)
+		return MemHandle{}, core.Invalid("ExportMemory of %s memory: only memory from device.Device.MallocBytes can be exported (pool memory: ExportPool and ExportPointer)", k)
 	}
 	h, err := core.Run(ctx, cd, func(rt backend.Device, _ *core.Tracker) (MemHandle, error) {
 		p, _, err := cd.Resolve("exported buffer", buf)

@@ -24,24 +24,17 @@ func ExportPool(ctx context.Context, pool *alloc.Pool) (*os.File, error) {
 	if pool == nil {
 		return nil, core.Invalid("ExportPool of a nil pool")
 	}
-	cd, err := core.PoolDevice(pool)
-	if err != nil {
-		return nil, err
-	}
-	fd, err := core.Run(ctx, cd, func(rt backend.Device, _ *core.Tracker) (int, error) {
-		_, h, err := core.PoolHandle(pool)
-		if err != nil {
-			return -1, err
-		}
-		fd, err := rt.MemPoolExportFD(h)
-		if err != nil {
+	fd := -1
+	err := (*core.Pool)(pool).Do(ctx, func(rt backend.Device, h backend.MemPool) error {
+		var err error
+		if fd, err = rt.MemPoolExportFD(h); err != nil {
 			if ipcIsInvalidValue(err) {
-				return -1, fmt.Errorf("%w: ExportPool: the pool was not made with alloc.ExportAs(alloc.HandlePosixFD): %w", core.ErrInvalidArgument, err)
+				return fmt.Errorf("%w: ExportPool: the pool was not made with alloc.ExportAs(alloc.HandlePosixFD): %w", core.ErrInvalidArgument, err)
 			}
-			return -1, ipcError("ExportPool", err)
+			return ipcError("ExportPool", err)
 		}
-		return fd, nil
-	}).Await(ctx)
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -127,7 +120,7 @@ func ExportPointer(ctx context.Context, buf device.Mem) (PoolPointer, error) {
 	if k := b.Kind(); k != core.KindAsync {
 		return PoolPointer{}, core.Invalid("ExportPointer of %s memory: only memory of an exported pool (alloc.MallocAsync with alloc.FromPool) can be exported", k)
 	}
-	if _, err := b.Ptr(ctx); err != nil { // a stream-ordered allocation's address, once known
+	if _, err := b.DevicePtr(ctx); err != nil { // a stream-ordered allocation's address, once known
 		return PoolPointer{}, err
 	}
 	return core.Run(ctx, cd, func(rt backend.Device, _ *core.Tracker) (PoolPointer, error) {

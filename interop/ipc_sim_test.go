@@ -28,7 +28,7 @@ func TestIPCSimNotSupported(t *testing.T) {
 	ctx := testdev.Ctx(t)
 	dev := testdev.Open(t, ctx, []device.Option{device.WithSimulator(sim.New())})
 
-	buf, err := dev.Malloc(ctx, 4096)
+	buf, err := dev.MallocBytes(ctx, 4096)
 	require.NoError(t, err)
 	_, err = interop.ExportMemory(ctx, buf)
 	requireIPCNotSupported(t, err)
@@ -75,7 +75,7 @@ func TestIPCBadInput(t *testing.T) {
 	testdev.Backends(t, func(t *testing.T, opts []device.Option) {
 		ctx := testdev.Ctx(t)
 		dev := testdev.Open(t, ctx, opts)
-		buf, err := dev.Malloc(ctx, 4096)
+		buf, err := dev.MallocBytes(ctx, 4096)
 		require.NoError(t, err)
 
 		_, err = interop.ExportMemory(ctx, nil)

@@ -40,7 +40,7 @@ func seq(n int, base uint32) []uint32 {
 // requireUsable checks dev still runs work: a memset read back.
 func requireUsable(t *testing.T, ctx context.Context, dev *device.Device) {
 	t.Helper()
-	b, err := dev.Malloc(ctx, 64)
+	b, err := dev.MallocBytes(ctx, 64)
 	require.NoError(t, err)
 	require.NoError(t, streams.Default(dev).Memset(ctx, b, 7).Wait(ctx))
 	got := make([]uint8, 64)
@@ -133,10 +133,10 @@ func peerAccess(t *testing.T, ctx context.Context, d0, d1 *device.Device, k *dev
 
 	// d0's kernel updates d1's memory directly, through its address (a launch refuses
 	// another device's buffer object).
-	buf, err := d1.Malloc(ctx, 4*256)
+	buf, err := d1.MallocBytes(ctx, 4*256)
 	require.NoError(t, err)
 	testdev.Write(t, ctx, buf, seq(256, 0))
-	p, err := buf.Ptr(ctx)
+	p, err := buf.DevicePtr(ctx)
 	require.NoError(t, err)
 	require.NoError(t, streams.Default(d0).Launch(ctx, k, cuda.LaunchConfig{Grid: cuda.Dim3{X: 1, Y: 1, Z: 1}, Block: cuda.Dim3{X: 256, Y: 1, Z: 1}}, p, uint32(5), int32(256)).Wait(ctx))
 	got := make([]uint32, 256)
@@ -178,9 +178,9 @@ func TestPeerClosedAndForeignDevices(t *testing.T) {
 	_, err = interop.CanAccessPeer(ctx, d0, o1)
 	require.ErrorIs(t, err, device.ErrInvalidArgument)
 	require.ErrorContains(t, err, "different backends")
-	a, err := d0.Malloc(ctx, 64)
+	a, err := d0.MallocBytes(ctx, 64)
 	require.NoError(t, err)
-	b, err := o1.Malloc(ctx, 64)
+	b, err := o1.MallocBytes(ctx, 64)
 	require.NoError(t, err)
 	err = streams.Default(d0).Copy(ctx, a, b).Wait(ctx)
 	require.ErrorIs(t, err, device.ErrWrongDevice)
@@ -198,9 +198,9 @@ func TestPeerKernelNeedsAccess(t *testing.T) {
 	devs := testdev.All(t, ctx, opts)
 	d0, d1 := devs[0], devs[1]
 	k := addU32(t, ctx, d0)
-	buf, err := d1.Malloc(ctx, 4*16)
+	buf, err := d1.MallocBytes(ctx, 4*16)
 	require.NoError(t, err)
-	p, err := buf.Ptr(ctx)
+	p, err := buf.DevicePtr(ctx)
 	require.NoError(t, err)
 	cfg := cuda.LaunchConfig{Grid: cuda.Dim3{X: 1, Y: 1, Z: 1}, Block: cuda.Dim3{X: 16, Y: 1, Z: 1}}
 
@@ -213,7 +213,7 @@ func TestPeerKernelNeedsAccess(t *testing.T) {
 	// The fault is sticky, and so the whole process's: every other device fails with it too,
 	// the one whose memory was touched and those that took no part.
 	for _, d := range devs[1:] {
-		_, err = d.Malloc(ctx, 64)
+		_, err = d.MallocBytes(ctx, 64)
 		require.ErrorIs(t, err, cudaerr.IllegalAddress, "device %d", d.Ordinal())
 	}
 }
@@ -236,9 +236,9 @@ func TestPeerCopy(t *testing.T) {
 // peerCopy is TestPeerCopy for one pair of devices.
 func peerCopy(t *testing.T, ctx context.Context, d0, d1 *device.Device) {
 	const n = 1 << 16
-	a, err := d0.Malloc(ctx, 4*n)
+	a, err := d0.MallocBytes(ctx, 4*n)
 	require.NoError(t, err)
-	b, err := d1.Malloc(ctx, 4*n)
+	b, err := d1.MallocBytes(ctx, 4*n)
 	require.NoError(t, err)
 	testdev.Write(t, ctx, a, seq(n, 1))
 
@@ -267,7 +267,7 @@ func peerCopy(t *testing.T, ctx context.Context, d0, d1 *device.Device) {
 	require.ErrorContains(t, err, "into a 4-byte destination")
 
 	// A closed buffer, local or foreign.
-	c, err := d1.Malloc(ctx, 64)
+	c, err := d1.MallocBytes(ctx, 64)
 	require.NoError(t, err)
 	require.NoError(t, c.Close(ctx))
 	require.ErrorIs(t, s0.Copy(ctx, a, c).Wait(ctx), device.ErrClosed)
@@ -289,7 +289,7 @@ func TestPeerCopyWrongDevices(t *testing.T) {
 	bufs := make([]*device.Buffer, len(devs))
 	for i, d := range devs {
 		var err error
-		bufs[i], err = d.Malloc(ctx, 64)
+		bufs[i], err = d.MallocBytes(ctx, 64)
 		require.NoError(t, err)
 	}
 	for _, p := range testdev.Pairs(len(devs)) {
@@ -318,9 +318,9 @@ func TestPeerCopyHoldsForeignBuffer(t *testing.T) {
 	devs := testdev.All(t, ctx, []device.Option{device.WithSimulator(machine)})
 	d0, d1 := devs[0], devs[1]
 	const n = 256 << 10
-	a, err := d0.Malloc(ctx, n)
+	a, err := d0.MallocBytes(ctx, n)
 	require.NoError(t, err)
-	src, err := d1.Malloc(ctx, n)
+	src, err := d1.MallocBytes(ctx, n)
 	require.NoError(t, err)
 	require.NoError(t, streams.Default(d1).Memset(ctx, src, 0x3c).Wait(ctx))
 
@@ -377,12 +377,12 @@ func testPeerCopyConcurrent(t *testing.T, opts []device.Option) {
 					return err
 				}
 				defer s.Close(ctx)
-				src, err := from.Malloc(ctx, 4*n)
+				src, err := from.MallocBytes(ctx, 4*n)
 				if err != nil {
 					return err
 				}
 				defer src.Close(ctx)
-				dst, err := to.Malloc(ctx, 4*n)
+				dst, err := to.MallocBytes(ctx, 4*n)
 				if err != nil {
 					return err
 				}

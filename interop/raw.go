@@ -14,7 +14,7 @@ import (
 )
 
 // Raw handles the other way round: gpuactor's own handles go to other libraries through
-// streams.Stream.Handle, streams.Event.Handle and device.Buffer.Ptr; WrapStream, WrapEvent and
+// streams.Stream.Handle, streams.Event.Handle and device.Buffer.DevicePtr; WrapStream, WrapEvent and
 // WrapPointer bring another library's stream, event and memory into gpuactor.
 
 // The runtime's special stream handles, which name no stream of their own.

@@ -98,7 +98,7 @@ func TestWrapStream(t *testing.T) {
 
 		// gpuactor's operations on it, in order, with futures.
 		const n = 1 << 12
-		buf, err := dev.Malloc(ctx, n*4)
+		buf, err := dev.MallocBytes(ctx, n*4)
 		require.NoError(t, err)
 		src := make([]uint32, n)
 		for i := range src {
@@ -186,7 +186,7 @@ func TestWrapPointer(t *testing.T) {
 		u := dev.Stats().Memory
 		assert.Equal(t, device.KindUsage{Bytes: before.Imported.Bytes + n*4, Count: before.Imported.Count + 1}, u.Imported)
 		assert.Equal(t, before.DeviceBytes(), u.DeviceBytes())
-		got, err := buf.Ptr(ctx)
+		got, err := buf.DevicePtr(ctx)
 		require.NoError(t, err)
 		assert.Equal(t, p, got)
 
@@ -290,7 +290,7 @@ func TestWrapEvent(t *testing.T) {
 		s2, err := streams.New(ctx, dev)
 		require.NoError(t, err)
 		const n = 1 << 20
-		buf, err := dev.Malloc(ctx, n*4)
+		buf, err := dev.MallocBytes(ctx, n*4)
 		require.NoError(t, err)
 		src := make([]uint32, n)
 		for i := range src {

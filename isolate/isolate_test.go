@@ -34,7 +34,7 @@ func TestWorkerGetsTheSimulatorsOptions(t *testing.T) {
 	require.True(t, dev.Isolated())
 	assert.Positive(t, dev.WorkerPID())
 	assert.Equal(t, uint64(1<<30), dev.Properties().TotalMemory)
-	b, err := dev.Malloc(ctx, 64)
+	b, err := dev.MallocBytes(ctx, 64)
 	require.NoError(t, err)
 	require.NoError(t, b.Close(ctx))
 }

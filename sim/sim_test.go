@@ -47,7 +47,7 @@ func TestFailAndLose(t *testing.T) {
 		devs := openAll(t, s)
 		require.NoError(t, s.Fail(0, cudaerr.IllegalAddress))
 		for _, d := range devs {
-			_, err := d.Malloc(ctx, 16)
+			_, err := d.MallocBytes(ctx, 16)
 			require.ErrorIs(t, err, device.ErrDeviceFailed, "%v", d)
 			require.ErrorIs(t, err, cudaerr.IllegalAddress)
 		}
@@ -56,9 +56,9 @@ func TestFailAndLose(t *testing.T) {
 		s := sim.New(sim.WithConfinedFaults())
 		devs := openAll(t, s)
 		require.NoError(t, s.Fail(1, cudaerr.Success), "a code that is not sticky becomes a launch failure")
-		_, err := devs[1].Malloc(ctx, 16)
+		_, err := devs[1].MallocBytes(ctx, 16)
 		require.ErrorIs(t, err, cudaerr.LaunchFailure)
-		b, err := devs[0].Malloc(ctx, 16)
+		b, err := devs[0].MallocBytes(ctx, 16)
 		require.NoError(t, err, "the other device goes on")
 		require.NoError(t, b.Close(ctx))
 	})
@@ -66,7 +66,7 @@ func TestFailAndLose(t *testing.T) {
 		s := sim.New()
 		devs := openAll(t, s)
 		require.NoError(t, s.Lose(0))
-		_, err := devs[0].Malloc(ctx, 16)
+		_, err := devs[0].MallocBytes(ctx, 16)
 		require.ErrorIs(t, err, cudaerr.DevicesUnavailable)
 	})
 	t.Run("no such device", func(t *testing.T) {
@@ -74,7 +74,7 @@ func TestFailAndLose(t *testing.T) {
 		require.ErrorContains(t, s.Fail(2, cudaerr.LaunchFailure), "no device 2")
 		require.ErrorContains(t, s.Lose(-1), "no device -1")
 		devs := openAll(t, s)
-		b, err := devs[0].Malloc(ctx, 16)
+		b, err := devs[0].MallocBytes(ctx, 16)
 		require.NoError(t, err, "a bad ordinal fails nothing")
 		require.NoError(t, b.Close(ctx))
 	})

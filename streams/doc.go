@@ -31,7 +31,7 @@
 // memory. Downloads use GOMAXPROCS−2 (at most 16). StagingWorkers sets both. A large copy
 // comes near 0.8× of pinned bandwidth where the host's memory allows it; small copies cannot
 // overlap enough to come close (docs/design/staging.md). For a buffer copied often, pinned
-// memory (device.MallocHost, alloc.Register) is the fast path.
+// memory (alloc.MallocPinned, alloc.Register) is the fast path.
 //
 // # Default streams
 //

@@ -64,14 +64,14 @@ func (f *fixture) stream(t *testing.T, opts ...streams.Option) *streams.Stream {
 
 func (f *fixture) buffer(t *testing.T, n uint64) *device.Buffer {
 	t.Helper()
-	b, err := f.dev.Malloc(f.ctx, n)
+	b, err := f.dev.MallocBytes(f.ctx, n)
 	require.NoError(t, err)
 	return b
 }
 
 func (f *fixture) pinned(t *testing.T, n uint64) *device.HostBuffer {
 	t.Helper()
-	h, err := f.dev.MallocHost(f.ctx, n)
+	h, err := f.dev.MallocPinnedBytes(f.ctx, n)
 	require.NoError(t, err)
 	return h
 }

@@ -20,7 +20,7 @@ import (
 // ring by on a GPU host. med-GB/s is the median copy's rate.
 func BenchmarkStagedUploadGrid(b *testing.B) {
 	ctx, dev, buf, src := gridSetup(b)
-	pinned, err := dev.MallocHost(ctx, gridSize)
+	pinned, err := dev.MallocPinnedBytes(ctx, gridSize)
 	require.NoError(b, err)
 	const n = gridSize
 	b.Run("pinned", func(b *testing.B) {
@@ -35,7 +35,7 @@ func BenchmarkStagedUploadGrid(b *testing.B) {
 		const w = 8
 		ring := make([][]byte, w)
 		for i := range ring {
-			ring[i] = pinned.Bytes()[i*stagingSlotSize : (i+1)*stagingSlotSize]
+			ring[i] = pinned.Host()[i*stagingSlotSize : (i+1)*stagingSlotSize]
 		}
 		b.SetBytes(n)
 		for b.Loop() {
@@ -113,7 +113,7 @@ func gridSetup(b *testing.B) (context.Context, *device.Device, *device.Buffer, [
 	dev, err := device.Open(ctx, 0, device.WithBackend(device.BackendCUDA))
 	require.NoError(b, err)
 	b.Cleanup(func() { require.NoError(b, dev.Close()) })
-	buf, err := dev.Malloc(ctx, gridSize)
+	buf, err := dev.MallocBytes(ctx, gridSize)
 	require.NoError(b, err)
 	host := make([]byte, gridSize)
 	for i := range host {

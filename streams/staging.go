@@ -11,6 +11,7 @@ import (
 	"unsafe"
 
 	"github.com/gpuactor/gpuactor/actor"
+	"github.com/gpuactor/gpuactor/cuda"
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/internal/backend"
 	"github.com/gpuactor/gpuactor/internal/core"
@@ -138,7 +139,7 @@ func memmoveRate() float64 {
 // waits for a staging slot, CopyToDevice stops queueing chunks and returns; the chunks
 // already queued still run, so dst then holds a prefix of src, and the future reports ctx's
 // error once they have finished.
-func CopyToDevice[T device.Numeric](ctx context.Context, s *Stream, dst device.Mem, src []T) *Future {
+func CopyToDevice[T cuda.Numeric](ctx context.Context, s *Stream, dst device.Mem, src []T) *Future {
 	if s == nil {
 		return failed(core.Invalid("CopyToDevice on a nil stream"))
 	}
@@ -170,7 +171,7 @@ func CopyToDevice[T device.Numeric](ctx context.Context, s *Stream, dst device.M
 // waits for a staging slot, CopyFromDevice stops queueing chunks and returns; the chunks
 // already queued still run and land in dst, which then holds a prefix of src (the rest is
 // untouched), and the future reports ctx's error once they have.
-func CopyFromDevice[T device.Numeric](ctx context.Context, s *Stream, dst []T, src device.Mem) *Future {
+func CopyFromDevice[T cuda.Numeric](ctx context.Context, s *Stream, dst []T, src device.Mem) *Future {
 	if s == nil {
 		return failed(core.Invalid("CopyFromDevice on a nil stream"))
 	}
@@ -185,7 +186,7 @@ func CopyFromDevice[T device.Numeric](ctx context.Context, s *Stream, dst []T, s
 }
 
 // sliceBytes views a non-empty Go slice as its bytes.
-func sliceBytes[T device.Numeric](what string, xs []T) ([]byte, error) {
+func sliceBytes[T cuda.Numeric](what string, xs []T) ([]byte, error) {
 	if xs == nil {
 		return nil, core.Invalid("%s is a nil slice", what)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gpuactor/gpuactor/cuda"
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/internal/core"
 	"github.com/gpuactor/gpuactor/internal/testdev"
@@ -56,7 +57,7 @@ func stagingStream(t *testing.T, dev *device.Device) *Stream {
 
 func stagingMalloc(t *testing.T, dev *device.Device, n int) *device.Buffer {
 	t.Helper()
-	b, err := dev.Malloc(testdev.Ctx(t), uint64(n))
+	b, err := dev.MallocBytes(testdev.Ctx(t), uint64(n))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = b.Close(context.Background()) })
 	return b
@@ -126,7 +127,7 @@ func stagingRoundTrip(t *testing.T, s *Stream, n, seed int) {
 // stagingTrip is stagingRoundTrip for other goroutines than the test's: it returns what went
 // wrong.
 func stagingTrip(ctx context.Context, s *Stream, n, seed int) error {
-	buf, err := s.Device().Malloc(ctx, uint64(n))
+	buf, err := s.Device().MallocBytes(ctx, uint64(n))
 	if err != nil {
 		return err
 	}
@@ -204,7 +205,7 @@ func TestStagedRoundTripsByteForByte(t *testing.T) {
 	})
 }
 
-func stagingTyped[T device.Numeric](t *testing.T, s *Stream, n int, gen func(i int) T) {
+func stagingTyped[T cuda.Numeric](t *testing.T, s *Stream, n int, gen func(i int) T) {
 	ctx := testdev.Ctx(t)
 	src := make([]T, n)
 	for i := range src {
@@ -354,11 +355,11 @@ func TestStagedBadInput(t *testing.T) {
 		other, err := device.Open(ctx, 0, opts...) // another handle: another device to gpuactor
 		require.NoError(t, err)
 		defer other.Close()
-		foreign, err := other.Malloc(ctx, 64)
+		foreign, err := other.MallocBytes(ctx, 64)
 		require.NoError(t, err)
 		check(CopyToDevice(ctx, s, foreign, data), device.ErrWrongDevice, "buffer of another device")
 
-		freed, err := dev.Malloc(ctx, 64)
+		freed, err := dev.MallocBytes(ctx, 64)
 		require.NoError(t, err)
 		require.NoError(t, freed.Close(ctx))
 		err = CopyToDevice(ctx, s, freed, data).Wait(ctx)
@@ -622,7 +623,7 @@ func TestStagedCopiesInFlightWhenTheDeviceCloses(t *testing.T) {
 		s, err := New(ctx, dev)
 		require.NoError(t, err)
 		const n = 40<<20 + 1
-		buf, err := dev.Malloc(ctx, n)
+		buf, err := dev.MallocBytes(ctx, n)
 		require.NoError(t, err)
 		src := stagingPattern(n, 10)
 		dst := make([]byte, n)

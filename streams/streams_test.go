@@ -309,7 +309,7 @@ func TestBadInput(t *testing.T) {
 		require.NoError(t, err)
 		defer other.Close()
 		s := f.stream(t)
-		foreignBuf, err := other.Malloc(f.ctx, 64)
+		foreignBuf, err := other.MallocBytes(f.ctx, 64)
 		require.NoError(t, err)
 		foreignEv, err := streams.NewEvent(f.ctx, other)
 		require.NoError(t, err)

@@ -30,7 +30,7 @@ func ExampleNew() {
 
 	dev, _ := sup.Current()
 	_ = machine.Fail(0, cudaerr.IllegalAddress) // a kernel's fault, injected
-	_, err = dev.Malloc(ctx, 16)
+	_, err = dev.MallocBytes(ctx, 16)
 	fmt.Println("failed:", err != nil)
 	fmt.Println("generation", <-restarted)
 	dev, _ = sup.Current()

@@ -56,13 +56,13 @@ func TestRestartsAFailedDevice(t *testing.T) {
 	first, err := sup.Current()
 	require.NoError(t, err)
 	require.NoError(t, first.Health(ctx))
-	oldBuf, err := first.Malloc(ctx, 16)
+	oldBuf, err := first.MallocBytes(ctx, 16)
 	require.NoError(t, err)
 
 	mu.Lock()
 	require.NoError(t, sims[0].Fail(0, cudaerr.IllegalAddress))
 	mu.Unlock()
-	_, err = first.Malloc(ctx, 16) // the device learns of the fault at its next call
+	_, err = first.MallocBytes(ctx, 16) // the device learns of the fault at its next call
 	require.ErrorIs(t, err, device.ErrDeviceFailed)
 	require.Eventually(t, func() bool { return sup.Stats().Generation == 2 && sup.Stats().State == supervise.Running },
 		5*time.Second, time.Millisecond)
@@ -71,10 +71,10 @@ func TestRestartsAFailedDevice(t *testing.T) {
 	assert.NotSame(t, first, second)
 	require.NoError(t, second.Health(ctx), "the new device works")
 	// A handle of the failed generation is refused by the new one, never taken for its own.
-	fresh, err := second.Malloc(ctx, 16)
+	fresh, err := second.MallocBytes(ctx, 16)
 	require.NoError(t, err)
 	require.NoError(t, fresh.Close(ctx))
-	_, err = first.Malloc(ctx, 16)
+	_, err = first.MallocBytes(ctx, 16)
 	require.ErrorIs(t, err, device.ErrClosed, "the old generation was closed by the supervisor")
 	err = streams.Default(second).Memset(ctx, oldBuf, 0).Wait(ctx)
 	require.ErrorIs(t, err, device.ErrWrongDevice, "its buffers belong to the old generation")
@@ -91,7 +91,7 @@ func TestRestartsAFailedDevice(t *testing.T) {
 	require.NoError(t, sup.Close(), "twice")
 	_, err = sup.Current()
 	require.ErrorIs(t, err, supervise.ErrClosed)
-	_, err = second.Malloc(ctx, 16)
+	_, err = second.MallocBytes(ctx, 16)
 	require.ErrorIs(t, err, device.ErrClosed, "Close closed the child")
 }
 
@@ -109,7 +109,7 @@ func TestGivesUpOnAGPUThatCannotComeBack(t *testing.T) {
 	dev, err := sup.Current()
 	require.NoError(t, err)
 	require.NoError(t, machine.Fail(0, cudaerr.LaunchFailure))
-	_, _ = dev.Malloc(ctx, 16)
+	_, _ = dev.MallocBytes(ctx, 16)
 	select {
 	case <-sup.Done():
 	case <-time.After(5 * time.Second):

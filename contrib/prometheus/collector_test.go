@@ -29,7 +29,7 @@ func openSim(t *testing.T, opts ...device.Option) *device.Device {
 func TestCollectorReportsDeviceState(t *testing.T) {
 	ctx := context.Background()
 	dev := openSim(t, device.WithMemoryLimit(64<<20), device.WithStagingLimit(8<<20))
-	buf, err := dev.Malloc(ctx, 1<<20)
+	buf, err := dev.MallocBytes(ctx, 1<<20)
 	require.NoError(t, err)
 	s, err := streams.New(ctx, dev)
 	require.NoError(t, err)

@@ -85,14 +85,14 @@ func run(c config) (err error) {
 	}
 
 	nbytes := uint64(4 * c.n)
-	host, err := dev.MallocHost(ctx, nbytes) // pinned: the copies run while the CPU goes on
+	host, err := dev.MallocPinnedBytes(ctx, nbytes) // pinned: the copies run while the CPU goes on
 	if err != nil {
 		return err
 	}
 	defer sample.Keep(&err, func() error { return host.Close(ctx) })
 	a := device.HostSlice[int32](host)
 	clear(a)
-	dA, err := dev.Malloc(ctx, nbytes)
+	dA, err := dev.MallocBytes(ctx, nbytes)
 	if err != nil {
 		return err
 	}

@@ -80,7 +80,7 @@ func run(n int, f sample.Flags) (err error) {
 	bytes := uint64(4 * n * n)
 	var bufs [3]*device.Buffer
 	for i := range bufs {
-		if bufs[i], err = dev.Malloc(ctx, bytes); err != nil {
+		if bufs[i], err = dev.MallocBytes(ctx, bytes); err != nil {
 			return err
 		}
 	}
@@ -104,7 +104,7 @@ func run(n int, f sample.Flags) (err error) {
 	}
 	var ptrs [3]uintptr
 	for i, buf := range bufs {
-		p, err := buf.Ptr(ctx)
+		p, err := buf.DevicePtr(ctx)
 		if err != nil {
 			return err
 		}

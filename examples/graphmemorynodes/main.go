@@ -459,8 +459,8 @@ func fillRandomly(xs []float32) {
 }
 
 func (e *env) resetOutputArrays() {
-	fillRandomly(e.host.square.Slice())
-	fillRandomly(e.host.negSquare.Slice())
+	fillRandomly(e.host.square.Host())
+	fillRandomly(e.host.negSquare.Host())
 }
 
 // prepareHostArrays allocates the host arrays, pinned and mapped, and fills all three at
@@ -476,11 +476,11 @@ func (e *env) prepareHostArrays(n int, views *sample.HostViews[float32]) error {
 		if *a.p, err = alloc.MallocPinned[float32](e.ctx, e.dev, n, alloc.Mapped); err != nil {
 			return err
 		}
-		if *a.d, err = (*a.p).DevicePointer(e.ctx, e.dev); err != nil {
+		if *a.d, err = (*a.p).DevicePtr(e.ctx); err != nil {
 			return err
 		}
-		views.Add(*a.d, (*a.p).Slice())
-		fillRandomly((*a.p).Slice())
+		views.Add(*a.d, (*a.p).Host())
+		fillRandomly((*a.p).Host())
 	}
 	return nil
 }
@@ -499,13 +499,13 @@ func (e *env) freeHostArrays() error {
 // arrays, copies the negated squares to the GPU for validateGPU, and allocates the managed
 // flag the checks raise.
 func (e *env) prepareRefArrays() error {
-	in, sq, neg := e.host.input.Slice(), e.host.square.Slice(), e.host.negSquare.Slice()
+	in, sq, neg := e.host.input.Host(), e.host.square.Host(), e.host.negSquare.Host()
 	for i := range in {
 		sq[i] = in[i] * in[i]
 		neg[i] = sq[i] * -1
 	}
 	var err error
-	if e.refNegSquare, err = e.dev.Malloc(e.ctx, e.host.bytes); err != nil {
+	if e.refNegSquare, err = e.dev.MallocBytes(e.ctx, e.host.bytes); err != nil {
 		return err
 	}
 	// cudaMemcpy: queued on the device's own stream and waited for.
@@ -738,7 +738,7 @@ func (e *env) validateHost() {
 // hostMismatch is the index of the first element of the host's negSquare that fails the
 // check against -(input²), or -1.
 func hostMismatch(h *hostArrays) int {
-	in, neg := h.input.Slice(), h.negSquare.Slice()
+	in, neg := h.input.Host(), h.negSquare.Host()
 	for i := range in {
 		if !withinVariance(neg[i], in[i]*in[i]*-1) {
 			return i
@@ -752,7 +752,7 @@ func hostMismatch(h *hostArrays) int {
 func (e *env) checkHostSilently(variant string) {
 	if i := hostMismatch(&e.host); i >= 0 {
 		e.failed = append(e.failed, fmt.Sprintf("%s: element %d of the host's result is %g, want %g",
-			variant, i, e.host.negSquare.Slice()[i], -e.host.input.Slice()[i]*e.host.input.Slice()[i]))
+			variant, i, e.host.negSquare.Host()[i], -e.host.input.Host()[i]*e.host.input.Host()[i]))
 	}
 }
 

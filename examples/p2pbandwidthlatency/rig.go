@@ -47,14 +47,14 @@ func (b *bench) newRig(ctx context.Context, numElems, nstreams int) (_ *rig, err
 	}
 	flag := r.flag
 	r.closers = append(r.closers, flag.Close)
-	for _, d := range b.devs {
-		p, err := flag.DevicePointer(ctx, d)
-		if err != nil {
-			return nil, err
-		}
+	p, err := flag.DevicePtr(ctx) // every device's address for it, under unified addressing
+	if err != nil {
+		return nil, err
+	}
+	b.views.Add(p, flag.Host())
+	r.closers = append(r.closers, func(context.Context) error { b.views.Remove(p); return nil })
+	for range b.devs {
 		r.flagPtrs = append(r.flagPtrs, p)
-		b.views.Add(p, flag.Slice())
-		r.closers = append(r.closers, func(context.Context) error { b.views.Remove(p); return nil })
 	}
 
 	n := len(b.devs)
@@ -67,13 +67,13 @@ func (b *bench) newRig(ctx context.Context, numElems, nstreams int) (_ *rig, err
 			b *[]*device.Buffer
 			p *[]cuda.DevicePtr
 		}{{&r.bufs, &r.ptrs}, {&r.bufsD2D, &r.ptrsD2D}} {
-			m, err := d.Malloc(ctx, uint64(numElems)*4)
+			m, err := d.MallocBytes(ctx, uint64(numElems)*4)
 			if err != nil {
 				return nil, err
 			}
 			r.closers = append(r.closers, m.Close)
 			(*buf.b)[i] = m
-			if (*buf.p)[i], err = m.Ptr(ctx); err != nil {
+			if (*buf.p)[i], err = m.DevicePtr(ctx); err != nil {
 				return nil, err
 			}
 			if err := streams.Default(d).Memset(ctx, m, 0).Wait(ctx); err != nil {
@@ -123,7 +123,7 @@ func (r *rig) close(ctx context.Context) error {
 }
 
 // hold sets the flag to 0: a delay kernel launched next holds its stream.
-func (r *rig) hold() { atomic.StoreInt32(&r.flag.Slice()[0], 0) }
+func (r *rig) hold() { atomic.StoreInt32(&r.flag.Host()[0], 0) }
 
 // release sets the flag to 1: the delay kernel returns and the work queued behind it runs.
-func (r *rig) release() { atomic.StoreInt32(&r.flag.Slice()[0], 1) }
+func (r *rig) release() { atomic.StoreInt32(&r.flag.Host()[0], 1) }

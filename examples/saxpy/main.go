@@ -88,7 +88,7 @@ func worker(ctx context.Context, dev *device.Device, k *device.Kernel, w, n, rou
 		return err
 	}
 	defer sample.Keep(&err, func() error { return hy.Close(ctx) })
-	x, y := hx.Slice(), hy.Slice()
+	x, y := hx.Host(), hy.Host()
 	for i := range x {
 		x[i] = float32((i*7+w)%1000) / 250
 		y[i] = float32((i*13+w)%500) / 100

@@ -189,10 +189,10 @@ func (w *workload) queue(ctx context.Context) (err error) {
 	if w.stream, err = streams.New(ctx, w.dev, streams.Blocking()); err != nil {
 		return err
 	}
-	if w.buf, err = w.dev.Malloc(ctx, uint64(4*w.n)); err != nil {
+	if w.buf, err = w.dev.MallocBytes(ctx, uint64(4*w.n)); err != nil {
 		return err
 	}
-	if w.host, err = w.dev.MallocHost(ctx, uint64(4*w.n), device.HostPortable); err != nil {
+	if w.host, err = w.dev.MallocPinnedBytes(ctx, uint64(4*w.n), device.HostPortable); err != nil {
 		return err
 	}
 	data := device.HostSlice[int32](w.host)

@@ -272,7 +272,7 @@ func run(c config) (err error) {
 		dst  **device.Buffer
 		size uint64
 	}{{&b.inputD, uint64(4 * c.n)}, {&b.outputD, 8 * maxBlocks}, {&b.resultD, 8}} {
-		if *m.dst, err = dev.Malloc(ctx, m.size); err != nil {
+		if *m.dst, err = dev.MallocBytes(ctx, m.size); err != nil {
 			return err
 		}
 		defer sample.Keep(&err, func() error { return (*m.dst).Close(ctx) })
@@ -280,7 +280,7 @@ func run(c config) (err error) {
 
 	// init_input: (rand() & 0xFF) / RAND_MAX, with glibc's unseeded rand(), as on Linux.
 	rng := sample.NewCRand()
-	for i, in := 0, b.inputH.Slice(); i < c.n; i++ {
+	for i, in := 0, b.inputH.Host(); i < c.n; i++ {
 		in[i] = float32(rng.Next()&0xFF) / float32(math.MaxInt32)
 		b.want += float64(in[i])
 	}
@@ -300,7 +300,7 @@ type callback struct {
 
 // fn is myHostNodeCallback: print the result, then reset it.
 func (cb *callback) fn() {
-	r := cb.result.Slice()
+	r := cb.result.Host()
 	fmt.Printf("[%s] Host callback final reduced sum = %f\n", cb.name, r[0])
 	cb.mu.Lock()
 	cb.seen = append(cb.seen, r[0])

@@ -182,7 +182,7 @@ func parent(f sample.Flags) (err error) {
 	bufs := make([]*device.Buffer, len(chosen))
 	events := make([]*streams.Event, len(chosen))
 	for i, d := range chosen {
-		if bufs[i], err = d.Malloc(ctx, dataSize); err != nil {
+		if bufs[i], err = d.MallocBytes(ctx, dataSize); err != nil {
 			return err
 		}
 		h, err := interop.ExportMemory(ctx, bufs[i])

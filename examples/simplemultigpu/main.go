@@ -210,16 +210,16 @@ func (p *plan) prepare(ctx context.Context) (err error) {
 	if p.kern, err = mod.Kernel(ctx, "reduceKernel"); err != nil {
 		return err
 	}
-	if p.dData, err = p.dev.Malloc(ctx, uint64(4*p.n)); err != nil {
+	if p.dData, err = p.dev.MallocBytes(ctx, uint64(4*p.n)); err != nil {
 		return err
 	}
-	if p.dSum, err = p.dev.Malloc(ctx, 4*accumN); err != nil {
+	if p.dSum, err = p.dev.MallocBytes(ctx, 4*accumN); err != nil {
 		return err
 	}
-	if p.hSumFromDevice, err = p.dev.MallocHost(ctx, 4*accumN); err != nil {
+	if p.hSumFromDevice, err = p.dev.MallocPinnedBytes(ctx, 4*accumN); err != nil {
 		return err
 	}
-	p.hData, err = p.dev.MallocHost(ctx, uint64(4*p.n))
+	p.hData, err = p.dev.MallocPinnedBytes(ctx, uint64(4*p.n))
 	return err
 }
 

@@ -133,17 +133,17 @@ func run(c config, prog string) (err error) {
 	}
 
 	fmt.Printf("Allocating buffers (%dMB on GPU%d, GPU%d and CPU Host)...\n", bufSize/1024/1024, id0, id1)
-	g0, err := d0.Malloc(ctx, bufSize)
+	g0, err := d0.MallocBytes(ctx, bufSize)
 	if err != nil {
 		return err
 	}
 	defer sample.Keep(&err, func() error { return g0.Close(ctx) })
-	g1, err := d1.Malloc(ctx, bufSize)
+	g1, err := d1.MallocBytes(ctx, bufSize)
 	if err != nil {
 		return err
 	}
 	defer sample.Keep(&err, func() error { return g1.Close(ctx) })
-	h0, err := d0.MallocHost(ctx, bufSize)
+	h0, err := d0.MallocPinnedBytes(ctx, bufSize)
 	if err != nil {
 		return err
 	}
@@ -202,11 +202,11 @@ func run(c config, prog string) (err error) {
 	}
 
 	// A launch takes another device's memory by address: peer access is what makes it legal.
-	p0, err := g0.Ptr(ctx)
+	p0, err := g0.DevicePtr(ctx)
 	if err != nil {
 		return err
 	}
-	p1, err := g1.Ptr(ctx)
+	p1, err := g1.DevicePtr(ctx)
 	if err != nil {
 		return err
 	}

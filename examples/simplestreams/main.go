@@ -168,7 +168,7 @@ func run(c config) (err error) {
 	} else {
 		fmt.Printf("> cudaMallocHost() allocating %4.2f Mbytes of system memory, and again in %d chunks\n", mib, c.nstreams)
 	}
-	whole, err := dev.MallocHost(ctx, nbytes, hostFlags...)
+	whole, err := dev.MallocPinnedBytes(ctx, nbytes, hostFlags...)
 	if err != nil {
 		return err
 	}
@@ -176,7 +176,7 @@ func run(c config) (err error) {
 	chunk := n / c.nstreams
 	parts := make([]*device.HostBuffer, c.nstreams)
 	for i := range parts {
-		if parts[i], err = dev.MallocHost(ctx, nbytes/uint64(c.nstreams), hostFlags...); err != nil {
+		if parts[i], err = dev.MallocPinnedBytes(ctx, nbytes/uint64(c.nstreams), hostFlags...); err != nil {
 			return err
 		}
 		defer sample.Keep(&err, func() error { return parts[i].Close(ctx) })
@@ -204,7 +204,7 @@ func run(c config) (err error) {
 	s0 := ss[0]
 
 	// Device memory: the array, zeroed, and the value the kernel adds, read through a pointer.
-	dA, err := dev.Malloc(ctx, nbytes)
+	dA, err := dev.MallocBytes(ctx, nbytes)
 	if err != nil {
 		return err
 	}
@@ -212,7 +212,7 @@ func run(c config) (err error) {
 	if err := s0.Memset(ctx, dA, 0).Wait(ctx); err != nil {
 		return err
 	}
-	dC, err := dev.Malloc(ctx, 4)
+	dC, err := dev.MallocBytes(ctx, 4)
 	if err != nil {
 		return err
 	}
@@ -318,7 +318,7 @@ func run(c config) (err error) {
 	// repetition launches the kernel on every chunk, each on its stream, then queues every
 	// chunk's copy back, the order the C sample issues them in.
 	for _, part := range parts {
-		b := part.Bytes()
+		b := part.Host()
 		for i := range b {
 			b[i] = 255
 		}

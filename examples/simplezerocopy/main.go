@@ -233,11 +233,11 @@ func hostAlloc(ctx context.Context, dev *device.Device, n int) (vector, error) {
 	if err != nil {
 		return vector{}, err
 	}
-	d, err := p.DevicePointer(ctx, dev)
+	d, err := p.DevicePtr(ctx)
 	if err != nil {
 		return vector{}, errors.Join(err, p.Close(ctx))
 	}
-	return vector{host: p.Slice(), dev: d, release: p.Close}, nil
+	return vector{host: p.Host(), dev: d, release: p.Close}, nil
 }
 
 // registered allocates n floats of Go memory with 4 KiB to spare, aligns its start up to
@@ -251,9 +251,9 @@ func registered(ctx context.Context, dev *device.Device, n int) (vector, error) 
 	if err != nil {
 		return vector{}, err
 	}
-	d, err := r.DevicePointer(ctx)
+	d, err := r.DevicePtr(ctx)
 	if err != nil {
 		return vector{}, errors.Join(err, r.Close(ctx))
 	}
-	return vector{host: r.Slice(), dev: d, release: r.Close}, nil
+	return vector{host: r.Host(), dev: d, release: r.Close}, nil
 }

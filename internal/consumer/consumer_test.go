@@ -65,12 +65,13 @@ var misuses = map[string]struct{ stmt, why string }{
 	"uncharge":                 {`dev.Uncharge(0, 123)`, "no field or method Uncharge"},
 	"per-device state":         {`dev.Local("k", func() any { return 1 })`, "no field or method Local"},
 	"adopt a foreign pointer":  {`dev.Adopt(0, 256, 0, nil)`, "no field or method Adopt"},
-	"retire a buffer":          {`b, _ := dev.Malloc(ctx, 64); dev.Retire(b)`, "no field or method Retire"},
+	"retire a buffer":          {`b, _ := dev.MallocBytes(ctx, 64); dev.Retire(b)`, "no field or method Retire"},
 	"enqueue a launch spec":    {`dev.Enqueue(nil, 0)`, "no field or method Enqueue"},
 	"run on the actor thread":  {`device.Exec(ctx, dev, nil)`, "undefined: device.Exec"},
 	"complete a future":        {`f := streams.Default(dev).HostFunc(ctx, func() {}); f.Complete(struct{}{}, nil)`, "no field or method Complete"},
 	"submit an op":             {`streams.Submit(ctx, streams.Default(dev), nil, nil)`, "undefined: streams.Submit"},
 	"queue on a stream":        {`streams.Enqueue(ctx, streams.Default(dev), nil)`, "undefined: streams.Enqueue"},
+	"a buffer of pointers":     {`_, _, _ = alloc.MallocAsync[*int](ctx, streams.Default(dev), 4)`, "does not satisfy cuda.Numeric"},
 	"implement Mem":            {`var m device.Mem = fakeMem{}; _ = m`, "does not implement device.Mem"},
 	"reach the engine room":    {`core.Run[int](ctx, nil, nil)`, "use of internal package"},
 	"read a stream's handle":   {`s := streams.Default(dev); _ = s.h`, "s.h undefined"},
@@ -122,6 +123,10 @@ func use(ctx context.Context, dev *device.Device) {
 	` + m.stmt + `
 }
 `
+			if strings.Contains(m.stmt, "alloc.") {
+				src = strings.Replace(src, `"context"`, `"context"
+	"github.com/gpuactor/gpuactor/alloc"`, 1)
+			}
 			if strings.Contains(m.stmt, "core.") {
 				src = strings.Replace(src, `"context"`, `"context"
 	"github.com/gpuactor/gpuactor/internal/core"`, 1)

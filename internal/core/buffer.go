@@ -38,11 +38,11 @@ type Buffer struct {
 	// completes when the allocation's message has run, with nil once ptr is set or with why
 	// there is no memory; msg is that message's future, which fails without ready completing
 	// when the message was refused without running (a failed device).
-	pending bool
-	ready   actor.Promise[struct{}]
-	msg     *actor.Future[struct{}]
-	alloc   Allocator // the allocation, until it runs
-	allocOn *Stream   // its stream, likewise
+	pending   bool
+	ready     actor.Promise[struct{}]
+	msg       *actor.Future[struct{}]
+	allocOn   *Stream // the allocation's stream, until it runs
+	allocFrom *Pool   // its pool, likewise; nil: the device's current pool
 
 	closed atomic.Bool   // the free has run (on the actor thread): every later use is refused
 	life   atomic.Uint32 // whether the buffer's charge was given back (RefundOnce)
@@ -195,9 +195,9 @@ func (b *Buffer) Retire() (cuda.DevicePtr, error) {
 	return b.ptr, nil
 }
 
-// Ptr is the buffer's address, waiting until ctx ends for a stream-ordered allocation's to be
+// DevicePtr is the buffer's address, waiting until ctx ends for a stream-ordered allocation's to be
 // known; an ErrAllocFailed error (wrapping the cause) when the allocation failed.
-func (b *Buffer) Ptr(ctx context.Context) (cuda.DevicePtr, error) {
+func (b *Buffer) DevicePtr(ctx context.Context) (cuda.DevicePtr, error) {
 	if b == nil || b.dev == nil {
 		return 0, Invalid("address of a nil buffer")
 	}

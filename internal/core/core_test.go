@@ -182,35 +182,25 @@ func TestRegionOfEveryMem(t *testing.T) {
 	assert.ErrorIs(t, err, ErrClosed)
 }
 
-// fakeAlloc makes up an address on the actor thread.
-type fakeAlloc struct{ runs int }
-
-func (a *fakeAlloc) Allocate(backend.Device, backend.Stream) (cuda.DevicePtr, error) {
-	a.runs++
-	return 1 << 20, nil
-}
-
-// A promise already sent is refused, and the buffer it would have made stays unallocated and
-// uncounted.
-func TestAllocAsyncRefusesASentMessage(t *testing.T) {
+// An allocation already queued is refused, and no second charge stays counted; a closed pool
+// is refused before anything is queued.
+func TestAllocAsyncRefusesAnAllocationInUse(t *testing.T) {
 	ctx := context.Background()
 	d := openSim(t)
 	before, _ := d.Usage()
-	var msg actor.Promise[struct{}]
-	a := &fakeAlloc{}
-	var b1, b2 Buffer
-	release := func(backend.Device, cuda.DevicePtr, backend.Stream) error { return nil }
-	require.NoError(t, AllocAsync(ctx, d.Stream(), &b1, 64, KindAsync, &msg, release, a))
-	err := AllocAsync(ctx, d.Stream(), &b2, 64, KindAsync, &msg, release, a)
-	require.ErrorIs(t, err, actor.ErrFutureReused)
-	require.NoError(t, msg.Future().Wait(ctx))
-	require.NoError(t, b1.Close(ctx))
-	assert.ErrorIs(t, b2.Close(ctx), ErrAllocFailed, "the refused buffer has no memory")
+	var a AsyncAlloc
+	require.NoError(t, AllocAsync(ctx, d.Stream(), &a, 64, nil))
+	assert.ErrorIs(t, AllocAsync(ctx, d.Stream(), &a, 64, nil), ErrInvalidArgument, "an allocation in use is not a zero AsyncAlloc")
+	require.NoError(t, a.Future().Wait(ctx))
+	require.NoError(t, a.Close(ctx))
+
+	p, err := NewPool(ctx, d, PoolConfig{})
+	require.NoError(t, err)
+	require.NoError(t, p.Close(ctx))
+	var b AsyncAlloc
+	assert.ErrorIs(t, AllocAsync(ctx, d.Stream(), &b, 64, p), ErrClosed)
 	after, _ := d.Usage()
 	assert.Equal(t, before, after, "nothing stays charged")
-	assert.Equal(t, 1, a.runs)
-	assert.ErrorIs(t, AllocAsync(ctx, d.Stream(), &b1, 64, KindAsync, &actor.Promise[struct{}]{}, release, a), ErrInvalidArgument,
-		"a buffer in use is not a zero Buffer")
 }
 
 // Charges race from any goroutine; the limit is never passed and every refund balances.

@@ -39,6 +39,8 @@ type Device struct {
 	// hostCalls are the goroutines running host functions now (InHostFunc).
 	hostCalls hostCalls
 
+	pinned atomic.Pointer[PinnedPool] // PinnedPool's, made on first use
+
 	extMu sync.Mutex
 	ext   map[any]any // public packages' per-device state (Ext)
 
@@ -52,6 +54,8 @@ type Device struct {
 	syncEv      backend.Event // Synchronize's; 0 until first used
 	aborted     bool          // abortLeft has run
 	closeErr    error
+
+	pools map[backend.MemPool]*Pool // the pools Pool values stand for, one each (pool.go); actor thread only
 }
 
 // liveSet is what the device releases on Close. Actor thread only.

@@ -156,3 +156,10 @@ func (e *Event) alive() error {
 	}
 	return nil
 }
+
+// OpenEvent makes an Event of d from a handle open makes on the actor thread (an event another
+// process shared, say), with the flags it behaves as; Close, or the device's Close, destroys
+// it with EventDestroy like any other.
+func OpenEvent(ctx context.Context, d *Device, flags uint32, open func(rt backend.Device) (backend.Event, error)) (*Event, error) {
+	return makeEvent(ctx, d, flags, false, open)
+}

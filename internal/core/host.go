@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"unsafe"
 
+	"github.com/gpuactor/gpuactor/cuda"
 	"github.com/gpuactor/gpuactor/internal/backend"
 )
 
@@ -37,8 +38,8 @@ func MallocHost(ctx context.Context, d *Device, size uint64, flags uint32) (*Hos
 	}, func(_ backend.Device, _ *Tracker, h *HostBuffer) { _ = d.freeHost(h) })
 }
 
-// Bytes is the buffer's memory, or nil once closed.
-func (h *HostBuffer) Bytes() []byte {
+// Host is the buffer's memory, or nil once closed.
+func (h *HostBuffer) Host() []byte {
 	if h == nil || h.closed.Load() {
 		return nil
 	}
@@ -48,6 +49,32 @@ func (h *HostBuffer) Bytes() []byte {
 // Size is the buffer's length in bytes.
 func (h *HostBuffer) Size() uint64 { return h.size }
 
+// DevicePtr is the address kernels on the buffer's device use for its memory (allocated
+// mapped), asked of the runtime on the actor thread; it returns once known.
+func (h *HostBuffer) DevicePtr(ctx context.Context) (cuda.DevicePtr, error) {
+	if h == nil {
+		return 0, Invalid("DevicePtr of a nil pinned buffer")
+	}
+	return Run(ctx, h.dev, func(rt backend.Device, _ *Tracker) (cuda.DevicePtr, error) {
+		if h.closed.Load() { // Close runs on this thread: the memory stays until this returns
+			return 0, Closed("DevicePtr of a pinned buffer after Close")
+		}
+		return rt.HostDevicePointer(h.p)
+	}).Await(ctx)
+}
+
+// HostDevicePtr is the address kernels on d use for host memory at p (registered mapped),
+// asked of the runtime on the actor thread, where alive says whether the memory is still
+// registered; it returns once known.
+func HostDevicePtr(ctx context.Context, d *Device, p unsafe.Pointer, alive func() error) (cuda.DevicePtr, error) {
+	return Run(ctx, d, func(rt backend.Device, _ *Tracker) (cuda.DevicePtr, error) {
+		if err := alive(); err != nil {
+			return 0, err
+		}
+		return rt.HostDevicePointer(p)
+	}).Await(ctx)
+}
+
 // Device is the device the buffer was pinned for.
 func (h *HostBuffer) Device() *Device { return h.dev }
 
@@ -56,7 +83,7 @@ func (h *HostBuffer) Closed() bool { return h.closed.Load() }
 
 // Close frees the pinned memory once the GPU has passed the work queued so far on every stream
 // of the device (a copy may still read or write it), and returns once it is freed; the
-// device's other work goes on meanwhile. Bytes is nil from Close on. Closing twice is an
+// device's other work goes on meanwhile. Host is nil from Close on. Closing twice is an
 // ErrClosed error.
 func (h *HostBuffer) Close(ctx context.Context) error {
 	if h == nil {

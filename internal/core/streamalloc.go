@@ -16,55 +16,91 @@ import (
 // actor thread, in a message sent after the one that allocates it: the mailbox runs messages in
 // the order they were sent, so by then the address is known, or the failure.
 
-// Allocator makes the memory of a stream-ordered allocation on the stream whose handle it is
-// given, on the actor thread, and returns its address.
-type Allocator interface {
-	Allocate(rt backend.Device, h backend.Stream) (cuda.DevicePtr, error)
+// AsyncAlloc is a stream-ordered allocation: its Buffer, and the promise of the message that
+// makes the memory, one object, so that queuing an allocation costs one allocation. A face
+// holds it inside a value of its own.
+type AsyncAlloc struct {
+	Buffer
+	msg actor.Promise[struct{}]
 }
 
-// AllocAsync counts size bytes of kind against s's device (refusing them with ErrMemoryLimit
-// at once), makes b — a zero Buffer, which the caller may hold inside a value of its own to
-// save an allocation — the buffer of that memory, and queues op on s, which makes the memory
-// on the actor thread. It returns without waiting for op. msg must be a fresh promise, the
-// message's: its future completes when the GPU has passed the allocation, or with why op
-// failed or never ran; then every later use of b fails with ErrAllocFailed wrapping the error,
-// and its charge is given back. release frees the memory when b is closed without a stream of
-// its own or left to the device's Close (see Buffer.release).
+// Future completes when the GPU has passed the allocation, or with why it failed or never ran.
+func (a *AsyncAlloc) Future() *actor.Future[struct{}] { return a.msg.Future() }
+
+// AllocAsync counts size bytes against s's device (refusing them with ErrMemoryLimit at
+// once), makes a — a zero AsyncAlloc — the buffer of that memory, and queues its allocation on
+// s, from pool (nil: the device's current pool), on the actor thread. It returns without
+// waiting for the allocation. a's Future completes when the GPU has passed the allocation, or
+// with why it failed or never ran; then every later use of the buffer fails with
+// ErrAllocFailed wrapping the error, and its charge is given back. The memory goes back to
+// its pool in stream order (cudaFreeAsync) when the buffer is freed.
 //
-// When the message cannot be queued (ctx ended, the device is closed or has failed),
-// AllocAsync returns the error and nothing is allocated; once it is queued, the allocation
-// runs whatever ctx does, and b is the caller's.
-func AllocAsync(ctx context.Context, s *Stream, b *Buffer, size uint64, kind MemKind, msg *actor.Promise[struct{}],
-	release func(rt backend.Device, p cuda.DevicePtr, s backend.Stream) error, op Allocator) error {
+// When the message cannot be queued (ctx ended, the device is closed or has failed, the pool
+// is of another device or closed), AllocAsync returns the error and nothing is allocated;
+// once it is queued, the allocation runs whatever ctx does, and the buffer is the caller's.
+func AllocAsync(ctx context.Context, s *Stream, a *AsyncAlloc, size uint64, pool *Pool) error {
 	if s == nil {
 		return Invalid("allocation on a nil stream")
 	}
-	if b == nil || b.dev != nil {
-		return Invalid("AllocAsync needs a zero Buffer")
+	b := &a.Buffer
+	if b.dev != nil {
+		return Invalid("AllocAsync needs a zero AsyncAlloc")
 	}
 	if size == 0 {
 		return Invalid("allocation of 0 bytes")
 	}
 	d := s.dev
+	if pool != nil {
+		if pool.dev != d {
+			return WrongDevice("pool", pool.dev, d)
+		}
+		if err := pool.Alive(); err != nil { // checked again on the actor, where Close runs
+			return err
+		}
+	}
 	if err := d.Err(); err != nil {
 		return err
 	}
-	if err := d.Charge(kind, size); err != nil {
+	if err := d.Charge(KindAsync, size); err != nil {
 		return err
 	}
-	b.dev, b.size, b.kind, b.release, b.pending, b.alloc, b.allocOn = d, size, kind, release, true, op, s
-	b.msg = msg.Future()
-	if f := actor.CallTask(ctx, d.act, msg, actor.Task[struct{}]((*allocTask)(b))); f != b.msg {
+	b.dev, b.size, b.kind, b.release, b.pending, b.allocOn, b.allocFrom = d, size, KindAsync, freeAsync, true, s, pool
+	b.msg = a.msg.Future()
+	if f := actor.CallTask(ctx, d.act, &a.msg, actor.Task[struct{}]((*allocTask)(b))); f != b.msg {
 		b.fail(f.Err()) // msg was sent before: refused, nothing queued
 		return f.Err()
 	}
-	// msg failed while ready did not complete: op never ran, so nothing was allocated. (op
-	// completes ready before msg whenever it runs, so this order of checks cannot be fooled.)
+	// msg failed while ready did not complete: the allocation never ran, so nothing was
+	// allocated. (It completes ready before msg whenever it runs, so this order of checks
+	// cannot be fooled.)
 	if err := b.msg.Err(); err != nil && !b.ready.Future().Ready() {
 		b.fail(err)
 		return err
 	}
 	return nil
+}
+
+// freeAsync frees a stream-ordered allocation closed without a stream of its own (or left to
+// the device's Close), on the device's own stream.
+func freeAsync(rt backend.Device, p cuda.DevicePtr, s backend.Stream) error {
+	return rt.FreeAsync(p, s)
+}
+
+// allocate makes the memory of b on stream h, from its pool; actor thread only.
+func (b *Buffer) allocate(rt backend.Device, h backend.Stream, pool *Pool) (cuda.DevicePtr, error) {
+	var p cuda.DevicePtr
+	var err error
+	if pool != nil {
+		if err = pool.Alive(); err == nil {
+			p, err = rt.MallocFromPoolAsync(b.size, pool.h, h)
+		}
+	} else {
+		p, err = rt.MallocAsync(b.size, h)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("gpuactor: MallocAsync(%d bytes) on device %d: %w", b.size, b.dev.ordinal, err)
+	}
+	return p, nil
 }
 
 // allocTask is the message of AllocAsync: the buffer itself, which holds the allocation to
@@ -73,11 +109,11 @@ type allocTask Buffer
 
 func (t *allocTask) Run(p *actor.Promise[struct{}]) (struct{}, error) {
 	b := (*Buffer)(t)
-	op, s := b.alloc, b.allocOn
-	b.alloc, b.allocOn = nil, nil // the buffer outlives the allocation; what op captured need not
+	s, pool := b.allocOn, b.allocFrom
+	b.allocOn, b.allocFrom = nil, nil // the buffer outlives the allocation; they need not
 	ok := false
 	defer func() {
-		if !ok { // op panicked (the actor recovers and fails msg) or called runtime.Goexit
+		if !ok { // the allocation panicked (the actor recovers and fails msg)
 			r := recover()
 			b.fail(fmt.Errorf("gpuactor: the allocation did not finish: %v", r))
 			if r != nil {
@@ -88,7 +124,7 @@ func (t *allocTask) Run(p *actor.Promise[struct{}]) (struct{}, error) {
 	err := s.alive()
 	var ptr cuda.DevicePtr
 	if err == nil {
-		ptr, err = op.Allocate(b.dev.rt, s.h)
+		ptr, err = b.allocate(b.dev.rt, s.h, pool)
 	}
 	ok = true
 	if err != nil {
@@ -97,7 +133,7 @@ func (t *allocTask) Run(p *actor.Promise[struct{}]) (struct{}, error) {
 	}
 	b.ptr = ptr
 	b.dev.live.buffers.add(b)
-	b.ready.Complete(struct{}{}, nil) // publishes ptr to Ptr
+	b.ready.Complete(struct{}{}, nil) // publishes ptr to DevicePtr
 	b.dev.tracker.AfterPromise(s.h, p)
 	return struct{}{}, actor.ErrPending
 }
@@ -141,7 +177,7 @@ func (b *Buffer) awaitReady(ctx context.Context) error {
 			}
 		}
 	}
-	if !ready.Ready() { // msg completed first: it failed without running op
+	if !ready.Ready() { // msg completed first: it failed without running the allocation
 		b.fail(b.msg.Err())
 	}
 	if err := ready.Err(); err != nil {

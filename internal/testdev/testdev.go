@@ -149,18 +149,18 @@ func OpenOn(t testing.TB, ctx context.Context, be backend.Backend) *device.Devic
 
 // Write copies src into the start of dst and waits for it, through pinned memory on the
 // device's own stream: a copy path of its own, to check the library's copies against.
-func Write[T device.Numeric](t testing.TB, ctx context.Context, dst device.Mem, src []T) {
+func Write[T cuda.Numeric](t testing.TB, ctx context.Context, dst device.Mem, src []T) {
 	t.Helper()
 	require.NoError(t, pinnedCopy(ctx, dst, bytesOf(src), true))
 }
 
 // Read fills dst from the start of src and waits for it, as Write does.
-func Read[T device.Numeric](t testing.TB, ctx context.Context, dst []T, src device.Mem) {
+func Read[T cuda.Numeric](t testing.TB, ctx context.Context, dst []T, src device.Mem) {
 	t.Helper()
 	require.NoError(t, pinnedCopy(ctx, src, bytesOf(dst), false))
 }
 
-func bytesOf[T device.Numeric](xs []T) []byte {
+func bytesOf[T cuda.Numeric](xs []T) []byte {
 	var zero T
 	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(xs))), len(xs)*int(unsafe.Sizeof(zero)))
 }
@@ -178,7 +178,7 @@ func pinnedCopy(ctx context.Context, m device.Mem, host []byte, toDevice bool) e
 	}
 	defer h.Close(context.WithoutCancel(ctx))
 	if toDevice {
-		copy(h.Bytes(), host)
+		copy(h.Host(), host)
 	}
 	err = core.Queue(ctx, d.Stream(), func(rt backend.Device, _ *core.Tracker, s backend.Stream) error {
 		p, _, err := d.Resolve("testdev copy", core.RangeOf(m, 0, uint64(len(host))))
@@ -195,7 +195,7 @@ func pinnedCopy(ctx context.Context, m device.Mem, host []byte, toDevice bool) e
 		return rt.CopyDtoH(hp, p, uint64(len(host)), s)
 	}).Wait(ctx)
 	if err == nil && !toDevice {
-		copy(host, h.Bytes())
+		copy(host, h.Host())
 	}
 	return err
 }
