@@ -5,7 +5,6 @@ import (
 	"errors"
 
 	"github.com/gpuactor/gpuactor/actor"
-	"github.com/gpuactor/gpuactor/cuda"
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/internal/backend"
 	"github.com/gpuactor/gpuactor/internal/core"
@@ -17,7 +16,7 @@ import (
 // *device.Buffer it is made of, so it is a device.Mem (kernel launches, stream copies and
 // memsets take it) with its Size, DevicePtr and Slice. Its methods are safe for concurrent
 // use.
-type Buffer[T cuda.Numeric] struct {
+type Buffer[T any] struct {
 	*device.Buffer
 	n        int
 	elemSize uintptr
@@ -51,7 +50,7 @@ func FromPool(p *Pool) AllocOption { return func(c *allocConfig) { c.pool = p } 
 // buffer fails with device.ErrAllocFailed wrapping it; closing the buffer then fails with that
 // error too, and nothing stays counted in device.Usage. Once queued, the allocation is made
 // whatever happens to ctx, and the buffer is the caller's to free.
-func MallocAsync[T cuda.Numeric](ctx context.Context, s *streams.Stream, n int, opts ...AllocOption) (*Buffer[T], *streams.Future, error) {
+func MallocAsync[T any](ctx context.Context, s *streams.Stream, n int, opts ...AllocOption) (*Buffer[T], *streams.Future, error) {
 	if s == nil {
 		return nil, nil, core.Invalid("MallocAsync on a nil stream")
 	}
@@ -86,7 +85,7 @@ func poolOf(opts []AllocOption) *core.Pool {
 
 // Malloc allocates n elements of T with cudaMalloc (no pool), returning once they are
 // allocated, and ties the buffer to stream s: its Close is ordered on s.
-func Malloc[T cuda.Numeric](ctx context.Context, s *streams.Stream, n int) (*Buffer[T], error) {
+func Malloc[T any](ctx context.Context, s *streams.Stream, n int) (*Buffer[T], error) {
 	if s == nil {
 		return nil, core.Invalid("Malloc on a nil stream")
 	}

@@ -19,7 +19,7 @@ import (
 
 // roundTrip allocates a Buffer[T] on s, copies vals in and out on the buffer's stream, and
 // frees it. The copies go as bytes, so that every element type a Buffer takes is covered.
-func roundTrip[T cuda.Numeric](t *testing.T, f *fixture, s *streams.Stream, vals []T) {
+func roundTrip[T comparable](t *testing.T, f *fixture, s *streams.Stream, vals []T) {
 	t.Helper()
 	b, fut, err := alloc.MallocAsync[T](f.ctx, s, len(vals))
 	require.NoError(t, err)
@@ -33,6 +33,12 @@ func roundTrip[T cuda.Numeric](t *testing.T, f *fixture, s *streams.Stream, vals
 	require.NoError(t, streams.CopyFromDevice(f.ctx, b.Stream(), bytesOf(out), b).Wait(f.ctx))
 	require.Equal(t, vals, out)
 	require.NoError(t, b.Close(f.ctx))
+}
+
+type particle struct {
+	Pos  [3]float32
+	Mass float64
+	ID   uint16
 }
 
 func TestTypedRoundTripEveryType(t *testing.T) {
@@ -51,6 +57,10 @@ func TestTypedRoundTripEveryType(t *testing.T) {
 		roundTrip(t, f, s, []uintptr{0, 8, ^uintptr(0)})
 		roundTrip(t, f, s, []float32{-1.5, 0, float32(math.Inf(1)), math.SmallestNonzeroFloat32, math.MaxFloat32})
 		roundTrip(t, f, s, []float64{-2.5, 0, math.Inf(-1), math.SmallestNonzeroFloat64, math.MaxFloat64})
+		roundTrip(t, f, s, []complex64{1 + 2i, -3i})
+		roundTrip(t, f, s, []complex128{4 - 5i, 6})
+		roundTrip(t, f, s, []bool{true, false, true})
+		roundTrip(t, f, s, []particle{{Pos: [3]float32{1, 2, 3}, Mass: 4.5, ID: 6}, {ID: 7}})
 		// A long one, past any staging chunk.
 		big := make([]float64, 3<<20)
 		for i := range big {
@@ -96,7 +106,13 @@ func TestBufferBadInput(t *testing.T) {
 	eachBackend(t, func(t *testing.T, f *fixture) {
 		s := f.stream(t)
 		ctx := f.ctx
-		_, _, err := alloc.MallocAsync[float32](ctx, s, 0)
+		_, _, err := alloc.MallocAsync[*int](ctx, s, 4)
+		require.ErrorIs(t, err, alloc.ErrElemType)
+		_, _, err = alloc.MallocAsync[struct{ S string }](ctx, s, 4)
+		require.ErrorIs(t, err, alloc.ErrElemType)
+		_, _, err = alloc.MallocAsync[struct{}](ctx, s, 4)
+		require.ErrorIs(t, err, alloc.ErrElemType)
+		_, _, err = alloc.MallocAsync[float32](ctx, s, 0)
 		require.ErrorIs(t, err, device.ErrInvalidArgument)
 		_, _, err = alloc.MallocAsync[float32](ctx, s, -1)
 		require.ErrorIs(t, err, device.ErrInvalidArgument)

@@ -3,7 +3,9 @@
 // device buffers, pinned and registered host memory, managed (unified) memory, pointer
 // attributes and per-device accounting.
 //
-// Typed buffers. A Buffer[T] holds Len elements of T — a cuda.Numeric type — on one device, and follows the order of one stream: MallocAsync queues
+// Typed buffers. A Buffer[T] holds Len elements of T on one device — numbers, or arrays and
+// structs of them (a T holding Go pointers is refused with ErrElemType) — and follows the order
+// of one stream: MallocAsync queues
 // the allocation on it and CloseOn (or Close) queues the free, so work queued on the stream in
 // between may use the memory without any synchronization. Buffer[T] embeds the *device.Buffer
 // it is made of, so it is a device.Mem: kernels, streams copies and memsets take it as they

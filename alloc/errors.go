@@ -13,8 +13,8 @@ import (
 var (
 	// ErrOversubscribe: a managed allocation larger than the device's free memory.
 	ErrOversubscribe = errors.New("gpuactor/alloc: managed allocation larger than the device's free memory")
-	// ErrElemType: an element type of pinned, registered or managed memory that holds
-	// pointers, or has no size (a Buffer's, a cuda.Numeric, cannot).
+	// ErrElemType: an element type of typed device, pinned, registered or managed memory
+	// that holds pointers, or has no size.
 	ErrElemType = errors.New("gpuactor/alloc: element type cannot live in device memory")
 )
 

@@ -71,7 +71,6 @@ var misuses = map[string]struct{ stmt, why string }{
 	"complete a future":        {`f := streams.Default(dev).HostFunc(ctx, func() {}); f.Complete(struct{}{}, nil)`, "no field or method Complete"},
 	"submit an op":             {`streams.Submit(ctx, streams.Default(dev), nil, nil)`, "undefined: streams.Submit"},
 	"queue on a stream":        {`streams.Enqueue(ctx, streams.Default(dev), nil)`, "undefined: streams.Enqueue"},
-	"a buffer of pointers":     {`_, _, _ = alloc.MallocAsync[*int](ctx, streams.Default(dev), 4)`, "does not satisfy cuda.Numeric"},
 	"implement Mem":            {`var m device.Mem = fakeMem{}; _ = m`, "does not implement device.Mem"},
 	"reach the engine room":    {`core.Run[int](ctx, nil, nil)`, "use of internal package"},
 	"read a stream's handle":   {`s := streams.Default(dev); _ = s.h`, "s.h undefined"},
