@@ -99,6 +99,11 @@ var (
 //  6. $CUDA_HOME then $CUDA_PATH: lib64, lib, targets/<arch>-linux/lib;
 //  7. /usr/local/cuda*/lib64 and /usr/local/cuda*/targets/<arch>-linux/lib.
 //
+// On Windows the DLLs cudart64_13.dll, cudart64_12.dll and cudart64_110.dll are searched for
+// instead: WithPath or $GPUACTOR_CUDART, $CUDA_PATH and $CUDA_HOME (bin\x64, bin),
+// $CONDA_PREFIX\Library\bin, then the system's DLL search, which ends with PATH. On macOS,
+// where CUDA 11.8 and later do not exist, Load fails at once.
+//
 // When nothing loads the error is a *LoadError listing every path tried with dlerror's text.
 func Load(opts ...Option) (*Runtime, error) {
 	loadedRT.mu.Lock()
