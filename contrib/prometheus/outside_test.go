@@ -85,7 +85,10 @@ func TestUsableFromAModuleOutsideTheRepository(t *testing.T) {
 	cmd := exec.Command(goBin, "run", ".")
 	cmd.Dir = app
 	cmd.Env = append(os.Environ(),
-		"GOWORK=off", "GOFLAGS=-mod=mod -modcacherw", "GOTOOLCHAIN=local", "CGO_ENABLED=0",
+		"GOWORK=off", "GOTOOLCHAIN=local", "CGO_ENABLED=0",
+		// -trimpath keeps the temporary module cache's path out of the build cache's keys, so a
+		// second run compiles nothing; -modcacherw lets the test remove that cache.
+		"GOFLAGS=-mod=mod -modcacherw -trimpath",
 		"GOPROXY="+strings.Join(proxies, ","), "GOSUMDB=off", "GONOSUMDB=github.com/gpuactor",
 		"GOMODCACHE="+filepath.Join(tmp, "modcache"), // the made-up release stays out of the real cache
 	)
