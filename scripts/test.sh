@@ -45,16 +45,24 @@ fail() {
   exit 1
 }
 
-# parallel NAME... : runs the functions NAME concurrently, each as a step, and waits for all.
+# parallel NAME... : runs the functions NAME concurrently, each as a step, and waits for all;
+# when one fails, the others are stopped (each runs in a process group of its own).
 parallel() {
-  local pids=() n
+  local pids=() n left=$#
+  set -m
   for n in "$@"; do
     (step "$n" "$n") &
     pids+=($!)
   done
-  local rc=0
-  for n in "${pids[@]}"; do wait "$n" || rc=1; done
-  [[ $rc == 0 ]] || exit 1
+  set +m
+  while ((left > 0)); do
+    if ! wait -n; then
+      for n in "${pids[@]}"; do kill -- -"$n" 2>/dev/null || true; done
+      wait || true
+      exit 1
+    fi
+    left=$((left - 1))
+  done
 }
 
 have_cuda_libs() { ldconfig -p | grep -q 'libcudart.so.11.0' && ldconfig -p | grep -q 'libnvrtc.so.11.2'; }
@@ -116,9 +124,9 @@ cross() {
       GOOS=$goos GOARCH=$goarch CGO_ENABLED=0 go vet ./...)
   done
 }
-cross-windows-amd64() { cross windows amd64; }
-cross-darwin-arm64() { cross darwin arm64; }
-parallel vet-staticcheck cross-windows-amd64 cross-darwin-arm64
+cross_windows_amd64() { cross windows amd64; }
+cross_darwin_arm64() { cross darwin arm64; }
+parallel vet_staticcheck cross_windows_amd64 cross_darwin_arm64
 
 # Every package of every module with the race detector: the behaviour tests.
 race_tests() {
@@ -127,7 +135,7 @@ race_tests() {
     (cd "$m" && CGO_ENABLED=1 go test -race -count=1 -timeout 20m ./...)
   done
 }
-step go-test-race race_tests
+step race_tests race_tests
 
 # What CGO_ENABLED=0 changes is purego's path into C (no runtime/cgo) and the linking: the
 # binding's tests against the real libcudart, and a device's copies, launches and bad input,
@@ -148,9 +156,9 @@ bench_smoke() { (cd bench && CGO_ENABLED=0 go run . -backend sim -repeat 2 -size
 parallel nocgo_tests examples bench_smoke
 
 # go test's closing lines, which CI reads to see that the tests ran.
-ok=$(grep -c -E '^ok  ' "$logs/go-test-race.log" || true)
-none=$(grep -c -E '^\?   .*no test files' "$logs/go-test-race.log" || true)
-slowest=$(grep -E '^ok  ' "$logs/go-test-race.log" | awk '{print $3, $2}' | sort -rn | head -3 |
+ok=$(grep -c -E '^ok  ' "$logs/race_tests.log" || true)
+none=$(grep -c -E '^\?   .*no test files' "$logs/race_tests.log" || true)
+slowest=$(grep -E '^ok  ' "$logs/race_tests.log" | awk '{print $3, $2}' | sort -rn | head -3 |
   awk '{sub(".*/gpuactor/", "", $2); printf "%s%s %s", (NR > 1 ? ", " : ""), $2, $1}')
 echo "== all passed in $((SECONDS - start))s: go test -race passed $ok packages ($none without tests); slowest: $slowest"
 grep -E '^ok  ' "$logs/nocgo_tests.log"
