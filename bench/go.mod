@@ -4,7 +4,7 @@ go 1.26.0
 
 require (
 	github.com/ebitengine/purego v0.11.3
-	github.com/gpuactor/gpuactor v0.0.0
+	github.com/gpuactor/gpuactor v0.1.0
 	github.com/stretchr/testify v1.12.1
 	golang.org/x/sync v0.24.0
 	gonum.org/v1/plot v0.17.0
@@ -23,5 +23,3 @@ require (
 	golang.org/x/image v0.30.0 // indirect
 	golang.org/x/text v0.28.0 // indirect
 )
-
-replace github.com/gpuactor/gpuactor => ../

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"expvar"
 	"fmt"
-	"syscall"
+	"os"
 	"time"
 
 	"github.com/gpuactor/gpuactor/actor"
@@ -136,7 +136,9 @@ func ExampleIsolated() {
 	fmt.Println("isolated:", dev.Isolated(), "backend:", dev.Backend())
 
 	// The worker dies (here: killed; a sticky fault or a hang ends it too).
-	_ = syscall.Kill(dev.WorkerPID(), syscall.SIGKILL)
+	if p, err := os.FindProcess(dev.WorkerPID()); err == nil {
+		_ = p.Kill()
+	}
 	for dev.Err() == nil {
 		time.Sleep(time.Millisecond)
 	}

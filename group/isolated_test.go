@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"os"
 	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -123,7 +123,7 @@ func TestJobsOverIsolatedDevicesWithWorkersKilledAtRandom(t *testing.T) {
 			case <-time.After(time.Duration(5+rng.IntN(25)) * time.Millisecond):
 			}
 			ds := g.Devices()
-			if pid := ds[rng.IntN(len(ds))].WorkerPID(); pid > 0 && syscall.Kill(pid, syscall.SIGKILL) == nil {
+			if pid := ds[rng.IntN(len(ds))].WorkerPID(); pid > 0 && kill(pid) == nil {
 				killed.Add(1)
 			}
 		}
@@ -181,4 +181,13 @@ func TestJobsOverIsolatedDevicesWithWorkersKilledAtRandom(t *testing.T) {
 		"no file descriptor left (rings, sockets, shared memory): %d before, %d now: %v", fdsBefore, testproc.OpenFDs(), testproc.FDTargets())
 	assert.Eventually(t, func() bool { return runtime.NumGoroutine() <= goroutinesBefore+2 }, 10*time.Second, 20*time.Millisecond,
 		"no goroutine left: %d before, %d now", goroutinesBefore, runtime.NumGoroutine())
+}
+
+// kill ends a process at once (SIGKILL on Unix).
+func kill(pid int) error {
+	p, err := os.FindProcess(pid)
+	if err != nil {
+		return err
+	}
+	return p.Kill()
 }

@@ -1,3 +1,5 @@
+//go:build linux
+
 package interop_test
 
 import (
@@ -5,7 +7,6 @@ import (
 	"io"
 	"net"
 	"os"
-	"path/filepath"
 	"syscall"
 	"testing"
 
@@ -28,17 +29,6 @@ func socketPair(t *testing.T) (a, b *net.UnixConn) {
 		return c.(*net.UnixConn)
 	}
 	return conn(fds[0]), conn(fds[1])
-}
-
-// tempFile is a file holding text, closed with the test.
-func tempFile(t *testing.T, text string) *os.File {
-	t.Helper()
-	f, err := os.Create(filepath.Join(t.TempDir(), "handle"))
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = f.Close() })
-	_, err = f.WriteString(text)
-	require.NoError(t, err)
-	return f
 }
 
 func TestSendHandleRoundTrip(t *testing.T) {

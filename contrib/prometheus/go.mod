@@ -3,7 +3,7 @@ module github.com/gpuactor/gpuactor/contrib/prometheus
 go 1.26.0
 
 require (
-	github.com/gpuactor/gpuactor v0.0.0
+	github.com/gpuactor/gpuactor v0.1.0
 	github.com/stretchr/testify v1.12.1
 )
 
@@ -24,5 +24,3 @@ require (
 	golang.org/x/sys v0.48.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 )
-
-replace github.com/gpuactor/gpuactor => ../..

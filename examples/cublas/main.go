@@ -159,21 +159,21 @@ type cublas struct {
 }
 
 func loadCublas() (*cublas, error) {
+	names := []string{"libcublas.so.13", "libcublas.so.12", "libcublas.so.11", "libcublas.so"}
+	if runtime.GOOS == "windows" {
+		names = []string{"cublas64_13.dll", "cublas64_12.dll", "cublas64_11.dll"}
+	}
 	h, file, err := cudart.LoadLibrary("libcublas", "GPUACTOR_CUBLAS",
-		[]string{"nvidia/cu13/lib", "nvidia/cublas/lib"},
-		[]string{"libcublas.so.13", "libcublas.so.12", "libcublas.so.11", "libcublas.so"})
+		[]string{"nvidia/cu13/lib", "nvidia/cublas/lib"}, names)
 	if err != nil {
 		return nil, err
 	}
 	l := &cublas{file: file}
-	// dlerror, which purego asks for a failure's reason, answers for the calling thread only.
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
 	for sym, dst := range map[string]*uintptr{
 		"cublasCreate_v2": &l.createFn, "cublasDestroy_v2": &l.destroyFn,
 		"cublasSetStream_v2": &l.setStreamFn, "cublasSgemm_v2": &l.gemm,
 	} {
-		if *dst, err = purego.Dlsym(h, sym); err != nil {
+		if *dst, err = cudart.Symbol(h, sym); err != nil {
 			return nil, fmt.Errorf("%s: %w", file, err)
 		}
 	}

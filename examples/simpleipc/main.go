@@ -20,7 +20,6 @@ import (
 	"os/exec"
 	"strconv"
 	"sync/atomic"
-	"syscall"
 	"unsafe"
 
 	"github.com/gpuactor/gpuactor/cuda"
@@ -124,8 +123,7 @@ func openSlab(path string, create bool) (slab, error) {
 			return nil, err
 		}
 	}
-	b, err := syscall.Mmap(int(f.Fd()), 0, shmSize, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
-	return slab(b), err
+	return mapSlab(f)
 }
 
 // barrierWait is the C sample's sense barrier over the slab.
@@ -158,7 +156,7 @@ func parent(f sample.Flags) (err error) {
 		return err
 	}
 	defer os.Remove(name)
-	defer syscall.Munmap(shm)
+	defer unmapSlab(shm)
 
 	var gpus []*device.Device
 	for _, d := range devs {
@@ -284,7 +282,7 @@ func child(f sample.Flags, id int) (err error) {
 		fmt.Println("Failed to create shared memory slab")
 		return err
 	}
-	defer syscall.Munmap(shm)
+	defer unmapSlab(shm)
 	n := int(*shm.nproc())
 	ordinal := int(*shm.device(id))
 	fmt.Printf("Process %d: Starting on device %d...\n", id, ordinal)

@@ -6,11 +6,13 @@ import (
 	"go/importer"
 	"go/token"
 	"go/types"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -82,14 +84,45 @@ func TestNoInternalTypesInSignatures(t *testing.T) {
 	}
 }
 
-// sourceImporter type-checks packages from their source, which takes a Go toolchain: where
-// there is none (a GPU host running packed test binaries) the tests skip.
+// sourceImporter reads the packages' compiled export data, which `go list -export` builds (or
+// finds in the build cache): type-checking them and their dependencies from source took most
+// of the test command's time under the race detector. It takes a Go toolchain: where there is
+// none (a GPU host running packed test binaries) the tests skip.
 func sourceImporter(t *testing.T) types.Importer {
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("no go command to type-check the packages' source with")
 	}
-	return importer.ForCompiler(token.NewFileSet(), "source", nil)
+	imp, err := exportImporter()
+	require.NoError(t, err)
+	return imp
 }
+
+// exportImporter is one importer for every test, so each package is read once.
+var exportImporter = sync.OnceValues(func() (types.Importer, error) {
+	args := []string{"list", "-export", "-deps", "-f", "{{if .Export}}{{.ImportPath}}={{.Export}}{{end}}"}
+	for _, name := range publicPackages {
+		args = append(args, module+name)
+	}
+	cmd := exec.Command("go", args...)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("go list -export: %w", err)
+	}
+	exports := map[string]string{}
+	for line := range strings.Lines(string(out)) {
+		if path, file, ok := strings.Cut(strings.TrimSpace(line), "="); ok {
+			exports[path] = file
+		}
+	}
+	return importer.ForCompiler(token.NewFileSet(), "gc", func(path string) (io.ReadCloser, error) {
+		file, ok := exports[path]
+		if !ok {
+			return nil, fmt.Errorf("no export data for %s", path)
+		}
+		return os.Open(file)
+	}), nil
+})
 
 // internalIn lists the internal packages a signature's parameter and result types name.
 func internalIn(t types.Type) []string {

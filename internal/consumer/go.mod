@@ -3,7 +3,7 @@ module example.com/consumer
 go 1.26.0
 
 require (
-	github.com/gpuactor/gpuactor v0.0.0
+	github.com/gpuactor/gpuactor v0.1.0
 	github.com/stretchr/testify v1.12.1
 )
 
@@ -14,5 +14,3 @@ require (
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/sync v0.24.0 // indirect
 )
-
-replace github.com/gpuactor/gpuactor => ../..

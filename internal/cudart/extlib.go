@@ -17,3 +17,7 @@ func LoadLibrary(name, envVar string, wheelDirs, sonames []string) (handle uintp
 	}
 	return lib.handle, file, nil
 }
+
+// Symbol resolves an export of a library LoadLibrary opened (dlsym, or GetProcAddress on
+// Windows).
+func Symbol(handle uintptr, name string) (uintptr, error) { return dlsym(handle, name) }

@@ -21,15 +21,17 @@ var hostFuncTrampoline = sync.OnceValue(func() uintptr {
 // host function: it takes the Go function out of the table and runs it right there. The
 // function must not call CUDA (the runtime forbids it from host functions and may deadlock)
 // and should return quickly: the stream does not advance until it does. A panic in it ends the
-// process, as a panic in any goroutine would.
-func hostFuncDispatch(userData uintptr) {
+// process, as a panic in any goroutine would. It returns a word because Windows callbacks must
+// (cudaHostFn_t returns nothing, so the caller ignores it).
+func hostFuncDispatch(userData uintptr) uintptr {
 	if userData&graphHostBit != 0 { // a graph's host node: runs at every launch (graph_host.go)
 		graphHosts.run(userData &^ graphHostBit)
-		return
+		return 0
 	}
 	if fn := hostFuncs.take(userData); fn != nil {
 		fn()
 	}
+	return 0
 }
 
 // LaunchHostFunc enqueues fn on s (cudaLaunchHostFunc): it runs once all earlier work on s has

@@ -3,19 +3,12 @@ package cudart
 import (
 	"os"
 	"path/filepath"
-	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
 
-	"github.com/ebitengine/purego"
 	"go.uber.org/zap"
 )
-
-// rtldNoload is glibc's RTLD_NOLOAD (not a purego constant): dlopen only succeeds when the
-// library is already in the process.
-const rtldNoload = 0x4
 
 // Option configures Load and LoadNVRTC.
 type Option func(*loadConfig)
@@ -51,7 +44,7 @@ func newConfig(opts []Option) loadConfig {
 		probeLoaded: true,
 		targetDir:   "x86_64-linux",
 	}
-	if runtime.GOARCH == "arm64" {
+	if goarch == "arm64" {
 		c.targetDir = "sbsa-linux"
 	}
 	for _, o := range opts {
@@ -68,22 +61,6 @@ type libSpec struct {
 	sonames   []string // newest first; the unversioned name last
 	nvrtc     bool     // open libnvrtc-builtins first when loading by path
 }
-
-var (
-	cudartSpec = libSpec{
-		name:      "libcudart",
-		envVar:    "GPUACTOR_CUDART",
-		wheelDirs: []string{"nvidia/cu13/lib", "nvidia/cuda_runtime/lib"},
-		sonames:   []string{"libcudart.so.13", "libcudart.so.12", "libcudart.so.11.0", "libcudart.so"},
-	}
-	nvrtcSpec = libSpec{
-		name:      "libnvrtc",
-		envVar:    "GPUACTOR_NVRTC",
-		wheelDirs: []string{"nvidia/cu13/lib", "nvidia/cuda_nvrtc/lib"},
-		sonames:   []string{"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so.11.2", "libnvrtc.so"},
-		nvrtc:     true,
-	}
-)
 
 // openedLib is a successfully dlopened library.
 type openedLib struct {
@@ -121,6 +98,11 @@ var (
 //     LD_LIBRARY_PATH);
 //  6. $CUDA_HOME then $CUDA_PATH: lib64, lib, targets/<arch>-linux/lib;
 //  7. /usr/local/cuda*/lib64 and /usr/local/cuda*/targets/<arch>-linux/lib.
+//
+// On Windows the DLLs cudart64_13.dll, cudart64_12.dll and cudart64_110.dll are searched for
+// instead: WithPath or $GPUACTOR_CUDART, $CUDA_PATH and $CUDA_HOME (bin\x64, bin),
+// $CONDA_PREFIX\Library\bin, then the system's DLL search, which ends with PATH. On macOS,
+// where CUDA 11.8 and later do not exist, Load fails at once.
 //
 // When nothing loads the error is a *LoadError listing every path tried with dlerror's text.
 func Load(opts ...Option) (*Runtime, error) {
@@ -179,77 +161,6 @@ func search(spec libSpec, cfg loadConfig) (openedLib, error) {
 	return lib, nil
 }
 
-func (s *searcher) run() (openedLib, bool) {
-	env := s.cfg.getenv
-	// 1. Already loaded.
-	if s.cfg.probeLoaded {
-		for _, so := range s.spec.sonames {
-			h, err := dlopen(so, purego.RTLD_NOW|rtldNoload)
-			if err != nil {
-				s.fail("already loaded", so, "not loaded in this process")
-				continue
-			}
-			if o := s.override(); o != "" {
-				s.cfg.log.Warn("cudart: using the copy already loaded, not the override",
-					zap.String("library", s.spec.name), zap.String("loaded", so), zap.String("override", o))
-			}
-			return s.found(h, so, "already loaded"), true
-		}
-	}
-	// 2. Explicit override: strict.
-	if p := s.override(); p != "" {
-		step := "WithPath"
-		if s.cfg.path == "" {
-			step = "$" + s.spec.envVar
-		}
-		if st, err := os.Stat(p); err == nil && st.IsDir() {
-			return s.dir(step, p)
-		}
-		return s.file(step, p)
-	}
-	// 3. pip wheels.
-	for _, sp := range s.sitePackages() {
-		for _, sub := range s.spec.wheelDirs {
-			if lib, ok := s.dir("pip wheel", filepath.Join(sp, sub)); ok {
-				return lib, true
-			}
-		}
-	}
-	// 4. conda.
-	if c := env("CONDA_PREFIX"); c != "" {
-		if lib, ok := s.dir("$CONDA_PREFIX", filepath.Join(c, "lib")); ok {
-			return lib, true
-		}
-	}
-	// 5. Plain sonames through the dynamic loader's own search.
-	for _, so := range s.spec.sonames {
-		if lib, ok := s.open("soname", so); ok {
-			return lib, true
-		}
-	}
-	// 6. CUDA_HOME, CUDA_PATH.
-	for _, v := range []string{"CUDA_HOME", "CUDA_PATH"} {
-		root := env(v)
-		if root == "" {
-			continue
-		}
-		for _, rel := range []string{"lib64", "lib", filepath.Join("targets", s.cfg.targetDir, "lib")} {
-			if lib, ok := s.dir("$"+v, filepath.Join(root, rel)); ok {
-				return lib, true
-			}
-		}
-	}
-	// 7. /usr/local/cuda*.
-	for _, root := range s.cudaRoots() {
-		for _, rel := range []string{"lib64", filepath.Join("targets", s.cfg.targetDir, "lib")} {
-			if lib, ok := s.dir("/usr/local/cuda*", filepath.Join(root, rel)); ok {
-				return lib, true
-			}
-		}
-	}
-	return openedLib{}, false
-}
-
 // override is the explicitly named library, "" when there is none.
 func (s *searcher) override() string {
 	if s.cfg.path != "" {
@@ -264,31 +175,10 @@ func (s *searcher) fail(step, path, why string) {
 		zap.String("step", step), zap.String("path", path), zap.String("error", why))
 }
 
-func (s *searcher) found(h uintptr, name, step string) openedLib {
-	file := name
-	if !filepath.IsAbs(name) {
-		file = handlePath(h)
-	}
-	return openedLib{handle: h, name: name, file: realFile(file), step: step}
-}
-
-// open dlopens a soname or a path (never dlclosed).
-func (s *searcher) open(step, name string) (openedLib, bool) {
-	if s.spec.nvrtc && filepath.IsAbs(name) {
-		s.openBuiltins(step, name)
-	}
-	h, err := dlopen(name, purego.RTLD_NOW|purego.RTLD_GLOBAL)
-	if err != nil {
-		s.fail(step, name, err.Error())
-		return openedLib{}, false
-	}
-	return s.found(h, name, step), true
-}
-
 // file opens one explicitly named file (a name without a slash goes to the dynamic loader's
 // own search, like a soname).
 func (s *searcher) file(step, path string) (openedLib, bool) {
-	if strings.ContainsRune(path, '/') {
+	if strings.ContainsAny(path, `/`+string(filepath.Separator)) {
 		if abs, err := filepath.Abs(path); err == nil {
 			path = abs
 		}
@@ -324,71 +214,15 @@ func (s *searcher) dir(step, dir string) (openedLib, bool) {
 	return openedLib{}, false
 }
 
-// openBuiltins dlopens the libnvrtc-builtins.so.* next to libnvrtc so that libnvrtc's own
-// dlopen by soname finds it. Failures are recorded but do not stop the attempt.
-func (s *searcher) openBuiltins(step, nvrtcPath string) {
-	dir := filepath.Dir(nvrtcPath)
-	matches, _ := s.cfg.glob(filepath.Join(dir, "libnvrtc-builtins.so.*"))
-	if len(matches) == 0 {
-		return
+// realFile resolves symlinks; it returns p unchanged when that fails.
+func realFile(p string) string {
+	if p == "" {
+		return ""
 	}
-	want := soVersion(realFile(nvrtcPath)) // e.g. [11 8 89]: prefer builtins 11.8
-	rank := func(p string) int {
-		v := soVersion(p)
-		r := 0
-		if len(want) >= 2 && len(v) >= 2 && v[0] == want[0] && v[1] == want[1] {
-			r -= 100
-		}
-		if len(v) == 2 { // the soname itself rather than the fully versioned file
-			r -= 10
-		}
+	if r, err := filepath.EvalSymlinks(p); err == nil {
 		return r
 	}
-	slices.SortStableFunc(matches, func(a, b string) int {
-		if d := rank(a) - rank(b); d != 0 {
-			return d
-		}
-		return -compareVersions(soVersion(a), soVersion(b))
-	})
-	for _, m := range matches {
-		if _, err := dlopen(m, purego.RTLD_NOW|purego.RTLD_GLOBAL); err != nil {
-			s.fail(step+" (builtins)", m, err.Error())
-			continue
-		}
-		return
-	}
-}
-
-// sitePackages lists site-packages directories: $VIRTUAL_ENV's (newest Python first), then
-// every $PYTHONPATH entry.
-func (s *searcher) sitePackages() []string {
-	var out []string
-	if venv := s.cfg.getenv("VIRTUAL_ENV"); venv != "" {
-		m, _ := s.cfg.glob(filepath.Join(venv, "lib", "python3*", "site-packages"))
-		slices.SortFunc(m, func(a, b string) int { return -compareVersions(digits(a), digits(b)) })
-		out = append(out, m...)
-	}
-	for _, p := range filepath.SplitList(s.cfg.getenv("PYTHONPATH")) {
-		if p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
-// cudaRoots lists /usr/local/cuda first, then /usr/local/cuda-X.Y newest first.
-func (s *searcher) cudaRoots() []string {
-	m, _ := s.cfg.glob("/usr/local/cuda*")
-	slices.SortFunc(m, func(a, b string) int {
-		if (a == "/usr/local/cuda") != (b == "/usr/local/cuda") {
-			if a == "/usr/local/cuda" {
-				return -1
-			}
-			return 1
-		}
-		return -compareVersions(digits(a), digits(b))
-	})
-	return m
+	return p
 }
 
 // digits extracts the runs of decimal digits in s: "/usr/local/cuda-12.10" gives [12 10].

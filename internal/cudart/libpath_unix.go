@@ -1,7 +1,8 @@
+//go:build !windows
+
 package cudart
 
 import (
-	"path/filepath"
 	"sync"
 	"unsafe"
 
@@ -33,15 +34,4 @@ func handlePath(handle uintptr) string {
 	}
 	// struct link_map { ElfW(Addr) l_addr; char *l_name; ... }: l_name is the second word.
 	return gostring(*(*uintptr)(unsafe.Add(lm, unsafe.Sizeof(uintptr(0)))))
-}
-
-// realFile resolves symlinks; it returns p unchanged when that fails.
-func realFile(p string) string {
-	if p == "" {
-		return ""
-	}
-	if r, err := filepath.EvalSymlinks(p); err == nil {
-		return r
-	}
-	return p
 }

@@ -1,9 +1,19 @@
+//go:build !windows
+
 package cudart
 
 import (
 	"runtime"
 
 	"github.com/ebitengine/purego"
+)
+
+// The dlopen modes the loader uses; rtldNoload is glibc's RTLD_NOLOAD (not a purego constant):
+// dlopen only succeeds when the library is already in the process.
+const (
+	rtldNow    = purego.RTLD_NOW
+	rtldGlobal = purego.RTLD_GLOBAL
+	rtldNoload = 0x4
 )
 
 // dlopen is purego.Dlopen on one OS thread. On failure purego asks dlerror for the reason,
