@@ -1,3 +1,5 @@
+//go:build linux
+
 package device_test
 
 import (
