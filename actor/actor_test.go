@@ -171,7 +171,10 @@ func TestCloseConcurrentWithSenders(t *testing.T) {
 			})
 		}
 		close(start)
-		time.Sleep(2 * time.Millisecond)
+		// Close once the senders are under way, however slowly a loaded host starts them.
+		for accepted.Load() < 8 {
+			runtime.Gosched()
+		}
 		var cwg sync.WaitGroup
 		for range 3 {
 			cwg.Go(func() { assert.NoError(t, a.Close()) })

@@ -131,6 +131,7 @@ const (
 	AttrCooperativeLaunch            Attr = 95
 	AttrMaxSharedMemoryPerBlockOptin Attr = 97
 	AttrMaxBlocksPerMultiprocessor   Attr = 106
+	AttrReservedSharedMemoryPerBlock Attr = 111 // bytes the driver keeps in each block's shared memory
 	AttrMemoryPoolsSupported         Attr = 115
 )
 

@@ -102,6 +102,7 @@ func newDevice(b *Backend, ordinal int) *device {
 		backend.AttrCooperativeLaunch:            1,
 		backend.AttrMaxSharedMemoryPerBlockOptin: 227 << 10,
 		backend.AttrMaxBlocksPerMultiprocessor:   32,
+		backend.AttrReservedSharedMemoryPerBlock: 1 << 10,
 		backend.AttrMemoryPoolsSupported:         1,
 		// What deviceQuery prints besides, with an H100's values.
 		backend.AttrMaxPitch:                   1<<31 - 1,

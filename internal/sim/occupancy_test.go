@@ -19,6 +19,7 @@ func TestOccupancyFollowsTheDeviceLimits(t *testing.T) {
 		return v
 	}
 	threadsPerSM, blocksPerSM, smemPerSM := attr(backend.AttrMaxThreadsPerMultiProcessor), attr(backend.AttrMaxBlocksPerMultiprocessor), attr(backend.AttrMaxSharedMemoryPerSM)
+	reserved := attr(backend.AttrReservedSharedMemoryPerBlock)
 	for _, c := range []struct {
 		name      string
 		blockSize int
@@ -29,10 +30,11 @@ func TestOccupancyFollowsTheDeviceLimits(t *testing.T) {
 		{"a partial warp takes a whole one", 250, 0, threadsPerSM / 256},
 		{"blocks bound", 32, 0, blocksPerSM},
 		{"one thread a block", 1, 0, blocksPerSM},
-		{"shared memory bound", 128, 100 << 10, smemPerSM / (100 << 10)},
+		{"shared memory bound, with what the driver reserves per block", 128, 40 << 10, smemPerSM / (40<<10 + reserved)},
+		{"a kernel's default limit", 128, uint64(attr(backend.AttrMaxSharedMemoryPerBlock)), smemPerSM / (attr(backend.AttrMaxSharedMemoryPerBlock) + reserved)},
 		{"whole block", 1024, 0, threadsPerSM / 1024},
 		{"too many threads", attr(backend.AttrMaxThreadsPerBlock) + 1, 0, 0},
-		{"too much shared memory", 32, uint64(attr(backend.AttrMaxSharedMemoryPerBlockOptin)) + 1, 0},
+		{"more shared memory than a kernel may use unraised", 32, uint64(attr(backend.AttrMaxSharedMemoryPerBlock)) + 1, 0},
 	} {
 		n, err := d0.OccupancyMaxActiveBlocksPerSM(k, c.blockSize, c.shared)
 		require.NoError(t, err, c.name)
