@@ -43,10 +43,17 @@ func TestWorkersDrawOnTheSpinBudget(t *testing.T) {
 	assert.Equal(t, int32(100), ran.Load(), "parked workers still take every job")
 	assert.Greater(t, during.Refusals, before.Refusals, "the workers asked")
 
-	for range 100 {
-		g.Go(ctx, job)
+	// With tokens to spare the workers take some. Whether a given idle moment finds the one
+	// token of a 2-P host free depends on who else holds it then (the test's own goroutines
+	// under a loaded host, say), so batches go on until a grant came, a bounded number.
+	jobs := int32(100)
+	for batch := 0; batch < 50 && budget.Stats().Grants == during.Grants; batch++ {
+		for range 100 {
+			g.Go(ctx, job)
+		}
+		require.NoError(t, g.Wait())
+		jobs += 100
 	}
-	require.NoError(t, g.Wait())
 	assert.Greater(t, budget.Stats().Grants, during.Grants, "with tokens to spare the workers spin")
-	assert.Equal(t, int32(200), ran.Load())
+	assert.Equal(t, jobs, ran.Load())
 }

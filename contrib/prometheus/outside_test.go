@@ -25,10 +25,11 @@ import (
 
 	gpuprom "github.com/gpuactor/gpuactor/contrib/prometheus"
 	"github.com/gpuactor/gpuactor/device"
+	"github.com/gpuactor/gpuactor/sim"
 )
 
 func main() {
-	dev, err := device.Open(context.Background(), 0, device.WithSimulator(device.NewSimulator()))
+	dev, err := device.Open(context.Background(), 0, device.WithSimulator(sim.New()))
 	if err != nil {
 		panic(err)
 	}

@@ -29,8 +29,16 @@ type Process struct {
 	hung    bool
 	closing bool
 
-	exited    chan struct{} // closed when the process was reaped
-	done      chan struct{} // closed when the process was reaped and every call failed
+	exited chan struct{} // closed when the process was reaped
+	done   chan struct{} // closed when the process was reaped and every call failed
+	// The readers receive under readCtx, which wait cancels once the worker was reaped: a
+	// reader then still takes what the worker wrote before it exited (a receive prefers a
+	// frame in hand to its context's end), and wait fails the pending calls only after the
+	// readers are done, so that a reply sent just before exiting — a sticky fault's answer —
+	// reaches its call instead of the worker's death.
+	readCtx   context.Context
+	stopRead  context.CancelFunc
+	readers   sync.WaitGroup
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -188,11 +196,14 @@ func (p *Process) kill() { _ = p.cmd.Process.Kill() }
 
 // run starts the process's goroutines: the waiter, the readers and the heartbeat.
 func (p *Process) run() {
-	go p.wait()
+	p.readCtx, p.stopRead = context.WithCancel(context.Background())
+	p.readers.Add(1)
 	go p.read(p.ctl, true)
 	if p.data != p.ctl {
+		p.readers.Add(1)
 		go p.read(p.data, false)
 	}
+	go p.wait()
 	if p.cfg.pingEvery > 0 {
 		go p.heartbeat()
 	}
@@ -204,6 +215,7 @@ func (p *Process) run() {
 func (p *Process) wait() {
 	_ = p.cmd.Wait() // its error is the ProcessState's, read below
 	close(p.exited)
+	p.drainReaders()
 	p.mu.Lock()
 	var cause error
 	if p.closing && !p.hung {
@@ -234,13 +246,26 @@ func (p *Process) wait() {
 	close(p.done)
 }
 
+// drainReaders lets the readers take what the reaped worker left in the transports, then
+// waits for them to stop, for exitGrace at most: nothing more can arrive.
+func (p *Process) drainReaders() {
+	p.stopRead()
+	done := make(chan struct{})
+	go func() { p.readers.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(exitGrace):
+	}
+}
+
 // read receives frames from t until it fails, and routes them: replies and errors to their
 // calls, heartbeat answers to the heartbeat. When the control socket fails, the worker has
 // closed it by exiting (or is about to be): give it a moment, then kill it so it is reaped.
 func (p *Process) read(t transport, control bool) {
+	defer p.readers.Done()
 	buf := make([]byte, t.maxFrame()+1)
 	for {
-		b, err := t.recv(context.Background(), buf)
+		b, err := t.recv(p.readCtx, buf)
 		if err != nil {
 			break
 		}
