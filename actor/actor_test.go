@@ -12,6 +12,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gpuactor/gpuactor/internal/testleak"
 )
 
 func newActor(t *testing.T, opts ...Option) *Actor {
@@ -250,7 +252,7 @@ func TestCloseWithBlockedSenders(t *testing.T) {
 }
 
 func TestAwaitCancelReturnsPromptly(t *testing.T) {
-	base := runtime.NumGoroutine()
+	base := testleak.Base()
 	a, err := New()
 	require.NoError(t, err)
 	release := gate(t, a)
@@ -275,20 +277,11 @@ func TestAwaitCancelReturnsPromptly(t *testing.T) {
 	require.NoError(t, err, "the op still ran after its waiter gave up")
 	require.Equal(t, 5, v)
 	require.NoError(t, a.Close())
-	requireGoroutinesSettle(t, base)
-}
-
-func requireGoroutinesSettle(t *testing.T, base int) {
-	t.Helper()
-	deadline := time.Now().Add(2 * time.Second)
-	for runtime.NumGoroutine() > base && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
-	}
-	require.LessOrEqual(t, runtime.NumGoroutine(), base, "goroutines leaked")
+	testleak.Settle(t, base)
 }
 
 func TestNoGoroutineLeak(t *testing.T) {
-	base := runtime.NumGoroutine()
+	base := testleak.Base()
 	for range 5 {
 		a, err := New(WithIdle(func(bool, time.Duration) bool { return false }))
 		require.NoError(t, err)
@@ -301,11 +294,11 @@ func TestNoGoroutineLeak(t *testing.T) {
 		cancel()
 		require.NoError(t, a.Close())
 	}
-	requireGoroutinesSettle(t, base)
+	testleak.Settle(t, base)
 }
 
 func TestInitError(t *testing.T) {
-	base := runtime.NumGoroutine()
+	base := testleak.Base()
 	a, err := New(WithName("gpu0"), WithInit(func() error { return errSentinel }))
 	require.ErrorIs(t, err, errSentinel)
 	require.Contains(t, err.Error(), "gpu0")
@@ -314,7 +307,7 @@ func TestInitError(t *testing.T) {
 	_, err = New(WithInit(func() error { panic("init boom") }))
 	var pe *PanicError
 	require.ErrorAs(t, err, &pe)
-	requireGoroutinesSettle(t, base)
+	testleak.Settle(t, base)
 }
 
 func TestShutdownRunsAfterLastOp(t *testing.T) {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/group"
+	"github.com/gpuactor/gpuactor/internal/testleak"
 	"github.com/gpuactor/gpuactor/streams"
 )
 
@@ -108,7 +109,7 @@ func TestGoStartsNoGoroutinePerJob(t *testing.T) {
 	close(hold)
 	require.NoError(t, g.Wait())
 	assert.Equal(t, int32(jobs), ran.Load())
-	assertGoroutinesBack(t, before)
+	testleak.Settle(t, before)
 }
 
 // TestGoFromManyGoroutines: Go called from many goroutines at once, one job failing; Wait sees

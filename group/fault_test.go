@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"strconv"
 	"sync/atomic"
 	"testing"
@@ -18,6 +17,7 @@ import (
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/group"
 	"github.com/gpuactor/gpuactor/internal/testdev"
+	"github.com/gpuactor/gpuactor/internal/testleak"
 	"github.com/gpuactor/gpuactor/sim"
 	"github.com/gpuactor/gpuactor/streams"
 )
@@ -33,17 +33,6 @@ func oobKernel(t *testing.T, d *device.Device) (*device.Kernel, *device.Buffer) 
 	return k, buf
 }
 
-// assertGoroutinesBack checks that the goroutines are back to n within five seconds: the
-// group's and the devices' are gone. It waits by hand, not with assert.Eventually, whose
-// condition runs on a goroutine of its own.
-func assertGoroutinesBack(t *testing.T, n int) {
-	t.Helper()
-	for deadline := time.Now().Add(5 * time.Second); runtime.NumGoroutine() > n && time.Now().Before(deadline); {
-		time.Sleep(10 * time.Millisecond)
-	}
-	assert.LessOrEqual(t, runtime.NumGoroutine(), n, "goroutines left behind")
-}
-
 // Ten thousand jobs over eight devices, one of which faults a third of the way through: every
 // job succeeds exactly once, or fails with an error that names the failed device; the
 // idempotent ones all succeed, run again elsewhere when the device failed under them.
@@ -51,7 +40,7 @@ func TestTenThousandJobsWithADeviceFailingMidway(t *testing.T) {
 	const jobs, bad = 10000, 3
 	ctx := context.Background()
 	devs := openSims(t, 8)
-	goroutines := runtime.NumGoroutine()
+	goroutines := testleak.Base()
 	oob, oobBuf := oobKernel(t, devs[bad])
 	g, err := group.New(ctx, devs, group.WithQueue(256))
 	require.NoError(t, err)
@@ -115,7 +104,7 @@ func TestTenThousandJobsWithADeviceFailingMidway(t *testing.T) {
 	assert.GreaterOrEqual(t, fails, uint64(failed), "every failure counted, and every rerun's first try")
 
 	require.NoError(t, g.Close(), "a failed device's streams are let go")
-	assertGoroutinesBack(t, goroutines)
+	testleak.Settle(t, goroutines)
 }
 
 // A device fails under two running jobs: the idempotent one runs again on the other device,
@@ -192,7 +181,7 @@ func everyDeviceFailingTogether(t *testing.T, policy group.Policy) {
 			_ = d.Close()
 		}
 	})
-	goroutines := runtime.NumGoroutine()
+	goroutines := testleak.Base()
 	// Every device can fault: under Affinity, which devices the keys reach depends on the
 	// hash's seed.
 	oob, oobBuf := make([]*device.Kernel, len(devs)), make([]*device.Buffer, len(devs))
@@ -243,5 +232,5 @@ func everyDeviceFailingTogether(t *testing.T, policy group.Policy) {
 	}
 	require.ErrorIs(t, g.Submit(ctx, func(context.Context, *device.Device, *streams.Stream) error { return nil }).Wait(ctx), group.ErrNoDevice)
 	require.NoError(t, g.Close())
-	assertGoroutinesBack(t, goroutines)
+	testleak.Settle(t, goroutines)
 }

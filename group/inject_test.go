@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -17,6 +16,7 @@ import (
 	"github.com/gpuactor/gpuactor/cudaerr"
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/group"
+	"github.com/gpuactor/gpuactor/internal/testleak"
 	"github.com/gpuactor/gpuactor/sim"
 	"github.com/gpuactor/gpuactor/streams"
 )
@@ -29,7 +29,7 @@ import (
 func TestAThousandJobsWithInjectedFaults(t *testing.T) {
 	const jobs = 1000
 	ctx := context.Background()
-	goroutines := runtime.NumGoroutine()
+	goroutines := testleak.Base()
 	machine := sim.New(sim.WithDevices(4), sim.WithConfinedFaults(), // each device fails alone, as isolated ones do
 		sim.WithFaults(0, sim.FaultPlan{StickyAt: 150}),
 		sim.WithFaults(1, sim.FaultPlan{LostAt: 250}),
@@ -118,5 +118,5 @@ func TestAThousandJobsWithInjectedFaults(t *testing.T) {
 		u := d.Stats().Memory
 		assert.Zero(t, u.DeviceBytes()+u.Pinned.Bytes, "device %d: %+v", d.Ordinal(), u)
 	}
-	assertGoroutinesBack(t, goroutines)
+	testleak.Settle(t, goroutines)
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -18,6 +17,7 @@ import (
 	"github.com/gpuactor/gpuactor/cudaerr"
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/group"
+	"github.com/gpuactor/gpuactor/internal/testleak"
 	"github.com/gpuactor/gpuactor/sim"
 	"github.com/gpuactor/gpuactor/streams"
 	"github.com/gpuactor/gpuactor/supervise"
@@ -325,20 +325,13 @@ func TestRestartGivingUpFailsTheWaitingJobs(t *testing.T) {
 	require.ErrorIs(t, g.Submit(ctx, hostJob(func(*device.Device) {})).Wait(ctx), group.ErrNoDevice)
 }
 
-// goroutinesBack waits until the goroutines are down to base again.
-func goroutinesBack(t *testing.T, base int) {
-	t.Helper()
-	require.Eventually(t, func() bool { return runtime.NumGoroutine() <= base }, 5*time.Second, time.Millisecond,
-		"goroutines: %d, were %d", runtime.NumGoroutine(), base)
-}
-
 // Close cancels a restart under way: an open that waits on its context returns, Close returns
 // soon, and nothing is left running.
 func TestCloseDuringARestart(t *testing.T) {
 	ctx := context.Background()
 	r, devs := newReopener(t, 2)
 	r.hold = make(chan struct{}) // never closed: open waits for its context
-	base := runtime.NumGoroutine()
+	base := testleak.Base()
 	g, err := group.New(ctx, devs, group.WithRestart(r.open, fast()...))
 	require.NoError(t, err)
 	r.failNow(t, devs[0])
@@ -347,7 +340,7 @@ func TestCloseDuringARestart(t *testing.T) {
 	require.NoError(t, g.Close())
 	assert.Less(t, time.Since(start), time.Second)
 	assert.Empty(t, r.openedDevices())
-	goroutinesBack(t, base)
+	testleak.Settle(t, base)
 	require.NoError(t, g.Close(), "twice")
 }
 
@@ -356,7 +349,7 @@ func TestCloseDuringARestart(t *testing.T) {
 func TestCloseDuringARestartClosesALateDevice(t *testing.T) {
 	ctx := context.Background()
 	r, devs := newReopener(t, 2)
-	base := runtime.NumGoroutine()
+	base := testleak.Base()
 	entered := make(chan struct{})
 	var late atomic.Pointer[device.Device]
 	open := func(ctx context.Context, failed *device.Device) (*device.Device, error) {
@@ -374,14 +367,14 @@ func TestCloseDuringARestartClosesALateDevice(t *testing.T) {
 	require.NotNil(t, late.Load())
 	_, err = late.Load().MallocBytes(ctx, 16)
 	require.ErrorIs(t, err, device.ErrClosed, "the late device was closed")
-	goroutinesBack(t, base)
+	testleak.Settle(t, base)
 }
 
 // Close after restarts leaks no goroutine either: supervisors, watchers, the new devices'
 // actors are all gone.
 func TestCloseAfterRestartsLeaksNothing(t *testing.T) {
 	r, devs := newReopener(t, 2)
-	base := runtime.NumGoroutine()
+	base := testleak.Base()
 	g, err := group.New(context.Background(), devs, group.WithRestart(r.open, fast()...))
 	require.NoError(t, err)
 	r.failNow(t, devs[0])
@@ -394,7 +387,7 @@ func TestCloseAfterRestartsLeaksNothing(t *testing.T) {
 		_, err := d.MallocBytes(context.Background(), 16)
 		require.ErrorIs(t, err, device.ErrClosed)
 	}
-	goroutinesBack(t, base)
+	testleak.Settle(t, base)
 }
 
 // A device failing under jobs: the idempotent ones run again elsewhere and succeed, the

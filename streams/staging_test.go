@@ -23,6 +23,7 @@ import (
 	"github.com/gpuactor/gpuactor/internal/core"
 	"github.com/gpuactor/gpuactor/internal/testdev"
 	"github.com/gpuactor/gpuactor/internal/testgpu"
+	"github.com/gpuactor/gpuactor/internal/testleak"
 	"github.com/gpuactor/gpuactor/sim"
 )
 
@@ -101,23 +102,6 @@ func stagingAwait(t *testing.T, f *Future) {
 	require.NoError(t, f.Wait(testdev.Ctx(t)))
 }
 
-// stagingNoLeaks fails the test if goroutines started after it outlive it. Those already
-// finishing get up to a minute, so that a loaded machine cannot fail it: a leaked goroutine
-// never finishes.
-func stagingNoLeaks(t *testing.T) {
-	base := runtime.NumGoroutine()
-	t.Cleanup(func() {
-		var n int
-		for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-			if n = runtime.NumGoroutine(); n <= base {
-				return
-			}
-		}
-		buf := make([]byte, 1<<20)
-		t.Errorf("%d goroutines left behind:\n%s", n-base, buf[:runtime.Stack(buf, true)])
-	})
-}
-
 // stagingRoundTrip uploads and downloads n bytes through s and checks them.
 func stagingRoundTrip(t *testing.T, s *Stream, n, seed int) {
 	t.Helper()
@@ -171,7 +155,7 @@ func TestStagedRoundTripsByteForByte(t *testing.T) {
 		ctx := testdev.Ctx(t)
 		dev := stagingOpen(t, opts)
 		s := stagingStream(t, dev)
-		stagingNoLeaks(t)
+		testleak.AtCleanup(t)
 		for _, n := range []int{1, 4095, 4097, 1<<20 + 1, 64<<20 + 3} {
 			t.Run(fmt.Sprint(n), func(t *testing.T) {
 				// Into and out of a range that starts at an odd offset of a larger buffer.
@@ -274,7 +258,7 @@ func TestStagedCopiesRunConcurrently(t *testing.T) {
 	stagingBackends(t, func(t *testing.T, opts []device.Option) {
 		dev := stagingOpen(t, opts)
 		a, b := stagingStream(t, dev), stagingStream(t, dev)
-		stagingNoLeaks(t)
+		testleak.AtCleanup(t)
 		ctx := testdev.Ctx(t)
 		var wg sync.WaitGroup
 		errs := make([]error, 4)
@@ -301,7 +285,7 @@ func TestStagingSmallRings(t *testing.T) {
 			t.Run(fmt.Sprintf("%d×%dMiB,%d,%d", p.slots, p.slotSize>>20, p.workers, p.downWorkers), func(t *testing.T) {
 				s := stagingStream(t, dev)
 				stagingRing(s, p)
-				stagingNoLeaks(t)
+				testleak.AtCleanup(t)
 				const n = 13<<20 + 7
 				buf := stagingMalloc(t, dev, n)
 				src := stagingPattern(n, 11)
@@ -403,7 +387,7 @@ func TestStagingUploadsKeepToTheirSlots(t *testing.T) {
 		ctx := testdev.Ctx(t)
 		dev := stagingOpen(t, opts)
 		s := stagingStream(t, dev)
-		stagingNoLeaks(t)
+		testleak.AtCleanup(t)
 		p := stagingParams{slots: 12, slotSize: 1 << 20, workers: 2, downWorkers: 4}
 		st := stagingRing(s, p)
 		require.Equal(t, 2+stagingSpare, st.upSlots())
@@ -431,7 +415,7 @@ func TestStagedCancellation(t *testing.T) {
 		ctx := testdev.Ctx(t)
 		dev := stagingOpen(t, opts)
 		s := stagingStream(t, dev)
-		stagingNoLeaks(t)
+		testleak.AtCleanup(t)
 		const stagingSlots = 12 // a ring of fixed geometry: the default one depends on the host
 		stagingRing(s, stagingParams{slots: stagingSlots, slotSize: stagingSlotSize, workers: 4, downWorkers: 4})
 		const n = 64 << 20 // 16 chunks: more than the ring
@@ -508,7 +492,7 @@ func TestStagingPoolOutlivesItsStreams(t *testing.T) {
 		ctx := testdev.Ctx(t)
 		dev, err := device.Open(ctx, 0, opts...)
 		require.NoError(t, err)
-		stagingNoLeaks(t)
+		testleak.AtCleanup(t)
 
 		s, err := New(ctx, dev)
 		require.NoError(t, err)
@@ -568,7 +552,7 @@ func TestStagingLimitIsShared(t *testing.T) {
 		const limit = 2 * stagingSlotSize
 		dev := stagingOpen(t, append(opts, device.WithStagingLimit(limit+stagingSlotSize/2)))
 		a, b := stagingStream(t, dev), stagingStream(t, dev)
-		stagingNoLeaks(t)
+		testleak.AtCleanup(t)
 		const n = 9 << 20 // 8 chunks: more than the limit's slots
 		buf := stagingMalloc(t, dev, n)
 		src := stagingPattern(n, 11)

@@ -14,6 +14,7 @@ import (
 	"github.com/gpuactor/gpuactor/cuda"
 	"github.com/gpuactor/gpuactor/cudaerr"
 	"github.com/gpuactor/gpuactor/internal/backend"
+	"github.com/gpuactor/gpuactor/internal/testleak"
 )
 
 func TestStreamOrdering(t *testing.T) {
@@ -385,11 +386,8 @@ func TestHandlesUnique(t *testing.T) {
 }
 
 func TestNoGoroutineLeak(t *testing.T) {
-	settle := func() int {
-		runtime.GC()
-		return runtime.NumGoroutine()
-	}
-	base := settle()
+	runtime.GC()
+	base := testleak.Base()
 	_, d0, d1 := open(t)
 	for _, d := range []backend.Device{d0, d1} {
 		k := kernels(t, d, map[string]backend.SimKernel{"fill": fillKernel})
@@ -417,14 +415,7 @@ func TestNoGoroutineLeak(t *testing.T) {
 	}
 	require.NoError(t, d0.Synchronize())
 	require.NoError(t, d1.Synchronize())
-	deadline := time.Now().Add(5 * time.Second) // not assert.Eventually: it adds goroutines of its own
-	for settle() > base && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
-	if settle() > base {
-		buf := make([]byte, 1<<20)
-		t.Fatalf("stream goroutines outlived their work: %d > %d\n%s", runtime.NumGoroutine(), base, buf[:runtime.Stack(buf, true)])
-	}
+	testleak.Settle(t, base) // the stream goroutines end once their work is done
 	for _, d := range []*device{d0.(*device), d1.(*device)} {
 		d.strMu.Lock()
 		assert.Empty(t, d.blocking, "destroyed streams are forgotten once drained")

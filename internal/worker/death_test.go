@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gpuactor/gpuactor/internal/testleak"
 	"github.com/gpuactor/gpuactor/internal/testproc"
 	"github.com/gpuactor/gpuactor/internal/worker"
 )
@@ -176,7 +177,7 @@ func TestWorkerDiesWithItsParent(t *testing.T) {
 // Start, call, kill and close many workers: no descriptors, goroutines or processes stay.
 func TestNoLeaks(t *testing.T) {
 	ctx := context.Background()
-	fds, goroutines := testproc.OpenFDs(), numGoroutine()
+	fds, goroutines := testproc.OpenFDs(), testleak.Base()
 	var wg sync.WaitGroup
 	for i := range 8 {
 		wg.Go(func() {
@@ -197,12 +198,5 @@ func TestNoLeaks(t *testing.T) {
 	assert.Empty(t, testproc.Children())
 	assert.Eventually(t, func() bool { return testproc.OpenFDs() <= fds }, 2*time.Second, 10*time.Millisecond,
 		"descriptors: %d before, %d after", fds, testproc.OpenFDs())
-	// Polled on this goroutine: assert.Eventually's condition runs on one of its own.
-	deadline := time.Now().Add(2 * time.Second)
-	for numGoroutine() > goroutines && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if !assert.LessOrEqual(t, numGoroutine(), goroutines, "goroutines") {
-		t.Logf("goroutines: %d before, %d after:\n%s", goroutines, numGoroutine(), stacks())
-	}
+	testleak.Settle(t, goroutines)
 }

@@ -6,7 +6,6 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"runtime"
 	"testing"
 	"time"
 
@@ -16,13 +15,6 @@ import (
 	"github.com/gpuactor/gpuactor/internal/testproc"
 	"github.com/gpuactor/gpuactor/internal/worker"
 )
-
-func numGoroutine() int { return runtime.NumGoroutine() }
-
-func stacks() string {
-	b := make([]byte, 1<<20)
-	return string(b[:runtime.Stack(b, true)])
-}
 
 // Workers that never start: each a clear error, nothing left running.
 func TestStartFailures(t *testing.T) {
