@@ -28,7 +28,7 @@ func TestUsageAndLimit(t *testing.T) {
 		require.NoError(t, a.Close(ctx))
 		require.NoError(t, h.Close(ctx))
 		require.Equal(t, device.Usage{Limit: 3 << 20}, dev.Stats().Memory)
-		requireUsable(t, dev)
+		testdev.RequireUsable(t, dev)
 	})
 }
 

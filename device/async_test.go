@@ -45,7 +45,7 @@ func TestDeviceStreamCopies(t *testing.T) {
 		download(t, got, a)
 		assert.Equal(t, byte(99), got[0])
 		require.ErrorIs(t, s.Close(ctx), device.ErrInvalidArgument, "the device closes its own stream")
-		requireUsable(t, dev)
+		testdev.RequireUsable(t, dev)
 	})
 }
 
@@ -78,7 +78,7 @@ func TestDeviceStreamCopyBadInput(t *testing.T) {
 		for _, c := range cases {
 			t.Run(c.name, func(t *testing.T) {
 				require.ErrorIs(t, c.f.Wait(ctx), c.want)
-				requireUsable(t, dev)
+				testdev.RequireUsable(t, dev)
 			})
 		}
 	})

@@ -95,7 +95,7 @@ func TestBadInput(t *testing.T) {
 				require.Error(t, err)
 				assert.ErrorIs(t, err, c.want)
 				assert.Contains(t, err.Error(), c.text)
-				requireUsable(t, dev)
+				testdev.RequireUsable(t, dev)
 			})
 		}
 	})
@@ -117,7 +117,7 @@ func TestCompileErrorCarriesLog(t *testing.T) {
 		assert.Contains(t, ce.Log, "broken.cu")
 		_, err = dev.Compile(ctx, device.Source{Name: "empty.cu", Code: "  "})
 		require.ErrorIs(t, err, device.ErrInvalidArgument)
-		requireUsable(t, dev)
+		testdev.RequireUsable(t, dev)
 	})
 }
 
@@ -129,7 +129,7 @@ func TestOutOfMemoryLeavesDeviceUsable(t *testing.T) {
 		require.Error(t, err)
 		assert.ErrorIs(t, err, cudaerr.MemoryAllocation)
 		assert.NoError(t, dev.Err(), "out of memory is not sticky")
-		requireUsable(t, dev)
+		testdev.RequireUsable(t, dev)
 	})
 }
 
@@ -144,7 +144,7 @@ func TestCancelledCallerLeavesDeviceUsable(t *testing.T) {
 		require.True(t, errors.Is(err, context.Canceled), "got %v", err)
 		err = streams.Default(dev).Memset(ctx, mustMalloc(t, dev, 64), 1).Wait(ctx)
 		require.True(t, errors.Is(err, context.Canceled), "got %v", err)
-		requireUsable(t, dev)
+		testdev.RequireUsable(t, dev)
 	})
 }
 

@@ -47,7 +47,7 @@ func TestCountAndOpenAll(t *testing.T) {
 		require.Len(t, devs, n)
 		for i, d := range devs {
 			assert.Equal(t, i, d.Ordinal())
-			requireUsable(t, d)
+			testdev.RequireUsable(t, d)
 			require.NoError(t, d.Close())
 		}
 	})

@@ -86,17 +86,3 @@ func download[T cuda.Numeric](t testing.TB, xs []T, src device.Mem) {
 	ctx := testdev.Ctx(t)
 	require.NoError(t, streams.CopyFromDevice(ctx, streams.Default(device.Range(src, 0, 0).Buffer().Device()), xs, src).Wait(ctx))
 }
-
-// requireUsable proves the device still works after a mistake: a small round trip.
-func requireUsable(t testing.TB, dev *device.Device) {
-	t.Helper()
-	ctx := testdev.Ctx(t)
-	buf, err := dev.MallocBytes(ctx, 64)
-	require.NoError(t, err)
-	in := []uint32{1, 2, 3, 0xdeadbeef}
-	upload(t, buf, in)
-	out := make([]uint32, 4)
-	download(t, out, buf)
-	require.Equal(t, in, out)
-	require.NoError(t, buf.Close(ctx))
-}

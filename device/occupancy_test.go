@@ -45,5 +45,5 @@ func TestOccupancyBadInput(t *testing.T) {
 	require.NoError(t, mod.Close(ctx))
 	_, err = k.MaxActiveBlocksPerSM(ctx, 256, 0)
 	require.ErrorIs(t, err, device.ErrClosed)
-	requireUsable(t, dev)
+	testdev.RequireUsable(t, dev)
 }

@@ -35,13 +35,13 @@ func TestActorTuningNoSpin(t *testing.T) {
 // TestActorTuningZeroIsDefault: the zero tuning is the device without WithActorTuning.
 func TestActorTuningZeroIsDefault(t *testing.T) {
 	dev := openDev(t, []device.Option{onSim, device.WithActorTuning(device.ActorTuning{})})
-	requireUsable(t, dev)
+	testdev.RequireUsable(t, dev)
 }
 
 // TestActorTuningMailboxOfOne: the smallest mailbox works: senders wait their turn.
 func TestActorTuningMailboxOfOne(t *testing.T) {
 	dev := openDev(t, []device.Option{onSim, device.WithActorTuning(device.ActorTuning{Mailbox: 1, Batch: 1})})
-	requireUsable(t, dev)
+	testdev.RequireUsable(t, dev)
 }
 
 func TestActorTuningOutOfRange(t *testing.T) {
@@ -64,7 +64,7 @@ func TestActorTuningOutOfRange(t *testing.T) {
 		})
 	}
 	// The mistake left nothing behind: the next device opens and works.
-	requireUsable(t, openDev(t, []device.Option{onSim}))
+	testdev.RequireUsable(t, openDev(t, []device.Option{onSim}))
 }
 
 // TestActorTuningLastWins: a later WithActorTuning replaces an earlier one whole.
@@ -73,5 +73,5 @@ func TestActorTuningLastWins(t *testing.T) {
 		device.WithActorTuning(device.ActorTuning{Mailbox: -1}),
 		device.WithActorTuning(device.ActorTuning{Batch: 2}),
 	})
-	requireUsable(t, dev)
+	testdev.RequireUsable(t, dev)
 }

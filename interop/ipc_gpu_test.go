@@ -349,7 +349,7 @@ func ipcImporter(t *testing.T, conn *net.UnixConn) {
 	require.NoError(t, err)
 	launched := s.Launch(ctx, add, cuda.LaunchConfig{Grid: cuda.Dim3{X: ipcWords / 256, Y: 1, Z: 1}, Block: cuda.Dim3{X: 256, Y: 1, Z: 1}},
 		mem, uint32(1), int32(ipcWords))
-	written := streams.CopyToDevice(ctx, s, pmem, filled(ipcWords, 7))
+	written := streams.CopyToDevice(ctx, s, pmem, testdev.Filled(ipcWords, 7))
 	recorded := s.Record(ctx, ev)
 	for _, f := range []*streams.Future{launched, written, recorded} {
 		require.NoError(t, f.Wait(ctx))
@@ -439,12 +439,4 @@ func ipcExporter(t *testing.T, conn *net.UnixConn) {
 	require.Equal(t, "opened", string(reply))
 	fmt.Println("exporter: exiting with its buffer exported and open elsewhere")
 	os.Exit(0) // no Close: the process ends under the importer
-}
-
-func filled(n int, v uint32) []uint32 {
-	p := make([]uint32, n)
-	for i := range p {
-		p[i] = v
-	}
-	return p
 }

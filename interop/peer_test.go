@@ -37,20 +37,6 @@ func seq(n int, base uint32) []uint32 {
 	return s
 }
 
-// requireUsable checks dev still runs work: a memset read back.
-func requireUsable(t *testing.T, ctx context.Context, dev *device.Device) {
-	t.Helper()
-	b, err := dev.MallocBytes(ctx, 64)
-	require.NoError(t, err)
-	require.NoError(t, streams.Default(dev).Memset(ctx, b, 7).Wait(ctx))
-	got := make([]uint8, 64)
-	testdev.Read(t, ctx, got, b)
-	for _, v := range got {
-		require.Equal(t, uint8(7), v)
-	}
-	require.NoError(t, b.Close(ctx))
-}
-
 // TestPeerSelf: a device is not its own peer: every peer call says so, naming the device, and
 // the device stays usable. Runs on one GPU.
 func TestPeerSelf(t *testing.T) {
@@ -71,7 +57,7 @@ func TestPeerSelf(t *testing.T) {
 		_, err = interop.CanAccessPeer(ctx, nil, dev)
 		require.ErrorIs(t, err, device.ErrInvalidArgument)
 		require.ErrorIs(t, interop.EnablePeerAccess(ctx, dev, nil), device.ErrInvalidArgument)
-		requireUsable(t, ctx, dev)
+		testdev.RequireUsable(t, dev)
 	})
 }
 
@@ -121,7 +107,7 @@ func peerAccess(t *testing.T, ctx context.Context, d0, d1 *device.Device, k *dev
 		err := interop.EnablePeerAccess(ctx, d0, d1)
 		require.ErrorIs(t, err, interop.ErrNoPeerAccess)
 		require.ErrorContains(t, err, fmt.Sprintf("device %d cannot access device %d", d0.Ordinal(), d1.Ordinal()))
-		requireUsable(t, ctx, d0)
+		testdev.RequireUsable(t, d0)
 		return
 	}
 	for range 2 { // twice each: already enabled and not enabled are not errors
@@ -152,8 +138,8 @@ func peerAccess(t *testing.T, ctx context.Context, d0, d1 *device.Device, k *dev
 	}
 	require.NoError(t, interop.EnablePeerAccess(ctx, d0, d1)) // again after a disable
 	require.NoError(t, interop.DisablePeerAccess(ctx, d0, d1))
-	requireUsable(t, ctx, d0)
-	requireUsable(t, ctx, d1)
+	testdev.RequireUsable(t, d0)
+	testdev.RequireUsable(t, d1)
 }
 
 // TestPeerClosedAndForeignDevices: a closed device, or devices of two machines, are refused
@@ -187,7 +173,7 @@ func TestPeerClosedAndForeignDevices(t *testing.T) {
 	require.ErrorContains(t, err, "the devices belong to different backends")
 	require.NoError(t, b.Close(ctx))
 	require.NoError(t, a.Close(ctx))
-	requireUsable(t, ctx, d0)
+	testdev.RequireUsable(t, d0)
 }
 
 // TestPeerKernelNeedsAccess: on the simulator, as on a GPU, a kernel touching another
@@ -274,8 +260,8 @@ func peerCopy(t *testing.T, ctx context.Context, d0, d1 *device.Device) {
 	require.ErrorIs(t, s1.Copy(ctx, c, a).Wait(ctx), device.ErrClosed)
 	require.ErrorIs(t, s0.Copy(ctx, nil, b).Wait(ctx), device.ErrInvalidArgument)
 
-	requireUsable(t, ctx, d0)
-	requireUsable(t, ctx, d1)
+	testdev.RequireUsable(t, d0)
+	testdev.RequireUsable(t, d1)
 	require.NoError(t, a.Close(ctx))
 	require.NoError(t, b.Close(ctx))
 }
@@ -304,7 +290,7 @@ func TestPeerCopyWrongDevices(t *testing.T) {
 		}
 	}
 	for _, d := range devs {
-		requireUsable(t, ctx, d)
+		testdev.RequireUsable(t, d)
 	}
 }
 

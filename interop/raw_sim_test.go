@@ -328,6 +328,6 @@ func TestWrapEvent(t *testing.T) {
 		require.ErrorIs(t, err, core.ErrInvalidArgument)
 		_, err = interop.WrapEvent(ctx, dev, 0)
 		require.ErrorIs(t, err, core.ErrInvalidArgument)
-		requireUsable(t, ctx, dev)
+		testdev.RequireUsable(t, dev)
 	})
 }
