@@ -14,6 +14,7 @@ import (
 	"github.com/gpuactor/gpuactor/cuda"
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/internal/testdev"
+	"github.com/gpuactor/gpuactor/internal/testfix"
 	"github.com/gpuactor/gpuactor/streams"
 )
 
@@ -21,18 +22,18 @@ import (
 // frees it. The copies go as bytes, so that every element type a Buffer takes is covered.
 func roundTrip[T comparable](t *testing.T, f *fixture, s *streams.Stream, vals []T) {
 	t.Helper()
-	b, fut, err := alloc.MallocAsync[T](f.ctx, s, len(vals))
+	b, fut, err := alloc.MallocAsync[T](f.Ctx, s, len(vals))
 	require.NoError(t, err)
-	await(t, f.ctx, fut)
+	testfix.Await(t, f.Ctx, fut)
 	require.Equal(t, len(vals), b.Len())
 	var zero T
 	require.Equal(t, unsafe.Sizeof(zero), b.ElemSize())
 	require.Equal(t, uint64(len(vals))*uint64(b.ElemSize()), b.Size())
-	require.NoError(t, streams.CopyToDevice(f.ctx, b.Stream(), b, bytesOf(vals)).Wait(f.ctx))
+	require.NoError(t, streams.CopyToDevice(f.Ctx, b.Stream(), b, bytesOf(vals)).Wait(f.Ctx))
 	out := make([]T, len(vals))
-	require.NoError(t, streams.CopyFromDevice(f.ctx, b.Stream(), bytesOf(out), b).Wait(f.ctx))
+	require.NoError(t, streams.CopyFromDevice(f.Ctx, b.Stream(), bytesOf(out), b).Wait(f.Ctx))
 	require.Equal(t, vals, out)
-	require.NoError(t, b.Close(f.ctx))
+	require.NoError(t, b.Close(f.Ctx))
 }
 
 type particle struct {
@@ -43,7 +44,7 @@ type particle struct {
 
 func TestTypedRoundTripEveryType(t *testing.T) {
 	eachBackend(t, func(t *testing.T, f *fixture) {
-		s := f.stream(t)
+		s := f.Stream(t)
 		roundTrip(t, f, s, []int8{-128, -1, 0, 1, 127})
 		roundTrip(t, f, s, []int16{math.MinInt16, -2, 0, 3, math.MaxInt16})
 		roundTrip(t, f, s, []int32{math.MinInt32, -3, 0, 4, math.MaxInt32})
@@ -72,24 +73,24 @@ func TestTypedRoundTripEveryType(t *testing.T) {
 
 func TestBufferIsDeviceMem(t *testing.T) {
 	eachBackend(t, func(t *testing.T, f *fixture) {
-		s := f.stream(t)
+		s := f.Stream(t)
 		const n = 1000
-		b, _, err := alloc.MallocAsync[uint32](f.ctx, s, n)
+		b, _, err := alloc.MallocAsync[uint32](f.Ctx, s, n)
 		require.NoError(t, err)
 		in := make([]uint32, n)
 		for i := range in {
 			in[i] = uint32(i)
 		}
-		require.NoError(t, streams.CopyToDevice(f.ctx, s, b, in).Wait(f.ctx))
+		require.NoError(t, streams.CopyToDevice(f.Ctx, s, b, in).Wait(f.Ctx))
 		// Kernels and streams' copies take the typed buffer as any device memory.
 		cfg := cuda.LaunchConfig{Grid: cuda.Dim(4), Block: cuda.Dim(256)}
-		await(t, f.ctx, s.Launch(f.ctx, f.add, cfg, b, uint32(10), int32(n)))
-		c, _, err := alloc.MallocAsync[uint32](f.ctx, s, n)
+		testfix.Await(t, f.Ctx, s.Launch(f.Ctx, f.add, cfg, b, uint32(10), int32(n)))
+		c, _, err := alloc.MallocAsync[uint32](f.Ctx, s, n)
 		require.NoError(t, err)
-		await(t, f.ctx, s.Copy(f.ctx, c, b))
-		await(t, f.ctx, s.Launch(f.ctx, f.add, cfg, c.Elems(0, n/2), uint32(1), int32(n/2)))
+		testfix.Await(t, f.Ctx, s.Copy(f.Ctx, c, b))
+		testfix.Await(t, f.Ctx, s.Launch(f.Ctx, f.add, cfg, c.Elems(0, n/2), uint32(1), int32(n/2)))
 		out := make([]uint32, n)
-		require.NoError(t, streams.CopyFromDevice(f.ctx, s, out, c).Wait(f.ctx))
+		require.NoError(t, streams.CopyFromDevice(f.Ctx, s, out, c).Wait(f.Ctx))
 		for i, v := range out {
 			want := uint32(i) + 10
 			if i < n/2 {
@@ -97,15 +98,15 @@ func TestBufferIsDeviceMem(t *testing.T) {
 			}
 			require.Equal(t, want, v, "element %d", i)
 		}
-		require.NoError(t, b.Close(f.ctx))
-		require.NoError(t, c.Close(f.ctx))
+		require.NoError(t, b.Close(f.Ctx))
+		require.NoError(t, c.Close(f.Ctx))
 	})
 }
 
 func TestBufferBadInput(t *testing.T) {
 	eachBackend(t, func(t *testing.T, f *fixture) {
-		s := f.stream(t)
-		ctx := f.ctx
+		s := f.Stream(t)
+		ctx := f.Ctx
 		_, _, err := alloc.MallocAsync[*int](ctx, s, 4)
 		require.ErrorIs(t, err, alloc.ErrElemType)
 		_, _, err = alloc.MallocAsync[struct{ S string }](ctx, s, 4)
@@ -130,7 +131,7 @@ func TestBufferBadInput(t *testing.T) {
 		require.ErrorIs(t, err, device.ErrAllocFailed)
 		require.ErrorIs(t, err, allocErr)
 		require.ErrorIs(t, huge.Close(ctx), device.ErrAllocFailed)
-		require.Zero(t, f.dev.Stats().Memory.Async.Count, "the refused allocation is not counted")
+		require.Zero(t, f.Dev.Stats().Memory.Async.Count, "the refused allocation is not counted")
 
 		// A Buffer[T]'s size is its elements' bytes: copies past them are refused.
 		b, _, err := alloc.MallocAsync[uint32](ctx, s, 8)
@@ -152,7 +153,7 @@ func TestBufferBadInput(t *testing.T) {
 		err = b.CloseOn(ctx, nil).Wait(ctx)
 		require.ErrorIs(t, err, device.ErrClosed)
 		require.ErrorIs(t, b.Close(ctx), device.ErrClosed)
-		await(t, ctx, fut)
+		testfix.Await(t, ctx, fut)
 		require.ErrorIs(t, b.Buffer.Close(ctx), device.ErrClosed)
 
 		var nilBuf *alloc.Buffer[uint32]
@@ -161,8 +162,8 @@ func TestBufferBadInput(t *testing.T) {
 		err = nilBuf.CloseOn(ctx, nil).Wait(ctx)
 		require.ErrorIs(t, err, device.ErrInvalidArgument)
 
-		requireUsable(t, f, s)
-		require.Zero(t, f.dev.Stats().Memory.Async.Count)
+		requireStreamUsable(t, f, s)
+		require.Zero(t, f.Dev.Stats().Memory.Async.Count)
 	})
 }
 
@@ -170,28 +171,28 @@ func TestBufferBadInput(t *testing.T) {
 // of a copy: every ordered pair of devices (a few small calls each).
 func TestBufferOnAnotherDevice(t *testing.T) {
 	eachBackend(t, func(t *testing.T, f *fixture) {
-		devs := f.all(t)
+		devs := f.All(t)
 		ss := make([]*streams.Stream, len(devs))
 		for i, d := range devs {
 			var err error
-			ss[i], err = streams.New(f.ctx, d)
+			ss[i], err = streams.New(f.Ctx, d)
 			require.NoError(t, err)
 			defer ss[i].Close(context.Background())
 		}
 		for _, p := range testdev.Pairs(len(devs)) {
 			t.Run(fmt.Sprintf("%d-%d", p[0], p[1]), func(t *testing.T) {
 				s, so := ss[p[0]], ss[p[1]]
-				b, _, err := alloc.MallocAsync[float32](f.ctx, s, 16)
+				b, _, err := alloc.MallocAsync[float32](f.Ctx, s, 16)
 				require.NoError(t, err)
-				err = b.CloseOn(f.ctx, so).Wait(f.ctx)
+				err = b.CloseOn(f.Ctx, so).Wait(f.Ctx)
 				require.ErrorIs(t, err, device.ErrWrongDevice)
-				err = so.Memset(f.ctx, b, 0).Wait(f.ctx)
+				err = so.Memset(f.Ctx, b, 0).Wait(f.Ctx)
 				require.ErrorIs(t, err, device.ErrWrongDevice)
-				c, _, err := alloc.MallocAsync[float32](f.ctx, so, 16)
+				c, _, err := alloc.MallocAsync[float32](f.Ctx, so, 16)
 				require.NoError(t, err)
-				require.NoError(t, so.Copy(f.ctx, c, b).Wait(f.ctx), "a copy between two devices' buffers is a peer copy")
-				require.NoError(t, b.Close(f.ctx))
-				require.NoError(t, c.Close(f.ctx))
+				require.NoError(t, so.Copy(f.Ctx, c, b).Wait(f.Ctx), "a copy between two devices' buffers is a peer copy")
+				require.NoError(t, b.Close(f.Ctx))
+				require.NoError(t, c.Close(f.Ctx))
 			})
 		}
 	})
@@ -202,7 +203,7 @@ func TestBufferOnAnotherDevice(t *testing.T) {
 func TestConcurrentAllocFree(t *testing.T) {
 	eachBackend(t, func(t *testing.T, f *fixture) {
 		const workers, rounds = 8, 25
-		ss := []*streams.Stream{f.stream(t), f.stream(t), f.stream(t)}
+		ss := []*streams.Stream{f.Stream(t), f.Stream(t), f.Stream(t)}
 		var wg sync.WaitGroup
 		errs := make(chan error, workers)
 		for w := range workers {
@@ -210,7 +211,7 @@ func TestConcurrentAllocFree(t *testing.T) {
 				s := ss[w%len(ss)]
 				for r := range rounds {
 					n := 1 + (w*rounds+r)%4096
-					b, _, err := alloc.MallocAsync[uint32](f.ctx, s, n)
+					b, _, err := alloc.MallocAsync[uint32](f.Ctx, s, n)
 					if err != nil {
 						errs <- err
 						return
@@ -220,11 +221,11 @@ func TestConcurrentAllocFree(t *testing.T) {
 						in[i] = uint32(w<<20 | r<<12 | i)
 					}
 					out := make([]uint32, n)
-					if err := streams.CopyToDevice(f.ctx, s, b, in).Wait(f.ctx); err != nil {
+					if err := streams.CopyToDevice(f.Ctx, s, b, in).Wait(f.Ctx); err != nil {
 						errs <- err
 						return
 					}
-					if err := streams.CopyFromDevice(f.ctx, s, out, b).Wait(f.ctx); err != nil {
+					if err := streams.CopyFromDevice(f.Ctx, s, out, b).Wait(f.Ctx); err != nil {
 						errs <- err
 						return
 					}
@@ -234,7 +235,7 @@ func TestConcurrentAllocFree(t *testing.T) {
 							return
 						}
 					}
-					b.CloseOn(f.ctx, nil)
+					b.CloseOn(f.Ctx, nil)
 				}
 			})
 		}
@@ -244,9 +245,9 @@ func TestConcurrentAllocFree(t *testing.T) {
 			require.NoError(t, err)
 		}
 		for _, s := range ss {
-			require.NoError(t, s.Synchronize(f.ctx))
+			require.NoError(t, s.Synchronize(f.Ctx))
 		}
-		u := f.dev.Stats().Memory
+		u := f.Dev.Stats().Memory
 		require.Zero(t, u.Async.Count)
 		require.Zero(t, u.Async.Bytes)
 	})

@@ -11,6 +11,7 @@ import (
 	"github.com/gpuactor/gpuactor/cuda"
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/internal/testdev"
+	"github.com/gpuactor/gpuactor/internal/testfix"
 	"github.com/gpuactor/gpuactor/streams"
 )
 
@@ -20,58 +21,34 @@ var testSim = map[string]cuda.SimKernel{
 	"add_u32": testdev.AddU32Sim,
 }
 
+// fixture is the shared one with this package's kernel.
 type fixture struct {
-	ctx  context.Context
-	dev  *device.Device
-	add  *device.Kernel
-	opts []device.Option
+	*testfix.Fixture
+	add *device.Kernel
 }
 
-// eachBackend runs fn on the simulator and on the GPU (skipped without one, failed without one
-// when GPUACTOR_REQUIRE_GPU=1). extra options go to every Open.
+// eachBackend runs fn on every backend (see testfix.EachBackend); extra options go to every
+// Open.
 func eachBackend(t *testing.T, fn func(t *testing.T, f *fixture), extra ...device.Option) {
-	run := func(t *testing.T, opts []device.Option) {
-		opts = append(opts, extra...)
-		ctx := testdev.Ctx(t)
-		dev := testdev.Open(t, ctx, opts)
-		mod, err := dev.Compile(ctx, device.Source{Name: "alloc_test.cu", Code: testSource, Sim: testSim})
-		require.NoError(t, err)
-		add, err := mod.Kernel(ctx, "add_u32")
-		require.NoError(t, err)
-		fn(t, &fixture{ctx: ctx, dev: dev, add: add, opts: opts})
-	}
-	testdev.Backends(t, run)
+	src := device.Source{Name: "alloc_test.cu", Code: testSource, Sim: testSim}
+	testfix.EachBackend(t, src, func(t *testing.T, tf *testfix.Fixture) {
+		fn(t, &fixture{Fixture: tf, add: tf.Kernel(t, "add_u32")})
+	}, extra...)
 }
 
-func (f *fixture) stream(t *testing.T) *streams.Stream {
+// requireStreamUsable proves s and the stream-ordered allocator still work after a mistake:
+// an allocation on s, a copy each way, a free. testdev.RequireUsable checks the device alone.
+func requireStreamUsable(t *testing.T, f *fixture, s *streams.Stream) {
 	t.Helper()
-	s, err := streams.New(f.ctx, f.dev)
+	b, fut, err := alloc.MallocAsync[uint32](f.Ctx, s, 4)
 	require.NoError(t, err)
-	t.Cleanup(func() { _ = s.Close(context.Background()) })
-	return s
-}
-
-// all is every device of the machine, f.dev in its place; it skips the test when there is
-// only one.
-func (f *fixture) all(t *testing.T) []*device.Device { return testdev.All(t, f.ctx, f.opts, f.dev) }
-
-func await(t *testing.T, ctx context.Context, fut *streams.Future) {
-	t.Helper()
-	require.NoError(t, fut.Wait(ctx))
-}
-
-// requireUsable proves the device still works: an allocation, a copy each way, a free.
-func requireUsable(t *testing.T, f *fixture, s *streams.Stream) {
-	t.Helper()
-	b, fut, err := alloc.MallocAsync[uint32](f.ctx, s, 4)
-	require.NoError(t, err)
-	await(t, f.ctx, fut)
+	testfix.Await(t, f.Ctx, fut)
 	in := []uint32{1, 2, 3, 0xdeadbeef}
-	require.NoError(t, streams.CopyToDevice(f.ctx, b.Stream(), b, in).Wait(f.ctx))
+	require.NoError(t, streams.CopyToDevice(f.Ctx, b.Stream(), b, in).Wait(f.Ctx))
 	out := make([]uint32, 4)
-	require.NoError(t, streams.CopyFromDevice(f.ctx, b.Stream(), out, b).Wait(f.ctx))
+	require.NoError(t, streams.CopyFromDevice(f.Ctx, b.Stream(), out, b).Wait(f.Ctx))
 	require.Equal(t, in, out)
-	require.NoError(t, b.Close(f.ctx))
+	require.NoError(t, b.Close(f.Ctx))
 }
 
 // bytesOf views xs, of any element type a Buffer holds, as its bytes: streams' staged copies

@@ -17,6 +17,7 @@ import (
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/internal/backend"
 	"github.com/gpuactor/gpuactor/internal/core"
+	"github.com/gpuactor/gpuactor/internal/testfix"
 	"github.com/gpuactor/gpuactor/streams"
 )
 
@@ -50,24 +51,24 @@ func holdActor(t *testing.T, ctx context.Context, dev *device.Device, fail error
 // while the device has not run its allocation yet, see the memory.
 func TestMallocAsyncUseWhilePending(t *testing.T) {
 	eachBackend(t, func(t *testing.T, f *fixture) {
-		s := f.stream(t)
+		s := f.Stream(t)
 		const n = 1000
-		release := holdActor(t, f.ctx, f.dev, nil)
-		b, made, err := alloc.MallocAsync[uint32](f.ctx, s, n)
+		release := holdActor(t, f.Ctx, f.Dev, nil)
+		b, made, err := alloc.MallocAsync[uint32](f.Ctx, s, n)
 		require.NoError(t, err)
 		require.False(t, made.Ready(), "the allocation cannot have run: the actor is held")
-		set := s.Memset(f.ctx, b, 0)
+		set := s.Memset(f.Ctx, b, 0)
 		cfg := cuda.LaunchConfig{Grid: cuda.Dim(4), Block: cuda.Dim(256)}
-		add := s.Launch(f.ctx, f.add, cfg, b, uint32(5), int32(n))
-		addHalf := s.Launch(f.ctx, f.add, cfg, b.Elems(0, n/2), uint32(1), int32(n/2))
+		add := s.Launch(f.Ctx, f.add, cfg, b, uint32(5), int32(n))
+		addHalf := s.Launch(f.Ctx, f.add, cfg, b.Elems(0, n/2), uint32(1), int32(n/2))
 		out := make([]uint32, n)
 		copied := make(chan error, 1)
-		go func() { copied <- streams.CopyFromDevice(f.ctx, b.Stream(), out, b).Wait(f.ctx) }()
+		go func() { copied <- streams.CopyFromDevice(f.Ctx, b.Stream(), out, b).Wait(f.Ctx) }()
 		release()
-		await(t, f.ctx, made)
-		await(t, f.ctx, set)
-		await(t, f.ctx, add)
-		await(t, f.ctx, addHalf)
+		testfix.Await(t, f.Ctx, made)
+		testfix.Await(t, f.Ctx, set)
+		testfix.Await(t, f.Ctx, add)
+		testfix.Await(t, f.Ctx, addHalf)
 		require.NoError(t, <-copied)
 		for i, v := range out {
 			want := uint32(5)
@@ -76,8 +77,8 @@ func TestMallocAsyncUseWhilePending(t *testing.T) {
 			}
 			require.Equal(t, want, v, "element %d", i)
 		}
-		await(t, f.ctx, b.CloseOn(f.ctx, nil))
-		require.Zero(t, f.dev.Stats().Memory.Async.Count)
+		testfix.Await(t, f.Ctx, b.CloseOn(f.Ctx, nil))
+		require.Zero(t, f.Dev.Stats().Memory.Async.Count)
 	})
 }
 
@@ -87,7 +88,7 @@ func TestMallocAsyncUseWhilePending(t *testing.T) {
 func TestMallocAsyncImmediateUseConcurrent(t *testing.T) {
 	eachBackend(t, func(t *testing.T, f *fixture) {
 		const workers, rounds = 8, 20
-		ss := []*streams.Stream{f.stream(t), f.stream(t), f.stream(t)}
+		ss := []*streams.Stream{f.Stream(t), f.Stream(t), f.Stream(t)}
 		cfg := cuda.LaunchConfig{Grid: cuda.Dim(16), Block: cuda.Dim(256)}
 		var wg sync.WaitGroup
 		errs := make(chan error, workers)
@@ -96,15 +97,15 @@ func TestMallocAsyncImmediateUseConcurrent(t *testing.T) {
 				s := ss[w%len(ss)]
 				for r := range rounds {
 					n := 1 + (w*rounds+r)%4096
-					b, _, err := alloc.MallocAsync[uint32](f.ctx, s, n)
+					b, _, err := alloc.MallocAsync[uint32](f.Ctx, s, n)
 					if err != nil {
 						errs <- err
 						return
 					}
-					s.Memset(f.ctx, b, 0)
-					s.Launch(f.ctx, f.add, cfg, b, uint32(w+1), int32(n))
+					s.Memset(f.Ctx, b, 0)
+					s.Launch(f.Ctx, f.add, cfg, b, uint32(w+1), int32(n))
 					out := make([]uint32, n)
-					if err := streams.CopyFromDevice(f.ctx, s, out, b).Wait(f.ctx); err != nil {
+					if err := streams.CopyFromDevice(f.Ctx, s, out, b).Wait(f.Ctx); err != nil {
 						errs <- err
 						return
 					}
@@ -118,12 +119,12 @@ func TestMallocAsyncImmediateUseConcurrent(t *testing.T) {
 					for i := range in {
 						in[i] = uint32(w<<20 | r<<12 | i)
 					}
-					if err := streams.CopyToDevice(f.ctx, s, b, in).Wait(f.ctx); err != nil {
+					if err := streams.CopyToDevice(f.Ctx, s, b, in).Wait(f.Ctx); err != nil {
 						errs <- err
 						return
 					}
-					s.Launch(f.ctx, f.add, cfg, b.Elems(0, n), uint32(1), int32(n))
-					if err := streams.CopyFromDevice(f.ctx, s, out, b).Wait(f.ctx); err != nil {
+					s.Launch(f.Ctx, f.add, cfg, b.Elems(0, n), uint32(1), int32(n))
+					if err := streams.CopyFromDevice(f.Ctx, s, out, b).Wait(f.Ctx); err != nil {
 						errs <- err
 						return
 					}
@@ -134,8 +135,8 @@ func TestMallocAsyncImmediateUseConcurrent(t *testing.T) {
 						}
 					}
 					if r%2 == 0 {
-						b.CloseOn(f.ctx, nil)
-					} else if err := b.Close(f.ctx); err != nil {
+						b.CloseOn(f.Ctx, nil)
+					} else if err := b.Close(f.Ctx); err != nil {
 						errs <- err
 						return
 					}
@@ -148,10 +149,10 @@ func TestMallocAsyncImmediateUseConcurrent(t *testing.T) {
 			require.NoError(t, err)
 		}
 		for _, s := range ss {
-			require.NoError(t, s.Synchronize(f.ctx))
+			require.NoError(t, s.Synchronize(f.Ctx))
 		}
-		require.Zero(t, f.dev.Stats().Memory.Async.Count)
-		require.Zero(t, f.dev.Stats().Memory.Async.Bytes)
+		require.Zero(t, f.Dev.Stats().Memory.Async.Count)
+		require.Zero(t, f.Dev.Stats().Memory.Async.Bytes)
 	})
 }
 
@@ -160,55 +161,55 @@ func TestMallocAsyncImmediateUseConcurrent(t *testing.T) {
 // nothing stays counted.
 func TestMallocAsyncFailureSurfaces(t *testing.T) {
 	eachBackend(t, func(t *testing.T, f *fixture) {
-		s := f.stream(t)
+		s := f.Stream(t)
 		// CUDA rounds a pool's maximum up to its own granularity (a 4 MiB cap let 8 MiB
 		// through on an H100), so the cap and the request are far apart.
 		p := newPool(t, f, alloc.MaxSize(64*mib))
-		before := f.dev.Stats().Memory
-		b, made, err := alloc.MallocAsync[uint32](f.ctx, s, 32*mib, alloc.FromPool(p)) // 128 MiB
+		before := f.Dev.Stats().Memory
+		b, made, err := alloc.MallocAsync[uint32](f.Ctx, s, 32*mib, alloc.FromPool(p)) // 128 MiB
 		require.NoError(t, err)
-		allocErr := made.Wait(f.ctx)
+		allocErr := made.Wait(f.Ctx)
 		require.ErrorIs(t, allocErr, cudaerr.MemoryAllocation)
-		require.Equal(t, before, f.dev.Stats().Memory, "a failed allocation is not counted")
+		require.Equal(t, before, f.Dev.Stats().Memory, "a failed allocation is not counted")
 
 		// Every use reports it, through its future: staged copies on the buffer's stream, other
 		// stream operations.
-		other, _, err := alloc.MallocAsync[uint32](f.ctx, s, 4)
+		other, _, err := alloc.MallocAsync[uint32](f.Ctx, s, 4)
 		require.NoError(t, err)
-		pinned, err := f.dev.MallocPinnedBytes(f.ctx, 4)
+		pinned, err := f.Dev.MallocPinnedBytes(f.Ctx, 4)
 		require.NoError(t, err)
 		for name, fut := range map[string]*streams.Future{
-			"staged copy in":   streams.CopyToDevice(f.ctx, b.Stream(), b, []uint32{1}),
-			"staged copy out":  streams.CopyFromDevice(f.ctx, b.Stream(), []uint32{1}, b),
-			"Memset":           s.Memset(f.ctx, b, 0),
-			"Launch":           s.Launch(f.ctx, f.add, one(), b, uint32(1), int32(1)),
-			"Elems":            s.Launch(f.ctx, f.add, one(), b.Elems(1, 2), uint32(1), int32(1)),
-			"Copy to":          s.Copy(f.ctx, b, other),
-			"Copy from":        s.Copy(f.ctx, other, b),
-			"CopyHostToDevice": s.CopyHostToDevice(f.ctx, b.Elems(0, 1), pinned),
-			"CopyDeviceToHost": s.CopyDeviceToHost(f.ctx, pinned, b.Elems(0, 1)),
+			"staged copy in":   streams.CopyToDevice(f.Ctx, b.Stream(), b, []uint32{1}),
+			"staged copy out":  streams.CopyFromDevice(f.Ctx, b.Stream(), []uint32{1}, b),
+			"Memset":           s.Memset(f.Ctx, b, 0),
+			"Launch":           s.Launch(f.Ctx, f.add, one(), b, uint32(1), int32(1)),
+			"Elems":            s.Launch(f.Ctx, f.add, one(), b.Elems(1, 2), uint32(1), int32(1)),
+			"Copy to":          s.Copy(f.Ctx, b, other),
+			"Copy from":        s.Copy(f.Ctx, other, b),
+			"CopyHostToDevice": s.CopyHostToDevice(f.Ctx, b.Elems(0, 1), pinned),
+			"CopyDeviceToHost": s.CopyDeviceToHost(f.Ctx, pinned, b.Elems(0, 1)),
 		} {
-			err := fut.Wait(f.ctx)
+			err := fut.Wait(f.Ctx)
 			require.ErrorIs(t, err, device.ErrAllocFailed, name)
 			require.ErrorIs(t, err, allocErr, name)
 		}
-		require.NoError(t, pinned.Close(f.ctx))
+		require.NoError(t, pinned.Close(f.Ctx))
 
-		addr, err := b.DevicePtr(f.ctx)
+		addr, err := b.DevicePtr(f.Ctx)
 		require.Zero(t, addr, "a failed allocation has no address")
 		require.ErrorIs(t, err, device.ErrAllocFailed)
 		require.ErrorIs(t, err, allocErr)
 
 		// Freeing it is a clear error, whichever way, and changes nothing.
-		require.ErrorIs(t, b.Close(f.ctx), device.ErrAllocFailed)
-		err = b.CloseOn(f.ctx, nil).Wait(f.ctx)
+		require.ErrorIs(t, b.Close(f.Ctx), device.ErrAllocFailed)
+		err = b.CloseOn(f.Ctx, nil).Wait(f.Ctx)
 		require.ErrorIs(t, err, device.ErrAllocFailed)
-		require.ErrorIs(t, b.Buffer.Close(f.ctx), device.ErrAllocFailed)
-		require.NoError(t, other.Close(f.ctx))
-		after := f.dev.Stats().Memory
+		require.ErrorIs(t, b.Buffer.Close(f.Ctx), device.ErrAllocFailed)
+		require.NoError(t, other.Close(f.Ctx))
+		after := f.Dev.Stats().Memory
 		after.Pinned = before.Pinned // the stream's staging ring, made by the copies above
 		require.Equal(t, before, after)
-		requireUsable(t, f, s)
+		requireStreamUsable(t, f, s)
 	})
 }
 
@@ -217,29 +218,29 @@ func TestMallocAsyncFailureSurfaces(t *testing.T) {
 // caller's order, whether or not the device has run the free yet.
 func TestMallocAsyncLimitIsSynchronous(t *testing.T) {
 	eachBackend(t, func(t *testing.T, f *fixture) {
-		s := f.stream(t)
-		a, _, err := alloc.MallocAsync[byte](f.ctx, s, 10*mib)
+		s := f.Stream(t)
+		a, _, err := alloc.MallocAsync[byte](f.Ctx, s, 10*mib)
 		require.NoError(t, err)
-		release := holdActor(t, f.ctx, f.dev, nil)
-		_, _, err = alloc.MallocAsync[byte](f.ctx, s, 7*mib)
+		release := holdActor(t, f.Ctx, f.Dev, nil)
+		_, _, err = alloc.MallocAsync[byte](f.Ctx, s, 7*mib)
 		require.ErrorIs(t, err, device.ErrMemoryLimit)
-		require.Equal(t, uint64(1), f.dev.Stats().Memory.Async.Count)
-		require.NoError(t, a.Close(f.ctx)) // queued behind the held actor
-		require.Zero(t, f.dev.Stats().Memory.DeviceBytes(), "a queued free is not counted")
-		b, _, err := alloc.MallocAsync[byte](f.ctx, s, 15*mib)
+		require.Equal(t, uint64(1), f.Dev.Stats().Memory.Async.Count)
+		require.NoError(t, a.Close(f.Ctx)) // queued behind the held actor
+		require.Zero(t, f.Dev.Stats().Memory.DeviceBytes(), "a queued free is not counted")
+		b, _, err := alloc.MallocAsync[byte](f.Ctx, s, 15*mib)
 		require.NoError(t, err, "the queued free made room")
-		require.Equal(t, uint64(15*mib), f.dev.Stats().Memory.DeviceBytes())
+		require.Equal(t, uint64(15*mib), f.Dev.Stats().Memory.DeviceBytes())
 		release()
-		require.NoError(t, streams.CopyToDevice(f.ctx, b.Stream(), b, []byte{1, 2, 3}).Wait(f.ctx))
-		require.NoError(t, b.Close(f.ctx))
-		require.Zero(t, f.dev.Stats().Memory.DeviceBytes())
+		require.NoError(t, streams.CopyToDevice(f.Ctx, b.Stream(), b, []byte{1, 2, 3}).Wait(f.Ctx))
+		require.NoError(t, b.Close(f.Ctx))
+		require.Zero(t, f.Dev.Stats().Memory.DeviceBytes())
 	}, device.WithMemoryLimit(16*mib))
 }
 
 // Concurrent allocations never pass the limit together: the check and the count are one step.
 func TestMallocAsyncLimitConcurrent(t *testing.T) {
 	eachBackend(t, func(t *testing.T, f *fixture) {
-		s := f.stream(t)
+		s := f.Stream(t)
 		const workers, each = 8, 10
 		var mu sync.Mutex
 		var got []*alloc.Buffer[byte]
@@ -248,7 +249,7 @@ func TestMallocAsyncLimitConcurrent(t *testing.T) {
 		for range workers {
 			wg.Go(func() {
 				for range each {
-					b, _, err := alloc.MallocAsync[byte](f.ctx, s, mib)
+					b, _, err := alloc.MallocAsync[byte](f.Ctx, s, mib)
 					if errors.Is(err, device.ErrMemoryLimit) {
 						continue
 					}
@@ -268,11 +269,11 @@ func TestMallocAsyncLimitConcurrent(t *testing.T) {
 			require.NoError(t, err)
 		}
 		require.Len(t, got, 16, "exactly the limit's worth of 1 MiB allocations is granted")
-		require.Equal(t, uint64(16*mib), f.dev.Stats().Memory.DeviceBytes())
+		require.Equal(t, uint64(16*mib), f.Dev.Stats().Memory.DeviceBytes())
 		for _, b := range got {
-			require.NoError(t, b.Close(f.ctx))
+			require.NoError(t, b.Close(f.Ctx))
 		}
-		require.Zero(t, f.dev.Stats().Memory.DeviceBytes())
+		require.Zero(t, f.Dev.Stats().Memory.DeviceBytes())
 	}, device.WithMemoryLimit(16*mib))
 }
 
@@ -280,18 +281,18 @@ func TestMallocAsyncLimitConcurrent(t *testing.T) {
 // then is the buffer's real address; it gives up with its context.
 func TestMallocAsyncPtrWaits(t *testing.T) {
 	eachBackend(t, func(t *testing.T, f *fixture) {
-		s := f.stream(t)
+		s := f.Stream(t)
 		const n = 256
-		release := holdActor(t, f.ctx, f.dev, nil)
-		b, _, err := alloc.MallocAsync[uint32](f.ctx, s, n)
+		release := holdActor(t, f.Ctx, f.Dev, nil)
+		b, _, err := alloc.MallocAsync[uint32](f.Ctx, s, n)
 		require.NoError(t, err)
-		short, cancel := context.WithTimeout(f.ctx, 20*time.Millisecond)
+		short, cancel := context.WithTimeout(f.Ctx, 20*time.Millisecond)
 		defer cancel()
 		_, err = b.DevicePtr(short)
 		require.ErrorIs(t, err, context.DeadlineExceeded, "the address cannot be known: the actor is held")
 		ptrs := make(chan cuda.DevicePtr, 1)
 		go func() {
-			p, err := b.DevicePtr(f.ctx)
+			p, err := b.DevicePtr(f.Ctx)
 			assert.NoError(t, err)
 			ptrs <- p
 		}()
@@ -303,18 +304,18 @@ func TestMallocAsyncPtrWaits(t *testing.T) {
 		release()
 		p := <-ptrs
 		require.NotZero(t, p)
-		q, err := b.DevicePtr(f.ctx)
+		q, err := b.DevicePtr(f.Ctx)
 		require.NoError(t, err)
 		require.Equal(t, p, q)
 		// The address is the buffer's: a kernel given it by hand writes the buffer.
-		await(t, f.ctx, s.Memset(f.ctx, b, 0))
-		await(t, f.ctx, s.Launch(f.ctx, f.add, one(), p, uint32(9), int32(n)))
+		testfix.Await(t, f.Ctx, s.Memset(f.Ctx, b, 0))
+		testfix.Await(t, f.Ctx, s.Launch(f.Ctx, f.add, one(), p, uint32(9), int32(n)))
 		out := make([]uint32, n)
-		require.NoError(t, streams.CopyFromDevice(f.ctx, b.Stream(), out, b).Wait(f.ctx))
+		require.NoError(t, streams.CopyFromDevice(f.Ctx, b.Stream(), out, b).Wait(f.Ctx))
 		for i, v := range out {
 			require.Equal(t, uint32(9), v, "element %d", i)
 		}
-		require.NoError(t, b.Close(f.ctx))
+		require.NoError(t, b.Close(f.Ctx))
 	})
 }
 
@@ -322,26 +323,26 @@ func TestMallocAsyncPtrWaits(t *testing.T) {
 // message waited) fails the future, the buffer's uses and its DevicePtr, and gives the charge back.
 func TestMallocAsyncRefusedByFailedDevice(t *testing.T) {
 	eachBackend(t, func(t *testing.T, f *fixture) {
-		if f.dev.Backend() == device.BackendCUDA {
+		if f.Dev.Backend() == device.BackendCUDA {
 			// The failure is the GPU's for the whole process: a made-up one would fail every
 			// later test here. TestFaultKinds (device) fails a real GPU, in a child process.
 			t.Skip("a sticky error fails the GPU for the rest of the process")
 		}
-		s := f.stream(t)
+		s := f.Stream(t)
 		sticky := &cudaerr.Error{Op: "test", Code: cudaerr.IllegalAddress, Message: "made up by the test"}
-		release := holdActor(t, f.ctx, f.dev, sticky)
-		b, made, err := alloc.MallocAsync[uint32](f.ctx, s, 64)
+		release := holdActor(t, f.Ctx, f.Dev, sticky)
+		b, made, err := alloc.MallocAsync[uint32](f.Ctx, s, 64)
 		require.NoError(t, err, "queued before the device failed")
-		require.Equal(t, uint64(1), f.dev.Stats().Memory.Async.Count)
+		require.Equal(t, uint64(1), f.Dev.Stats().Memory.Async.Count)
 		release()
-		err = made.Wait(f.ctx)
+		err = made.Wait(f.Ctx)
 		require.ErrorIs(t, err, device.ErrDeviceFailed)
-		_, err = b.DevicePtr(f.ctx)
+		_, err = b.DevicePtr(f.Ctx)
 		require.ErrorIs(t, err, device.ErrAllocFailed)
 		require.ErrorIs(t, err, device.ErrDeviceFailed)
-		require.Zero(t, f.dev.Stats().Memory.Async.Count, "the refused allocation's charge is given back")
-		require.ErrorIs(t, b.Close(f.ctx), device.ErrDeviceFailed)
-		_, _, err = alloc.MallocAsync[uint32](f.ctx, s, 64)
+		require.Zero(t, f.Dev.Stats().Memory.Async.Count, "the refused allocation's charge is given back")
+		require.ErrorIs(t, b.Close(f.Ctx), device.ErrDeviceFailed)
+		_, _, err = alloc.MallocAsync[uint32](f.Ctx, s, 64)
 		require.ErrorIs(t, err, device.ErrDeviceFailed, "refused at once on a failed device")
 	})
 }
@@ -350,26 +351,26 @@ func TestMallocAsyncRefusedByFailedDevice(t *testing.T) {
 // one buffer exactly one succeeds.
 func TestFreeTwice(t *testing.T) {
 	eachBackend(t, func(t *testing.T, f *fixture) {
-		s := f.stream(t)
-		b, _, err := alloc.MallocAsync[uint32](f.ctx, s, 16)
+		s := f.Stream(t)
+		b, _, err := alloc.MallocAsync[uint32](f.Ctx, s, 16)
 		require.NoError(t, err)
-		require.NoError(t, b.Close(f.ctx))
-		require.ErrorIs(t, b.Close(f.ctx), device.ErrClosed)
-		err = b.CloseOn(f.ctx, nil).Wait(f.ctx)
+		require.NoError(t, b.Close(f.Ctx))
+		require.ErrorIs(t, b.Close(f.Ctx), device.ErrClosed)
+		err = b.CloseOn(f.Ctx, nil).Wait(f.Ctx)
 		require.ErrorIs(t, err, device.ErrClosed)
-		require.ErrorIs(t, b.Buffer.Close(f.ctx), device.ErrClosed)
+		require.ErrorIs(t, b.Buffer.Close(f.Ctx), device.ErrClosed)
 
-		c, _, err := alloc.MallocAsync[uint32](f.ctx, s, 16)
+		c, _, err := alloc.MallocAsync[uint32](f.Ctx, s, 16)
 		require.NoError(t, err)
-		await(t, f.ctx, c.CloseOn(f.ctx, nil))
-		require.ErrorIs(t, c.Close(f.ctx), device.ErrClosed)
+		testfix.Await(t, f.Ctx, c.CloseOn(f.Ctx, nil))
+		require.ErrorIs(t, c.Close(f.Ctx), device.ErrClosed)
 
 		for _, malloc := range []func() (*alloc.Buffer[uint32], error){
 			func() (*alloc.Buffer[uint32], error) {
-				b, _, err := alloc.MallocAsync[uint32](f.ctx, s, 16)
+				b, _, err := alloc.MallocAsync[uint32](f.Ctx, s, 16)
 				return b, err
 			},
-			func() (*alloc.Buffer[uint32], error) { return alloc.Malloc[uint32](f.ctx, s, 16) },
+			func() (*alloc.Buffer[uint32], error) { return alloc.Malloc[uint32](f.Ctx, s, 16) },
 		} {
 			b, err := malloc()
 			require.NoError(t, err)
@@ -377,7 +378,7 @@ func TestFreeTwice(t *testing.T) {
 			var wg sync.WaitGroup
 			results := make(chan error, racers)
 			for range racers {
-				wg.Go(func() { results <- b.Close(f.ctx) })
+				wg.Go(func() { results <- b.Close(f.Ctx) })
 			}
 			wg.Wait()
 			close(results)
@@ -390,12 +391,12 @@ func TestFreeTwice(t *testing.T) {
 				require.ErrorIs(t, err, device.ErrClosed)
 			}
 			require.Equal(t, 1, ok)
-			require.NoError(t, s.Synchronize(f.ctx))
+			require.NoError(t, s.Synchronize(f.Ctx))
 			require.True(t, b.Closed())
 		}
-		require.Zero(t, f.dev.Stats().Memory.Async.Count)
-		require.Zero(t, f.dev.Stats().Memory.Device.Count)
-		requireUsable(t, f, s)
+		require.Zero(t, f.Dev.Stats().Memory.Async.Count)
+		require.Zero(t, f.Dev.Stats().Memory.Device.Count)
+		requireStreamUsable(t, f, s)
 	})
 }
 
@@ -403,39 +404,39 @@ func TestFreeTwice(t *testing.T) {
 // or counted. Once queued, the allocation does not depend on ctx.
 func TestMallocAsyncCancelled(t *testing.T) {
 	eachBackend(t, func(t *testing.T, f *fixture) {
-		s := f.stream(t)
-		done, cancel := context.WithCancel(f.ctx)
+		s := f.Stream(t)
+		done, cancel := context.WithCancel(f.Ctx)
 		cancel()
 		b, made, err := alloc.MallocAsync[uint32](done, s, 64)
 		require.ErrorIs(t, err, context.Canceled)
 		require.Nil(t, b)
 		require.Nil(t, made)
-		require.Zero(t, f.dev.Stats().Memory.Async.Count)
+		require.Zero(t, f.Dev.Stats().Memory.Async.Count)
 
 		// Waiting for room in a full mailbox, ctx ends: the same.
-		release := holdActor(t, f.ctx, f.dev, nil)
-		filler := core.Run(f.ctx, (*core.Device)(f.dev), func(backend.Device, *core.Tracker) (struct{}, error) { return struct{}{}, nil })
-		short, cancelShort := context.WithTimeout(f.ctx, 20*time.Millisecond)
+		release := holdActor(t, f.Ctx, f.Dev, nil)
+		filler := core.Run(f.Ctx, (*core.Device)(f.Dev), func(backend.Device, *core.Tracker) (struct{}, error) { return struct{}{}, nil })
+		short, cancelShort := context.WithTimeout(f.Ctx, 20*time.Millisecond)
 		defer cancelShort()
 		b, _, err = alloc.MallocAsync[uint32](short, s, 64)
 		require.ErrorIs(t, err, context.DeadlineExceeded)
 		require.Nil(t, b)
-		require.Zero(t, f.dev.Stats().Memory.Async.Count)
+		require.Zero(t, f.Dev.Stats().Memory.Async.Count)
 		release()
-		require.NoError(t, filler.Wait(f.ctx))
+		require.NoError(t, filler.Wait(f.Ctx))
 
 		// Cancelled after MallocAsync returned: the buffer is made and the caller's.
-		live, cancelLive := context.WithCancel(f.ctx)
+		live, cancelLive := context.WithCancel(f.Ctx)
 		b, made, err = alloc.MallocAsync[uint32](live, s, 64)
 		require.NoError(t, err)
 		cancelLive()
-		await(t, f.ctx, made)
-		require.NoError(t, streams.CopyToDevice(f.ctx, b.Stream(), b, []uint32{7}).Wait(f.ctx))
+		testfix.Await(t, f.Ctx, made)
+		require.NoError(t, streams.CopyToDevice(f.Ctx, b.Stream(), b, []uint32{7}).Wait(f.Ctx))
 		out := []uint32{0}
-		require.NoError(t, streams.CopyFromDevice(f.ctx, b.Stream(), out, b).Wait(f.ctx))
+		require.NoError(t, streams.CopyFromDevice(f.Ctx, b.Stream(), out, b).Wait(f.Ctx))
 		require.Equal(t, uint32(7), out[0])
-		require.NoError(t, b.Close(f.ctx))
-		require.Zero(t, f.dev.Stats().Memory.Async.Count)
+		require.NoError(t, b.Close(f.Ctx))
+		require.Zero(t, f.Dev.Stats().Memory.Async.Count)
 	}, device.WithActorTuning(device.ActorTuning{Mailbox: 1}))
 }
 
@@ -444,37 +445,37 @@ func TestMallocAsyncCancelled(t *testing.T) {
 // before anything queued after it.
 func TestFreeDoesNotWait(t *testing.T) {
 	eachBackend(t, func(t *testing.T, f *fixture) {
-		s := f.stream(t)
+		s := f.Stream(t)
 		for _, malloc := range []func() (*alloc.Buffer[uint32], error){
-			func() (*alloc.Buffer[uint32], error) { return alloc.Malloc[uint32](f.ctx, s, 1024) },
+			func() (*alloc.Buffer[uint32], error) { return alloc.Malloc[uint32](f.Ctx, s, 1024) },
 			func() (*alloc.Buffer[uint32], error) {
-				b, _, err := alloc.MallocAsync[uint32](f.ctx, s, 1024)
+				b, _, err := alloc.MallocAsync[uint32](f.Ctx, s, 1024)
 				return b, err
 			},
 		} {
 			b, err := malloc()
 			require.NoError(t, err)
-			require.NoError(t, streams.CopyToDevice(f.ctx, b.Stream(), b, []uint32{1, 2, 3}).Wait(f.ctx))
-			release := holdActor(t, f.ctx, f.dev, nil)
+			require.NoError(t, streams.CopyToDevice(f.Ctx, b.Stream(), b, []uint32{1, 2, 3}).Wait(f.Ctx))
+			release := holdActor(t, f.Ctx, f.Dev, nil)
 			// The actor stays held until release: a Close that waited for the device would
 			// not return before the test's context ends.
 			closed := make(chan error, 1)
-			go func() { closed <- b.Close(f.ctx) }()
+			go func() { closed <- b.Close(f.Ctx) }()
 			select {
 			case err := <-closed:
 				require.NoError(t, err)
-			case <-f.ctx.Done():
+			case <-f.Ctx.Done():
 				t.Fatal("Close waited for the device")
 			}
 			require.False(t, b.Closed(), "the device has not run the free yet")
-			require.Zero(t, f.dev.Stats().Memory.DeviceBytes(), "a queued free is not counted")
-			copied := s.Memset(f.ctx, b, 0)
+			require.Zero(t, f.Dev.Stats().Memory.DeviceBytes(), "a queued free is not counted")
+			copied := s.Memset(f.Ctx, b, 0)
 			release()
-			err = copied.Wait(f.ctx)
+			err = copied.Wait(f.Ctx)
 			require.ErrorIs(t, err, device.ErrClosed, "queued after the free")
 			require.True(t, b.Closed())
 		}
-		requireUsable(t, f, s)
+		requireStreamUsable(t, f, s)
 	})
 }
 
@@ -482,24 +483,24 @@ func TestFreeDoesNotWait(t *testing.T) {
 // included; a buffer's Close or CloseOn after it is ErrClosed.
 func TestFreeAfterClose(t *testing.T) {
 	eachBackend(t, func(t *testing.T, f *fixture) {
-		s, err := streams.New(f.ctx, f.dev)
+		s, err := streams.New(f.Ctx, f.Dev)
 		require.NoError(t, err)
-		c, err := alloc.Malloc[uint32](f.ctx, s, 64)
+		c, err := alloc.Malloc[uint32](f.Ctx, s, 64)
 		require.NoError(t, err)
-		release := holdActor(t, f.ctx, f.dev, nil)
-		b, made, err := alloc.MallocAsync[uint32](f.ctx, s, 64)
+		release := holdActor(t, f.Ctx, f.Dev, nil)
+		b, made, err := alloc.MallocAsync[uint32](f.Ctx, s, 64)
 		require.NoError(t, err)
 		closed := make(chan error, 1)
-		go func() { closed <- f.dev.Close() }()
+		go func() { closed <- f.Dev.Close() }()
 		release()
 		require.NoError(t, <-closed)
-		require.NoError(t, made.Wait(f.ctx), "queued before Close, the allocation was made")
+		require.NoError(t, made.Wait(f.Ctx), "queued before Close, the allocation was made")
 		require.True(t, b.Closed(), "and freed by Close")
 		require.True(t, c.Closed())
-		require.Equal(t, device.Usage{}, f.dev.Stats().Memory)
+		require.Equal(t, device.Usage{}, f.Dev.Stats().Memory)
 		for _, buf := range []*alloc.Buffer[uint32]{b, c} {
-			require.ErrorIs(t, buf.Close(f.ctx), device.ErrClosed)
-			err = buf.CloseOn(f.ctx, nil).Wait(f.ctx)
+			require.ErrorIs(t, buf.Close(f.Ctx), device.ErrClosed)
+			err = buf.CloseOn(f.Ctx, nil).Wait(f.Ctx)
 			require.ErrorIs(t, err, device.ErrClosed)
 		}
 	})
@@ -509,27 +510,27 @@ func TestFreeAfterClose(t *testing.T) {
 // stream's work is done; a free on another closed stream is refused and changes nothing.
 func TestFreeAfterItsStreamClosed(t *testing.T) {
 	eachBackend(t, func(t *testing.T, f *fixture) {
-		s, err := streams.New(f.ctx, f.dev)
+		s, err := streams.New(f.Ctx, f.Dev)
 		require.NoError(t, err)
-		before := f.dev.Stats().Memory
-		b, _, err := alloc.MallocAsync[uint32](f.ctx, s, 1024)
+		before := f.Dev.Stats().Memory
+		b, _, err := alloc.MallocAsync[uint32](f.Ctx, s, 1024)
 		require.NoError(t, err)
-		c, err := alloc.Malloc[uint32](f.ctx, s, 1024)
+		c, err := alloc.Malloc[uint32](f.Ctx, s, 1024)
 		require.NoError(t, err)
-		gone, err := streams.New(f.ctx, f.dev)
+		gone, err := streams.New(f.Ctx, f.Dev)
 		require.NoError(t, err)
-		require.NoError(t, gone.Close(f.ctx))
-		require.NoError(t, s.Close(f.ctx))
+		require.NoError(t, gone.Close(f.Ctx))
+		require.NoError(t, s.Close(f.Ctx))
 
-		err = b.CloseOn(f.ctx, gone).Wait(f.ctx)
+		err = b.CloseOn(f.Ctx, gone).Wait(f.Ctx)
 		require.ErrorIs(t, err, device.ErrClosed, "a free on a closed stream is refused")
 		require.False(t, b.Closed(), "and changes nothing")
-		require.NoError(t, b.CloseOn(f.ctx, nil).Wait(f.ctx), "its own stream closed: freed on the device's")
+		require.NoError(t, b.CloseOn(f.Ctx, nil).Wait(f.Ctx), "its own stream closed: freed on the device's")
 		require.True(t, b.Closed())
-		require.NoError(t, c.Close(f.ctx))
-		require.NoError(t, f.dev.Synchronize(f.ctx))
+		require.NoError(t, c.Close(f.Ctx))
+		require.NoError(t, f.Dev.Synchronize(f.Ctx))
 		require.True(t, c.Closed())
-		require.Equal(t, before, f.dev.Stats().Memory, "both freed, nothing counted")
-		require.ErrorIs(t, b.Close(f.ctx), device.ErrClosed, "closed twice")
+		require.Equal(t, before, f.Dev.Stats().Memory, "both freed, nothing counted")
+		require.ErrorIs(t, b.Close(f.Ctx), device.ErrClosed, "closed twice")
 	})
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/gpuactor/gpuactor/cudaerr"
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/internal/testdev"
+	"github.com/gpuactor/gpuactor/internal/testfix"
 	"github.com/gpuactor/gpuactor/interop"
 	"github.com/gpuactor/gpuactor/sim"
 	"github.com/gpuactor/gpuactor/streams"
@@ -20,7 +21,7 @@ const mib = 1 << 20
 
 func newPool(t *testing.T, f *fixture, opts ...alloc.PoolOption) *alloc.Pool {
 	t.Helper()
-	p, err := alloc.NewPool(f.ctx, f.dev, opts...)
+	p, err := alloc.NewPool(f.Ctx, f.Dev, opts...)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = p.Close(context.Background()) })
 	return p
@@ -28,17 +29,17 @@ func newPool(t *testing.T, f *fixture, opts ...alloc.PoolOption) *alloc.Pool {
 
 func attrs(t *testing.T, f *fixture, p *alloc.Pool) alloc.PoolAttributes {
 	t.Helper()
-	a, err := p.Attributes(f.ctx)
+	a, err := p.Attributes(f.Ctx)
 	require.NoError(t, err)
 	return a
 }
 
 func TestPoolDefaults(t *testing.T) {
 	eachBackend(t, func(t *testing.T, f *fixture) {
-		def, err := alloc.DefaultPool(f.ctx, f.dev)
+		def, err := alloc.DefaultPool(f.Ctx, f.Dev)
 		require.NoError(t, err)
 		require.True(t, def.IsDefault())
-		cur, err := alloc.CurrentPool(f.ctx, f.dev)
+		cur, err := alloc.CurrentPool(f.Ctx, f.Dev)
 		require.NoError(t, err)
 		require.Same(t, def, cur)
 
@@ -51,19 +52,19 @@ func TestPoolDefaults(t *testing.T) {
 		require.Equal(t, uint64(3*mib), a.ReleaseThreshold)
 		require.Zero(t, a.UsedCurrent)
 
-		require.NoError(t, alloc.SetCurrentPool(f.ctx, p))
-		cur, err = alloc.CurrentPool(f.ctx, f.dev)
+		require.NoError(t, alloc.SetCurrentPool(f.Ctx, p))
+		cur, err = alloc.CurrentPool(f.Ctx, f.Dev)
 		require.NoError(t, err)
 		require.Same(t, p, cur)
 		// MallocAsync without FromPool now draws from p.
-		s := f.stream(t)
-		b, _, err := alloc.MallocAsync[byte](f.ctx, s, mib)
+		s := f.Stream(t)
+		b, _, err := alloc.MallocAsync[byte](f.Ctx, s, mib)
 		require.NoError(t, err)
 		require.GreaterOrEqual(t, attrs(t, f, p).UsedCurrent, uint64(mib))
-		require.NoError(t, b.Close(f.ctx))
-		require.NoError(t, alloc.SetCurrentPool(f.ctx, def))
+		require.NoError(t, b.Close(f.Ctx))
+		require.NoError(t, alloc.SetCurrentPool(f.Ctx, def))
 
-		require.NoError(t, p.SetReuse(f.ctx, alloc.ReusePolicy{FollowEventDependencies: true}))
+		require.NoError(t, p.SetReuse(f.Ctx, alloc.ReusePolicy{FollowEventDependencies: true}))
 		a = attrs(t, f, p)
 		require.True(t, a.ReuseFollowEventDependencies)
 		require.False(t, a.ReuseAllowOpportunistic)
@@ -75,40 +76,40 @@ func TestPoolDefaults(t *testing.T) {
 // after the free; with every reuse switch off it is not.
 func TestPoolReuseAcrossStreams(t *testing.T) {
 	eachBackend(t, func(t *testing.T, f *fixture) {
-		s1, s2 := f.stream(t), f.stream(t)
-		ev, err := streams.NewEvent(f.ctx, f.dev)
+		s1, s2 := f.Stream(t), f.Stream(t)
+		ev, err := streams.NewEvent(f.Ctx, f.Dev)
 		require.NoError(t, err)
 		defer ev.Close(context.Background())
 
 		p := newPool(t, f, alloc.KeepUnused(alloc.KeepAll))
-		a, _, err := alloc.MallocAsync[float32](f.ctx, s1, 1<<18, alloc.FromPool(p))
+		a, _, err := alloc.MallocAsync[float32](f.Ctx, s1, 1<<18, alloc.FromPool(p))
 		require.NoError(t, err)
 		ptr := ptrOf(t, a)
-		a.CloseOn(f.ctx, s1)
-		rec := s1.Record(f.ctx, ev)
-		s2.Wait(f.ctx, ev)
-		await(t, f.ctx, rec)
-		b, fut, err := alloc.MallocAsync[float32](f.ctx, s2, 1<<18, alloc.FromPool(p))
+		a.CloseOn(f.Ctx, s1)
+		rec := s1.Record(f.Ctx, ev)
+		s2.Wait(f.Ctx, ev)
+		testfix.Await(t, f.Ctx, rec)
+		b, fut, err := alloc.MallocAsync[float32](f.Ctx, s2, 1<<18, alloc.FromPool(p))
 		require.NoError(t, err)
-		await(t, f.ctx, fut)
+		testfix.Await(t, f.Ctx, fut)
 		require.Equal(t, ptr, ptrOf(t, b), "the block freed on s1 is reused on s2 after the event")
-		require.NoError(t, b.Close(f.ctx))
+		require.NoError(t, b.Close(f.Ctx))
 
 		q := newPool(t, f, alloc.KeepUnused(alloc.KeepAll))
-		require.NoError(t, q.SetReuse(f.ctx, alloc.ReusePolicy{}))
-		c, _, err := alloc.MallocAsync[float32](f.ctx, s1, 1<<18, alloc.FromPool(q))
+		require.NoError(t, q.SetReuse(f.Ctx, alloc.ReusePolicy{}))
+		c, _, err := alloc.MallocAsync[float32](f.Ctx, s1, 1<<18, alloc.FromPool(q))
 		require.NoError(t, err)
 		ptr = ptrOf(t, c)
-		await(t, f.ctx, c.CloseOn(f.ctx, s1))
-		d, _, err := alloc.MallocAsync[float32](f.ctx, s2, 1<<18, alloc.FromPool(q))
+		testfix.Await(t, f.Ctx, c.CloseOn(f.Ctx, s1))
+		d, _, err := alloc.MallocAsync[float32](f.Ctx, s2, 1<<18, alloc.FromPool(q))
 		require.NoError(t, err)
 		require.NotEqual(t, ptr, ptrOf(t, d), "no reuse across streams with every reuse switch off")
 		// The same stream always reuses: stream order makes it safe.
-		e, _, err := alloc.MallocAsync[float32](f.ctx, s1, 1<<18, alloc.FromPool(q))
+		e, _, err := alloc.MallocAsync[float32](f.Ctx, s1, 1<<18, alloc.FromPool(q))
 		require.NoError(t, err)
 		require.Equal(t, ptr, ptrOf(t, e))
-		require.NoError(t, d.Close(f.ctx))
-		require.NoError(t, e.Close(f.ctx))
+		require.NoError(t, d.Close(f.Ctx))
+		require.NoError(t, e.Close(f.Ctx))
 	})
 }
 
@@ -116,7 +117,7 @@ func TestPoolReuseAcrossStreams(t *testing.T) {
 // memory goes back to the device.
 func TestPoolReleaseThreshold(t *testing.T) {
 	eachBackend(t, func(t *testing.T, f *fixture) {
-		s := f.stream(t)
+		s := f.Stream(t)
 		for _, tc := range []struct {
 			name      string
 			threshold uint64
@@ -124,11 +125,11 @@ func TestPoolReleaseThreshold(t *testing.T) {
 		}{{"threshold 0", 0, false}, {"keep all", alloc.KeepAll, true}, {"threshold above", 64 * mib, true}} {
 			t.Run(tc.name, func(t *testing.T) {
 				p := newPool(t, f, alloc.KeepUnused(tc.threshold))
-				b, _, err := alloc.MallocAsync[byte](f.ctx, s, 8*mib, alloc.FromPool(p))
+				b, _, err := alloc.MallocAsync[byte](f.Ctx, s, 8*mib, alloc.FromPool(p))
 				require.NoError(t, err)
 				require.GreaterOrEqual(t, attrs(t, f, p).ReservedCurrent, uint64(8*mib))
-				require.NoError(t, b.Close(f.ctx))
-				require.NoError(t, f.dev.Synchronize(f.ctx))
+				require.NoError(t, b.Close(f.Ctx))
+				require.NoError(t, f.Dev.Synchronize(f.Ctx))
 				a := attrs(t, f, p)
 				require.Zero(t, a.UsedCurrent)
 				require.GreaterOrEqual(t, a.ReservedHigh, uint64(8*mib))
@@ -144,23 +145,23 @@ func TestPoolReleaseThreshold(t *testing.T) {
 
 func TestPoolTrim(t *testing.T) {
 	eachBackend(t, func(t *testing.T, f *fixture) {
-		s := f.stream(t)
+		s := f.Stream(t)
 		p := newPool(t, f, alloc.KeepUnused(alloc.KeepAll))
 		var bufs []*alloc.Buffer[byte]
 		for range 4 {
-			b, _, err := alloc.MallocAsync[byte](f.ctx, s, 4*mib, alloc.FromPool(p))
+			b, _, err := alloc.MallocAsync[byte](f.Ctx, s, 4*mib, alloc.FromPool(p))
 			require.NoError(t, err)
 			bufs = append(bufs, b)
 		}
 		for _, b := range bufs {
-			b.CloseOn(f.ctx, nil)
+			b.CloseOn(f.Ctx, nil)
 		}
-		require.NoError(t, f.dev.Synchronize(f.ctx))
+		require.NoError(t, f.Dev.Synchronize(f.Ctx))
 		require.GreaterOrEqual(t, attrs(t, f, p).ReservedCurrent, uint64(16*mib))
-		require.NoError(t, p.TrimTo(f.ctx, 0))
+		require.NoError(t, p.TrimTo(f.Ctx, 0))
 		require.Zero(t, attrs(t, f, p).ReservedCurrent)
 
-		require.NoError(t, p.ResetHighWatermarks(f.ctx))
+		require.NoError(t, p.ResetHighWatermarks(f.Ctx))
 		a := attrs(t, f, p)
 		require.Zero(t, a.ReservedHigh)
 		require.Zero(t, a.UsedHigh)
@@ -171,48 +172,48 @@ func TestPoolTrim(t *testing.T) {
 // error, and the device goes on working.
 func TestPoolMaxSizeOOM(t *testing.T) {
 	eachBackend(t, func(t *testing.T, f *fixture) {
-		s := f.stream(t)
+		s := f.Stream(t)
 		p := newPool(t, f, alloc.MaxSize(64*mib))
-		a, _, err := alloc.MallocAsync[byte](f.ctx, s, 32*mib, alloc.FromPool(p))
+		a, _, err := alloc.MallocAsync[byte](f.Ctx, s, 32*mib, alloc.FromPool(p))
 		require.NoError(t, err)
 		// The pool refuses it when the device runs it: the future and every use report it.
-		b, fut, err := alloc.MallocAsync[byte](f.ctx, s, 64*mib, alloc.FromPool(p))
+		b, fut, err := alloc.MallocAsync[byte](f.Ctx, s, 64*mib, alloc.FromPool(p))
 		require.NoError(t, err)
-		err = fut.Wait(f.ctx)
+		err = fut.Wait(f.Ctx)
 		require.ErrorIs(t, err, cudaerr.MemoryAllocation)
-		require.Equal(t, uint64(1), f.dev.Stats().Memory.Async.Count, "the refused allocation is not counted")
-		err = s.Memset(f.ctx, b, 0).Wait(f.ctx)
+		require.Equal(t, uint64(1), f.Dev.Stats().Memory.Async.Count, "the refused allocation is not counted")
+		err = s.Memset(f.Ctx, b, 0).Wait(f.Ctx)
 		require.ErrorIs(t, err, device.ErrAllocFailed)
 		require.ErrorIs(t, err, cudaerr.MemoryAllocation)
-		require.ErrorIs(t, b.Close(f.ctx), device.ErrAllocFailed)
-		require.NoError(t, a.Close(f.ctx))
-		requireUsable(t, f, s)
+		require.ErrorIs(t, b.Close(f.Ctx), device.ErrAllocFailed)
+		require.NoError(t, a.Close(f.Ctx))
+		requireStreamUsable(t, f, s)
 	})
 }
 
 // device.WithMemoryLimit caps what gpuactor allocates on the device, of every device kind.
 func TestMemoryLimit(t *testing.T) {
 	eachBackend(t, func(t *testing.T, f *fixture) {
-		s := f.stream(t)
-		u := f.dev.Stats().Memory
+		s := f.Stream(t)
+		u := f.Dev.Stats().Memory
 		require.Equal(t, uint64(16*mib), u.Limit)
-		a, _, err := alloc.MallocAsync[byte](f.ctx, s, 10*mib)
+		a, _, err := alloc.MallocAsync[byte](f.Ctx, s, 10*mib)
 		require.NoError(t, err)
-		_, _, err = alloc.MallocAsync[byte](f.ctx, s, 7*mib)
+		_, _, err = alloc.MallocAsync[byte](f.Ctx, s, 7*mib)
 		require.ErrorIs(t, err, device.ErrMemoryLimit)
-		_, err = f.dev.MallocBytes(f.ctx, 7*mib)
+		_, err = f.Dev.MallocBytes(f.Ctx, 7*mib)
 		require.ErrorIs(t, err, device.ErrMemoryLimit)
-		_, err = alloc.MallocManaged[byte](f.ctx, f.dev, 7*mib)
+		_, err = alloc.MallocManaged[byte](f.Ctx, f.Dev, 7*mib)
 		require.ErrorIs(t, err, device.ErrMemoryLimit)
-		_, err = alloc.Malloc[byte](f.ctx, s, 7*mib)
+		_, err = alloc.Malloc[byte](f.Ctx, s, 7*mib)
 		require.ErrorIs(t, err, device.ErrMemoryLimit)
-		b, err := f.dev.MallocBytes(f.ctx, 5*mib)
+		b, err := f.Dev.MallocBytes(f.Ctx, 5*mib)
 		require.NoError(t, err)
-		u = f.dev.Stats().Memory
+		u = f.Dev.Stats().Memory
 		require.Equal(t, uint64(15*mib), u.DeviceBytes())
-		require.NoError(t, a.Close(f.ctx))
-		require.NoError(t, b.Close(f.ctx))
-		require.Zero(t, f.dev.Stats().Memory.DeviceBytes())
+		require.NoError(t, a.Close(f.Ctx))
+		require.NoError(t, b.Close(f.Ctx))
+		require.Zero(t, f.Dev.Stats().Memory.DeviceBytes())
 	}, device.WithMemoryLimit(16*mib))
 }
 
@@ -221,35 +222,35 @@ func TestMemoryLimit(t *testing.T) {
 // device (cudaMemPoolSetAccess needs a peer link); a pair without one is only asked.
 func TestPoolAccess(t *testing.T) {
 	eachBackend(t, func(t *testing.T, f *fixture) {
-		devs := f.all(t)
+		devs := f.All(t)
 		pools := make([]*alloc.Pool, len(devs))
 		for i, d := range devs {
-			a, err := alloc.NewPool(f.ctx, d)
+			a, err := alloc.NewPool(f.Ctx, d)
 			require.NoError(t, err)
 			t.Cleanup(func() { _ = a.Close(context.Background()) })
 			pools[i] = a
-			got, err := a.Access(f.ctx, d)
+			got, err := a.Access(f.Ctx, d)
 			require.NoError(t, err)
 			require.Equal(t, alloc.AccessReadWrite, got, "device %d's own pool", i)
 		}
 		for _, pr := range testdev.Pairs(len(devs)) {
 			t.Run(fmt.Sprintf("%d-%d", pr[0], pr[1]), func(t *testing.T) {
 				p, other := pools[pr[0]], devs[pr[1]]
-				a, err := p.Access(f.ctx, other)
+				a, err := p.Access(f.Ctx, other)
 				require.NoError(t, err)
 				require.Equal(t, alloc.AccessNone, a)
-				can, err := interop.CanAccessPeer(f.ctx, other, devs[pr[0]])
+				can, err := interop.CanAccessPeer(f.Ctx, other, devs[pr[0]])
 				require.NoError(t, err)
 				if !can {
 					t.Logf("device %d cannot reach device %d: access not given", pr[1], pr[0])
 					return
 				}
-				require.NoError(t, p.SetAccess(f.ctx, other, alloc.AccessReadWrite))
-				a, err = p.Access(f.ctx, other)
+				require.NoError(t, p.SetAccess(f.Ctx, other, alloc.AccessReadWrite))
+				a, err = p.Access(f.Ctx, other)
 				require.NoError(t, err)
 				require.Equal(t, alloc.AccessReadWrite, a)
-				require.NoError(t, p.SetAccess(f.ctx, other, alloc.AccessNone))
-				a, err = p.Access(f.ctx, other)
+				require.NoError(t, p.SetAccess(f.Ctx, other, alloc.AccessNone))
+				a, err = p.Access(f.Ctx, other)
 				require.NoError(t, err)
 				require.Equal(t, alloc.AccessNone, a)
 			})
@@ -259,20 +260,20 @@ func TestPoolAccess(t *testing.T) {
 
 func TestPoolBadInput(t *testing.T) {
 	eachBackend(t, func(t *testing.T, f *fixture) {
-		ctx := f.ctx
-		s := f.stream(t)
-		def, err := alloc.DefaultPool(ctx, f.dev)
+		ctx := f.Ctx
+		s := f.Stream(t)
+		def, err := alloc.DefaultPool(ctx, f.Dev)
 		require.NoError(t, err)
 		require.ErrorIs(t, def.Close(ctx), device.ErrInvalidArgument)
 		p := newPool(t, f)
-		require.ErrorIs(t, p.SetAccess(ctx, f.dev, alloc.Access(1)), device.ErrInvalidArgument)
+		require.ErrorIs(t, p.SetAccess(ctx, f.Dev, alloc.Access(1)), device.ErrInvalidArgument)
 		require.ErrorIs(t, p.SetAccess(ctx, nil, alloc.AccessReadWrite), device.ErrInvalidArgument)
 		b, _, err := alloc.MallocAsync[byte](ctx, s, mib, alloc.FromPool(p))
 		require.NoError(t, err)
 		require.NoError(t, alloc.SetCurrentPool(ctx, p))
 		require.NoError(t, p.Close(ctx))
 		require.True(t, p.Closed())
-		cur, err := alloc.CurrentPool(ctx, f.dev)
+		cur, err := alloc.CurrentPool(ctx, f.Dev)
 		require.NoError(t, err)
 		require.True(t, cur.IsDefault(), "closing the current pool makes the default pool current")
 		require.ErrorIs(t, p.Close(ctx), device.ErrClosed)
@@ -283,36 +284,36 @@ func TestPoolBadInput(t *testing.T) {
 		_, _, err = alloc.MallocAsync[byte](ctx, s, mib, alloc.FromPool(p))
 		require.ErrorIs(t, err, device.ErrClosed)
 		// Memory of a closed pool stays usable until freed.
-		await(t, ctx, s.Memset(ctx, b, 7))
+		testfix.Await(t, ctx, s.Memset(ctx, b, 7))
 		require.NoError(t, b.Close(ctx))
 		var nilPool *alloc.Pool
 		require.ErrorIs(t, nilPool.TrimTo(ctx, 0), device.ErrInvalidArgument)
 		_, err = alloc.NewPool(ctx, nil)
 		require.ErrorIs(t, err, device.ErrInvalidArgument)
-		requireUsable(t, f, s)
+		requireStreamUsable(t, f, s)
 	})
 }
 
 // A stream of one device does not allocate from another's pool: every ordered pair.
 func TestPoolOfAnotherDevice(t *testing.T) {
 	eachBackend(t, func(t *testing.T, f *fixture) {
-		devs := f.all(t)
+		devs := f.All(t)
 		pools := make([]*alloc.Pool, len(devs))
 		ss := make([]*streams.Stream, len(devs))
 		for i, d := range devs {
 			var err error
-			pools[i], err = alloc.NewPool(f.ctx, d)
+			pools[i], err = alloc.NewPool(f.Ctx, d)
 			require.NoError(t, err)
-			ss[i], err = streams.New(f.ctx, d)
+			ss[i], err = streams.New(f.Ctx, d)
 			require.NoError(t, err)
 			defer ss[i].Close(context.Background())
 		}
 		for _, p := range testdev.Pairs(len(devs)) {
-			_, _, err := alloc.MallocAsync[byte](f.ctx, ss[p[0]], 64, alloc.FromPool(pools[p[1]]))
+			_, _, err := alloc.MallocAsync[byte](f.Ctx, ss[p[0]], 64, alloc.FromPool(pools[p[1]]))
 			require.ErrorIs(t, err, device.ErrWrongDevice, "device %d's stream, device %d's pool", p[0], p[1])
 		}
 		for _, q := range pools {
-			require.NoError(t, q.Close(f.ctx))
+			require.NoError(t, q.Close(f.Ctx))
 		}
 	})
 }
@@ -321,25 +322,25 @@ func TestPoolOfAnotherDevice(t *testing.T) {
 // a cudaMalloc (or managed allocation) that needs it trims the pools and gets it.
 func TestPoolMemoryDoesNotStarveMalloc(t *testing.T) {
 	eachBackend(t, func(t *testing.T, f *fixture) {
-		s := f.stream(t)
-		free, _, err := f.dev.MemInfo(f.ctx)
+		s := f.Stream(t)
+		free, _, err := f.Dev.MemInfo(f.Ctx)
 		require.NoError(t, err)
 		n := int(free / 4 * 3 / 4) // three quarters of what is free, in float32s
-		b, made, err := alloc.MallocAsync[float32](f.ctx, s, n)
+		b, made, err := alloc.MallocAsync[float32](f.Ctx, s, n)
 		require.NoError(t, err)
-		require.NoError(t, made.Wait(f.ctx))
-		require.NoError(t, b.CloseOn(f.ctx, nil).Wait(f.ctx)) // back into the default pool
-		c, err := f.dev.MallocBytes(f.ctx, uint64(n)*4)
+		require.NoError(t, made.Wait(f.Ctx))
+		require.NoError(t, b.CloseOn(f.Ctx, nil).Wait(f.Ctx)) // back into the default pool
+		c, err := f.Dev.MallocBytes(f.Ctx, uint64(n)*4)
 		require.NoError(t, err, "the pool's unused memory was given back for it")
-		require.NoError(t, c.Close(f.ctx))
-		if f.dev.Properties().ManagedMemory {
-			b, made, err = alloc.MallocAsync[float32](f.ctx, s, n)
+		require.NoError(t, c.Close(f.Ctx))
+		if f.Dev.Properties().ManagedMemory {
+			b, made, err = alloc.MallocAsync[float32](f.Ctx, s, n)
 			require.NoError(t, err)
-			require.NoError(t, made.Wait(f.ctx))
-			require.NoError(t, b.CloseOn(f.ctx, nil).Wait(f.ctx))
-			m, err := alloc.MallocManaged[float32](f.ctx, f.dev, n)
+			require.NoError(t, made.Wait(f.Ctx))
+			require.NoError(t, b.CloseOn(f.Ctx, nil).Wait(f.Ctx))
+			m, err := alloc.MallocManaged[float32](f.Ctx, f.Dev, n)
 			require.NoError(t, err, "and for managed memory")
-			require.NoError(t, m.Close(f.ctx))
+			require.NoError(t, m.Close(f.Ctx))
 		}
 	}, device.WithSimulator(sim.New(sim.WithMemory(256<<20))))
 }
@@ -349,13 +350,13 @@ func TestPoolMemoryDoesNotStarveMalloc(t *testing.T) {
 func TestSynchronizeAfterAFreeingStreamClosed(t *testing.T) {
 	eachBackend(t, func(t *testing.T, f *fixture) {
 		for range 3 {
-			s, err := streams.New(f.ctx, f.dev)
+			s, err := streams.New(f.Ctx, f.Dev)
 			require.NoError(t, err)
-			b, _, err := alloc.MallocAsync[byte](f.ctx, s, mib)
+			b, _, err := alloc.MallocAsync[byte](f.Ctx, s, mib)
 			require.NoError(t, err)
-			require.NoError(t, b.Close(f.ctx))
-			require.NoError(t, s.Close(f.ctx))
+			require.NoError(t, b.Close(f.Ctx))
+			require.NoError(t, s.Close(f.Ctx))
 		}
-		require.NoError(t, f.dev.Synchronize(f.ctx))
+		require.NoError(t, f.Dev.Synchronize(f.Ctx))
 	})
 }

@@ -1,7 +1,6 @@
 package graphs_test
 
 import (
-	"context"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -10,6 +9,7 @@ import (
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/graphs"
 	"github.com/gpuactor/gpuactor/internal/testdev"
+	"github.com/gpuactor/gpuactor/internal/testfix"
 	"github.com/gpuactor/gpuactor/streams"
 )
 
@@ -46,59 +46,41 @@ var testSim = map[string]cuda.SimKernel{
 	},
 }
 
+// fixture is the shared one with this package's kernels.
 type fixture struct {
-	ctx  context.Context
-	dev  *device.Device
-	add  *device.Kernel
-	mul  *device.Kernel
-	acc  *device.Kernel
-	opts []device.Option
+	*testfix.Fixture
+	add *device.Kernel
+	mul *device.Kernel
+	acc *device.Kernel
 }
 
-// eachBackend runs fn on the simulator and on the GPU (skipped without one, failed without
-// one when GPUACTOR_REQUIRE_GPU=1).
+// eachBackend runs fn on every backend (see testfix.EachBackend).
 func eachBackend(t *testing.T, fn func(t *testing.T, f *fixture)) {
-	run := func(t *testing.T, opts []device.Option) {
-		ctx := testdev.Ctx(t)
-		dev := testdev.Open(t, ctx, opts)
-		f := &fixture{ctx: ctx, dev: dev, opts: opts}
-		f.add, f.mul, f.acc = f.kernels(t, dev)
+	testfix.EachBackend(t, testSrc, func(t *testing.T, tf *testfix.Fixture) {
+		f := &fixture{Fixture: tf}
+		f.add, f.mul, f.acc = f.kernels(t, f.Dev)
 		fn(t, f)
-	}
-	testdev.Backends(t, run)
+	})
 }
 
+var testSrc = device.Source{Name: "graphs_test.cu", Code: testSource, Sim: testSim}
+
+// kernels returns this package's kernels compiled on dev, f.Dev or another device.
 func (f *fixture) kernels(t *testing.T, dev *device.Device) (add, mul, acc *device.Kernel) {
 	t.Helper()
-	mod, err := dev.Compile(f.ctx, device.Source{Name: "graphs_test.cu", Code: testSource, Sim: testSim})
-	require.NoError(t, err)
-	add, err = mod.Kernel(f.ctx, "add_u32")
-	require.NoError(t, err)
-	mul, err = mod.Kernel(f.ctx, "mul_u32")
-	require.NoError(t, err)
-	acc, err = mod.Kernel(f.ctx, "acc_u32")
-	require.NoError(t, err)
-	return add, mul, acc
-}
-
-func (f *fixture) stream(t *testing.T) *streams.Stream {
-	t.Helper()
-	s, err := streams.New(f.ctx, f.dev)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = s.Close(context.Background()) })
-	return s
+	return f.KernelOn(t, dev, "add_u32"), f.KernelOn(t, dev, "mul_u32"), f.KernelOn(t, dev, "acc_u32")
 }
 
 func (f *fixture) buffer(t *testing.T, n int) *device.Buffer {
 	t.Helper()
-	b, err := f.dev.MallocBytes(f.ctx, uint64(4*n))
+	b, err := f.Dev.MallocBytes(f.Ctx, uint64(4*n))
 	require.NoError(t, err)
 	return b
 }
 
 func (f *fixture) graph(t *testing.T) *graphs.Graph {
 	t.Helper()
-	g, err := graphs.New(f.ctx, f.dev)
+	g, err := graphs.New(f.Ctx, f.Dev)
 	require.NoError(t, err)
 	return g
 }
@@ -106,13 +88,13 @@ func (f *fixture) graph(t *testing.T) *graphs.Graph {
 func (f *fixture) read(t *testing.T, b *device.Buffer) []uint32 {
 	t.Helper()
 	out := make([]uint32, b.Size()/4)
-	testdev.Read(t, f.ctx, out, b)
+	testdev.Read(t, f.Ctx, out, b)
 	return out
 }
 
 func (f *fixture) launch(t *testing.T, x *graphs.Exec, s *streams.Stream) {
 	t.Helper()
-	_, err := x.Launch(f.ctx, s).Await(f.ctx)
+	_, err := x.Launch(f.Ctx, s).Await(f.Ctx)
 	require.NoError(t, err)
 }
 
@@ -122,14 +104,14 @@ func (f *fixture) launch(t *testing.T, x *graphs.Exec, s *streams.Stream) {
 func (f *fixture) leaky(t *testing.T, target any) (*graphs.Graph, *graphs.Exec, cuda.DevicePtr) {
 	t.Helper()
 	g := f.graph(t)
-	alloc, p, err := g.AddAlloc(f.ctx, nil, 4*n)
+	alloc, p, err := g.AddAlloc(f.Ctx, nil, 4*n)
 	require.NoError(t, err)
 	if target == nil {
 		target = p
 	}
-	_, err = g.AddKernel(f.ctx, graphs.After(alloc), f.add, cfg(n), target, uint32(1), int32(n))
+	_, err = g.AddKernel(f.Ctx, graphs.After(alloc), f.add, cfg(n), target, uint32(1), int32(n))
 	require.NoError(t, err)
-	x, err := g.Instantiate(f.ctx)
+	x, err := g.Instantiate(f.Ctx)
 	require.NoError(t, err)
 	return g, x, p
 }
@@ -138,9 +120,9 @@ func (f *fixture) leaky(t *testing.T, target any) (*graphs.Graph, *graphs.Exec, 
 func (f *fixture) freeing(t *testing.T, p cuda.DevicePtr) *graphs.Exec {
 	t.Helper()
 	g := f.graph(t)
-	_, err := g.AddFree(f.ctx, nil, p)
+	_, err := g.AddFree(f.Ctx, nil, p)
 	require.NoError(t, err)
-	x, err := g.Instantiate(f.ctx)
+	x, err := g.Instantiate(f.Ctx)
 	require.NoError(t, err)
 	return x
 }
@@ -148,12 +130,4 @@ func (f *fixture) freeing(t *testing.T, p cuda.DevicePtr) *graphs.Exec {
 // cfg covers n elements with 256-thread blocks.
 func cfg(n int) cuda.LaunchConfig {
 	return cuda.LaunchConfig{Grid: cuda.Dim(uint32((n + 255) / 256)), Block: cuda.Dim(256)}
-}
-
-func filled(n int, v uint32) []uint32 {
-	out := make([]uint32, n)
-	for i := range out {
-		out[i] = v
-	}
-	return out
 }

@@ -14,26 +14,27 @@ import (
 	"github.com/gpuactor/gpuactor/cuda"
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/internal/testdev"
+	"github.com/gpuactor/gpuactor/internal/testfix"
 	"github.com/gpuactor/gpuactor/streams"
 )
 
 func TestFuturesCompleteWhenTheGPUGetsThere(t *testing.T) {
 	eachBackend(t, func(t *testing.T, f *fixture) {
-		s := f.stream(t)
+		s := f.Stream(t)
 		// The stream is held by a host function until the launches are all queued, so that
 		// none can have run when the first is looked at, however slowly the test goes.
 		gate := make(chan struct{})
-		held := s.HostFunc(f.ctx, func() { <-gate })
-		slow := s.Launch(f.ctx, f.spin, one(), spinCycles(20))
-		buf := f.buffer(t, 4*1024)
+		held := s.HostFunc(f.Ctx, func() { <-gate })
+		slow := s.Launch(f.Ctx, f.spin, one(), spinCycles(20))
+		buf := f.Buffer(t, 4*1024)
 		futs := make([]*streams.Future, 50)
 		for i := range futs {
-			futs[i] = s.Launch(f.ctx, f.add, cuda.LaunchConfig{Grid: cuda.Dim(4), Block: cuda.Dim(256)}, buf, uint32(1), int32(1024))
+			futs[i] = s.Launch(f.Ctx, f.add, cuda.LaunchConfig{Grid: cuda.Dim(4), Block: cuda.Dim(256)}, buf, uint32(1), int32(1024))
 		}
 		assert.False(t, slow.Ready(), "queued behind a held host function")
 		assert.False(t, futs[0].Ready(), "queued behind a held host function and a kernel")
 		close(gate)
-		await(t, f.ctx, futs[len(futs)-1])
+		testfix.Await(t, f.Ctx, futs[len(futs)-1])
 		assert.True(t, held.Ready(), "everything before the last op completed with it")
 		assert.True(t, slow.Ready(), "everything before the last op completed with it")
 		for i, fu := range futs {
@@ -41,7 +42,7 @@ func TestFuturesCompleteWhenTheGPUGetsThere(t *testing.T) {
 			require.NoError(t, fu.Err())
 		}
 		got := make([]uint32, 1024)
-		testdev.Read(t, f.ctx, got, buf)
+		testdev.Read(t, f.Ctx, got, buf)
 		for i, v := range got {
 			require.Equal(t, uint32(50), v, "element %d", i)
 		}
@@ -51,27 +52,27 @@ func TestFuturesCompleteWhenTheGPUGetsThere(t *testing.T) {
 func TestOneStreamRunsInOrder(t *testing.T) {
 	eachBackend(t, func(t *testing.T, f *fixture) {
 		const n = 4099
-		s := f.stream(t)
+		s := f.Stream(t)
 		in, out := f.pinned(t, 4*n), f.pinned(t, 4*n)
 		vals := device.HostSlice[uint32](in)
 		for i := range vals {
 			vals[i] = uint32(i * 3)
 		}
-		buf := f.buffer(t, 4*n)
+		buf := f.Buffer(t, 4*n)
 		cfg := cuda.LaunchConfig{Grid: cuda.Dim((n + 127) / 128), Block: cuda.Dim(128)}
-		s.CopyHostToDevice(f.ctx, buf, in)
+		s.CopyHostToDevice(f.Ctx, buf, in)
 		for range 3 {
-			s.Launch(f.ctx, f.add, cfg, buf, uint32(5), int32(n))
+			s.Launch(f.Ctx, f.add, cfg, buf, uint32(5), int32(n))
 		}
-		await(t, f.ctx, s.CopyDeviceToHost(f.ctx, out, buf))
+		testfix.Await(t, f.Ctx, s.CopyDeviceToHost(f.Ctx, out, buf))
 		for i, v := range device.HostSlice[uint32](out)[:n] {
 			require.Equal(t, uint32(i*3+15), v, "element %d", i)
 		}
 		// Memset and a device-to-device copy keep the order too.
-		other := f.buffer(t, 4*n)
-		s.Memset(f.ctx, other, 0)
-		s.Copy(f.ctx, device.Range(other, 0, 8), device.Range(buf, 0, 8))
-		await(t, f.ctx, s.CopyDeviceToHost(f.ctx, out, other))
+		other := f.Buffer(t, 4*n)
+		s.Memset(f.Ctx, other, 0)
+		s.Copy(f.Ctx, device.Range(other, 0, 8), device.Range(buf, 0, 8))
+		testfix.Await(t, f.Ctx, s.CopyDeviceToHost(f.Ctx, out, other))
 		got := device.HostSlice[uint32](out)
 		assert.Equal(t, []uint32{15, 18, 0}, got[:3])
 	})
@@ -81,19 +82,19 @@ func TestOneStreamRunsInOrder(t *testing.T) {
 // the event wait orders them.
 func TestWaitOrdersStreams(t *testing.T) {
 	eachBackend(t, func(t *testing.T, f *fixture) {
-		s1, s2 := f.stream(t), f.stream(t)
-		ev, err := streams.NewEvent(f.ctx, f.dev, streams.DisableTiming)
+		s1, s2 := f.Stream(t), f.Stream(t)
+		ev, err := streams.NewEvent(f.Ctx, f.Dev, streams.DisableTiming)
 		require.NoError(t, err)
-		buf := f.buffer(t, 4*256)
-		require.NoError(t, streams.Default(f.dev).Memset(f.ctx, buf, 0).Wait(f.ctx))
-		s1.Launch(f.ctx, f.spin, one(), spinCycles(50))
-		s1.Memset(f.ctx, buf, 1) // bytes 0x01: each uint32 becomes 0x01010101
-		s1.Record(f.ctx, ev)
-		s2.Wait(f.ctx, ev)
-		s2.Launch(f.ctx, f.add, cuda.LaunchConfig{Grid: cuda.Dim(1), Block: cuda.Dim(256)}, buf, uint32(1), int32(256))
-		require.NoError(t, s2.Synchronize(f.ctx))
+		buf := f.Buffer(t, 4*256)
+		require.NoError(t, streams.Default(f.Dev).Memset(f.Ctx, buf, 0).Wait(f.Ctx))
+		s1.Launch(f.Ctx, f.spin, one(), spinCycles(50))
+		s1.Memset(f.Ctx, buf, 1) // bytes 0x01: each uint32 becomes 0x01010101
+		s1.Record(f.Ctx, ev)
+		s2.Wait(f.Ctx, ev)
+		s2.Launch(f.Ctx, f.add, cuda.LaunchConfig{Grid: cuda.Dim(1), Block: cuda.Dim(256)}, buf, uint32(1), int32(256))
+		require.NoError(t, s2.Synchronize(f.Ctx))
 		got := make([]uint32, 256)
-		testdev.Read(t, f.ctx, got, buf)
+		testdev.Read(t, f.Ctx, got, buf)
 		for i, v := range got {
 			require.Equal(t, uint32(0x01010102), v, "element %d", i)
 		}
@@ -106,17 +107,17 @@ func TestWaitOrdersStreams(t *testing.T) {
 // a single pause shows every waiting stream held, however many pairs there are.
 func TestWaitAcrossDevices(t *testing.T) {
 	eachBackend(t, func(t *testing.T, f *fixture) {
-		n, err := device.Count(f.ctx, f.opts...)
+		n, err := device.Count(f.Ctx, f.Opts...)
 		require.NoError(t, err)
 		var devs []*device.Device
 		pairs := [][2]int{{0, 1}}
 		if n == 1 {
-			twin, err := device.Open(f.ctx, 0, f.opts...)
+			twin, err := device.Open(f.Ctx, 0, f.Opts...)
 			require.NoError(t, err)
 			defer twin.Close()
-			devs = []*device.Device{f.dev, twin}
+			devs = []*device.Device{f.Dev, twin}
 		} else {
-			devs = testdev.All(t, f.ctx, f.opts, f.dev)
+			devs = testdev.All(t, f.Ctx, f.Opts, f.Dev)
 			pairs = testdev.Pairs(n)
 		}
 		gate := make(chan struct{})
@@ -127,15 +128,15 @@ func TestWaitAcrossDevices(t *testing.T) {
 		waited := make([]*streams.Future, len(pairs))
 		lasts := make([]*streams.Future, len(pairs))
 		for k, p := range pairs {
-			s1, s2 := mustStream(t, f.ctx, devs[p[0]]), mustStream(t, f.ctx, devs[p[1]])
-			defer s1.Close(f.ctx)
-			defer s2.Close(f.ctx)
-			ev, err := streams.NewEvent(f.ctx, devs[p[0]])
+			s1, s2 := mustStream(t, f.Ctx, devs[p[0]]), mustStream(t, f.Ctx, devs[p[1]])
+			defer s1.Close(f.Ctx)
+			defer s2.Close(f.Ctx)
+			ev, err := streams.NewEvent(f.Ctx, devs[p[0]])
 			require.NoError(t, err)
-			s1.HostFunc(f.ctx, func() { <-gate; note(recorded, p) })
-			s1.Record(f.ctx, ev)
-			waited[k] = s2.Wait(f.ctx, ev)
-			lasts[k] = s2.HostFunc(f.ctx, func() { note(after, p) })
+			s1.HostFunc(f.Ctx, func() { <-gate; note(recorded, p) })
+			s1.Record(f.Ctx, ev)
+			waited[k] = s2.Wait(f.Ctx, ev)
+			lasts[k] = s2.HostFunc(f.Ctx, func() { note(after, p) })
 		}
 		time.Sleep(20 * time.Millisecond)
 		for k, p := range pairs {
@@ -143,7 +144,7 @@ func TestWaitAcrossDevices(t *testing.T) {
 		}
 		close(gate)
 		for k, p := range pairs {
-			await(t, f.ctx, lasts[k])
+			testfix.Await(t, f.Ctx, lasts[k])
 			require.NoError(t, waited[k].Err())
 			mu.Lock()
 			assert.Positive(t, recorded[p], "device %d ran on before device %d's event", p[1], p[0])
@@ -162,59 +163,59 @@ func mustStream(t *testing.T, ctx context.Context, dev *device.Device) *streams.
 
 func TestEventTimingQueryAndSynchronize(t *testing.T) {
 	eachBackend(t, func(t *testing.T, f *fixture) {
-		s := f.stream(t)
-		start, err := streams.NewEvent(f.ctx, f.dev)
+		s := f.Stream(t)
+		start, err := streams.NewEvent(f.Ctx, f.Dev)
 		require.NoError(t, err)
-		end, err := streams.NewEvent(f.ctx, f.dev)
+		end, err := streams.NewEvent(f.Ctx, f.Dev)
 		require.NoError(t, err)
-		done, err := end.Query(f.ctx)
+		done, err := end.Query(f.Ctx)
 		require.NoError(t, err)
 		assert.True(t, done, "a never-recorded event counts as complete")
 		// end is recorded behind a kernel and a host function that holds the stream until the
 		// first Query has answered: not done, however slowly the test goes.
 		gate := make(chan struct{})
 		sent := time.Now()
-		s.Record(f.ctx, start)
-		s.Launch(f.ctx, f.spin, one(), spinCycles(30))
-		s.HostFunc(f.ctx, func() { <-gate })
-		s.Record(f.ctx, end)
-		done, err = end.Query(f.ctx)
+		s.Record(f.Ctx, start)
+		s.Launch(f.Ctx, f.spin, one(), spinCycles(30))
+		s.HostFunc(f.Ctx, func() { <-gate })
+		s.Record(f.Ctx, end)
+		done, err = end.Query(f.Ctx)
 		require.NoError(t, err)
 		assert.False(t, done, "recorded behind a kernel and a held host function")
 		close(gate)
-		require.NoError(t, end.Synchronize(f.ctx))
+		require.NoError(t, end.Synchronize(f.Ctx))
 		wall := time.Since(sent)
-		done, err = end.Query(f.ctx)
+		done, err = end.Query(f.Ctx)
 		require.NoError(t, err)
 		assert.True(t, done)
-		d, err := streams.Elapsed(f.ctx, start, end)
+		d, err := streams.Elapsed(f.Ctx, start, end)
 		require.NoError(t, err)
 		assert.Greater(t, d, 15*time.Millisecond, "at least the kernel's spin lies between the records")
 		// Both records happened between sent and Synchronize's return (a millisecond's slack
 		// for the GPU's clock against the host's).
 		assert.LessOrEqual(t, d, wall+time.Millisecond, "no longer than the host waited for them")
 
-		untimed, err := streams.NewEvent(f.ctx, f.dev, streams.DisableTiming)
+		untimed, err := streams.NewEvent(f.Ctx, f.Dev, streams.DisableTiming)
 		require.NoError(t, err)
-		_, err = streams.Elapsed(f.ctx, start, untimed)
+		_, err = streams.Elapsed(f.Ctx, start, untimed)
 		assert.ErrorIs(t, err, device.ErrInvalidArgument)
-		require.NoError(t, untimed.Close(f.ctx))
-		assert.ErrorIs(t, untimed.Close(f.ctx), device.ErrClosed)
-		_, err = untimed.Query(f.ctx)
+		require.NoError(t, untimed.Close(f.Ctx))
+		assert.ErrorIs(t, untimed.Close(f.Ctx), device.ErrClosed)
+		_, err = untimed.Query(f.Ctx)
 		assert.ErrorIs(t, err, device.ErrClosed)
 	})
 }
 
 func TestHostFunctions(t *testing.T) {
 	eachBackend(t, func(t *testing.T, f *fixture) {
-		s := f.stream(t)
+		s := f.Stream(t)
 		var mu sync.Mutex
 		var seen []int
 		var last *streams.Future
 		for i := range 20 {
-			last = s.HostFunc(f.ctx, func() { mu.Lock(); seen = append(seen, i); mu.Unlock() })
+			last = s.HostFunc(f.Ctx, func() { mu.Lock(); seen = append(seen, i); mu.Unlock() })
 		}
-		await(t, f.ctx, last)
+		testfix.Await(t, f.Ctx, last)
 		mu.Lock()
 		assert.Equal(t, 20, len(seen))
 		for i, v := range seen {
@@ -222,11 +223,11 @@ func TestHostFunctions(t *testing.T) {
 		}
 		mu.Unlock()
 
-		err := s.HostFunc(f.ctx, func() { panic("callback bug") }).Wait(f.ctx)
+		err := s.HostFunc(f.Ctx, func() { panic("callback bug") }).Wait(f.Ctx)
 		var pe *actor.PanicError
 		require.ErrorAs(t, err, &pe)
 		assert.Equal(t, "callback bug", pe.Value)
-		require.NoError(t, s.Synchronize(f.ctx), "the stream goes on after a panicking callback")
+		require.NoError(t, s.Synchronize(f.Ctx), "the stream goes on after a panicking callback")
 
 		// From many goroutines on many streams at once.
 		var wg sync.WaitGroup
@@ -235,14 +236,14 @@ func TestHostFunctions(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				st, err := streams.New(f.ctx, f.dev)
+				st, err := streams.New(f.Ctx, f.Dev)
 				if err != nil {
 					errs <- err
 					return
 				}
-				defer st.Close(f.ctx)
+				defer st.Close(f.Ctx)
 				ran := false
-				err = st.HostFunc(f.ctx, func() { ran = true }).Wait(f.ctx)
+				err = st.HostFunc(f.Ctx, func() { ran = true }).Wait(f.Ctx)
 				if err == nil && !ran {
 					err = errors.New("host function did not run before its future completed")
 				}
@@ -259,133 +260,133 @@ func TestHostFunctions(t *testing.T) {
 
 func TestQuerySynchronizeAndClose(t *testing.T) {
 	eachBackend(t, func(t *testing.T, f *fixture) {
-		s, err := streams.New(f.ctx, f.dev)
+		s, err := streams.New(f.Ctx, f.Dev)
 		require.NoError(t, err)
-		idle, err := s.Query(f.ctx)
+		idle, err := s.Query(f.Ctx)
 		require.NoError(t, err)
 		assert.True(t, idle)
 		// A host function holds the stream until Query has answered: busy, however slowly
 		// the test goes.
 		gate := make(chan struct{})
-		held := s.HostFunc(f.ctx, func() { <-gate })
-		slow := s.Launch(f.ctx, f.spin, one(), spinCycles(50))
-		idle, err = s.Query(f.ctx)
+		held := s.HostFunc(f.Ctx, func() { <-gate })
+		slow := s.Launch(f.Ctx, f.spin, one(), spinCycles(50))
+		idle, err = s.Query(f.Ctx)
 		require.NoError(t, err)
 		assert.False(t, idle)
 		// Close waits for the work in flight and completes its futures.
 		close(gate)
-		require.NoError(t, s.Close(f.ctx))
+		require.NoError(t, s.Close(f.Ctx))
 		assert.True(t, held.Ready())
 		assert.NoError(t, held.Err())
 		assert.True(t, slow.Ready())
 		assert.NoError(t, slow.Err())
-		assert.ErrorIs(t, s.Close(f.ctx), device.ErrClosed)
-		err = s.Launch(f.ctx, f.spin, one(), int64(1)).Wait(f.ctx)
+		assert.ErrorIs(t, s.Close(f.Ctx), device.ErrClosed)
+		err = s.Launch(f.Ctx, f.spin, one(), int64(1)).Wait(f.Ctx)
 		assert.ErrorIs(t, err, device.ErrClosed)
-		_, err = s.Query(f.ctx)
+		_, err = s.Query(f.Ctx)
 		assert.ErrorIs(t, err, device.ErrClosed)
 	})
 }
 
 func TestPriorities(t *testing.T) {
 	eachBackend(t, func(t *testing.T, f *fixture) {
-		least, greatest, err := streams.PriorityRange(f.ctx, f.dev)
+		least, greatest, err := streams.PriorityRange(f.Ctx, f.Dev)
 		require.NoError(t, err)
 		assert.LessOrEqual(t, greatest, least)
-		hi := f.stream(t, streams.Priority(greatest))
+		hi := f.Stream(t, streams.Priority(greatest))
 		assert.Equal(t, greatest, hi.Priority())
-		lo := f.stream(t, streams.Blocking())
+		lo := f.Stream(t, streams.Blocking())
 		assert.Equal(t, least, lo.Priority())
 		assert.True(t, lo.IsBlocking())
-		_, err = streams.New(f.ctx, f.dev, streams.Priority(greatest-1))
+		_, err = streams.New(f.Ctx, f.Dev, streams.Priority(greatest-1))
 		assert.ErrorIs(t, err, device.ErrInvalidArgument)
-		require.NoError(t, hi.Synchronize(f.ctx))
+		require.NoError(t, hi.Synchronize(f.Ctx))
 	})
 }
 
 func TestBadInput(t *testing.T) {
 	eachBackend(t, func(t *testing.T, f *fixture) {
-		other, err := device.Open(f.ctx, 0, f.opts...) // a distinct Device
+		other, err := device.Open(f.Ctx, 0, f.Opts...) // a distinct Device
 		require.NoError(t, err)
 		defer other.Close()
-		s := f.stream(t)
-		foreignBuf, err := other.MallocBytes(f.ctx, 64)
+		s := f.Stream(t)
+		foreignBuf, err := other.MallocBytes(f.Ctx, 64)
 		require.NoError(t, err)
-		foreignEv, err := streams.NewEvent(f.ctx, other)
+		foreignEv, err := streams.NewEvent(f.Ctx, other)
 		require.NoError(t, err)
-		mod, err := other.Compile(f.ctx, device.Source{Name: "streams_test.cu", Code: testSource, Sim: testSim})
+		mod, err := other.Compile(f.Ctx, device.Source{Name: "streams_test.cu", Code: testSource, Sim: testSim})
 		require.NoError(t, err)
-		foreignK, err := mod.Kernel(f.ctx, "add_u32")
+		foreignK, err := mod.Kernel(f.Ctx, "add_u32")
 		require.NoError(t, err)
-		buf := f.buffer(t, 64)
-		freed := f.buffer(t, 64)
-		require.NoError(t, freed.Close(f.ctx))
+		buf := f.Buffer(t, 64)
+		freed := f.Buffer(t, 64)
+		require.NoError(t, freed.Close(f.Ctx))
 		small := f.pinned(t, 8)
 		cases := []struct {
 			name string
 			fut  func() *streams.Future
 			want error
 		}{
-			{"buffer of another device", func() *streams.Future { return s.Memset(f.ctx, foreignBuf, 0) }, device.ErrWrongDevice},
+			{"buffer of another device", func() *streams.Future { return s.Memset(f.Ctx, foreignBuf, 0) }, device.ErrWrongDevice},
 			{"kernel of another device", func() *streams.Future {
-				return s.Launch(f.ctx, foreignK, one(), buf, uint32(1), int32(1))
+				return s.Launch(f.Ctx, foreignK, one(), buf, uint32(1), int32(1))
 			}, device.ErrWrongDevice},
-			{"event of another device", func() *streams.Future { return s.Record(f.ctx, foreignEv) }, device.ErrWrongDevice},
-			{"nil event", func() *streams.Future { return s.Wait(f.ctx, nil) }, device.ErrInvalidArgument},
-			{"nil host function", func() *streams.Future { return s.HostFunc(f.ctx, nil) }, device.ErrInvalidArgument},
-			{"freed buffer", func() *streams.Future { return s.Memset(f.ctx, freed, 0) }, device.ErrClosed},
-			{"pinned buffer too small", func() *streams.Future { return s.CopyHostToDevice(f.ctx, buf, small) }, device.ErrOutOfRange},
-			{"copy larger than its destination", func() *streams.Future { return s.Copy(f.ctx, device.Range(buf, 0, 8), buf) }, device.ErrOutOfRange},
-			{"wrong kernel arguments", func() *streams.Future { return s.Launch(f.ctx, f.add, one(), buf) }, device.ErrKernelArgs},
+			{"event of another device", func() *streams.Future { return s.Record(f.Ctx, foreignEv) }, device.ErrWrongDevice},
+			{"nil event", func() *streams.Future { return s.Wait(f.Ctx, nil) }, device.ErrInvalidArgument},
+			{"nil host function", func() *streams.Future { return s.HostFunc(f.Ctx, nil) }, device.ErrInvalidArgument},
+			{"freed buffer", func() *streams.Future { return s.Memset(f.Ctx, freed, 0) }, device.ErrClosed},
+			{"pinned buffer too small", func() *streams.Future { return s.CopyHostToDevice(f.Ctx, buf, small) }, device.ErrOutOfRange},
+			{"copy larger than its destination", func() *streams.Future { return s.Copy(f.Ctx, device.Range(buf, 0, 8), buf) }, device.ErrOutOfRange},
+			{"wrong kernel arguments", func() *streams.Future { return s.Launch(f.Ctx, f.add, one(), buf) }, device.ErrKernelArgs},
 		}
 		for _, c := range cases {
 			t.Run(c.name, func(t *testing.T) {
-				err := c.fut().Wait(f.ctx)
+				err := c.fut().Wait(f.Ctx)
 				require.ErrorIs(t, err, c.want)
-				require.NoError(t, s.Synchronize(f.ctx), "the stream stays usable")
+				require.NoError(t, s.Synchronize(f.Ctx), "the stream stays usable")
 			})
 		}
-		_, err = streams.New(f.ctx, nil)
+		_, err = streams.New(f.Ctx, nil)
 		assert.ErrorIs(t, err, device.ErrInvalidArgument)
-		_, err = streams.NewEvent(f.ctx, f.dev, streams.Interprocess)
+		_, err = streams.NewEvent(f.Ctx, f.Dev, streams.Interprocess)
 		assert.ErrorIs(t, err, device.ErrInvalidArgument)
 	})
 }
 
 func TestCancellation(t *testing.T) {
 	eachBackend(t, func(t *testing.T, f *fixture) {
-		s := f.stream(t)
-		cancelled, cancel := context.WithCancel(f.ctx)
+		s := f.Stream(t)
+		cancelled, cancel := context.WithCancel(f.Ctx)
 		cancel()
-		err := s.Launch(cancelled, f.spin, one(), int64(1)).Wait(f.ctx)
+		err := s.Launch(cancelled, f.spin, one(), int64(1)).Wait(f.Ctx)
 		assert.ErrorIs(t, err, context.Canceled, "never queued")
 
 		// The kernel waits behind a host function that holds the stream until the waiter has
 		// given up: it cannot complete first, however slowly the test goes.
 		gate := make(chan struct{})
-		s.HostFunc(f.ctx, func() { <-gate })
-		waitCtx, stop := context.WithTimeout(f.ctx, 10*time.Millisecond)
+		s.HostFunc(f.Ctx, func() { <-gate })
+		waitCtx, stop := context.WithTimeout(f.Ctx, 10*time.Millisecond)
 		defer stop()
-		slow := s.Launch(f.ctx, f.spin, one(), spinCycles(10))
+		slow := s.Launch(f.Ctx, f.spin, one(), spinCycles(10))
 		assert.ErrorIs(t, slow.Wait(waitCtx), context.DeadlineExceeded, "the waiter stops at its deadline, before the kernel ends")
 		assert.False(t, slow.Ready())
 		close(gate)
-		assert.NoError(t, slow.Wait(f.ctx), "the operation itself still completes")
+		assert.NoError(t, slow.Wait(f.Ctx), "the operation itself still completes")
 	})
 }
 
 func TestDeviceCloseSettlesStreams(t *testing.T) {
 	eachBackend(t, func(t *testing.T, f *fixture) {
-		dev, err := device.Open(f.ctx, 0, f.opts...)
+		dev, err := device.Open(f.Ctx, 0, f.Opts...)
 		require.NoError(t, err)
-		s, err := streams.New(f.ctx, dev)
+		s, err := streams.New(f.Ctx, dev)
 		require.NoError(t, err)
-		_, err = streams.NewEvent(f.ctx, dev)
+		_, err = streams.NewEvent(f.Ctx, dev)
 		require.NoError(t, err)
-		hf := s.HostFunc(f.ctx, func() { time.Sleep(20 * time.Millisecond) })
+		hf := s.HostFunc(f.Ctx, func() { time.Sleep(20 * time.Millisecond) })
 		require.NoError(t, dev.Close())
 		assert.True(t, hf.Ready(), "Close completes the futures of the work it waited for")
-		err = s.HostFunc(f.ctx, func() {}).Wait(f.ctx)
+		err = s.HostFunc(f.Ctx, func() {}).Wait(f.Ctx)
 		assert.ErrorIs(t, err, device.ErrClosed)
 	})
 }

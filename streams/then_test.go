@@ -25,27 +25,27 @@ func nothing(backend.Device, *core.Tracker, backend.Stream) error { return nil }
 // with the test).
 func TestQueueTrackedThen(t *testing.T) {
 	eachBackend(t, func(t *testing.T, f *fixture) {
-		s := f.stream(t)
+		s := f.Stream(t)
 		cs := (*core.Stream)(s)
 		for _, marked := range []bool{false, true} {
 			t.Run(fmt.Sprintf("marked=%v", marked), func(t *testing.T) {
 				replaced := errors.New("replaced")
 				seen := errors.New("then never ran")
-				err := core.QueueTracked(f.ctx, cs, nothing, core.Tracking{Marked: marked, Then: func(err error) error {
+				err := core.QueueTracked(f.Ctx, cs, nothing, core.Tracking{Marked: marked, Then: func(err error) error {
 					seen = err // read after the future completed: Then ran before
 					return replaced
-				}}).Wait(f.ctx)
+				}}).Wait(f.Ctx)
 				assert.ErrorIs(t, err, replaced)
 				assert.NoError(t, seen, "Then sees the GPU's result")
 
-				err = core.QueueTracked(f.ctx, cs, nothing, core.Tracking{Marked: marked, Then: func(error) error { panic("then") }}).Wait(f.ctx)
+				err = core.QueueTracked(f.Ctx, cs, nothing, core.Tracking{Marked: marked, Then: func(error) error { panic("then") }}).Wait(f.Ctx)
 				var pe *actor.PanicError
 				require.ErrorAs(t, err, &pe)
 				assert.Equal(t, "then", pe.Value)
 
-				require.NoError(t, core.Queue(f.ctx, cs, nothing).Wait(f.ctx), "the stream's later work completes")
+				require.NoError(t, core.Queue(f.Ctx, cs, nothing).Wait(f.Ctx), "the stream's later work completes")
 				ran := false
-				require.NoError(t, s.HostFunc(f.ctx, func() { ran = true }).Wait(f.ctx), "and so do the stream's own operations")
+				require.NoError(t, s.HostFunc(f.Ctx, func() { ran = true }).Wait(f.Ctx), "and so do the stream's own operations")
 				assert.True(t, ran)
 			})
 		}
@@ -58,22 +58,22 @@ func TestQueueTrackedThen(t *testing.T) {
 // leaves the first submission, still in flight, alone.
 func TestSubmitRefusesAReusedMsg(t *testing.T) {
 	eachBackend(t, func(t *testing.T, f *fixture) {
-		s := f.stream(t)
+		s := f.Stream(t)
 		cs := (*core.Stream)(s)
 		gate := make(chan struct{})
-		held := s.HostFunc(f.ctx, func() { <-gate })
+		held := s.HostFunc(f.Ctx, func() { <-gate })
 		o := &countedOp{}
-		first := core.Submit(f.ctx, cs, &o.Msg, o, core.Tracking{})
+		first := core.Submit(f.Ctx, cs, &o.Msg, o, core.Tracking{})
 		second := core.Submit(context.Background(), cs, &o.Msg, o, core.Tracking{})
-		assert.ErrorIs(t, second.Wait(f.ctx), actor.ErrFutureReused)
+		assert.ErrorIs(t, second.Wait(f.Ctx), actor.ErrFutureReused)
 		assert.NotSame(t, first, second)
 		assert.False(t, first.Ready(), "the first submission waits behind the held stream")
 		close(gate)
-		require.NoError(t, first.Wait(f.ctx))
-		require.NoError(t, held.Wait(f.ctx))
+		require.NoError(t, first.Wait(f.Ctx))
+		require.NoError(t, held.Wait(f.Ctx))
 		assert.Equal(t, 1, o.runs)
 
-		assert.ErrorIs(t, core.Submit(f.ctx, nil, &(&countedOp{}).Msg, o, core.Tracking{}).Wait(f.ctx), core.ErrInvalidArgument)
+		assert.ErrorIs(t, core.Submit(f.Ctx, nil, &(&countedOp{}).Msg, o, core.Tracking{}).Wait(f.Ctx), core.ErrInvalidArgument)
 	})
 }
 
@@ -93,21 +93,21 @@ func (o *countedOp) Enqueue(backend.Device, *core.Tracker, backend.Stream) error
 // refused, however it is tracked.
 func TestSubmitQueuedCompletesOnceQueued(t *testing.T) {
 	eachBackend(t, func(t *testing.T, f *fixture) {
-		s := f.stream(t)
+		s := f.Stream(t)
 		cs := (*core.Stream)(s)
 		gate := make(chan struct{})
-		held := s.HostFunc(f.ctx, func() { <-gate })
+		held := s.HostFunc(f.Ctx, func() { <-gate })
 		o := &countedOp{}
-		require.NoError(t, core.Submit(f.ctx, cs, &o.Msg, o, core.Tracking{Queued: true}).Wait(f.ctx))
+		require.NoError(t, core.Submit(f.Ctx, cs, &o.Msg, o, core.Tracking{Queued: true}).Wait(f.Ctx))
 		assert.Equal(t, 1, o.runs)
 		assert.False(t, held.Ready(), "the stream is still held")
-		after := core.Queue(f.ctx, cs, nothing)
+		after := core.Queue(f.Ctx, cs, nothing)
 		close(gate)
-		require.NoError(t, after.Wait(f.ctx))
+		require.NoError(t, after.Wait(f.Ctx))
 		assert.True(t, held.Ready(), "the GPU passed the held work before the later operation")
 
-		assert.ErrorIs(t, core.Submit(f.ctx, cs, &o.Msg, o, core.Tracking{Queued: true}).Wait(f.ctx), actor.ErrFutureReused)
-		assert.ErrorIs(t, core.Submit(f.ctx, cs, &o.Msg, o, core.Tracking{}).Wait(f.ctx), actor.ErrFutureReused)
+		assert.ErrorIs(t, core.Submit(f.Ctx, cs, &o.Msg, o, core.Tracking{Queued: true}).Wait(f.Ctx), actor.ErrFutureReused)
+		assert.ErrorIs(t, core.Submit(f.Ctx, cs, &o.Msg, o, core.Tracking{}).Wait(f.Ctx), actor.ErrFutureReused)
 		assert.Equal(t, 1, o.runs)
 	})
 }
