@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -19,6 +18,7 @@ import (
 	"github.com/gpuactor/gpuactor/cuda"
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/internal/testdev"
+	"github.com/gpuactor/gpuactor/internal/testleak"
 	"github.com/gpuactor/gpuactor/sim"
 	"github.com/gpuactor/gpuactor/streams"
 )
@@ -69,9 +69,8 @@ func settled(t *testing.T, dev *device.Device, goroutines int) {
 		assert.Zero(c, st.Memory.Async.Count, "stream-ordered buffers")
 		assert.Zero(c, st.Staging.InUseBytes, "staging bytes lent")
 		assert.Zero(c, st.InFlight, "operations in flight")
-		// +1: the condition runs on a goroutine of its own.
-		assert.LessOrEqual(c, runtime.NumGoroutine(), goroutines+1, "goroutines")
 	}, time.Minute, 5*time.Millisecond)
+	testleak.Settle(t, goroutines)
 }
 
 // Thousands of requests from 32 goroutines, a third of them cancelled at a random moment:
@@ -82,7 +81,7 @@ func TestCancelledRequestsLeaveNothing(t *testing.T) {
 	dev := testdev.Open(t, ctx, []device.Option{device.WithSimulator(sim.New()), device.WithKernelCache("")})
 	saxpy, err := saxpyModule(t, dev).Kernel(ctx, "saxpy")
 	require.NoError(t, err)
-	goroutines := runtime.NumGoroutine()
+	goroutines := testleak.Base()
 	const workers, each = 32, 100
 	var ok, cancelled atomic.Int64
 	var wg sync.WaitGroup
