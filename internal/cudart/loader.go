@@ -214,6 +214,16 @@ func (s *searcher) dir(step, dir string) (openedLib, bool) {
 	return openedLib{}, false
 }
 
+// found is the library a search step opened: its handle, the name it was opened by, and the
+// file behind it (the loader's own answer for a bare name, whose path the search never saw).
+func (s *searcher) found(h uintptr, name, step string) openedLib {
+	file := name
+	if !filepath.IsAbs(name) {
+		file = handlePath(h)
+	}
+	return openedLib{handle: h, name: name, file: realFile(file), step: step}
+}
+
 // realFile resolves symlinks; it returns p unchanged when that fails.
 func realFile(p string) string {
 	if p == "" {

@@ -108,14 +108,6 @@ func (s *searcher) run() (openedLib, bool) {
 	return openedLib{}, false
 }
 
-func (s *searcher) found(h uintptr, name, step string) openedLib {
-	file := name
-	if !filepath.IsAbs(name) {
-		file = handlePath(h)
-	}
-	return openedLib{handle: h, name: name, file: realFile(file), step: step}
-}
-
 // open dlopens a soname or a path (never dlclosed).
 func (s *searcher) open(step, name string) (openedLib, bool) {
 	if s.spec.nvrtc && filepath.IsAbs(name) {

@@ -70,14 +70,6 @@ func (s *searcher) run() (openedLib, bool) {
 	return openedLib{}, false
 }
 
-func (s *searcher) found(h uintptr, name, step string) openedLib {
-	file := name
-	if !filepath.IsAbs(name) {
-		file = handlePath(h)
-	}
-	return openedLib{handle: h, name: name, file: realFile(file), step: step}
-}
-
 // open loads a DLL by name or by full path (never freed). A DLL opened by path finds its own
 // dependencies beside it first.
 func (s *searcher) open(step, name string) (openedLib, bool) {

@@ -29,30 +29,39 @@ func (w *wire) typeName(t types.Type) string {
 	})
 }
 
+// basicWire is how a basic type crosses: the codec's method suffix (enc.X to write, dec.X to
+// read) and the Go type that method carries; ok is false for a basic type that cannot cross.
+func basicWire(ut *types.Basic) (method, goType string, ok bool) {
+	info := ut.Info()
+	switch {
+	case ut.Kind() == types.Bool:
+		return "bool", "bool", true
+	case ut.Kind() == types.String:
+		return "str", "string", true
+	case ut.Kind() == types.Float32:
+		return "f32", "float32", true
+	case info&types.IsUnsigned != 0 && ut.Kind() != types.UnsafePointer:
+		return "u64", "uint64", true
+	case info&types.IsInteger != 0:
+		return "i64", "int64", true
+	}
+	return "", "", false
+}
+
 // encode is the statement writing v, of type t, to the encoder e, or an error saying why t
 // cannot cross.
 func (w *wire) encode(t types.Type, v, e string) (string, error) {
 	u := types.Unalias(t)
 	switch ut := u.Underlying().(type) {
 	case *types.Basic:
-		info := ut.Info()
 		conv := func(write, writeType string) string {
 			if w.typeName(t) == writeType {
 				return fmt.Sprintf("%s.%s(%s)", e, write, v)
 			}
 			return fmt.Sprintf("%s.%s(%s(%s))", e, write, writeType, v)
 		}
-		switch {
-		case ut.Kind() == types.Bool:
-			return conv("bool", "bool"), nil
-		case ut.Kind() == types.String:
-			return conv("str", "string"), nil
-		case ut.Kind() == types.Float32:
-			return conv("f32", "float32"), nil
-		case info&types.IsUnsigned != 0 && ut.Kind() != types.UnsafePointer:
-			return conv("u64", "uint64"), nil
-		case info&types.IsInteger != 0:
-			return conv("i64", "int64"), nil
+		if method, goType, ok := basicWire(ut); ok {
+			return conv(method, goType), nil
 		}
 	case *types.Slice:
 		if isByte(ut.Elem()) {
@@ -89,18 +98,8 @@ func (w *wire) decode(t types.Type, d string) (string, error) {
 	}
 	switch ut := u.Underlying().(type) {
 	case *types.Basic:
-		info := ut.Info()
-		switch {
-		case ut.Kind() == types.Bool:
-			return conv("bool", "bool"), nil
-		case ut.Kind() == types.String:
-			return conv("str", "string"), nil
-		case ut.Kind() == types.Float32:
-			return conv("f32", "float32"), nil
-		case info&types.IsUnsigned != 0 && ut.Kind() != types.UnsafePointer:
-			return conv("u64", "uint64"), nil
-		case info&types.IsInteger != 0:
-			return conv("i64", "int64"), nil
+		if method, goType, ok := basicWire(ut); ok {
+			return conv(method, goType), nil
 		}
 	case *types.Slice:
 		if isByte(ut.Elem()) {
