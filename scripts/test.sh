@@ -126,6 +126,7 @@ cross() {
 }
 cross_windows_amd64() { cross windows amd64; }
 cross_darwin_arm64() { cross darwin arm64; }
+parallel vet_staticcheck cross_windows_amd64 cross_darwin_arm64
 
 # Every package of every module with the race detector: the behaviour tests.
 race_tests() {
@@ -134,9 +135,7 @@ race_tests() {
     (cd "$m" && CGO_ENABLED=1 go test -race -count=1 -timeout 20m ./...)
   done
 }
-# The race run waits on the GPU simulator's clocks and on child processes as much as it
-# computes, so the checks above share the two cores with it rather than going first.
-parallel race_tests vet_staticcheck cross_windows_amd64 cross_darwin_arm64
+step race_tests race_tests
 
 # What CGO_ENABLED=0 changes is purego's path into C (no runtime/cgo) and the linking: the
 # binding's tests against the real libcudart, and a device's copies, launches and bad input,
