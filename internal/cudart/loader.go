@@ -214,6 +214,19 @@ func (s *searcher) dir(step, dir string) (openedLib, bool) {
 	return openedLib{}, false
 }
 
+// overridden opens the library an override names, strictly: a directory to look in or the
+// file itself, and nothing else when that fails.
+func (s *searcher) overridden(p string) (openedLib, bool) {
+	step := "WithPath"
+	if s.cfg.path == "" {
+		step = "$" + s.spec.envVar
+	}
+	if st, err := os.Stat(p); err == nil && st.IsDir() {
+		return s.dir(step, p)
+	}
+	return s.file(step, p)
+}
+
 // found is the library a search step opened: its handle, the name it was opened by, and the
 // file behind it (the loader's own answer for a bare name, whose path the search never saw).
 func (s *searcher) found(h uintptr, name, step string) openedLib {

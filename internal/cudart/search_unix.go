@@ -3,7 +3,6 @@
 package cudart
 
 import (
-	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -56,14 +55,7 @@ func (s *searcher) run() (openedLib, bool) {
 	}
 	// 2. Explicit override: strict.
 	if p := s.override(); p != "" {
-		step := "WithPath"
-		if s.cfg.path == "" {
-			step = "$" + s.spec.envVar
-		}
-		if st, err := os.Stat(p); err == nil && st.IsDir() {
-			return s.dir(step, p)
-		}
-		return s.file(step, p)
+		return s.overridden(p)
 	}
 	// 3. pip wheels.
 	for _, sp := range s.sitePackages() {

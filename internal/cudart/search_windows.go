@@ -1,7 +1,6 @@
 package cudart
 
 import (
-	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -37,14 +36,7 @@ var (
 func (s *searcher) run() (openedLib, bool) {
 	env := s.cfg.getenv
 	if p := s.override(); p != "" {
-		step := "WithPath"
-		if s.cfg.path == "" {
-			step = "$" + s.spec.envVar
-		}
-		if st, err := os.Stat(p); err == nil && st.IsDir() {
-			return s.dir(step, p)
-		}
-		return s.file(step, p)
+		return s.overridden(p)
 	}
 	for _, v := range []string{"CUDA_PATH", "CUDA_HOME"} {
 		root := env(v)
