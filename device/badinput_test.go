@@ -62,7 +62,7 @@ func TestBadInput(t *testing.T) {
 			{"use after close: kernel argument", func() error { return launch(s, saxpy, one, int32(1), float32(1), freed, buf) }, device.ErrClosed, "used after Close"},
 			{"buffer of another device: peer copy from a closed buffer", func() error { return so.Copy(ctx, foreign, freed).Wait(ctx) }, device.ErrClosed, "used after Close"},
 			{"buffer of another device: argument", func() error { return launch(s, saxpy, one, int32(1), float32(1), foreign, buf) }, device.ErrWrongDevice, "launched on device"},
-			{"kernel of another device", func() error { return launch(so, saxpy, one, int32(1), float32(1), buf, buf) }, device.ErrWrongDevice, "was loaded on device"},
+			{"kernel of another device", func() error { return launch(so, saxpy, one, int32(1), float32(1), buf, buf) }, device.ErrWrongDevice, "was loaded on another opening of device"},
 			{"too few arguments", func() error { return launch(s, saxpy, one, int32(1), float32(1), buf) }, device.ErrKernelArgs, "takes 4 argument(s) (int32, float32, pointer, pointer), got 3"},
 			{"too many arguments", func() error { return launch(s, saxpy, one, int32(1), float32(1), buf, buf, buf) }, device.ErrKernelArgs, "got 5"},
 			{"wrong argument kind", func() error { return launch(s, saxpy, one, int32(1), 2.0, buf, buf) }, device.ErrKernelArgs, "argument 1 is float32, got float64"},

@@ -8,3 +8,6 @@ func ZapOfOptionForTest(o Option) *zap.Logger {
 	o(c)
 	return c.logger
 }
+
+// ProgramCompilesForTest is how many times p has run the compiler.
+func ProgramCompilesForTest(p *Program) int64 { return p.compiles.Load() }

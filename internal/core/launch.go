@@ -112,7 +112,7 @@ func PrepareLaunch(d *Device, k *Kernel, cfg cuda.LaunchConfig, args []any) (Lau
 		return LaunchSpec{}, Invalid("launch of a nil kernel")
 	}
 	if k.mod.dev != d {
-		return LaunchSpec{}, fmt.Errorf("%w: kernel %s was loaded on device %d, launched on device %d", ErrWrongDevice, k.name, k.mod.dev.ordinal, d.ordinal)
+		return LaunchSpec{}, wrongKernelDevice(k, d)
 	}
 	if err := d.checkConfig(k, cfg); err != nil {
 		return LaunchSpec{}, err
@@ -255,3 +255,24 @@ func paramList(ps []param) string {
 	}
 	return strings.Join(s, ", ")
 }
+
+// wrongKernelDevice is the error of a launch of k on d, another device than its module's.
+// Two devices of one ordinal are two openings of one GPU (a restart reopens it), which the
+// ordinal alone does not tell apart: the error says which one the kernel belongs to.
+func wrongKernelDevice(k *Kernel, d *Device) error {
+	from := k.mod.dev
+	if from.ordinal != d.ordinal {
+		return fmt.Errorf("%w: kernel %s was loaded on device %d, launched on device %d", ErrWrongDevice, k.name, from.ordinal, d.ordinal)
+	}
+	state := "still open"
+	if from.Closed() {
+		state = "since closed: a replaced device"
+	}
+	return fmt.Errorf("%w: kernel %s was loaded on another opening of device %d (opened %s, %s), "+
+		"launched on the one opened %s: a device opened again needs its kernels loaded again "+
+		"(device.Program loads them on whichever device asks)", ErrWrongDevice, k.name, d.ordinal,
+		from.ops.epoch.Format(openedFormat), state, d.ops.epoch.Format(openedFormat))
+}
+
+// openedFormat tells apart the openings of one device in errors.
+const openedFormat = "15:04:05.000000"
