@@ -13,6 +13,7 @@ import (
 	"github.com/gpuactor/gpuactor/cuda"
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/isolate"
+	"github.com/gpuactor/gpuactor/sim"
 	"github.com/gpuactor/gpuactor/streams"
 )
 
@@ -79,6 +80,69 @@ func ExampleDevice_Compile() {
 	}
 	fmt.Println(xs)
 	// Output: [10 20 30 40]
+}
+
+// A Program is device code for every device: it compiles once per architecture and loads on
+// whichever device asks for a kernel, again on a device opened anew after a failure. Here it
+// runs on both devices of a simulated machine, and on device 1 opened a second time.
+func ExampleProgram() {
+	ctx := context.Background()
+	machine := device.WithSimulator(sim.New(sim.WithDevices(2)))
+	prog := device.NewProgram(device.Source{
+		Name: "scale.cu",
+		Code: `extern "C" __global__ void scale(float* x, float a, int n) {
+			int i = blockIdx.x * blockDim.x + threadIdx.x;
+			if (i < n) x[i] *= a;
+		}`,
+		Sim: map[string]cuda.SimKernel{"scale": func(c *cuda.KernelCall) error {
+			x := cuda.SimSlice[float32](c, 0, int(c.Int32(2)))
+			for i := range x {
+				x[i] *= c.Float32(1)
+			}
+			return nil
+		}},
+	})
+	defer prog.Close(ctx)
+
+	scale := func(dev *device.Device, a float32) []float32 {
+		k, err := prog.Kernel(ctx, dev, "scale") // loads the module on dev the first time
+		if err != nil {
+			panic(err)
+		}
+		s := streams.Default(dev)
+		xs := []float32{1, 2, 3}
+		buf, _, err := alloc.MallocAsync[float32](ctx, s, len(xs))
+		if err != nil {
+			panic(err)
+		}
+		defer buf.Close(ctx)
+		err = actor.WaitAll(ctx,
+			streams.CopyToDevice(ctx, s, buf, xs),
+			s.Launch(ctx, k, cuda.LaunchConfig{Grid: cuda.Dim(1), Block: cuda.Dim(32)}, buf, a, len(xs)),
+			streams.CopyFromDevice(ctx, s, xs, buf))
+		if err != nil {
+			panic(err)
+		}
+		return xs
+	}
+	for ord := range 2 {
+		dev, err := device.Open(ctx, ord, machine)
+		if err != nil {
+			panic(err)
+		}
+		fmt.Println(dev.Ordinal(), scale(dev, float32(10*(ord+1))))
+		_ = dev.Close()
+	}
+	again, err := device.Open(ctx, 1, machine) // a new device: the program loads on it too
+	if err != nil {
+		panic(err)
+	}
+	defer again.Close()
+	fmt.Println(again.Ordinal(), scale(again, 30))
+	// Output:
+	// 0 [10 20 30]
+	// 1 [20 40 60]
+	// 1 [30 60 90]
 }
 
 // Every mistake is an error naming what was wrong, matchable with errors.Is, and the device
