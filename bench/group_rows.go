@@ -126,7 +126,7 @@ func groupRoundTrip(do bool) func(*env, int64, int) (float64, *float64, error) {
 		if err != nil {
 			return 0, nil, err
 		}
-		defer g.Close()
+		defer g.Close(context.Background())
 		job := func(ctx context.Context, _ *device.Device, s *streams.Stream) error {
 			return s.Launch(ctx, e.empty, one).Wait(ctx)
 		}
@@ -180,7 +180,7 @@ func groupJobs(n int) func(*env, int64, int) (float64, *float64, error) {
 		if err != nil {
 			return 0, nil, err
 		}
-		defer g.Close()
+		defer g.Close(context.Background())
 		batch := e.busyBatch() * len(devs)
 		var rates []float64
 		for r := -1; r < repeat; r++ {
@@ -255,7 +255,7 @@ func groupTail(e *env, _ int64, repeat int) (float64, *float64, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	defer g.Close()
+	defer g.Close(context.Background())
 	capacity, err := jobRate(e.ctx, g, jobs, e.busyBatch()*len(devs))
 	if err != nil {
 		return 0, nil, err

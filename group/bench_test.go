@@ -72,7 +72,7 @@ func BenchmarkRoundTrip(b *testing.B) {
 	b.Run("group-nop", func(b *testing.B) {
 		g, err := group.New(ctx, []*device.Device{dev}, group.WithStreams(1))
 		require.NoError(b, err)
-		defer g.Close()
+		defer g.Close(context.Background())
 		nop := func(context.Context, *device.Device, *streams.Stream) error { return nil }
 		for b.Loop() {
 			if err := g.Submit(ctx, nop).Wait(ctx); err != nil {
@@ -83,7 +83,7 @@ func BenchmarkRoundTrip(b *testing.B) {
 	b.Run("do", func(b *testing.B) {
 		g, err := group.New(ctx, []*device.Device{dev}, group.WithStreams(1))
 		require.NoError(b, err)
-		defer g.Close()
+		defer g.Close(context.Background())
 		for b.Loop() {
 			if err := g.Do(ctx, work); err != nil {
 				b.Fatal(err)
@@ -93,7 +93,7 @@ func BenchmarkRoundTrip(b *testing.B) {
 	b.Run("group", func(b *testing.B) {
 		g, err := group.New(ctx, []*device.Device{dev}, group.WithStreams(1))
 		require.NoError(b, err)
-		defer g.Close()
+		defer g.Close(context.Background())
 		for b.Loop() {
 			if err := g.Submit(ctx, work).Wait(ctx); err != nil {
 				b.Fatal(err)

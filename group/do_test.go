@@ -78,7 +78,7 @@ func TestDoBadInputAndEnds(t *testing.T) {
 	require.NoError(t, busy.Wait(ctx))
 	require.NoError(t, <-done)
 
-	require.NoError(t, g.Close())
+	require.NoError(t, g.Close(context.Background()))
 	require.ErrorIs(t, g.Do(ctx, hostJob(func(*device.Device) {})), device.ErrClosed)
 }
 

@@ -32,31 +32,23 @@ var scaleSource = device.Source{
 	}},
 }
 
-// openExampleDevices opens four simulated devices (drop WithSimulator to use every GPU) and
-// compiles the scale kernel on each: a kernel belongs to the device it was loaded on.
-func openExampleDevices(ctx context.Context) ([]*device.Device, map[int]*device.Kernel) {
+// openExampleDevices opens four simulated devices (drop WithSimulator to use every GPU), and
+// makes the scale kernel's program: one for every device, loaded on each the first time a job
+// there asks for the kernel, and again on a device that replaced a failed one.
+func openExampleDevices(ctx context.Context) ([]*device.Device, *device.Program) {
 	devs, err := device.OpenAll(ctx, device.WithSimulator(sim.New(sim.WithDevices(4))))
 	if err != nil {
 		panic(err)
 	}
-	kernels := map[int]*device.Kernel{}
-	for _, d := range devs {
-		mod, err := d.Compile(ctx, scaleSource)
-		if err != nil {
-			panic(err)
-		}
-		if kernels[d.Ordinal()], err = mod.Kernel(ctx, "scale"); err != nil {
-			panic(err)
-		}
-	}
-	return devs, kernels
+	return devs, device.NewProgram(scaleSource)
 }
 
 // Split a slice over every device, scale each shard on the device that took it, and gather
 // the results in order.
 func ExampleMap() {
 	ctx := context.Background()
-	devs, kernels := openExampleDevices(ctx)
+	devs, prog := openExampleDevices(ctx)
+	defer prog.Close(ctx)
 	g, err := group.New(ctx, devs)
 	if err != nil {
 		panic(err)
@@ -72,10 +64,14 @@ func ExampleMap() {
 			return nil, err
 		}
 		defer buf.Close(ctx)
+		k, err := prog.Kernel(ctx, d, "scale") // the kernel on the device the shard landed on
+		if err != nil {
+			return nil, err
+		}
 		res := make([]float32, len(shard))
 		cfg := cuda.LaunchConfig{Grid: cuda.Dim(uint32(len(shard)+255) / 256), Block: cuda.Dim(256)}
 		streams.CopyToDevice(ctx, s, buf, shard)
-		s.Launch(ctx, kernels[d.Ordinal()], cfg, buf, float32(2), len(shard))
+		s.Launch(ctx, k, cfg, buf, float32(2), len(shard))
 		return res, streams.CopyFromDevice(ctx, s, res, buf).Wait(ctx) // a stream's work fails in order
 	})
 	if err != nil {
@@ -84,7 +80,7 @@ func ExampleMap() {
 	fmt.Println(len(out), out[0], out[1], out[999])
 
 	// The group first, then the devices it was given.
-	if err := g.Close(); err != nil {
+	if err := g.Close(ctx); err != nil {
 		panic(err)
 	}
 	for _, d := range devs {
@@ -96,7 +92,8 @@ func ExampleMap() {
 // Run a batch of jobs errgroup-style, then read how the group spread them.
 func ExampleGroup_Go() {
 	ctx := context.Background()
-	devs, kernels := openExampleDevices(ctx)
+	devs, prog := openExampleDevices(ctx)
+	defer prog.Close(ctx)
 	g, err := group.New(ctx, devs, group.WithStreams(2))
 	if err != nil {
 		panic(err)
@@ -108,7 +105,11 @@ func ExampleGroup_Go() {
 				return err
 			}
 			defer buf.Close(ctx)
-			return s.Launch(ctx, kernels[d.Ordinal()], cuda.LaunchConfig{Grid: cuda.Dim(1), Block: cuda.Dim(256)}, buf, float32(3), 256).Wait(ctx)
+			k, err := prog.Kernel(ctx, d, "scale")
+			if err != nil {
+				return err
+			}
+			return s.Launch(ctx, k, cuda.LaunchConfig{Grid: cuda.Dim(1), Block: cuda.Dim(256)}, buf, float32(3), 256).Wait(ctx)
 		})
 	}
 	if err := g.Wait(); err != nil {
@@ -120,7 +121,7 @@ func ExampleGroup_Go() {
 	}
 	fmt.Println("jobs done:", done)
 
-	if err := g.Close(); err != nil {
+	if err := g.Close(ctx); err != nil {
 		panic(err)
 	}
 	for _, d := range devs {
@@ -129,8 +130,9 @@ func ExampleGroup_Go() {
 	// Output: jobs done: 100
 }
 
-// Bring a failed device back: the group replaces it with the device open returns and places
-// jobs on it again. On GPUs, the devices would be opened with device.Isolated(), each in a
+// Bring a failed device back: the group replaces it with the device open returns, runs the
+// setup hook on it (here: loads the program's kernel), and places jobs on it again. The jobs
+// ask the program for the kernel of the device they run on, which the restart changes. On GPUs, the devices would be opened with device.Isolated(), each in a
 // worker process of its own, so that one's fault leaves the others running, and open would be
 // device.Open(ctx, failed.Ordinal(), device.Isolated()); here sim.WithConfinedFaults gives the
 // simulated devices that behaviour, and a new simulator stands for the new process.
@@ -144,8 +146,14 @@ func ExampleWithRestart() {
 	open := func(ctx context.Context, failed *device.Device) (*device.Device, error) {
 		return device.Open(ctx, failed.Ordinal(), device.WithSimulator(sim.New(sim.WithDevices(2))))
 	}
+	prog := device.NewProgram(scaleSource)
+	defer prog.Close(ctx)
+	setup := func(ctx context.Context, d *device.Device) error {
+		_, err := prog.Kernel(ctx, d, "scale") // before the device takes a job
+		return err
+	}
 	restarted := make(chan int, 1)
-	g, err := group.New(ctx, devs, group.WithPolicy(group.RoundRobin), group.WithRestart(open,
+	g, err := group.New(ctx, devs, group.WithPolicy(group.RoundRobin), group.WithSetup(setup), group.WithRestart(open,
 		supervise.WithRestarts(3, time.Minute), supervise.WithBackoff(time.Millisecond),
 		supervise.OnRestart(func(generation int) { restarted <- generation })))
 	if err != nil {
@@ -158,7 +166,16 @@ func ExampleWithRestart() {
 
 	for range 100 {
 		g.Go(ctx, func(ctx context.Context, d *device.Device, s *streams.Stream) error {
-			return s.HostFunc(ctx, func() {}).Wait(ctx)
+			k, err := prog.Kernel(ctx, d, "scale")
+			if err != nil {
+				return err
+			}
+			buf, _, err := alloc.MallocAsync[float32](ctx, s, 32)
+			if err != nil {
+				return err
+			}
+			defer buf.Close(ctx)
+			return s.Launch(ctx, k, cuda.LaunchConfig{Grid: cuda.Dim(1), Block: cuda.Dim(32)}, buf, float32(2), 32).Wait(ctx)
 		})
 	}
 	if err := g.Wait(); err != nil {
@@ -169,7 +186,7 @@ func ExampleWithRestart() {
 
 	// The group closes the failed device and the one that replaced it; the others stay the
 	// caller's.
-	if err := g.Close(); err != nil {
+	if err := g.Close(ctx); err != nil {
 		panic(err)
 	}
 	devs[0].Close()

@@ -103,7 +103,7 @@ func TestTenThousandJobsWithADeviceFailingMidway(t *testing.T) {
 	assert.Equal(t, uint64(ok), done)
 	assert.GreaterOrEqual(t, fails, uint64(failed), "every failure counted, and every rerun's first try")
 
-	require.NoError(t, g.Close(), "a failed device's streams are let go")
+	require.NoError(t, g.Close(context.Background()), "a failed device's streams are let go")
 	testleak.Settle(t, goroutines)
 }
 
@@ -231,6 +231,6 @@ func everyDeviceFailingTogether(t *testing.T, policy group.Policy) {
 		require.ErrorIs(t, d.Err(), device.ErrDeviceFailed, "device %d, after one device's fault", d.Ordinal())
 	}
 	require.ErrorIs(t, g.Submit(ctx, func(context.Context, *device.Device, *streams.Stream) error { return nil }).Wait(ctx), group.ErrNoDevice)
-	require.NoError(t, g.Close())
+	require.NoError(t, g.Close(context.Background()))
 	testleak.Settle(t, goroutines)
 }

@@ -69,7 +69,7 @@ func TestJobsOverEveryDevice(t *testing.T) {
 			})
 		}
 		require.NoError(t, g.Wait())
-		require.NoError(t, g.Close())
+		require.NoError(t, g.Close(context.Background()))
 		var total int64
 		for i := range per {
 			t.Logf("device %d ran %d jobs", i, per[i].Load())

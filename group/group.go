@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 
 	"golang.org/x/sync/semaphore"
 
+	"github.com/gpuactor/gpuactor/actor"
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/internal/logging"
 	"github.com/gpuactor/gpuactor/streams"
@@ -42,7 +44,12 @@ type Group struct {
 
 	peers sync.Map // [2]*device.Device{from, to} → whether MapTo copies from→to over a link (mapto.go)
 
-	shut     atomic.Bool     // Close began: a generation closed now is not being replaced
+	shut     atomic.Bool   // Close began: a generation closed now is not being replaced
+	finished chan struct{} // closed once the first Close or Shutdown has closed the group (finish)
+	closeErr error         // what finish found, set before finished closes
+	// Shutdown's context, once it was called: the devices the group closes then shut down
+	// within it (Device.Shutdown) instead of closing without a bound.
+	downCtx  atomic.Pointer[context.Context]
 	life     context.Context // the supervisors': Close ends it, cancelling a restart under way
 	endLife  context.CancelFunc
 	watchers sync.WaitGroup // one per supervisor: notes when it gives up (restart.go)
@@ -87,7 +94,7 @@ func New(ctx context.Context, devs []*device.Device, opts ...Option) (*Group, er
 	case cfg.restart && cfg.open == nil:
 		return nil, fmt.Errorf("%w: WithRestart: a nil open function", device.ErrInvalidArgument)
 	}
-	g := &Group{cfg: cfg, tokens: make(chan struct{}, cfg.queue), quit: make(chan struct{})}
+	g := &Group{cfg: cfg, tokens: make(chan struct{}, cfg.queue), quit: make(chan struct{}), finished: make(chan struct{})}
 	// A queue holds at most the jobs Submit queued (cfg.queue) and the reruns of idempotent
 	// jobs, at most one per stream of the group, as a device fails once.
 	g.room = cfg.queue + cfg.streams*len(devs)
@@ -103,6 +110,9 @@ func New(ctx context.Context, devs []*device.Device, opts ...Option) (*Group, er
 			return nil, errors.Join(err, g.closeStreams())
 		}
 		g.members = append(g.members, m)
+	}
+	if err := g.setupAll(ctx); err != nil {
+		return nil, errors.Join(err, g.closeStreams())
 	}
 	if cfg.open != nil {
 		if err := g.supervise(ctx); err != nil {
@@ -124,8 +134,43 @@ func (g *Group) newMember(ctx context.Context, d *device.Device) (*member, error
 	if err != nil {
 		return nil, err
 	}
+	gn.number = 1
 	m.cur.Store(gn)
 	return m, nil
+}
+
+// setupAll runs WithSetup's function on every member's device, at once.
+func (g *Group) setupAll(ctx context.Context) error {
+	if g.cfg.setup == nil {
+		return nil
+	}
+	errs := make([]error, len(g.members))
+	var wg sync.WaitGroup
+	for i, m := range g.members {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = g.setUp(ctx, m.cur.Load().dev)
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// setUp runs WithSetup's function on d, turning a panic into an error.
+func (g *Group) setUp(ctx context.Context, d *device.Device) (err error) {
+	if g.cfg.setup == nil {
+		return nil
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = &actor.PanicError{Value: r, Stack: debug.Stack()}
+		}
+		if err != nil {
+			err = fmt.Errorf("group: setting up device %d: %w", d.Ordinal(), err)
+		}
+	}()
+	return g.cfg.setup(ctx, d)
 }
 
 // newGeneration makes the streams of device d for a member, and reads what memory its jobs
@@ -159,19 +204,58 @@ func (g *Group) newGeneration(ctx context.Context, d *device.Device, owned bool)
 	return gn, nil
 }
 
-// Close stops the group: Submit refuses new jobs, the jobs still queued fail with an error
-// wrapping device.ErrClosed, and Close returns once the running ones have finished and the
-// group's streams are closed. The devices given to New stay open. A failed device's streams
-// are let go without an error (Device.Err has it). With WithRestart, Close also cancels a
-// restart under way and then closes the devices the group opened, after their streams.
-// Safe to call more than once.
-func (g *Group) Close() error {
+// Close stops the group: Submit refuses new jobs, the jobs still queued fail at once with an
+// error wrapping device.ErrClosed, and Close waits for the running ones to finish, then
+// closes the group's streams and the devices the group opened (WithRestart's replacements),
+// and returns. The devices given to New stay open: they are the caller's, except one that
+// failed and was replaced, which the group closed then. A failed device's streams are let go
+// without an error (Device.Err has it). With WithRestart, Close also cancels a restart under
+// way; a device open returns after that is closed.
+//
+// If ctx ends first, Close returns an error wrapping ctx's: the running jobs go on (their own
+// contexts end them), and the group finishes closing in the background once they return.
+// Safe to call more than once, and with Shutdown: a later call waits for the group to be
+// closed, within its own ctx, and returns nil once it is.
+func (g *Group) Close(ctx context.Context) error { return g.stop(ctx, false) }
+
+// Shutdown stops the group as Close does, for a service shutting down, and then shuts down
+// every device the group holds now with Device.Shutdown(ctx): those given to New (that were
+// not replaced) and those the group opened in a restart. Afterwards every one of them is
+// closed; a device replaced earlier was closed when it was. The devices' own work and the
+// jobs' wait share ctx: once it ends, the devices fail what is left at once (ErrShutdown,
+// which also ends the running jobs' device calls), Shutdown returns an error wrapping ctx's,
+// and the devices finish closing in the background. Errors of devices that had failed are
+// theirs (Device.Err), not Shutdown's. Safe to call more than once, and after Close.
+func (g *Group) Shutdown(ctx context.Context) error { return g.stop(ctx, true) }
+
+// stop is Close, and with down Shutdown.
+func (g *Group) stop(ctx context.Context, down bool) error {
+	if down {
+		g.downCtx.CompareAndSwap(nil, &ctx)
+	}
+	first := g.begin()
+	var err error
+	select {
+	case <-g.finished:
+		if first {
+			err = g.closeErr
+		}
+	case <-ctx.Done():
+		err = fmt.Errorf("group: closing: %w: the running jobs finish and the group closes in the background", ctx.Err())
+	}
+	if down {
+		err = errors.Join(err, g.shutDevices(ctx))
+	}
+	return err
+}
+
+// begin stops taking jobs, fails the queued ones and starts finish, unless an earlier Close
+// or Shutdown did; it reports whether this call did.
+func (g *Group) begin() bool {
 	g.mu.Lock()
 	if g.closing {
 		g.mu.Unlock()
-		g.workers.Wait()
-		g.inline.Wait()
-		return nil
+		return false
 	}
 	g.closing = true
 	g.shut.Store(true)
@@ -181,12 +265,47 @@ func (g *Group) Close() error {
 		m.refuseQueued()
 	}
 	refuseAll(g.shared)
+	go g.finish()
+	return true
+}
+
+// finish waits for the running jobs, then closes the streams and the devices the group owns.
+func (g *Group) finish() {
 	g.workers.Wait()
 	g.inline.Wait()
 	if g.cfg.open != nil {
-		return g.closeSupervised()
+		g.closeErr = g.closeSupervised()
+	} else {
+		g.closeErr = g.closeStreams()
 	}
-	return g.closeStreams()
+	close(g.finished)
+}
+
+// shutDevices shuts down every device of the group now within ctx (Shutdown), at once.
+func (g *Group) shutDevices(ctx context.Context) error {
+	devs := g.Devices()
+	errs := make([]error, len(devs))
+	var wg sync.WaitGroup
+	for i, d := range devs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := d.Shutdown(ctx); err != nil && d.Err() == nil {
+				errs[i] = fmt.Errorf("group: device %d: %w", d.Ordinal(), err)
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// closeDevice closes d, a device the group owns or one that failed: within Shutdown's
+// context once Shutdown was called, else without a bound.
+func (g *Group) closeDevice(d *device.Device) error {
+	if ctx := g.downCtx.Load(); ctx != nil {
+		return d.Shutdown(*ctx)
+	}
+	return d.Close()
 }
 
 func (g *Group) closeStreams() error { return g.closeStreamsFrom(0) }

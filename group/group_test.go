@@ -43,7 +43,7 @@ func newGroup(t testing.TB, devs []*device.Device, opts ...group.Option) *group.
 	t.Helper()
 	g, err := group.New(context.Background(), devs, opts...)
 	require.NoError(t, err)
-	t.Cleanup(func() { require.NoError(t, g.Close()) })
+	t.Cleanup(func() { require.NoError(t, g.Close(context.Background())) })
 	return g
 }
 
@@ -199,7 +199,7 @@ func TestCloseFailsQueuedJobs(t *testing.T) {
 	<-gt.started
 	queued := g.Submit(ctx, gt.job)
 	closed := make(chan error, 1)
-	go func() { closed <- g.Close() }()
+	go func() { closed <- g.Close(context.Background()) }()
 	require.ErrorIs(t, queued.Wait(ctx), device.ErrClosed)
 	select {
 	case <-closed:
@@ -210,7 +210,7 @@ func TestCloseFailsQueuedJobs(t *testing.T) {
 	require.NoError(t, running.Wait(ctx))
 	require.NoError(t, <-closed)
 	require.ErrorIs(t, g.Submit(ctx, gt.job).Wait(ctx), device.ErrClosed)
-	require.NoError(t, g.Close(), "twice")
+	require.NoError(t, g.Close(context.Background()), "twice")
 }
 
 func TestPolicies(t *testing.T) {

@@ -112,7 +112,7 @@ func TestAThousandJobsWithInjectedFaults(t *testing.T) {
 		}
 	}
 
-	require.NoError(t, g.Close())
+	require.NoError(t, g.Close(context.Background()))
 	for _, d := range devs {
 		require.NoError(t, d.Close())
 		u := d.Stats().Memory

@@ -171,7 +171,7 @@ func TestJobsOverIsolatedDevicesWithWorkersKilledAtRandom(t *testing.T) {
 		require.NoError(t, g.Do(ctx, isolatedJob(uint32(i))), "a job after the kills")
 	}
 
-	require.NoError(t, g.Close())
+	require.NoError(t, g.Close(context.Background()))
 	for _, d := range devs {
 		_ = d.Close() // the group closed the ones it replaced; Close is idempotent
 	}

@@ -1,6 +1,7 @@
 package group
 
 import (
+	"context"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -23,7 +24,7 @@ func TestMapToOverEveryDevice(t *testing.T) {
 		g, err := New(ctx, devs)
 		require.NoError(t, err)
 		t.Cleanup(func() {
-			require.NoError(t, g.Close())
+			require.NoError(t, g.Close(context.Background()))
 			for _, d := range devs {
 				require.NoError(t, d.Close())
 			}

@@ -35,7 +35,7 @@ func openEight(t *testing.T) ([]*device.Device, *Group) {
 	g, err := New(context.Background(), devs)
 	require.NoError(t, err)
 	t.Cleanup(func() {
-		require.NoError(t, g.Close())
+		require.NoError(t, g.Close(context.Background()))
 		for _, d := range devs {
 			_ = d.Close()
 		}

@@ -43,6 +43,8 @@ type config struct {
 	restarts []supervise.Option
 
 	log *slog.Logger // WithLogger; never nil once New has it
+
+	setup func(ctx context.Context, d *device.Device) error // WithSetup; nil without it
 }
 
 // WithStreams sets how many streams, and so jobs running at once, each device gets
@@ -113,3 +115,18 @@ func (p Policy) String() string {
 // default, and a nil l, log nowhere. A supervise.WithLogger given to WithRestart takes the
 // restarts' lines elsewhere.
 func WithLogger(l *slog.Logger) Option { return func(c *config) { c.log = l } }
+
+// WithSetup runs setup on every device the group opens or reopens, before the device takes
+// any job: in New, on each device given (at once, on goroutines of their own), and with
+// WithRestart, on each device that replaces a failed one, before it is placed. It is where a
+// job's per-device state is made: load a device.Program's kernels (Kernel), make pools or
+// constant buffers. setup is given New's context in New, and in a restart the supervisor's,
+// which Close ends. An error from setup in New fails New, which closes the streams it made
+// (the devices stay the caller's); in a restart it counts as a failed restart, as an error
+// from open does (the supervise policy decides what comes next), and the new device is
+// closed. A panic in setup is such an error. Unlike supervise.OnRestart, which tells only a
+// generation number once the device is back, setup is given the device, and the device waits
+// for it.
+func WithSetup(setup func(ctx context.Context, d *device.Device) error) Option {
+	return func(c *config) { c.setup = setup }
+}

@@ -71,6 +71,7 @@ type generation struct {
 	mem      *semaphore.Weighted // Memory: what jobs declared (Bytes) and run now
 	memBytes int64
 	owned    bool          // opened by a restart: the group closes the device
+	number   uint64        // the generation: 1 for the device given to New, then one more each restart
 	replaced chan struct{} // closed once a new generation replaced this one: wakes its workers
 
 	closeOnce sync.Once
@@ -94,7 +95,7 @@ func (gn *generation) Close() error {
 		}
 		err := gn.closeStreams()
 		if gn.owned || replacing || gn.down() {
-			cerr := gn.dev.Close()
+			cerr := gn.g.closeDevice(gn.dev)
 			if !gn.down() {
 				err = errors.Join(err, cerr)
 			}
@@ -166,7 +167,11 @@ func (m *member) reopen(ctx context.Context) (*generation, error) {
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("group: device %d, reopened: %w", ord, err), d.Close())
 	}
+	if err := m.g.setUp(ctx, d); err != nil {
+		return nil, errors.Join(err, gn.closeStreams(), d.Close())
+	}
 	n := m.restarts.Add(1)
+	gn.number = old.number + 1
 	m.g.cfg.log.Info("group: device reopened", slog.Int("device", ord), slog.String("name", d.String()),
 		slog.Uint64("restarts", n))
 	m.cur.Store(gn)

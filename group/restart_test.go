@@ -183,7 +183,7 @@ func TestRestartBringsAFailedDeviceBack(t *testing.T) {
 	assert.True(t, st.Devices[1].Healthy)
 	assert.Positive(t, st.Devices[1].MemoryBytes, "memory read from the new device")
 
-	require.NoError(t, g.Close())
+	require.NoError(t, g.Close(context.Background()))
 	_, err = now[1].MallocBytes(ctx, 16)
 	require.ErrorIs(t, err, device.ErrClosed, "Close closed the device the group opened")
 	for _, i := range []int{0, 2} {
@@ -337,11 +337,11 @@ func TestCloseDuringARestart(t *testing.T) {
 	r.failNow(t, devs[0])
 	require.Eventually(t, func() bool { return r.calls.Load() == 1 }, 5*time.Second, time.Millisecond)
 	start := time.Now()
-	require.NoError(t, g.Close())
+	require.NoError(t, g.Close(context.Background()))
 	assert.Less(t, time.Since(start), time.Second)
 	assert.Empty(t, r.openedDevices())
 	testleak.Settle(t, base)
-	require.NoError(t, g.Close(), "twice")
+	require.NoError(t, g.Close(context.Background()), "twice")
 }
 
 // An open that returns a device although Close cancelled it leaks nothing: the group closes
@@ -363,7 +363,7 @@ func TestCloseDuringARestartClosesALateDevice(t *testing.T) {
 	require.NoError(t, err)
 	r.failNow(t, devs[0])
 	<-entered
-	require.NoError(t, g.Close())
+	require.NoError(t, g.Close(context.Background()))
 	require.NotNil(t, late.Load())
 	_, err = late.Load().MallocBytes(ctx, 16)
 	require.ErrorIs(t, err, device.ErrClosed, "the late device was closed")
@@ -382,7 +382,7 @@ func TestCloseAfterRestartsLeaksNothing(t *testing.T) {
 	r.failNow(t, g.Devices()[0])
 	restartedAt(t, g, 0, 2)
 	runJobs(t, g, 50)
-	require.NoError(t, g.Close())
+	require.NoError(t, g.Close(context.Background()))
 	for _, d := range r.openedDevices() {
 		_, err := d.MallocBytes(context.Background(), 16)
 		require.ErrorIs(t, err, device.ErrClosed)

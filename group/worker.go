@@ -2,7 +2,6 @@ package group
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"runtime"
@@ -160,10 +159,7 @@ func (m *member) runOn(j *job, gn *generation, s *streams.Stream) (again bool, e
 		gn.leave(err)
 		m.failedJobs.Add(1)
 		again = j.cfg.idempotent && j.tries < len(m.g.members) && j.ctx.Err() == nil
-		if errors.Is(err, device.ErrDeviceFailed) {
-			return again, fmt.Errorf("group: device %d failed under the job: %w", gn.dev.Ordinal(), err)
-		}
-		return again, fmt.Errorf("group: device %d: %w under the job: %w", gn.dev.Ordinal(), device.ErrDeviceFailed, err)
+		return again, m.deviceError(gn, err)
 	}
 	if err != nil {
 		m.failedJobs.Add(1)

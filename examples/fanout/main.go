@@ -85,7 +85,7 @@ func parsePolicy(s string) (group.Policy, error) {
 	return 0, fmt.Errorf("-policy %q: want least, rr or memory", s)
 }
 
-// run opens the devices, compiles the kernel on each, runs c.jobs jobs over them with a
+// run opens the devices, loads the kernel's program on each, runs c.jobs jobs over them with a
 // group while showing progress on out, and prints the summary. It fails when a job failed,
 // and with ctx's error when ctx ended first.
 func run(ctx context.Context, c config, out io.Writer) (err error) {
@@ -124,15 +124,21 @@ func run(ctx context.Context, c config, out io.Writer) (err error) {
 		p := d.Properties()
 		fmt.Fprintf(out, "device %d: %s (compute %s, %s backend)\n", d.Ordinal(), p.Name, p.ComputeCapability, d.Backend())
 	}
-	kernels, err := compile(ctx, devs)
+	// One program for every device: it compiles once per architecture and loads on each
+	// device the first time a kernel of it is asked for there. The group's setup asks on every
+	// device before it takes a job, so that a compile error stops the run here, not in a job.
+	prog := device.NewProgram(source)
+	defer sample.Keep(&err, func() error { return prog.Close(context.WithoutCancel(ctx)) })
+	setup := func(ctx context.Context, d *device.Device) error {
+		_, err := prog.Kernel(ctx, d, "mix")
+		return err
+	}
+	g, err := group.New(ctx, devs, group.WithStreams(c.perDevice), group.WithPolicy(pol), group.WithSetup(setup))
 	if err != nil {
 		return err
 	}
-	g, err := group.New(ctx, devs, group.WithStreams(c.perDevice), group.WithPolicy(pol))
-	if err != nil {
-		return err
-	}
-	defer sample.Keep(&err, g.Close)
+	// Closed before the program (defers run last first), even when ctx was cancelled.
+	defer sample.Keep(&err, func() error { return g.Close(context.WithoutCancel(ctx)) })
 	fmt.Fprintf(out, "%d jobs of %d elements, %d rounds each, over %d devices, %d streams each, policy %s\n",
 		c.jobs, c.n, c.rounds, len(devs), c.perDevice, pol)
 
@@ -164,7 +170,11 @@ func run(ctx context.Context, c config, out io.Writer) (err error) {
 		// Go waits while the group's queue is full, within ctx: the batch never sits in
 		// memory all at once, and the submission loop paces itself on the devices.
 		g.Go(ctx, func(ctx context.Context, d *device.Device, s *streams.Stream) error {
-			err := runJob(ctx, s, kernels[d.Ordinal()], i, c.n, c.rounds)
+			// The kernel of the device the job landed on: loaded already, by the setup.
+			k, err := prog.Kernel(ctx, d, "mix")
+			if err == nil {
+				err = runJob(ctx, s, k, i, c.n, c.rounds)
+			}
 			if err != nil && (ctx.Err() == nil || !errors.Is(err, ctx.Err())) {
 				bad.Add(1)
 			}
@@ -186,22 +196,6 @@ func run(ctx context.Context, c config, out io.Writer) (err error) {
 		return fmt.Errorf("%d of %d jobs failed; the first: %w", bad.Load(), c.jobs, waitErr)
 	}
 	return waitErr // a job the group could not place (no healthy device left, say)
-}
-
-// compile compiles the kernel on every device: a kernel belongs to the device it was loaded
-// on, so a job looks its device's up by ordinal. The map is only read once the jobs run.
-func compile(ctx context.Context, devs []*device.Device) (map[int]*device.Kernel, error) {
-	kernels := make(map[int]*device.Kernel, len(devs))
-	for _, d := range devs {
-		mod, err := d.Compile(ctx, source)
-		if err != nil {
-			return nil, fmt.Errorf("device %d: %w", d.Ordinal(), err)
-		}
-		if kernels[d.Ordinal()], err = mod.Kernel(ctx, "mix"); err != nil {
-			return nil, fmt.Errorf("device %d: %w", d.Ordinal(), err)
-		}
-	}
-	return kernels, nil
 }
 
 // runJob is job number idx on stream s: its input, made from idx, goes to the device, the

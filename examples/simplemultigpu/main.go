@@ -132,7 +132,8 @@ func run(c config) (err error) {
 	if err != nil {
 		return err
 	}
-	defer sample.Keep(&err, g.Close) // a no-op after the Close below, but not on early returns
+	// A no-op after the Close below, but not on early returns.
+	defer sample.Keep(&err, func() error { return g.Close(ctx) })
 
 	// Allocate, and fill the input in plan order: the C sample draws it from one rand()
 	// sequence, GPU after GPU.
@@ -164,7 +165,7 @@ func run(c config) (err error) {
 		return err
 	}
 	// The C sample destroys its streams inside the timed part; closing the group does.
-	if err := g.Close(); err != nil {
+	if err := g.Close(ctx); err != nil {
 		return err
 	}
 	var sumGPU float32
