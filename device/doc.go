@@ -16,6 +16,14 @@
 //		s.Launch(ctx, k, cuda.LaunchConfig{Grid: cuda.Dim(n/256 + 1), Block: cuda.Dim(256)}, buf, int32(n)),
 //		streams.CopyFromDevice(ctx, s, xs, buf))
 //
+// A Module belongs to the one device it was loaded on. Code that runs on several devices, or
+// on a device opened again after a failure, uses a Program: compiled once per architecture,
+// loaded on each device the first time a kernel is asked for there.
+//
+//	prog := device.NewProgram(device.Source{Name: "k.cu", Code: src, Sim: simKernels})
+//	defer prog.Close(ctx)
+//	k, err := prog.Kernel(ctx, dev, "scale") // on whichever device the work runs
+//
 // Backends: "cuda" drives the real runtime through purego (no cgo); "sim" is a CPU simulator
 // with the runtime's ordering semantics, where kernels run as Go functions registered next to
 // their CUDA source; "auto" picks cuda when libcudart loads and a device exists, else sim.
