@@ -42,12 +42,18 @@ func (e *DeviceError) Error() string {
 	default:
 		why = fmt.Sprintf("device %d failed under the job", e.Ordinal)
 	}
+	if e.Err == nil {
+		return "group: " + why
+	}
 	return "group: " + why + ": " + e.Err.Error()
 }
 
 // Unwrap gives device.ErrDeviceFailed, the job's error, and ErrDeviceReplaced once replaced.
 func (e *DeviceError) Unwrap() []error {
-	errs := []error{e.Err}
+	var errs []error
+	if e.Err != nil {
+		errs = append(errs, e.Err)
+	}
 	if !errors.Is(e.Err, device.ErrDeviceFailed) {
 		errs = append(errs, device.ErrDeviceFailed)
 	}
