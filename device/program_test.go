@@ -189,3 +189,42 @@ func TestLoadProgramLoadsOnEachDevice(t *testing.T) {
 		runSaxpy(t, d, k)
 	}
 }
+
+// Close racing first loads: every module a caller got is unloaded once Close and the loads
+// are done, and a load that finished after Close unloads itself.
+func TestProgramCloseDuringLoads(t *testing.T) {
+	ctx := testdev.Ctx(t)
+	devs := simDevices(t, 4)
+	prog := device.NewProgram(device.Source{Name: "saxpy_prog.cu", Code: saxpySource, Sim: saxpySim})
+	var mu sync.Mutex
+	var got []*device.Kernel
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for _, d := range devs {
+		for range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				k, err := prog.Kernel(ctx, d, "saxpy")
+				if err != nil {
+					assert.ErrorIs(t, err, device.ErrClosed)
+					return
+				}
+				mu.Lock()
+				got = append(got, k)
+				mu.Unlock()
+			}()
+		}
+	}
+	close(start)
+	require.NoError(t, prog.Close(ctx))
+	wg.Wait()
+	for _, k := range got {
+		_, err := k.Module().Kernel(ctx, "empty")
+		require.ErrorIs(t, err, device.ErrClosed, "a module of %s outlived the program's Close", k.Module().Name())
+	}
+	for _, d := range devs {
+		testdev.RequireUsable(t, d)
+	}
+}
