@@ -21,8 +21,9 @@ var (
 
 // DeviceError is the error of a job whose device failed under it; it wraps
 // device.ErrDeviceFailed, the job's own error, and, when a restart replaced the device before
-// the job ended, ErrDeviceReplaced. A device's generations count its openings within the
-// group: 1 is the device given to New, and each restart (WithRestart) makes the next.
+// the job ended, ErrDeviceReplaced. With WithRestart, a device's generations count its
+// openings within the group: 1 is the device given to New, and each restart makes the next;
+// without it both generations are 0.
 type DeviceError struct {
 	Ordinal    int    // the device's ordinal
 	Generation uint64 // the generation the job ran on
@@ -37,7 +38,7 @@ func (e *DeviceError) Error() string {
 	switch {
 	case e.Now > e.Generation:
 		why = fmt.Sprintf("device %d (generation %d) failed under the job and was replaced by generation %d while it ran", e.Ordinal, e.Generation, e.Now)
-	case e.Generation > 1:
+	case e.Generation > 0:
 		why = fmt.Sprintf("device %d (generation %d) failed under the job", e.Ordinal, e.Generation)
 	default:
 		why = fmt.Sprintf("device %d failed under the job", e.Ordinal)
@@ -66,5 +67,8 @@ func (e *DeviceError) Unwrap() []error {
 // deviceError is the error of job j, which failed with err on m's generation gn after gn's
 // device failed.
 func (m *member) deviceError(gn *generation, err error) error {
+	if m.sup == nil { // no restarts: one generation, not worth naming
+		return &DeviceError{Ordinal: gn.dev.Ordinal(), Err: err}
+	}
 	return &DeviceError{Ordinal: gn.dev.Ordinal(), Generation: gn.number, Now: m.cur.Load().number, Err: err}
 }

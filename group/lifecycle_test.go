@@ -352,3 +352,20 @@ func TestCloseHonoursItsContext(t *testing.T) {
 		})
 	}
 }
+
+// Without WithRestart a device has no generations to name.
+func TestJobOnAFailedDeviceWithoutRestart(t *testing.T) {
+	ctx := testdev.Ctx(t)
+	r, devs := newReopener(t, 1)
+	g := newGroup(t, devs)
+	err := g.Submit(ctx, func(ctx context.Context, d *device.Device, s *streams.Stream) error {
+		r.failNow(t, d)
+		return s.HostFunc(ctx, func() {}).Wait(ctx)
+	}).Wait(ctx)
+	var de *group.DeviceError
+	require.ErrorAs(t, err, &de)
+	assert.Equal(t, group.DeviceError{Ordinal: 0, Err: de.Err}, *de)
+	require.ErrorIs(t, err, device.ErrDeviceFailed)
+	assert.NotErrorIs(t, err, group.ErrDeviceReplaced)
+	assert.ErrorContains(t, err, "group: device 0 failed under the job: ")
+}
