@@ -76,8 +76,10 @@ func NewProgram(src Source, opts ...CompileOption) *Program {
 }
 
 // LoadProgram makes a program of compiled device code, as LoadModule takes it: image of kind
-// PTX or Cubin (one for every device the program will run on), and sim, the kernels' Go
-// implementations for the simulator. It loads nothing yet: a bad image is reported by Kernel.
+// PTX or Cubin, and sim, the kernels' Go implementations for the simulator. The same image
+// loads on every device, so it must suit each: PTX the driver compiles for the device, or, as
+// Cubin, a fatbin holding code for each architecture (the driver picks the device's). It
+// loads nothing yet: a bad image is reported by Kernel, on the device it does not suit.
 func LoadProgram(name string, image []byte, kind ImageKind, sim map[string]cuda.SimKernel) *Program {
 	p := &Program{name: name, image: image, kind: kind, sim: sim}
 	if kind != PTX && kind != Cubin {
