@@ -73,9 +73,11 @@ type member struct {
 	busy             atomic.Int64 // nanoseconds of job time, done or failed
 }
 
-// New makes a group of devs, each with its own pool of streams (WithStreams). The devices
-// stay the caller's: close the group before them (with WithRestart, the group closes those
-// that fail, and owns their replacements). It fails with ErrNoDevice when devs is empty.
+// New makes a group of devs, each with its own pool of streams (WithStreams), and runs
+// WithSetup's function on each before it returns. The devices stay the caller's: close the
+// group before them (with WithRestart, the group closes those that fail, and owns their
+// replacements), or Shutdown it, which shuts them down too. It fails with ErrNoDevice when
+// devs is empty.
 func New(ctx context.Context, devs []*device.Device, opts ...Option) (*Group, error) {
 	cfg := config{streams: 4, queue: 1024}
 	for _, o := range opts {
