@@ -239,10 +239,14 @@ func (g *Group) stop(ctx context.Context, down bool) error {
 	var err error
 	select {
 	case <-g.finished:
+	case <-ctx.Done():
+	}
+	select { // finished wins over an ended ctx: the group is closed
+	case <-g.finished:
 		if first {
 			err = g.closeErr
 		}
-	case <-ctx.Done():
+	default:
 		err = fmt.Errorf("group: closing: %w: the running jobs finish and the group closes in the background", ctx.Err())
 	}
 	if down {
