@@ -1,6 +1,7 @@
 package group
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 
@@ -13,6 +14,11 @@ import (
 // which saves the two goroutine hand-offs of Submit and Wait (a few microseconds each on a
 // large host); otherwise it is queued as Submit queues it, and Do waits for it. Errors are
 // Submit's.
+//
+// Do returns ctx's error only for a job that never started: ctx ended before it left the
+// queue (or while it waited for its declared Bytes). Once fn has started, Do waits for it to
+// return, however long after ctx ends, and returns what it returned: fn sees ctx end and
+// decides, so a caller is never told "cancelled" of work that was done.
 func (g *Group) Do(ctx context.Context, fn Job, opts ...JobOption) error {
 	if fn == nil {
 		return fmt.Errorf("%w: a nil job", device.ErrInvalidArgument)
@@ -21,13 +27,16 @@ func (g *Group) Do(ctx context.Context, fn Job, opts ...JobOption) error {
 	for _, o := range opts {
 		o(&j.cfg)
 	}
+	var ran error // the error of the run the device failed under, when fn ran and may run again
 	for {
 		if err := ctx.Err(); err != nil {
-			return err
+			return cmp.Or(ran, err)
 		}
 		m, gn, s := g.idleStream(j)
 		if m == nil {
-			return g.Submit(ctx, fn, opts...).Wait(ctx)
+			// A queued job's future completes with ctx's error at once if ctx ends before
+			// the job starts; once it runs, the job's own outcome is the answer.
+			return g.queue(j, nil).Wait(context.WithoutCancel(ctx))
 		}
 		again, err := m.runOn(j, gn, s)
 		gn.free <- s
@@ -35,6 +44,12 @@ func (g *Group) Do(ctx context.Context, fn Job, opts ...JobOption) error {
 		if !again {
 			return err
 		}
+		if ctx.Err() != nil {
+			m.failedJobs.Add(1) // it will not run again: it ends here
+			return err
+		}
+		m.retried.Add(1)
+		ran = err
 	}
 }
 

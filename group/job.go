@@ -43,6 +43,13 @@ func (j *job) releaseToken() {
 // (ctx's error, at once), the group closed (device.ErrClosed), no device can take it
 // (ErrNoDevice, ErrTooBig), the queue was full with WithFailFast (ErrQueueFull). A job that
 // panics fails with an *actor.PanicError; the group goes on.
+//
+// The future completes with ctx's error only for a job that never started. Once the job has
+// started, ctx ending is the job's to see (through its own ctx), and the future completes
+// with what the job returns. Waiting on the future with a context that ends is another
+// matter: Wait then returns that context's error at once, whether or not the job runs. To
+// learn the job's outcome after ctx ends, wait with context.WithoutCancel(ctx), as Do does:
+// the wait is short for a job still queued, whose future completes with ctx's error at once.
 func (g *Group) Submit(ctx context.Context, fn Job, opts ...JobOption) *actor.Future[struct{}] {
 	return g.submit(ctx, fn, opts, nil)
 }
@@ -59,12 +66,24 @@ func (g *Group) submit(ctx context.Context, fn Job, opts []JobOption, done actor
 	if fn == nil {
 		return fail(fmt.Errorf("%w: a nil job", device.ErrInvalidArgument))
 	}
-	j := &job{g: g, fn: fn, ctx: ctx, p: actor.NewPromise[struct{}]()}
+	j := &job{g: g, fn: fn, ctx: ctx}
+	for _, o := range opts {
+		o(&j.cfg)
+	}
+	return g.queue(j, done)
+}
+
+// queue queues j, made by Submit or Do (which may have run it already: tries counts those
+// runs), and returns its future, telling done (when not nil) of its result.
+func (g *Group) queue(j *job, done actor.Completer[struct{}]) *actor.Future[struct{}] {
+	ctx := j.ctx
+	j.p = actor.NewPromise[struct{}]()
 	if done != nil {
 		j.p.OnComplete(done)
 	}
-	for _, o := range opts {
-		o(&j.cfg)
+	fail := func(err error) *actor.Future[struct{}] {
+		j.p.Complete(struct{}{}, err)
+		return j.p.Future()
 	}
 	if j.cfg.bytes > 0 && !g.fits(j.cfg.bytes) {
 		return fail(fmt.Errorf("%w: %d bytes", ErrTooBig, j.cfg.bytes))

@@ -135,9 +135,13 @@ func (m *member) take(j *job) {
 	j.releaseToken() // out of the queue: room for another
 	again, err := m.runOn(j, gn, s)
 	if tries := j.tries; again && m.g.again(j) { // j is another worker's once again queued it
+		m.retried.Add(1)
 		m.g.cfg.log.Info("group: job runs again on another device", slog.Int("device", gn.dev.Ordinal()),
 			slog.Int("tries", tries), slog.Any("error", err))
 		return
+	}
+	if again {
+		m.failedJobs.Add(1) // no device could take it again: it ends here
 	}
 	j.state.Store(jobEnded)
 	j.p.Complete(struct{}{}, err)
@@ -146,7 +150,8 @@ func (m *member) take(j *job) {
 // runOn runs j on s, of m's generation gn, with the group's accounting, and returns its
 // error; again is true when gn's device failed under j and j may run elsewhere: it is
 // Idempotent, has not yet run as many times as the group has devices, and its context goes
-// on; the caller then places it again, or fails it with err.
+// on; the caller then places it again and counts a retry (m.retried), or fails it with err
+// and counts it failed. A job is counted done or failed once, where it ended.
 func (m *member) runOn(j *job, gn *generation, s *streams.Stream) (again bool, err error) {
 	j.on.Store(m)
 	m.running.Add(1)
@@ -158,8 +163,10 @@ func (m *member) runOn(j *job, gn *generation, s *streams.Stream) (again bool, e
 	m.reserved.Add(-j.cfg.bytes)
 	if err != nil && gn.down() { // the device failed under the job
 		gn.leave(err)
-		m.failedJobs.Add(1)
 		again = j.cfg.idempotent && j.tries < len(m.g.members) && j.ctx.Err() == nil
+		if !again {
+			m.failedJobs.Add(1)
+		}
 		if errors.Is(err, device.ErrDeviceFailed) {
 			return again, fmt.Errorf("group: device %d failed under the job: %w", gn.dev.Ordinal(), err)
 		}
