@@ -39,7 +39,7 @@ func (g *Group) Do(ctx context.Context, fn Job, opts ...JobOption) error {
 			return g.queue(j, nil).Wait(context.WithoutCancel(ctx))
 		}
 		again, err := m.runOn(j, gn, s)
-		gn.free <- s
+		gn.giveBack(s)
 		g.inline.Done()
 		if !again {
 			return err

@@ -205,10 +205,9 @@ func (g *Group) closeStreamsFrom(i int) error {
 // that is the device's error, which Device.Err already gives, not the group's.
 func (gn *generation) closeStreams() error {
 	var errs []error
-	for _, s := range gn.streams {
+	for _, s := range gn.takeStreams() {
 		errs = append(errs, s.Close(context.Background()))
 	}
-	gn.streams = nil
 	if gn.down() {
 		return nil
 	}

@@ -118,7 +118,7 @@ func (m *member) take(j *job) {
 			return
 		}
 	}
-	defer func() { gn.free <- s }()
+	defer func() { gn.giveBack(s) }()
 	if j.ctx.Err() != nil {
 		j.cancelQueued() // its context ended in the queue: it leaves as cancelled, not run
 		return
