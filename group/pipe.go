@@ -56,7 +56,8 @@ func ItemOptions[T any](f func(item T) []JobOption) PipeOption {
 //
 // Backpressure runs through the channels: Pipe reads from in only while it holds fewer items
 // than its Window and the group's queue has room, so a consumer that reads the results slowly
-// slows the reading of in.
+// slows the reading of in. (With WithFailFast, an item that finds the group's queue full fails
+// with ErrQueueFull, as Submit would.)
 //
 // The output closes once in is closed and every result read from it has been sent; or, once
 // ctx ends, as soon as the jobs already started have ended: Pipe then reads no more items,
