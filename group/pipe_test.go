@@ -254,3 +254,34 @@ func TestPipeBadInput(t *testing.T) {
 		require.ErrorIs(t, r.Err, device.ErrClosed)
 	}
 }
+
+// A device fails mid-stream and restarts (WithRestart): Idempotent items (ItemOptions) that
+// were running on it run again elsewhere, so every item has its right result, in order, and
+// each is counted done once.
+func TestPipeThroughARestart(t *testing.T) {
+	testleak.AtCleanup(t)
+	ctx := context.Background()
+	r, devs := newReopener(t, 2)
+	g := newGroup(t, devs, group.WithRestart(r.open, fast()...))
+	const n = 600
+	out := group.Pipe(ctx, g, feedInts(ctx, n, nil), square(50*time.Microsecond), group.Ordered(),
+		group.ItemOptions(func(int) []group.JobOption { return []group.JobOption{group.Idempotent()} }))
+	next := 0
+	for res := range out {
+		require.NoError(t, res.Err, "item %d", res.Item)
+		require.Equal(t, next, res.Index)
+		require.Equal(t, res.Item*res.Item, res.Value)
+		if next++; next == 100 {
+			r.failNow(t, devs[0])
+		}
+	}
+	require.Equal(t, n, next)
+	restartedAt(t, g, 0, 1)
+	var done, failed, retries uint64
+	for _, st := range g.Stats().Devices {
+		done, failed, retries = done+st.Done, failed+st.Failed, retries+st.Retries
+	}
+	t.Logf("%d items ran again after the failure", retries)
+	assert.Equal(t, uint64(n), done, "each item counted once")
+	assert.Zero(t, failed)
+}
