@@ -27,10 +27,17 @@ func (g *Group) Do(ctx context.Context, fn Job, opts ...JobOption) error {
 	for _, o := range opts {
 		o(&j.cfg)
 	}
-	var ran error // the error of the run the device failed under, when fn ran and may run again
+	var ran error  // the error of a run that a device failure ended: fn may run again
+	var on *member // where that run ended, which counts it a retry, or failed if it ends there
 	for {
 		if err := ctx.Err(); err != nil {
+			if on != nil {
+				on.failedJobs.Add(1) // it will not run again: it ended there
+			}
 			return cmp.Or(ran, err)
+		}
+		if on != nil {
+			on.retried.Add(1)
 		}
 		m, gn, s := g.idleStream(j)
 		if m == nil {
@@ -44,12 +51,7 @@ func (g *Group) Do(ctx context.Context, fn Job, opts ...JobOption) error {
 		if !again {
 			return err
 		}
-		if ctx.Err() != nil {
-			m.failedJobs.Add(1) // it will not run again: it ends here
-			return err
-		}
-		m.retried.Add(1)
-		ran = err
+		ran, on = err, m
 	}
 }
 

@@ -18,7 +18,7 @@ type DeviceStats struct {
 	Done   uint64
 	Failed uint64
 	// Retries counts the runs of Idempotent jobs that its device failing ended here, each
-	// followed by a run on another device; they are neither Done nor Failed here.
+	// job then queued or run again on another device; they are neither Done nor Failed here.
 	Retries uint64
 	// MeanJob is the mean time of the runs that ended on it: jobs done or failed, and retries.
 	MeanJob time.Duration
