@@ -57,7 +57,7 @@ func (g *Group) Do(ctx context.Context, fn Job, opts ...JobOption) error {
 
 // idleStream takes a free stream for j, with the member and generation it belongs to, where
 // running j now would overtake no queued job; nil when there is none, or the group is closing.
-// The caller runs j, gives the stream back to gn.free, and calls g.inline.Done.
+// The caller runs j, gives the stream back (gn.giveBack), and calls g.inline.Done.
 func (g *Group) idleStream(j *job) (*member, *generation, *streams.Stream) {
 	g.mu.RLock()
 	defer g.mu.RUnlock()
