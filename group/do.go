@@ -45,6 +45,7 @@ func (g *Group) Do(ctx context.Context, fn Job, opts ...JobOption) error {
 			// the job starts; once it runs, the job's own outcome is the answer.
 			return g.queue(j, nil).Wait(context.WithoutCancel(ctx))
 		}
+		s = gn.lend(s)
 		again, err := m.runOn(j, gn, s)
 		gn.giveBack(s)
 		g.inline.Done()

@@ -29,6 +29,16 @@ func (gn *generation) giveBack(s *streams.Stream) {
 	gn.free <- s
 }
 
+// lend checks s, just taken from gn's free streams for a job, as giveBack did: a stream
+// closed since it came back (by a job's goroutine that outlived the job, or a Close whose
+// context ended before the stream was closed) is replaced before a job sees it.
+func (gn *generation) lend(s *streams.Stream) *streams.Stream {
+	if isClosed(s) {
+		return gn.renew(s)
+	}
+	return s
+}
+
 // renew makes a stream of gn's device in place of old, which a job closed, and returns it;
 // old itself when no stream can be made (the device failed or closed, or gn is closing),
 // after logging why: the jobs lent it then fail with an error wrapping device.ErrClosed.

@@ -2,6 +2,7 @@ package group_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -36,5 +37,35 @@ func TestAJobClosingItsStream(t *testing.T) {
 	st := g.Stats().Devices[0]
 	assert.Equal(t, uint64(102), st.Done)
 	assert.True(t, st.Healthy)
+	require.NoError(t, g.Close())
+}
+
+// A stream closed after its job returned (by a goroutine the job left, here the test) is
+// replaced when it is next lent.
+func TestAStreamClosedAfterItsJob(t *testing.T) {
+	testleak.AtCleanup(t)
+	ctx := context.Background()
+	g, err := group.New(ctx, openSims(t, 1), group.WithStreams(1))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = g.Close() })
+	var lent *streams.Stream
+	require.NoError(t, g.Do(ctx, func(_ context.Context, _ *device.Device, s *streams.Stream) error {
+		lent = s
+		return nil
+	}))
+	require.NoError(t, lent.Close(ctx))
+	for i := range 100 {
+		job := func(ctx context.Context, _ *device.Device, s *streams.Stream) error {
+			if s == lent {
+				return errors.New("lent the closed stream")
+			}
+			return s.HostFunc(ctx, func() {}).Wait(ctx)
+		}
+		if i%2 == 0 {
+			require.NoError(t, g.Do(ctx, job), "job %d", i)
+		} else {
+			require.NoError(t, g.Submit(ctx, job).Wait(ctx), "job %d", i)
+		}
+	}
 	require.NoError(t, g.Close())
 }

@@ -118,6 +118,7 @@ func (m *member) take(j *job) {
 			return
 		}
 	}
+	s = gn.lend(s)
 	defer func() { gn.giveBack(s) }()
 	if j.ctx.Err() != nil {
 		j.cancelQueued() // its context ended in the queue: it leaves as cancelled, not run
