@@ -13,13 +13,12 @@ import (
 // stream s: it returns the item's result.
 type Item[T, R any] func(ctx context.Context, d *device.Device, s *streams.Stream, item T) (R, error)
 
-// Result is the outcome of one item of Pipe: the item, its place in the input (from 0), and
-// what its function returned, or why it could not run (Submit's errors).
+// Result is the outcome of one item of Pipe.
 type Result[T, R any] struct {
-	Index int
-	Item  T
-	Value R
-	Err   error
+	Index int   // the item's place in the input, from 0
+	Item  T     // the item read
+	Value R     // what the item's function returned, with its error or not
+	Err   error // the function's error, or why it could not run (Submit's errors)
 }
 
 // PipeOption configures Pipe.
@@ -59,7 +58,7 @@ func ItemOptions[T any](f func(item T) []JobOption) PipeOption {
 // slows the reading of in. (With WithFailFast, an item that finds the group's queue full fails
 // with ErrQueueFull, as Submit would.)
 //
-// The output closes once in is closed and every result read from it has been sent; or, once
+// The output closes once in is closed and the result of every item read from it sent; or, once
 // ctx ends, as soon as the jobs already started have ended: Pipe then reads no more items,
 // the jobs still queued leave the queue, the running ones see ctx end, and the results not yet
 // sent are dropped, so that a consumer that stops reading and cancels ctx leaves no goroutine
