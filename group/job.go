@@ -103,8 +103,7 @@ func (g *Group) queue(j *job, done actor.Completer[struct{}]) *actor.Future[stru
 		return fail(ErrNoDevice)
 	}
 	j.token = true
-	j.stop = context.AfterFunc(ctx, j.cancelQueued)
-	g.enqueue(j, m)
+	g.enqueue(j, m, true)
 	return j.p.Future()
 }
 
@@ -141,17 +140,26 @@ func (g *Group) fits(bytes int64) bool {
 }
 
 // enqueue queues j on m, or on the shared queue when m is nil. Every queue has room for every
-// job that can be queued at once (g.room), so the send never waits.
-func (g *Group) enqueue(j *job, m *member) {
+// job that can be queued at once (g.room), so the send never waits. With watch, j's context
+// ending while it waits ends it (cancelQueued): the watch starts once j's counts are up and
+// before the send, so that a context that has already ended takes back the counts just
+// added, and a worker that takes j finds its stop set.
+func (g *Group) enqueue(j *job, m *member, watch bool) {
 	j.on.Store(m)
 	if m == nil {
 		g.waiting.Add(1)
-		g.shared <- j
-		return
+	} else {
+		m.queued.Add(1)
+		m.reserved.Add(j.cfg.bytes)
 	}
-	m.queued.Add(1)
-	m.reserved.Add(j.cfg.bytes)
-	m.queue <- j
+	if watch {
+		j.stop = context.AfterFunc(j.ctx, j.cancelQueued)
+	}
+	if m == nil {
+		g.shared <- j
+	} else {
+		m.queue <- j
+	}
 }
 
 // dequeued takes j's counts off the queue it waited in.

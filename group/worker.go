@@ -1,7 +1,6 @@
 package group
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -223,7 +222,7 @@ func (j *job) move(from *member) {
 		return
 	}
 	j.dequeued()
-	g.enqueue(j, to)
+	g.enqueue(j, to, false) // its context's watch goes on
 	j.state.Store(jobQueued)
 	g.mu.RUnlock()
 	g.cfg.log.Debug("group: queued job moved off a failed device", slog.Int("device", from.cur.Load().dev.Ordinal()))
@@ -246,7 +245,6 @@ func (g *Group) again(j *job) bool {
 		return false
 	}
 	j.state.Store(jobQueued)
-	j.stop = context.AfterFunc(j.ctx, j.cancelQueued)
-	g.enqueue(j, to)
+	g.enqueue(j, to, true)
 	return true
 }
