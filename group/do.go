@@ -1,6 +1,7 @@
 package group
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 
@@ -13,6 +14,11 @@ import (
 // which saves the two goroutine hand-offs of Submit and Wait (a few microseconds each on a
 // large host); otherwise it is queued as Submit queues it, and Do waits for it. Errors are
 // Submit's.
+//
+// Do returns ctx's error only for a job that never started: ctx ended before it left the
+// queue (or while it waited for its declared Bytes). Once fn has started, Do waits for it to
+// return, however long after ctx ends, and returns what it returned: fn sees ctx end and
+// decides, so a caller is never told "cancelled" of work that was done.
 func (g *Group) Do(ctx context.Context, fn Job, opts ...JobOption) error {
 	if fn == nil {
 		return fmt.Errorf("%w: a nil job", device.ErrInvalidArgument)
@@ -21,26 +27,38 @@ func (g *Group) Do(ctx context.Context, fn Job, opts ...JobOption) error {
 	for _, o := range opts {
 		o(&j.cfg)
 	}
+	var ran error  // the error of a run that a device failure ended: fn may run again
+	var on *member // where that run ended, which counts it a retry, or failed if it ends there
 	for {
 		if err := ctx.Err(); err != nil {
-			return err
+			if on != nil {
+				on.failedJobs.Add(1) // it will not run again: it ended there
+			}
+			return cmp.Or(ran, err)
+		}
+		if on != nil {
+			on.retried.Add(1)
 		}
 		m, gn, s := g.idleStream(j)
 		if m == nil {
-			return g.Submit(ctx, fn, opts...).Wait(ctx)
+			// A queued job's future completes with ctx's error at once if ctx ends before
+			// the job starts; once it runs, the job's own outcome is the answer.
+			return g.queue(j, nil).Wait(context.WithoutCancel(ctx))
 		}
+		s = gn.lend(s)
 		again, err := m.runOn(j, gn, s)
-		gn.free <- s
+		gn.giveBack(s)
 		g.inline.Done()
 		if !again {
 			return err
 		}
+		ran, on = err, m
 	}
 }
 
 // idleStream takes a free stream for j, with the member and generation it belongs to, where
 // running j now would overtake no queued job; nil when there is none, or the group is closing.
-// The caller runs j, gives the stream back to gn.free, and calls g.inline.Done.
+// The caller runs j, gives the stream back (gn.giveBack), and calls g.inline.Done.
 func (g *Group) idleStream(j *job) (*member, *generation, *streams.Stream) {
 	g.mu.RLock()
 	defer g.mu.RUnlock()

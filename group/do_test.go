@@ -110,6 +110,14 @@ func TestDoOnAFailingDevice(t *testing.T) {
 			require.ErrorContains(t, err, "device 0")
 			assert.Equal(t, []int{0}, on)
 		}
-		assert.False(t, g.Stats().Devices[0].Healthy)
+		st := g.Stats().Devices
+		assert.False(t, st[0].Healthy)
+		if idempotent {
+			assert.Equal(t, [2]uint64{0, 1}, [2]uint64{st[0].Failed, st[1].Done}, "one job, done on device 1")
+			assert.Equal(t, uint64(1), st[0].Retries, "its first run, on device 0")
+		} else {
+			assert.Equal(t, [2]uint64{1, 0}, [2]uint64{st[0].Failed, st[1].Done}, "one job, failed on device 0")
+			assert.Zero(t, st[0].Retries)
+		}
 	}
 }

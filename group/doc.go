@@ -52,7 +52,9 @@
 // spares the hand-offs to a worker and back. Go and Wait run jobs errgroup-style, with no
 // goroutine per job, and BatchContext gives them a context their first error cancels. Map
 // splits a slice over the devices and gathers the results; MapTo gathers them in one device's
-// memory, over peer links where the devices have them.
+// memory, over peer links where the devices have them. Pipe is the stage of a pipeline: it
+// reads items from a channel, runs each as a job, and sends each item's Result on a channel,
+// in completion or input order, with backpressure through both channels.
 //
 // The group owns its streams, and the devices it opened in restarts, not the devices given to
 // New. Close(ctx) stops the group and closes what it owns: close it, then the devices. A

@@ -194,3 +194,57 @@ func ExampleWithRestart() {
 	// device 1 is back, generation 2
 	// restarts 1, healthy true, jobs done 50
 }
+
+// Feed a pipeline stage: requests come on a channel, each is scaled on whichever device takes
+// it, and the results go on in the order the requests came (Ordered; by default, in the order
+// they complete). The output closes once the input has closed and every result is out.
+func ExamplePipe() {
+	ctx := context.Background()
+	devs, prog := openExampleDevices(ctx)
+	g, err := group.New(ctx, devs)
+	if err != nil {
+		panic(err)
+	}
+
+	requests := make(chan []float32)
+	go func() {
+		defer close(requests)
+		for i := range 4 {
+			requests <- []float32{float32(i), float32(10 * i)}
+		}
+	}()
+	scale := func(ctx context.Context, d *device.Device, s *streams.Stream, xs []float32) ([]float32, error) {
+		k, err := prog.Kernel(ctx, d, "scale")
+		if err != nil {
+			return nil, err
+		}
+		buf, _, err := alloc.MallocAsync[float32](ctx, s, len(xs))
+		if err != nil {
+			return nil, err
+		}
+		defer buf.Close(ctx)
+		res := make([]float32, len(xs))
+		streams.CopyToDevice(ctx, s, buf, xs)
+		s.Launch(ctx, k, cuda.LaunchConfig{Grid: cuda.Dim(1), Block: cuda.Dim(32)}, buf, float32(3), len(xs))
+		return res, streams.CopyFromDevice(ctx, s, res, buf).Wait(ctx)
+	}
+	for r := range group.Pipe(ctx, g, requests, scale, group.Ordered()) {
+		if r.Err != nil {
+			fmt.Println("request", r.Index, "failed:", r.Err)
+			continue
+		}
+		fmt.Println(r.Item, "→", r.Value)
+	}
+
+	if err := g.Close(ctx); err != nil {
+		panic(err)
+	}
+	for _, d := range devs {
+		d.Close()
+	}
+	// Output:
+	// [0 0] → [0 0]
+	// [1 10] → [3 30]
+	// [2 20] → [6 60]
+	// [3 30] → [9 90]
+}

@@ -96,12 +96,13 @@ func TestTenThousandJobsWithADeviceFailingMidway(t *testing.T) {
 			assert.Positive(t, d.Done, "device %d took work after the fault", i)
 		}
 	}
-	var done, fails uint64
+	var done, fails, retries uint64
 	for _, d := range st.Devices {
-		done, fails = done+d.Done, fails+d.Failed
+		done, fails, retries = done+d.Done, fails+d.Failed, retries+d.Retries
 	}
 	assert.Equal(t, uint64(ok), done)
-	assert.GreaterOrEqual(t, fails, uint64(failed), "every failure counted, and every rerun's first try")
+	assert.Equal(t, uint64(failed), fails, "each job counted once, where it ended")
+	assert.Equal(t, retries, st.Devices[bad].Retries, "only the failed device ended runs that ran again")
 
 	require.NoError(t, g.Close(context.Background()), "a failed device's streams are let go")
 	testleak.Settle(t, goroutines)
@@ -153,7 +154,10 @@ func TestDeviceFailingUnderRunningJobs(t *testing.T) {
 	assert.False(t, st[0].Healthy)
 	assert.True(t, st[1].Healthy)
 	assert.Equal(t, uint64(2), st[1].Done)
-	assert.Equal(t, uint64(3), st[0].Failed, "the killer, the failing job and the rerun's first try")
+	assert.Equal(t, uint64(2), st[0].Failed, "the killer and the failing job")
+	assert.Equal(t, uint64(1), st[0].Retries, "the rerun's first try")
+	assert.Zero(t, st[1].Failed+st[1].Retries)
+	assert.Equal(t, uint64(4), st[0].Done+st[0].Failed+st[1].Done+st[1].Failed, "four jobs, each counted once")
 	require.ErrorIs(t, g.Submit(ctx, victim, group.Bytes(600)).Wait(ctx), group.ErrTooBig,
 		"only the failed device had room for 600 bytes")
 }

@@ -69,8 +69,9 @@ type member struct {
 	reserved atomic.Int64 // declared bytes of jobs placed here, queued or running
 
 	queued, running  atomic.Int64
-	done, failedJobs atomic.Uint64
-	busy             atomic.Int64 // nanoseconds of job time, done or failed
+	done, failedJobs atomic.Uint64 // jobs that ended here, each counted once
+	retried          atomic.Uint64 // runs a device failure ended here, of jobs that ran again elsewhere
+	busy             atomic.Int64  // nanoseconds of job time, done or failed
 }
 
 // New makes a group of devs, each with its own pool of streams (WithStreams), and runs
@@ -329,10 +330,9 @@ func (g *Group) closeStreamsFrom(i int) error {
 // that is the device's error, which Device.Err already gives, not the group's.
 func (gn *generation) closeStreams() error {
 	var errs []error
-	for _, s := range gn.streams {
+	for _, s := range gn.takeStreams() {
 		errs = append(errs, s.Close(context.Background()))
 	}
-	gn.streams = nil
 	if gn.down() {
 		return nil
 	}

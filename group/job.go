@@ -43,6 +43,13 @@ func (j *job) releaseToken() {
 // (ctx's error, at once), the group closed (device.ErrClosed), no device can take it
 // (ErrNoDevice, ErrTooBig), the queue was full with WithFailFast (ErrQueueFull). A job that
 // panics fails with an *actor.PanicError; the group goes on.
+//
+// The future completes with ctx's error only for a job that never started. Once the job has
+// started, ctx ending is the job's to see (through its own ctx), and the future completes
+// with what the job returns. Waiting on the future with a context that ends is another
+// matter: Wait then returns that context's error at once, whether or not the job runs. To
+// learn the job's outcome after ctx ends, wait with context.WithoutCancel(ctx), as Do does:
+// the wait is short for a job still queued, whose future completes with ctx's error at once.
 func (g *Group) Submit(ctx context.Context, fn Job, opts ...JobOption) *actor.Future[struct{}] {
 	return g.submit(ctx, fn, opts, nil)
 }
@@ -59,12 +66,24 @@ func (g *Group) submit(ctx context.Context, fn Job, opts []JobOption, done actor
 	if fn == nil {
 		return fail(fmt.Errorf("%w: a nil job", device.ErrInvalidArgument))
 	}
-	j := &job{g: g, fn: fn, ctx: ctx, p: actor.NewPromise[struct{}]()}
+	j := &job{g: g, fn: fn, ctx: ctx}
+	for _, o := range opts {
+		o(&j.cfg)
+	}
+	return g.queue(j, done)
+}
+
+// queue queues j, made by Submit or Do (which may have run it already: tries counts those
+// runs), and returns its future, telling done (when not nil) of its result.
+func (g *Group) queue(j *job, done actor.Completer[struct{}]) *actor.Future[struct{}] {
+	ctx := j.ctx
+	j.p = actor.NewPromise[struct{}]()
 	if done != nil {
 		j.p.OnComplete(done)
 	}
-	for _, o := range opts {
-		o(&j.cfg)
+	fail := func(err error) *actor.Future[struct{}] {
+		j.p.Complete(struct{}{}, err)
+		return j.p.Future()
 	}
 	if j.cfg.bytes > 0 && !g.fits(j.cfg.bytes) {
 		return fail(fmt.Errorf("%w: %d bytes", ErrTooBig, j.cfg.bytes))
@@ -84,8 +103,7 @@ func (g *Group) submit(ctx context.Context, fn Job, opts []JobOption, done actor
 		return fail(ErrNoDevice)
 	}
 	j.token = true
-	j.stop = context.AfterFunc(ctx, j.cancelQueued)
-	g.enqueue(j, m)
+	g.enqueue(j, m, true)
 	return j.p.Future()
 }
 
@@ -122,17 +140,26 @@ func (g *Group) fits(bytes int64) bool {
 }
 
 // enqueue queues j on m, or on the shared queue when m is nil. Every queue has room for every
-// job that can be queued at once (g.room), so the send never waits.
-func (g *Group) enqueue(j *job, m *member) {
+// job that can be queued at once (g.room), so the send never waits. With watch, j's context
+// ending while it waits ends it (cancelQueued): the watch starts once j's counts are up and
+// before the send, so that a context that has already ended takes back the counts just
+// added, and a worker that takes j finds its stop set.
+func (g *Group) enqueue(j *job, m *member, watch bool) {
 	j.on.Store(m)
 	if m == nil {
 		g.waiting.Add(1)
-		g.shared <- j
-		return
+	} else {
+		m.queued.Add(1)
+		m.reserved.Add(j.cfg.bytes)
 	}
-	m.queued.Add(1)
-	m.reserved.Add(j.cfg.bytes)
-	m.queue <- j
+	if watch {
+		j.stop = context.AfterFunc(j.ctx, j.cancelQueued)
+	}
+	if m == nil {
+		g.shared <- j
+	} else {
+		m.queue <- j
+	}
 }
 
 // dequeued takes j's counts off the queue it waited in.

@@ -65,8 +65,9 @@ var errReplaced = errors.New("the supervisor is replacing it")
 type generation struct {
 	g        *Group
 	dev      *device.Device
-	streams  []*streams.Stream
+	streams  []*streams.Stream    // under lent.mu once the workers start
 	free     chan *streams.Stream // the streams no job holds
+	lent     lending              // replaces a stream a job closed (lend.go)
 	failed   atomic.Bool
 	mem      *semaphore.Weighted // Memory: what jobs declared (Bytes) and run now
 	memBytes int64

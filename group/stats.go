@@ -13,9 +13,14 @@ type DeviceStats struct {
 	Restarts uint64
 	Queued   int64 // jobs placed on it, waiting for a stream
 	Running  int64 // jobs running on it now
-	Done     uint64
-	Failed   uint64
-	// MeanJob is the mean time of the jobs that ended on it, done or failed.
+	// Done and Failed count the jobs that ended on it, each job once: an Idempotent job that
+	// ran again after a device failed under it counts where its last run ended.
+	Done   uint64
+	Failed uint64
+	// Retries counts the runs of Idempotent jobs that its device failing ended here, each
+	// job then queued or run again on another device; they are neither Done nor Failed here.
+	Retries uint64
+	// MeanJob is the mean time of the runs that ended on it: jobs done or failed, and retries.
 	MeanJob time.Duration
 	// MemoryBytes is what jobs may declare (Bytes) on it at once; MemoryReserved what the
 	// jobs placed on it declared.
@@ -37,13 +42,13 @@ func (g *Group) Stats() Stats {
 	out := make([]DeviceStats, len(g.members))
 	for i, m := range g.members {
 		gn := m.cur.Load()
-		done, failed := m.done.Load(), m.failedJobs.Load()
+		done, failed, retries := m.done.Load(), m.failedJobs.Load(), m.retried.Load()
 		st := DeviceStats{
 			Healthy: gn.healthy(), Restarts: m.restarts.Load(), Queued: max(0, m.queued.Load()),
-			Running: m.running.Load(), Done: done, Failed: failed, MemoryBytes: gn.memBytes,
-			MemoryReserved: m.reserved.Load(), Device: gn.dev.Stats(),
+			Running: m.running.Load(), Done: done, Failed: failed, Retries: retries,
+			MemoryBytes: gn.memBytes, MemoryReserved: m.reserved.Load(), Device: gn.dev.Stats(),
 		}
-		if n := done + failed; n > 0 {
+		if n := done + failed + retries; n > 0 {
 			st.MeanJob = time.Duration(m.busy.Load() / int64(n))
 		}
 		out[i] = st

@@ -1,7 +1,6 @@
 package group
 
 import (
-	"context"
 	"fmt"
 	"log/slog"
 	"runtime"
@@ -117,7 +116,8 @@ func (m *member) take(j *job) {
 			return
 		}
 	}
-	defer func() { gn.free <- s }()
+	s = gn.lend(s)
+	defer func() { gn.giveBack(s) }()
 	if j.ctx.Err() != nil {
 		j.cancelQueued() // its context ended in the queue: it leaves as cancelled, not run
 		return
@@ -134,9 +134,13 @@ func (m *member) take(j *job) {
 	j.releaseToken() // out of the queue: room for another
 	again, err := m.runOn(j, gn, s)
 	if tries := j.tries; again && m.g.again(j) { // j is another worker's once again queued it
+		m.retried.Add(1)
 		m.g.cfg.log.Info("group: job runs again on another device", slog.Int("device", gn.dev.Ordinal()),
 			slog.Int("tries", tries), slog.Any("error", err))
 		return
+	}
+	if again {
+		m.failedJobs.Add(1) // no device could take it again: it ends here
 	}
 	j.state.Store(jobEnded)
 	j.p.Complete(struct{}{}, err)
@@ -145,7 +149,8 @@ func (m *member) take(j *job) {
 // runOn runs j on s, of m's generation gn, with the group's accounting, and returns its
 // error; again is true when gn's device failed under j and j may run elsewhere: it is
 // Idempotent, has not yet run as many times as the group has devices, and its context goes
-// on; the caller then places it again, or fails it with err.
+// on; the caller then places it again and counts a retry (m.retried), or fails it with err
+// and counts it failed. A job is counted done or failed once, where it ended.
 func (m *member) runOn(j *job, gn *generation, s *streams.Stream) (again bool, err error) {
 	j.on.Store(m)
 	m.running.Add(1)
@@ -157,8 +162,10 @@ func (m *member) runOn(j *job, gn *generation, s *streams.Stream) (again bool, e
 	m.reserved.Add(-j.cfg.bytes)
 	if err != nil && gn.down() { // the device failed under the job
 		gn.leave(err)
-		m.failedJobs.Add(1)
 		again = j.cfg.idempotent && j.tries < len(m.g.members) && j.ctx.Err() == nil
+		if !again {
+			m.failedJobs.Add(1)
+		}
 		return again, m.deviceError(gn, err)
 	}
 	if err != nil {
@@ -211,7 +218,7 @@ func (j *job) move(from *member) {
 		return
 	}
 	j.dequeued()
-	g.enqueue(j, to)
+	g.enqueue(j, to, false) // its context's watch goes on
 	j.state.Store(jobQueued)
 	g.mu.RUnlock()
 	g.cfg.log.Debug("group: queued job moved off a failed device", slog.Int("device", from.cur.Load().dev.Ordinal()))
@@ -234,7 +241,6 @@ func (g *Group) again(j *job) bool {
 		return false
 	}
 	j.state.Store(jobQueued)
-	j.stop = context.AfterFunc(j.ctx, j.cancelQueued)
-	g.enqueue(j, to)
+	g.enqueue(j, to, true)
 	return true
 }
