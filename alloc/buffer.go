@@ -3,8 +3,10 @@ package alloc
 import (
 	"context"
 	"errors"
+	"unsafe"
 
 	"github.com/gpuactor/gpuactor/actor"
+	"github.com/gpuactor/gpuactor/cuda"
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/internal/backend"
 	"github.com/gpuactor/gpuactor/internal/core"
@@ -105,17 +107,74 @@ func Malloc[T any](ctx context.Context, s *streams.Stream, n int) (*Buffer[T], e
 	return b, nil
 }
 
-// Len is the number of elements.
-func (b *Buffer[T]) Len() int { return b.n }
+// Len is the number of elements (0 for a nil buffer).
+func (b *Buffer[T]) Len() int {
+	if b == nil {
+		return 0
+	}
+	return b.n
+}
 
 // ElemSize is sizeof(T) in bytes.
-func (b *Buffer[T]) ElemSize() uintptr { return b.elemSize }
+func (b *Buffer[T]) ElemSize() uintptr {
+	if b == nil {
+		var zero T
+		return unsafe.Sizeof(zero)
+	}
+	return b.elemSize
+}
 
-// Stream is the stream whose order the buffer follows.
-func (b *Buffer[T]) Stream() *streams.Stream { return b.stream }
+// Stream is the stream whose order the buffer follows (nil for a nil buffer).
+func (b *Buffer[T]) Stream() *streams.Stream {
+	if b == nil {
+		return nil
+	}
+	return b.stream
+}
 
-// Elems is elements [i, j) of the buffer as device memory.
+// Size is the buffer's length in bytes (0 for a nil buffer).
+func (b *Buffer[T]) Size() uint64 {
+	if b == nil {
+		return 0
+	}
+	return b.Buffer.Size()
+}
+
+// Device is the buffer's device (nil for a nil buffer).
+func (b *Buffer[T]) Device() *device.Device {
+	if b == nil {
+		return nil
+	}
+	return b.Buffer.Device()
+}
+
+// Closed reports whether the buffer's free was queued; a nil buffer counts as closed.
+func (b *Buffer[T]) Closed() bool { return b == nil || b.Buffer.Closed() }
+
+// DevicePtr is the buffer's device address, once its allocation has run; see
+// device.Buffer.DevicePtr. A nil buffer is an ErrInvalidArgument error.
+func (b *Buffer[T]) DevicePtr(ctx context.Context) (cuda.DevicePtr, error) {
+	if b == nil {
+		return 0, core.Invalid("DevicePtr of a nil buffer")
+	}
+	return b.Buffer.DevicePtr(ctx)
+}
+
+// Slice is bytes [off, off+n) of the buffer as device memory; on a nil buffer, a slice that
+// every operation refuses.
+func (b *Buffer[T]) Slice(off, n uint64) device.Slice {
+	if b == nil {
+		return device.Range(nil, off, n)
+	}
+	return b.Buffer.Slice(off, n)
+}
+
+// Elems is elements [i, j) of the buffer as device memory; on a nil buffer, a slice that every
+// operation refuses.
 func (b *Buffer[T]) Elems(i, j int) device.Slice {
+	if b == nil {
+		return device.Range(nil, 0, 0)
+	}
 	if i < 0 || j < i || j > b.n {
 		return device.Range(b.Buffer, b.Buffer.Size()+1, 0) // refused with ErrOutOfRange when used
 	}

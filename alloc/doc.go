@@ -55,7 +55,14 @@
 // the migration. A request larger than the device's free memory is refused with
 // ErrOversubscribe: oversubscribed managed memory can stall a GPU for minutes.
 //
-// Accounting. device.Device.Usage reports, per device and per kind, the bytes and
+// Accounting. device.Device.Stats (its Memory) reports, per device and per kind, the bytes and
 // allocations gpuactor holds; device.WithMemoryLimit caps device memory (device, pool and
-// managed allocations), refusing a request over it with device.ErrMemoryLimit.
+// managed allocations), refusing a request over it with device.ErrMemoryLimit. Usage counts
+// the device's staging pool (pinned slots for copies of Go slices) under Pinned until the
+// device is closed.
+//
+// A nil handle (*Buffer, *Pinned, *Managed, *Registered, *Pool, *PinnedPool) or a nil stream
+// argument is refused with an error wrapping device.ErrInvalidArgument that names it (a future
+// completes with it at once); accessors of a nil handle return zero values (Closed reports
+// true), and nothing panics.
 package alloc

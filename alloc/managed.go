@@ -97,8 +97,60 @@ func releaseManaged(rt backend.Device, p cuda.DevicePtr, _ backend.Stream) error
 	return rt.Free(p)
 }
 
-// Len is the number of elements.
-func (m *Managed[T]) Len() int { return m.n }
+// Len is the number of elements (0 for a nil buffer).
+func (m *Managed[T]) Len() int {
+	if m == nil {
+		return 0
+	}
+	return m.n
+}
+
+// Size is the allocation's length in bytes (0 for a nil buffer).
+func (m *Managed[T]) Size() uint64 {
+	if m == nil {
+		return 0
+	}
+	return m.Buffer.Size()
+}
+
+// Device is the device the memory was allocated on (nil for a nil buffer).
+func (m *Managed[T]) Device() *device.Device {
+	if m == nil {
+		return nil
+	}
+	return m.Buffer.Device()
+}
+
+// Closed reports whether the memory was freed; a nil buffer counts as closed.
+func (m *Managed[T]) Closed() bool { return m == nil || m.Buffer.Closed() }
+
+// DevicePtr is the address kernels use for the memory. A nil buffer is an
+// ErrInvalidArgument error.
+func (m *Managed[T]) DevicePtr(ctx context.Context) (cuda.DevicePtr, error) {
+	if m == nil {
+		return 0, core.Invalid("DevicePtr of a nil managed buffer")
+	}
+	return m.Buffer.DevicePtr(ctx)
+}
+
+// Slice is bytes [off, off+n) of the memory as device memory; on a nil buffer, a slice that
+// every operation refuses.
+func (m *Managed[T]) Slice(off, n uint64) device.Slice {
+	if m == nil {
+		return device.Range(nil, off, n)
+	}
+	return m.Buffer.Slice(off, n)
+}
+
+// Close frees the memory once the GPU has passed the work queued so far on every stream of
+// the device, and returns once it is freed; see device.Buffer.Close. A nil buffer is an
+// ErrInvalidArgument error.
+func (m *Managed[T]) Close(ctx context.Context) error {
+	if m == nil {
+		return core.Invalid("Close of a nil managed buffer")
+	}
+	return m.Buffer.Close(ctx)
+}
 
 // Host is the memory as seen by the host, or nil once freed. Do not keep it past Close.
 func (m *Managed[T]) Host() []T {

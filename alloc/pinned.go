@@ -4,6 +4,7 @@ import (
 	"context"
 	"unsafe"
 
+	"github.com/gpuactor/gpuactor/cuda"
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/internal/core"
 )
@@ -71,11 +72,47 @@ func GetPinned[T any](ctx context.Context, d *device.Device, n int) (*Pinned[T],
 	return &Pinned[T]{HostBuffer: h, n: n, pool: pool}, nil
 }
 
-// Len is the number of elements.
-func (p *Pinned[T]) Len() int { return p.n }
+// Len is the number of elements (0 for a nil buffer).
+func (p *Pinned[T]) Len() int {
+	if p == nil {
+		return 0
+	}
+	return p.n
+}
 
-// Host is the memory as a []T, or nil once released.
+// Size is the buffer's length in bytes (0 for a nil buffer).
+func (p *Pinned[T]) Size() uint64 {
+	if p == nil {
+		return 0
+	}
+	return p.HostBuffer.Size()
+}
+
+// Device is the device the memory was pinned for (nil for a nil buffer).
+func (p *Pinned[T]) Device() *device.Device {
+	if p == nil {
+		return nil
+	}
+	return p.HostBuffer.Device()
+}
+
+// Closed reports whether the memory was given back; a nil buffer counts as closed.
+func (p *Pinned[T]) Closed() bool { return p == nil || p.HostBuffer.Closed() }
+
+// DevicePtr is the address kernels use for the memory (pinned mapped); see
+// device.HostBuffer.DevicePtr. A nil buffer is an ErrInvalidArgument error.
+func (p *Pinned[T]) DevicePtr(ctx context.Context) (cuda.DevicePtr, error) {
+	if p == nil {
+		return 0, core.Invalid("DevicePtr of a nil pinned buffer")
+	}
+	return p.HostBuffer.DevicePtr(ctx)
+}
+
+// Host is the memory as a []T, or nil once released (or for a nil buffer).
 func (p *Pinned[T]) Host() []T {
+	if p == nil {
+		return nil
+	}
 	b := p.HostBuffer.Host()
 	if b == nil {
 		return nil

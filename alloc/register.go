@@ -85,17 +85,27 @@ func Register[T any](ctx context.Context, d *device.Device, data []T, flags ...R
 
 // Host is the registered memory, or nil once the registration ended.
 func (r *Registered[T]) Host() []T {
-	if r.done.Load() {
+	if r == nil || r.done.Load() {
 		return nil
 	}
 	return r.data
 }
 
-// Size is the registered length in bytes.
-func (r *Registered[T]) Size() uint64 { return r.bytes }
+// Size is the registered length in bytes (0 for a nil registration).
+func (r *Registered[T]) Size() uint64 {
+	if r == nil {
+		return 0
+	}
+	return r.bytes
+}
 
-// Len is the number of elements registered.
-func (r *Registered[T]) Len() int { return len(r.data) }
+// Len is the number of elements registered (0 for a nil registration).
+func (r *Registered[T]) Len() int {
+	if r == nil {
+		return 0
+	}
+	return len(r.data)
+}
 
 // Close ends the registration once the GPU has passed the work queued so far on every stream
 // of the device (it may still be copying the memory), and returns once it has ended; the

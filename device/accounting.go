@@ -25,7 +25,11 @@ type KindUsage struct {
 }
 
 // Usage is what gpuactor has allocated on a device and not yet freed, by kind. Stream-ordered
-// allocations count from when they are queued until their free is queued.
+// allocations count from when they are queued until their free is queued. Pinned counts the
+// staging pool's slots too (4 MiB each, pinned on the first copy of a Go slice that needs one,
+// at most WithStagingLimit): they stay pinned, and counted, until the device is closed.
+// Stats.Memory is one reading, taken at one instant: the limited kinds in it never add up past
+// Limit, however many goroutines allocate meanwhile.
 type Usage struct {
 	Device, Async, Pinned, Registered, Managed KindUsage
 	// Imported is memory gpuactor maps but did not allocate: another process's (IPC), another

@@ -71,4 +71,8 @@
 // all three off. Whatever the tuning, the process's spinners (actors, waiters, group workers)
 // share one budget that always leaves a P to spare, so that however many devices spin, the
 // goroutines that send them work and take their results still run.
+//
+// A nil *Buffer, *HostBuffer, *Module or *Kernel is refused by what can fail with an
+// ErrInvalidArgument error naming it; its accessors return zero values (Closed reports true),
+// and nothing panics.
 package device

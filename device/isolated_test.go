@@ -160,6 +160,28 @@ func TestIsolatedRefusesWhatCannotCross(t *testing.T) {
 	})
 }
 
+// Pinned memory past what the machine has is refused on an isolated device as it is in
+// process: the runtime's out-of-memory error naming the size, nothing counted, and the device
+// still usable.
+func TestIsolatedPinnedPastTheMachineIsRefused(t *testing.T) {
+	isolatedBackends(t, func(t *testing.T, opts []device.Option) {
+		ctx := testdev.Ctx(t)
+		dev := openDev(t, opts)
+		const tib = 1 << 40
+		_, err := dev.MallocPinnedBytes(ctx, tib)
+		require.ErrorIs(t, err, cudaerr.MemoryAllocation)
+		require.ErrorContains(t, err, "1099511627776")
+		_, err = alloc.PinnedPoolOf(dev).Get(ctx, tib)
+		require.ErrorIs(t, err, cudaerr.MemoryAllocation)
+		assert.Zero(t, dev.Stats().Memory.Pinned.Count)
+		require.NoError(t, dev.Err())
+		p, err := alloc.MallocPinned[byte](ctx, dev, 4096)
+		require.NoError(t, err, "a sane size still works")
+		require.NoError(t, p.Close(ctx))
+		require.NoError(t, saxpyRound(ctx, dev, 100))
+	})
+}
+
 // A simulator kernel the worker has not been given fails the module's load, saying which.
 func TestIsolatedUnknownSimKernel(t *testing.T) {
 	ctx := testdev.Ctx(t)

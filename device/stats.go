@@ -101,7 +101,8 @@ func (l Latency) Quantile(q float64) time.Duration {
 // Stats takes a snapshot of the device without waiting: safe from any goroutine, at any
 // time, before and after Close. Every figure is kept by the code that changes it, so the
 // snapshot takes no lock and sends nothing to the actor; the figures are each current, not
-// taken at one instant together. MemInfo, which asks the runtime, is separate.
+// taken at one instant together, except Memory, which is one reading of its own (see Usage).
+// MemInfo, which asks the runtime, is separate.
 func (d *Device) Stats() Stats {
 	c := d.core()
 	ops := c.OpStats()

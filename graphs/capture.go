@@ -93,7 +93,12 @@ func BeginCapture(ctx context.Context, s *streams.Stream, opts ...CaptureOption)
 }
 
 // Stream is the capturing stream.
-func (c *Capturing) Stream() *streams.Stream { return c.s }
+func (c *Capturing) Stream() *streams.Stream {
+	if c == nil {
+		return nil
+	}
+	return c.s
+}
 
 // end ends the capture; on the actor thread. discard destroys the graph.
 func (c *Capturing) end(rt backend.Device, tr *core.Tracker, h backend.Stream, discard bool) error {
@@ -116,6 +121,9 @@ func (c *Capturing) end(rt backend.Device, tr *core.Tracker, h backend.Stream, d
 // never cancelled half-way: it runs even when ctx has ended, so the stream is never left
 // capturing.
 func (c *Capturing) End(ctx context.Context) (*Graph, error) {
+	if c == nil {
+		return nil, invalid("End of a nil capture")
+	}
 	if c.ended.Load() {
 		return nil, invalid("capture ended twice")
 	}
@@ -137,6 +145,9 @@ func (c *Capturing) End(ctx context.Context) (*Graph, error) {
 
 // Abort ends the capture and discards what it captured.
 func (c *Capturing) Abort(ctx context.Context) error {
+	if c == nil {
+		return invalid("Abort of a nil capture")
+	}
 	if c.ended.Load() {
 		return nil
 	}

@@ -32,4 +32,9 @@
 // launch, but its panics are not reported; Recorder.HostFunc and AddHost report them in the
 // launch's future. In Global and ThreadLocal modes the device stops polling for completions
 // while the capture is open (those modes forbid the queries it makes); Relaxed does not.
+//
+// A nil handle (*Graph, *Exec, *Node, *Capturing, *Recorder, *Template, *Staged) or a nil
+// stream or event argument is refused with an error wrapping device.ErrInvalidArgument that
+// names it (a future completes with it at once); accessors of a nil handle return zero
+// values, and nothing panics.
 package graphs

@@ -97,7 +97,12 @@ func (g *Graph) Instantiate(ctx context.Context, opts ...InstantiateOption) (*Ex
 }
 
 // Device is the device the Exec belongs to.
-func (x *Exec) Device() *device.Device { return x.dev }
+func (x *Exec) Device() *device.Device {
+	if x == nil {
+		return nil
+	}
+	return x.dev
+}
 
 func (x *Exec) alive() error {
 	if x.closed.Load() {

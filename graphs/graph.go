@@ -145,7 +145,12 @@ func adopt(dev *device.Device, rt backend.Device, tr *core.Tracker, h backend.Gr
 }
 
 // Device is the device the graph belongs to.
-func (g *Graph) Device() *device.Device { return g.dev }
+func (g *Graph) Device() *device.Device {
+	if g == nil {
+		return nil
+	}
+	return g.dev
+}
 
 // exec runs op on the graph's actor thread, refusing a destroyed graph.
 func exec[T any](ctx context.Context, g *Graph, op func(rt backend.Device, tr *core.Tracker) (T, error)) (T, error) {

@@ -38,10 +38,20 @@ type Node struct {
 }
 
 // Kind is the node's type.
-func (n *Node) Kind() Kind { return n.kind }
+func (n *Node) Kind() Kind {
+	if n == nil {
+		return 0
+	}
+	return n.kind
+}
 
 // Graph is the graph the node belongs to.
-func (n *Node) Graph() *Graph { return n.g }
+func (n *Node) Graph() *Graph {
+	if n == nil {
+		return nil
+	}
+	return n.g
+}
 
 // String describes the node, e.g. "kernel reduce".
 func (n *Node) String() string {

@@ -32,11 +32,19 @@ type Slot int
 
 // Stream is the recording stream: queue the pipeline's copies, memsets and event waits on it
 // (or on streams that wait on events recorded on it, and that it waits on in turn).
-func (r *Recorder) Stream() *streams.Stream { return r.c.s }
+func (r *Recorder) Stream() *streams.Stream {
+	if r == nil {
+		return nil
+	}
+	return r.c.s
+}
 
 // Launch records a launch of k on the recording stream and returns its Slot. The arguments are
 // checked as for any launch; they are the ones replays use until Template.Launch rebinds them.
 func (r *Recorder) Launch(ctx context.Context, k *device.Kernel, cfg cuda.LaunchConfig, args ...any) (Slot, error) {
+	if r == nil {
+		return -1, invalid("Launch on a nil recorder")
+	}
 	dev := r.c.s.Device()
 	spec, err := core.PrepareLaunch(coreDev(dev), (*core.Kernel)(k), cfg, args)
 	if err != nil {
@@ -71,6 +79,9 @@ func (r *Recorder) Launch(ctx context.Context, k *device.Kernel, cfg cuda.Launch
 // HostFunc records fn to run at every replay when the stream reaches it, on a goroutine of its
 // own; a panic in fn becomes the error of that replay's future.
 func (r *Recorder) HostFunc(ctx context.Context, fn func()) error {
+	if r == nil {
+		return invalid("HostFunc on a nil recorder")
+	}
 	if fn == nil {
 		return invalid("HostFunc of a nil function")
 	}
@@ -130,19 +141,38 @@ type Bind struct {
 // Bindings persist: a replay that does not rebind a slot uses its latest arguments.
 func Args(slot Slot, args ...any) Bind { return Bind{slot: slot, args: args} }
 
-// Slots is the number of recorded launches.
-func (t *Template) Slots() int { return len(t.slots) }
+// Slots is the number of recorded launches (0 for a nil template).
+func (t *Template) Slots() int {
+	if t == nil {
+		return 0
+	}
+	return len(t.slots)
+}
 
-// Graph is the recorded graph (to inspect it; changing it does not change the replays).
-func (t *Template) Graph() *Graph { return t.g }
+// Graph is the recorded graph (to inspect it; changing it does not change the replays); nil
+// for a nil template.
+func (t *Template) Graph() *Graph {
+	if t == nil {
+		return nil
+	}
+	return t.g
+}
 
-// Exec is the instantiated graph the template replays.
-func (t *Template) Exec() *Exec { return t.x }
+// Exec is the instantiated graph the template replays (nil for a nil template).
+func (t *Template) Exec() *Exec {
+	if t == nil {
+		return nil
+	}
+	return t.x
+}
 
 // Launch rebinds the given slots and replays the pipeline on s (a stream of the recording
 // device). The future completes when the replay has run on the GPU. A bad binding (unknown
 // slot, arguments that do not fit the kernel) fails before anything changes.
 func (t *Template) Launch(ctx context.Context, s *streams.Stream, binds ...Bind) *streams.Future {
+	if t == nil {
+		return failed(invalid("Launch of a nil template"))
+	}
 	type rebind struct {
 		n    *Node
 		spec core.LaunchSpec
@@ -175,5 +205,8 @@ func (t *Template) Launch(ctx context.Context, s *streams.Stream, binds ...Bind)
 // Close destroys the template's graph and executable graph, and returns once they are
 // destroyed; replays already queued run.
 func (t *Template) Close(ctx context.Context) error {
+	if t == nil {
+		return invalid("Close of a nil template")
+	}
 	return errors.Join(t.x.Close(ctx), t.g.Close(ctx))
 }

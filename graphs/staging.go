@@ -19,8 +19,13 @@ type Staged[T cuda.Numeric] struct {
 	data []T
 }
 
-// Host is the staged values: a view of the pinned memory, not a copy.
-func (s *Staged[T]) Host() []T { return s.data }
+// Host is the staged values: a view of the pinned memory, not a copy (nil for a nil Staged).
+func (s *Staged[T]) Host() []T {
+	if s == nil {
+		return nil
+	}
+	return s.data
+}
 
 // stage allocates pinned memory for n values of T owned by g's resources; on the actor thread.
 func stage[T cuda.Numeric](rt backend.Device, g *Graph, n int) (*Staged[T], uint64, error) {

@@ -55,4 +55,8 @@
 // on the stream fail with device.ErrClosed. A cancelled context stops the caller's wait, never the
 // operation: its future still completes and whatever it holds is released then. Closing the
 // device destroys the streams and events it still has.
+//
+// A nil *Stream or *Event is a caller's mistake like any other bad argument: what can fail
+// returns an error wrapping device.ErrInvalidArgument that names the nil handle (a future
+// completes with it at once), accessors return zero values, and nothing panics.
 package streams

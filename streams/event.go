@@ -52,11 +52,19 @@ func NewEvent(ctx context.Context, dev *device.Device, flags ...EventFlag) (*Eve
 func (e *Event) Device() *device.Device { return (*device.Device)(e.core().Device()) }
 
 // Record records the event on s; see Stream.Record.
-func (e *Event) Record(ctx context.Context, s *Stream) *Future { return s.Record(ctx, e) }
+func (e *Event) Record(ctx context.Context, s *Stream) *Future {
+	if e == nil {
+		return failed(core.Invalid("Record of a nil event"))
+	}
+	return s.Record(ctx, e)
+}
 
 // Query reports whether the event's most recent record has completed (true for an event never
 // recorded, as in CUDA); it returns once the device's actor has asked the runtime.
 func (e *Event) Query(ctx context.Context) (bool, error) {
+	if e == nil {
+		return false, core.Invalid("Query of a nil event")
+	}
 	ce := e.core()
 	return core.Run(ctx, ce.Device(), func(rt backend.Device, _ *core.Tracker) (bool, error) {
 		h, err := ce.Handle()
@@ -74,6 +82,9 @@ func (e *Event) Query(ctx context.Context) (bool, error) {
 // Synchronize waits until the event's most recent record has completed, without holding up
 // the device's other work.
 func (e *Event) Synchronize(ctx context.Context) error {
+	if e == nil {
+		return core.Invalid("Synchronize of a nil event")
+	}
 	ce := e.core()
 	return core.RunTracked(ctx, ce.Device(), func(_ backend.Device, tr *core.Tracker, done func(error)) error {
 		h, err := ce.Handle()

@@ -21,6 +21,9 @@ import (
 // fn returns, so the wait would never end. Device.Synchronize, Close and Shutdown and
 // Stream.Synchronize and Close called from fn fail at once with device.ErrInHostFunc.
 func (s *Stream) HostFunc(ctx context.Context, fn func()) *Future {
+	if s == nil {
+		return nilStream("HostFunc")
+	}
 	if fn == nil {
 		return failed(core.Invalid("HostFunc of a nil function"))
 	}

@@ -17,6 +17,10 @@ type Future = actor.Future[struct{}]
 
 func failed(err error) *Future { return actor.Completed(struct{}{}, err) }
 
+// nilStream is the future of op called on a nil stream: completed with an
+// ErrInvalidArgument error naming both.
+func nilStream(op string) *Future { return failed(core.Invalid("%s on a nil stream", op)) }
+
 // Launch queues kernel k with shape cfg and args. args are int32, uint32, int64, uint64,
 // float32, float64, cuda.DevicePtr values and device memory (a *device.Buffer, a
 // device.Slice, a typed buffer of package alloc); a Go int or uint is accepted where the
@@ -30,6 +34,9 @@ func (s *Stream) Launch(ctx context.Context, k *device.Kernel, cfg cuda.LaunchCo
 // CopyHostToDevice queues a copy of the first Size(dst) bytes of pinned src into dst; the
 // future completes when the copy is done. src must stay allocated until then.
 func (s *Stream) CopyHostToDevice(ctx context.Context, dst device.Mem, src *device.HostBuffer) *Future {
+	if s == nil {
+		return nilStream("CopyHostToDevice")
+	}
 	cs := s.core()
 	d := cs.Device()
 	return core.Queue(ctx, cs, func(rt backend.Device, _ *core.Tracker, h backend.Stream) error {
@@ -48,6 +55,9 @@ func (s *Stream) CopyHostToDevice(ctx context.Context, dst device.Mem, src *devi
 // CopyDeviceToHost queues a copy of all of src into the start of pinned dst; the future
 // completes when dst holds the data.
 func (s *Stream) CopyDeviceToHost(ctx context.Context, dst *device.HostBuffer, src device.Mem) *Future {
+	if s == nil {
+		return nilStream("CopyDeviceToHost")
+	}
 	cs := s.core()
 	d := cs.Device()
 	return core.Queue(ctx, cs, func(rt backend.Device, _ *core.Tracker, h backend.Stream) error {
@@ -72,6 +82,9 @@ func (s *Stream) CopyDeviceToHost(ctx context.Context, dst *device.HostBuffer, s
 // later use of it after the copy, with events (Record, Wait) or by waiting for futures. A
 // copy between two devices neither of which is the stream's is an ErrWrongDevice error.
 func (s *Stream) Copy(ctx context.Context, dst, src device.Mem) *Future {
+	if s == nil {
+		return nilStream("Copy")
+	}
 	cs := s.core()
 	d := cs.Device()
 	if crossDevice(d, dst, src) {
@@ -95,6 +108,9 @@ func (s *Stream) Copy(ctx context.Context, dst, src device.Mem) *Future {
 
 // Memset queues setting every byte of dst to value; the future completes when it is done.
 func (s *Stream) Memset(ctx context.Context, dst device.Mem, value byte) *Future {
+	if s == nil {
+		return nilStream("Memset")
+	}
 	cs := s.core()
 	d := cs.Device()
 	return core.Queue(ctx, cs, func(rt backend.Device, _ *core.Tracker, h backend.Stream) error {
@@ -109,6 +125,9 @@ func (s *Stream) Memset(ctx context.Context, dst device.Mem, value byte) *Future
 // Record records e at this point of the stream; the future completes when the GPU reaches it.
 // e must belong to the stream's device.
 func (s *Stream) Record(ctx context.Context, e *Event) *Future {
+	if s == nil {
+		return nilStream("Record")
+	}
 	if e == nil {
 		return failed(core.Invalid("Record of a nil event"))
 	}
@@ -125,6 +144,9 @@ func (s *Stream) Record(ctx context.Context, e *Event) *Future {
 // independently), so Record on one device then Wait on another, from one goroutine, is ordered
 // as written. The future completes when the GPU has passed the wait.
 func (s *Stream) Wait(ctx context.Context, e *Event) *Future {
+	if s == nil {
+		return nilStream("Wait")
+	}
 	if e == nil {
 		return failed(core.Invalid("Wait on a nil event"))
 	}

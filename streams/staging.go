@@ -251,6 +251,9 @@ func (s *Stream) ring() *stager {
 // uploads and downloads: StagingWorkers' count, or the ones chosen for the host at the
 // stream's first staged copy. Both are 0 before it.
 func (s *Stream) StagingWorkers() (upload, download int) {
+	if s == nil {
+		return 0, 0
+	}
 	st := s.ring()
 	if st == nil {
 		return 0, 0

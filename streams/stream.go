@@ -113,6 +113,9 @@ func (s *Stream) Close(ctx context.Context) error { return s.core().Close(ctx) }
 // does not hold up the device's other work while it waits. On a capturing stream nothing
 // runs to wait for: as cudaStreamSynchronize does, it fails and invalidates the capture.
 func (s *Stream) Synchronize(ctx context.Context) error {
+	if s == nil {
+		return core.Invalid("Synchronize of a nil stream")
+	}
 	if err := s.core().Device().InHostFunc("Stream.Synchronize"); err != nil {
 		return err
 	}
@@ -127,6 +130,9 @@ func (s *Stream) Synchronize(ctx context.Context) error {
 // Query reports whether the GPU has finished everything queued on the stream; it returns once
 // the device's actor has asked the runtime.
 func (s *Stream) Query(ctx context.Context) (bool, error) {
+	if s == nil {
+		return false, core.Invalid("Query of a nil stream")
+	}
 	return core.RunOn(ctx, s.core(), func(rt backend.Device, _ *core.Tracker, h backend.Stream) (bool, error) {
 		err := rt.StreamQuery(h)
 		if errors.Is(err, cudaerr.NotReady) {

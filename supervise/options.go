@@ -1,6 +1,7 @@
 package supervise
 
 import (
+	"fmt"
 	"log/slog"
 	"time"
 )
@@ -19,12 +20,26 @@ type config struct {
 	onFailure     func(generation int, err error)
 	onRestart     func(generation int)
 	onGiveUp      func(err error)
+	errs          []error // what the options refused: New returns them
+}
+
+// refuse records an option whose values cannot work, for New to return.
+func (c *config) refuse(format string, args ...any) {
+	c.errs = append(c.errs, fmt.Errorf("%w: "+format, append([]any{ErrBadOption}, args...)...))
 }
 
 // WithRestarts allows at most n restarts in any window (default 3 a minute); one more failure
-// and the supervisor gives up. n = 0 never restarts.
+// and the supervisor gives up. n = 0 never restarts. With n > 0 the window must be positive
+// (New fails with ErrBadOption otherwise): a zero window would never count a restart, and
+// restart a child that fails at once forever.
 func WithRestarts(n int, window time.Duration) Option {
-	return func(c *config) { c.maxRestarts, c.window = max(n, 0), window }
+	return func(c *config) {
+		if n > 0 && window <= 0 {
+			c.refuse("WithRestarts(%d, %v): the window must be positive", n, window)
+			return
+		}
+		c.maxRestarts, c.window = max(n, 0), window
+	}
 }
 
 // WithBackoff sets the pause before each restart (default 100 ms).
@@ -40,9 +55,17 @@ func WithCheckEvery(d time.Duration) Option {
 }
 
 // WithHealthCheck also calls the child's Health(ctx), when it has one, every so often, and
-// counts no answer within timeout as a failure.
+// counts no answer within timeout as a failure. Both must be positive (New fails with
+// ErrBadOption otherwise): a zero timeout would fail every check of a healthy child, and
+// restart it until the supervisor gave up.
 func WithHealthCheck(every, timeout time.Duration) Option {
-	return func(c *config) { c.healthEvery, c.healthTimeout = every, timeout }
+	return func(c *config) {
+		if every <= 0 || timeout <= 0 {
+			c.refuse("WithHealthCheck(%v, %v): the period and the timeout must both be positive", every, timeout)
+			return
+		}
+		c.healthEvery, c.healthTimeout = every, timeout
+	}
 }
 
 // WithLogger logs failures (error), restarts (info) and giving up (error) to l; the default,

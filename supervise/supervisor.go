@@ -27,10 +27,12 @@ type healthChecker interface {
 type Start[C Child] func(ctx context.Context) (C, error)
 
 // ErrGaveUp is wrapped, with the last failure, by Current's error once the supervisor spent
-// its restarts; ErrClosed once it was closed.
+// its restarts; ErrClosed once it was closed, or its context ended. ErrBadOption is wrapped by
+// New's error for an option whose values cannot work.
 var (
-	ErrGaveUp = errors.New("supervise: gave up after too many restarts")
-	ErrClosed = errors.New("supervise: closed")
+	ErrGaveUp    = errors.New("supervise: gave up after too many restarts")
+	ErrClosed    = errors.New("supervise: closed")
+	ErrBadOption = errors.New("supervise: invalid option")
 )
 
 // State is where a supervisor is.
@@ -40,7 +42,7 @@ const (
 	Running    State = iota // a child runs
 	Restarting              // the child failed; a new one is being started
 	GaveUp                  // restarts spent: no child
-	Closed                  // Close was called
+	Closed                  // Close was called, or the context given to New ended
 )
 
 // String names the state.
@@ -83,13 +85,20 @@ type Supervisor[C Child] struct {
 	lastErr error
 	recent  []time.Time // when the restarts within the window happened
 
+	childClosed bool  // child was closed: it failed, or the supervisor stopped
+	closeCalled bool  // Close, not the context, stopped the supervisor
+	closeErr    error // the child's Close error when the supervisor stopped
+	stopErr     error // Current's error once closed: ErrClosed, with the context's cause
+
 	ctx    context.Context
 	cancel context.CancelFunc
 	done   chan struct{} // closed when the watcher stops (gave up, or closed)
 }
 
-// New starts the first child and watches it; it fails with the start's error when that fails.
-// The supervisor stops with ctx, as it does with Close.
+// New starts the first child and watches it; it fails with the start's error when that fails,
+// and with an error wrapping ErrBadOption, before starting anything, when an option's values
+// cannot work. When ctx ends the supervisor stops as Close stops it: it closes the child, and
+// Current returns an error wrapping ErrClosed and the context's cause.
 func New[C Child](ctx context.Context, start Start[C], opts ...Option) (*Supervisor[C], error) {
 	if start == nil {
 		return nil, errors.New("supervise: a nil Start")
@@ -97,6 +106,9 @@ func New[C Child](ctx context.Context, start Start[C], opts ...Option) (*Supervi
 	cfg := config{maxRestarts: 3, window: time.Minute, backoff: 100 * time.Millisecond, every: 50 * time.Millisecond}
 	for _, o := range opts {
 		o(&cfg)
+	}
+	if err := errors.Join(cfg.errs...); err != nil {
+		return nil, err
 	}
 	cfg.log = logging.OrDiscard(cfg.log)
 	child, err := start(ctx)
@@ -111,8 +123,9 @@ func New[C Child](ctx context.Context, start Start[C], opts ...Option) (*Supervi
 }
 
 // Current is the running child, or an error: wrapping ErrGaveUp and the last failure once the
-// restarts are spent, ErrClosed once closed. While a restart is under way it is the failed
-// child, whose own errors say it failed.
+// restarts are spent; ErrClosed once closed, with the context's cause when it was the context
+// given to New that ended. While a restart is under way it is the failed child, whose own
+// errors say it failed.
 func (s *Supervisor[C]) Current() (C, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -121,7 +134,7 @@ func (s *Supervisor[C]) Current() (C, error) {
 	case GaveUp:
 		return zero, fmt.Errorf("%w: %w", ErrGaveUp, s.lastErr)
 	case Closed:
-		return zero, ErrClosed
+		return zero, s.stopErr
 	}
 	return s.child, nil
 }
@@ -138,26 +151,52 @@ func (s *Supervisor[C]) Stats() Stats {
 // Done is closed once the supervisor stopped: it gave up, or was closed.
 func (s *Supervisor[C]) Done() <-chan struct{} { return s.done }
 
-// Close stops watching and closes the child; it returns the child's Close error. Idempotent.
+// Close stops watching, cancelling a restart under way, and closes the child; it returns the
+// child's Close error, also when the context given to New ended first and closed it. It
+// returns once the child is closed. Idempotent.
 func (s *Supervisor[C]) Close() error {
+	s.mu.Lock()
+	s.closeCalled = true
+	s.mu.Unlock()
 	s.cancel()
 	<-s.done
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.state == Closed || s.state == GaveUp {
-		if s.state == GaveUp {
-			s.state = Closed
-		}
-		return nil
+	if s.state == GaveUp {
+		s.state, s.stopErr = Closed, ErrClosed
 	}
-	s.state = Closed
-	return s.child.Close()
+	return s.closeErr
+}
+
+// stop closes the child, unless a failure closed it already, once the watcher ends for any
+// reason but giving up.
+func (s *Supervisor[C]) stop() {
+	s.mu.Lock()
+	if s.state == GaveUp {
+		s.mu.Unlock()
+		return
+	}
+	s.state, s.stopErr = Closed, ErrClosed
+	if !s.closeCalled {
+		s.stopErr = fmt.Errorf("%w: its context ended: %w", ErrClosed, context.Cause(s.ctx))
+	}
+	child, open := s.child, !s.childClosed
+	s.childClosed = true
+	s.mu.Unlock()
+	if open {
+		err := child.Close()
+		s.mu.Lock()
+		s.closeErr = err
+		s.mu.Unlock()
+	}
 }
 
 // watch polls the child for failure, and health-checks it when asked to, until the
-// supervisor stops; it restarts the child when it fails.
+// supervisor stops; it restarts the child when it fails. It closes the child when it stops,
+// but for giving up, where the failure closed it.
 func (s *Supervisor[C]) watch() {
 	defer close(s.done)
+	defer s.stop()
 	tick := time.NewTicker(s.cfg.every)
 	defer tick.Stop()
 	lastHealth := time.Now()
@@ -206,6 +245,9 @@ func (s *Supervisor[C]) restart(failure error) bool {
 			s.cfg.onFailure(gen, failure)
 		}
 		_ = old.Close() // a failed child closes without waiting for what failed
+		s.mu.Lock()
+		s.childClosed = true
+		s.mu.Unlock()
 		if !s.allowed(time.Now()) {
 			s.mu.Lock()
 			s.state = GaveUp
@@ -232,7 +274,7 @@ func (s *Supervisor[C]) restart(failure error) bool {
 		}
 		s.mu.Lock()
 		s.gen++
-		s.child, s.state = child, Running
+		s.child, s.state, s.childClosed = child, Running, false
 		s.stats.Generation, s.stats.Restarts = s.gen, s.stats.Restarts+1
 		gen = s.gen
 		s.mu.Unlock()

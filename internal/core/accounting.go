@@ -2,6 +2,8 @@ package core
 
 import (
 	"fmt"
+	"runtime"
+	"sync"
 	"sync/atomic"
 )
 
@@ -46,60 +48,81 @@ type KindUsage struct {
 	Bytes, Count uint64
 }
 
-// accounting holds the counters, written and read from any goroutine. held is the sum the
-// limit caps (device, async and managed bytes), kept apart so that one compare-and-swap checks
-// a request against the limit and counts it: stream-ordered allocations are charged on the
-// caller's goroutine, so charges race, and a check then an add would let two of them pass the
-// limit together.
+// accounting holds the counters, written from any goroutine (stream-ordered allocations are
+// charged and given back on the caller's) and read by Usage without a lock. held is the sum the
+// limit caps (device, async and managed bytes). Writers take mu, so that checking a request
+// against the limit and counting it are one step, and bump seq to odd before they change the
+// counters and to even after: Usage reads them between two equal even values of seq, so it
+// never sees a refund of one kind half done beside a charge of another, a reading that could
+// show more than the limit.
 type accounting struct {
 	limit uint64
+	mu    sync.Mutex
+	seq   atomic.Uint64
 	held  atomic.Uint64
 	bytes [NumKinds]atomic.Uint64
 	count [NumKinds]atomic.Uint64
 }
 
-// Usage is what gpuactor holds on the device now, by kind, and the memory limit (0: none).
+// Usage is what gpuactor holds on the device now, by kind, and the memory limit (0: none):
+// one reading, taken without a lock, in which the limited kinds never add up past the limit.
 func (d *Device) Usage() (by [NumKinds]KindUsage, limit uint64) {
 	a := &d.acct
-	for k := range by {
-		by[k] = KindUsage{Bytes: a.bytes[k].Load(), Count: a.count[k].Load()}
+	for {
+		seq := a.seq.Load()
+		if seq&1 == 0 {
+			for k := range by {
+				by[k] = KindUsage{Bytes: a.bytes[k].Load(), Count: a.count[k].Load()}
+			}
+			if a.seq.Load() == seq {
+				return by, a.limit
+			}
+		}
+		runtime.Gosched() // a writer is between its two steps: let it finish
 	}
-	return by, a.limit
+}
+
+// write runs fn, which changes the counters, as one step that Usage sees whole.
+func (a *accounting) write(fn func()) {
+	a.mu.Lock()
+	a.seq.Add(1)
+	fn()
+	a.seq.Add(1)
+	a.mu.Unlock()
 }
 
 // Charge counts an allocation of n bytes of kind before it is made, refusing it with
 // ErrMemoryLimit when it would pass the device's limit; undo it with Refund when the
-// allocation then fails. Safe from any goroutine: the check and the count are one atomic step.
+// allocation then fails. Safe from any goroutine: the check and the count are one step.
 func (d *Device) Charge(kind MemKind, n uint64) error {
 	a := &d.acct
-	if kind.limited() {
-		if a.limit == 0 {
-			a.held.Add(n)
-		} else {
-			for {
-				held := a.held.Load()
-				if held+n > a.limit || held+n < held {
-					return fmt.Errorf("%w: %d bytes of %s memory requested on device %d, which holds %d of its %d-byte limit",
-						ErrMemoryLimit, n, kind, d.ordinal, held, a.limit)
-				}
-				if a.held.CompareAndSwap(held, held+n) {
-					break
-				}
+	var err error
+	a.write(func() {
+		if kind.limited() {
+			held := a.held.Load()
+			if a.limit != 0 && (held+n > a.limit || held+n < held) {
+				err = fmt.Errorf("%w: %d bytes of %s memory requested on device %d, which holds %d of its %d-byte limit",
+					ErrMemoryLimit, n, kind, d.ordinal, held, a.limit)
+				return
 			}
+			a.held.Store(held + n)
 		}
-	}
-	a.bytes[kind].Add(n)
-	a.count[kind].Add(1)
-	return nil
+		a.bytes[kind].Add(n)
+		a.count[kind].Add(1)
+	})
+	return err
 }
 
 // Refund takes back a Charge: when the allocation failed or is freed. Safe from any goroutine.
 func (d *Device) Refund(kind MemKind, n uint64) {
-	if kind.limited() {
-		d.acct.held.Add(-n)
-	}
-	d.acct.bytes[kind].Add(-n)
-	d.acct.count[kind].Add(^uint64(0))
+	a := &d.acct
+	a.write(func() {
+		if kind.limited() {
+			a.held.Add(-n)
+		}
+		a.bytes[kind].Add(-n)
+		a.count[kind].Add(^uint64(0))
+	})
 }
 
 // Buffer charge states (Buffer.life): counted until the first of its free being queued, its
@@ -139,9 +162,11 @@ func (b *Buffer) RefundFree() error {
 
 // forgetAll zeroes every counter: a stuck device's release, which frees nothing.
 func (a *accounting) forgetAll() {
-	a.held.Store(0)
-	for k := range NumKinds {
-		a.bytes[k].Store(0)
-		a.count[k].Store(0)
-	}
+	a.write(func() {
+		a.held.Store(0)
+		for k := range NumKinds {
+			a.bytes[k].Store(0)
+			a.count[k].Store(0)
+		}
+	})
 }

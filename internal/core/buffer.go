@@ -210,17 +210,28 @@ func (b *Buffer) DevicePtr(ctx context.Context) (cuda.DevicePtr, error) {
 	return b.ptr, nil
 }
 
-// Size is the buffer's length in bytes.
-func (b *Buffer) Size() uint64 { return b.size }
+// Size is the buffer's length in bytes (0 for a nil buffer).
+func (b *Buffer) Size() uint64 {
+	if b == nil {
+		return 0
+	}
+	return b.size
+}
 
-// Device is the buffer's device.
-func (b *Buffer) Device() *Device { return b.dev }
+// Device is the buffer's device (nil for a nil buffer).
+func (b *Buffer) Device() *Device {
+	if b == nil {
+		return nil
+	}
+	return b.dev
+}
 
 // Kind is the kind of memory the buffer is.
 func (b *Buffer) Kind() MemKind { return b.kind }
 
-// Closed reports whether the buffer was freed (or its stream-ordered free queued).
-func (b *Buffer) Closed() bool { return b.closed.Load() }
+// Closed reports whether the buffer was freed (or its stream-ordered free queued); a nil
+// buffer, which holds nothing, counts as closed.
+func (b *Buffer) Closed() bool { return b == nil || b.closed.Load() }
 
 // Resolve checks m against device d and returns its address and length; what names m in
 // errors. On the actor thread, where it is authoritative: allocations and frees happen there

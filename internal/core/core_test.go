@@ -237,6 +237,50 @@ func TestChargeIsAtomicUnderTheLimit(t *testing.T) {
 	assert.Equal(t, [NumKinds]KindUsage{}, by)
 }
 
+// Usage is one reading: while charges and refunds of every limited kind race, the device
+// bytes it shows never pass the limit, even for a moment between a refund and a charge.
+func TestUsageIsOneReadingUnderTheLimit(t *testing.T) {
+	const limit = 1000
+	d, err := Open(context.Background(), sim.New(), Config{MemLimit: limit}, 0)
+	require.NoError(t, err)
+	defer d.Close()
+	var wg sync.WaitGroup
+	var ops atomic.Int64
+	stop := make(chan struct{})
+	kinds := []MemKind{KindDevice, KindAsync, KindManaged}
+	for w := range 8 {
+		wg.Go(func() {
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				k := kinds[(w+i)%len(kinds)]
+				if d.Charge(k, 300) == nil {
+					runtime.Gosched() // held a while, so that the limit is reached
+					d.Refund(k, 300)
+				}
+				ops.Add(1)
+			}
+		})
+	}
+	worst := uint64(0)
+	// Long enough to catch a torn reading most runs without the fix; bounded in time for the
+	// race detector, under which each step is many times slower.
+	for start := time.Now(); ops.Load() < 300_000 && time.Since(start) < 2*time.Second; {
+		by, _ := d.Usage()
+		if sum := by[KindDevice].Bytes + by[KindAsync].Bytes + by[KindManaged].Bytes; sum > worst {
+			worst = sum
+		}
+	}
+	close(stop)
+	wg.Wait()
+	assert.LessOrEqual(t, worst, uint64(limit), "a reading of Usage passed the limit")
+	by, _ := d.Usage()
+	assert.Equal(t, [NumKinds]KindUsage{}, by)
+}
+
 func TestExtIsMadeOncePerKey(t *testing.T) {
 	d := openSim(t)
 	type key struct{}

@@ -48,11 +48,21 @@ func makeEvent(ctx context.Context, d *Device, flags uint32, foreign bool, open 
 	})
 }
 
-// Device is the event's device.
-func (e *Event) Device() *Device { return e.dev }
+// Device is the event's device (nil for a nil event).
+func (e *Event) Device() *Device {
+	if e == nil {
+		return nil
+	}
+	return e.dev
+}
 
-// Flags are the flags the event was made with.
-func (e *Event) Flags() uint32 { return e.flags }
+// Flags are the flags the event was made with (0 for a nil event).
+func (e *Event) Flags() uint32 {
+	if e == nil {
+		return 0
+	}
+	return e.flags
+}
 
 // Handle is the event's handle, refusing a closed one; on the actor thread.
 func (e *Event) Handle() (backend.Event, error) {

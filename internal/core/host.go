@@ -46,8 +46,13 @@ func (h *HostBuffer) Host() []byte {
 	return unsafe.Slice((*byte)(h.p), h.size)
 }
 
-// Size is the buffer's length in bytes.
-func (h *HostBuffer) Size() uint64 { return h.size }
+// Size is the buffer's length in bytes (0 for a nil buffer).
+func (h *HostBuffer) Size() uint64 {
+	if h == nil {
+		return 0
+	}
+	return h.size
+}
 
 // DevicePtr is the address kernels on the buffer's device use for its memory (allocated
 // mapped), asked of the runtime on the actor thread; it returns once known.
@@ -75,11 +80,17 @@ func HostDevicePtr(ctx context.Context, d *Device, p unsafe.Pointer, alive func(
 	}).Await(ctx)
 }
 
-// Device is the device the buffer was pinned for.
-func (h *HostBuffer) Device() *Device { return h.dev }
+// Device is the device the buffer was pinned for (nil for a nil buffer).
+func (h *HostBuffer) Device() *Device {
+	if h == nil {
+		return nil
+	}
+	return h.dev
+}
 
-// Closed reports whether the buffer was freed.
-func (h *HostBuffer) Closed() bool { return h.closed.Load() }
+// Closed reports whether the buffer was freed; a nil buffer, which holds nothing, counts as
+// closed.
+func (h *HostBuffer) Closed() bool { return h == nil || h.closed.Load() }
 
 // Close frees the pinned memory once the GPU has passed the work queued so far on every stream
 // of the device (a copy may still read or write it), and returns once it is freed; the

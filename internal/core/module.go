@@ -43,8 +43,13 @@ func LoadModule(ctx context.Context, d *Device, name string, spec backend.Module
 	}, func(_ backend.Device, _ *Tracker, m *Module) { _ = d.unload(m) })
 }
 
-// Name is the module's source name.
-func (m *Module) Name() string { return m.name }
+// Name is the module's source name ("" for a nil module).
+func (m *Module) Name() string {
+	if m == nil {
+		return ""
+	}
+	return m.name
+}
 
 // Device is the module's device.
 func (m *Module) Device() *Device { return m.dev }
@@ -120,16 +125,26 @@ func (d *Device) unload(m *Module) error {
 	return d.rt.UnloadModule(m.h)
 }
 
-// Name is the kernel's name.
-func (k *Kernel) Name() string { return k.name }
+// Name is the kernel's name ("" for a nil kernel).
+func (k *Kernel) Name() string {
+	if k == nil {
+		return ""
+	}
+	return k.name
+}
 
-// Module is the kernel's module.
-func (k *Kernel) Module() *Module { return k.mod }
+// Module is the kernel's module (nil for a nil kernel).
+func (k *Kernel) Module() *Module {
+	if k == nil {
+		return nil
+	}
+	return k.mod
+}
 
 // Params lists the kernel's parameter kinds as gpuactor checks them, or nil when they are
-// unknown.
+// unknown (or the kernel is nil).
 func (k *Kernel) Params() []ArgKind {
-	if k.params == nil {
+	if k == nil || k.params == nil {
 		return nil
 	}
 	out := make([]ArgKind, len(k.params))

@@ -58,6 +58,9 @@ func pinnedClass(n uint64) uint64 {
 // Get returns a pinned buffer of at least n bytes (its Size is n's size class): a cached one,
 // or a new one from MallocHost. Hand it back with Put.
 func (p *PinnedPool) Get(ctx context.Context, n uint64) (*HostBuffer, error) {
+	if p == nil {
+		return nil, Invalid("PinnedPool.Get on a nil pool")
+	}
 	if n == 0 {
 		return nil, Invalid("PinnedPool.Get of 0 bytes")
 	}
@@ -83,6 +86,9 @@ func (p *PinnedPool) Get(ctx context.Context, n uint64) (*HostBuffer, error) {
 // is freed instead, and Put returns once it is. h must come from Get on this pool and not be
 // used after Put.
 func (p *PinnedPool) Put(ctx context.Context, h *HostBuffer) error {
+	if p == nil {
+		return Invalid("PinnedPool.Put on a nil pool")
+	}
 	if h == nil {
 		return Invalid("PinnedPool.Put of a nil buffer")
 	}
@@ -115,6 +121,9 @@ func (p *PinnedPool) Put(ctx context.Context, h *HostBuffer) error {
 
 // SetLimit sets how many bytes of idle buffers the pool keeps, freeing what is over it.
 func (p *PinnedPool) SetLimit(ctx context.Context, bytes uint64) error {
+	if p == nil {
+		return Invalid("PinnedPool.SetLimit on a nil pool")
+	}
 	p.mu.Lock()
 	p.limit = bytes
 	p.mu.Unlock()
@@ -122,7 +131,12 @@ func (p *PinnedPool) SetLimit(ctx context.Context, bytes uint64) error {
 }
 
 // Trim frees every idle buffer.
-func (p *PinnedPool) Trim(ctx context.Context) error { return p.trim(ctx, 0) }
+func (p *PinnedPool) Trim(ctx context.Context) error {
+	if p == nil {
+		return Invalid("PinnedPool.Trim on a nil pool")
+	}
+	return p.trim(ctx, 0)
+}
 
 func (p *PinnedPool) trim(ctx context.Context, keep uint64) error {
 	var drop []*HostBuffer
@@ -149,8 +163,11 @@ func (p *PinnedPool) trim(ctx context.Context, keep uint64) error {
 	return first
 }
 
-// Stats describes the pool now.
+// Stats describes the pool now (zero for a nil pool).
 func (p *PinnedPool) Stats() PinnedPoolStats {
+	if p == nil {
+		return PinnedPoolStats{}
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	n := 0

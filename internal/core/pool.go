@@ -103,13 +103,18 @@ func (p *Pool) SetCurrent(ctx context.Context) error {
 }
 
 // Device is the device the pool belongs to.
-func (p *Pool) Device() *Device { return p.dev }
+func (p *Pool) Device() *Device {
+	if p == nil {
+		return nil
+	}
+	return p.dev
+}
 
 // IsDefault reports whether p is its device's default pool.
-func (p *Pool) IsDefault() bool { return p.isDefault }
+func (p *Pool) IsDefault() bool { return p != nil && p.isDefault }
 
-// Closed reports whether Close has run.
-func (p *Pool) Closed() bool { return p.closed.Load() }
+// Closed reports whether Close has run; a nil pool counts as closed.
+func (p *Pool) Closed() bool { return p == nil || p.closed.Load() }
 
 // Alive is nil while p may be used: an ErrInvalidArgument error for a nil pool, an ErrClosed
 // one after Close. Close runs on the actor thread, so the answer there holds for the message.

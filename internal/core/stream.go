@@ -22,8 +22,14 @@ type Stream struct {
 	inflight atomic.Int64 // operations sent and not completed
 }
 
-// InFlight is how many operations were sent to the stream and have not completed.
-func (s *Stream) InFlight() int64 { return s.inflight.Load() }
+// InFlight is how many operations were sent to the stream and have not completed (0 for a
+// nil stream).
+func (s *Stream) InFlight() int64 {
+	if s == nil {
+		return 0
+	}
+	return s.inflight.Load()
+}
 
 // StreamExt is state a public package keeps per stream (streams' staging ring), released on
 // the actor thread when the stream is destroyed, after its work has drained.
@@ -70,14 +76,25 @@ func NewStream(ctx context.Context, d *Device, c StreamConfig) (*Stream, error) 
 	})
 }
 
-// Device is the stream's device.
-func (s *Stream) Device() *Device { return s.dev }
+// Device is the stream's device (nil for a nil stream).
+func (s *Stream) Device() *Device {
+	if s == nil {
+		return nil
+	}
+	return s.dev
+}
 
-// Priority is the stream's priority.
-func (s *Stream) Priority() int { return s.priority }
+// Priority is the stream's priority (0 for a nil stream).
+func (s *Stream) Priority() int {
+	if s == nil {
+		return 0
+	}
+	return s.priority
+}
 
-// Blocking reports whether the stream synchronizes with the legacy default stream.
-func (s *Stream) Blocking() bool { return s.blocking }
+// Blocking reports whether the stream synchronizes with the legacy default stream (false for
+// a nil stream).
+func (s *Stream) Blocking() bool { return s != nil && s.blocking }
 
 // Own reports whether s is its device's own stream.
 func (s *Stream) Own() bool { return s.own }

@@ -311,13 +311,15 @@ type hostRange struct {
 type hostMemory struct {
 	mu     sync.Mutex
 	ranges []*hostRange // sorted by base, disjoint
-	inPin  uint64       // bytes HostAlloc handed out and HostFree has not taken back
+	inPin  uint64       // bytes page-locked now: HostAlloc's and HostRegister's
 	limit  uint64       // the most inPin may reach (pinnedLimit)
 }
 
-// pinnedLimit is how much host memory HostAlloc hands out in all: half the machine's RAM, as
-// the real runtime cannot pin more than the RAM there is, and a Go allocation past it would
-// end the process instead of failing (8 GiB where the RAM cannot be told).
+// pinnedLimit is how much host memory HostAlloc and HostRegister page-lock in all: half the
+// machine's RAM, as the real runtime cannot pin more than the RAM there is, and a Go
+// allocation past it would end the process instead of failing (8 GiB where the RAM cannot be
+// told). HostRegister counts too: an isolated device's worker registers the memory its
+// parent maps for it, which a sparse file lets be of any size.
 func pinnedLimit() uint64 {
 	if ram := physicalRAM(); ram > 0 {
 		return ram / 2
@@ -382,7 +384,7 @@ func (h *hostMemory) add(r *hostRange) *hostRange {
 }
 
 // remove deletes the range starting at p whose allocated flag is allocated, giving back
-// the pinned bytes HostAlloc counted for it.
+// the pinned bytes counted for it.
 func (h *hostMemory) remove(p uintptr, allocated bool) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -390,9 +392,7 @@ func (h *hostMemory) remove(p uintptr, allocated bool) bool {
 	if i == len(h.ranges) || h.ranges[i].base != p || h.ranges[i].allocated != allocated {
 		return false
 	}
-	if allocated {
-		h.inPin -= h.ranges[i].size
-	}
+	h.inPin -= h.ranges[i].size
 	h.ranges = slices.Delete(h.ranges, i, i+1)
 	return true
 }
@@ -465,7 +465,12 @@ func (d *device) HostRegister(p unsafe.Pointer, size uint64, flags uint32) error
 	if uint64(uintptr(p))+size < uint64(uintptr(p)) {
 		return d.fail(op, cudaerr.InvalidValue, "%d bytes at %p wrap around the address space", size, p)
 	}
+	if !d.b.host.reserve(size) {
+		return d.fail(op, cudaerr.MemoryAllocation, "%d bytes of host memory to page-lock: past the simulator's %d-byte limit (half the machine's RAM), %d in use",
+			size, d.b.host.limit, d.b.host.inUse())
+	}
 	if old := d.b.host.add(&hostRange{base: uintptr(p), size: size, keep: p}); old != nil {
+		d.b.host.unreserve(size)
 		what := "registered"
 		if old.allocated {
 			what = "allocated with HostAlloc"
