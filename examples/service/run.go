@@ -131,7 +131,7 @@ func run(ctx context.Context, c config) (sum summary, err error) {
 		sum.load, loadErr = generateLoad(ctx, url, c)
 		errs = append(errs, loadErr, <-injected)
 		sum.after, err = awaitHealthy(ctx, url, c.grace)
-		errs = append(errs, err)
+		errs = append(errs, err, awaitNothingLeft(ctx, g, c.grace))
 	} else {
 		select {
 		case <-ctx.Done():
@@ -194,6 +194,32 @@ func awaitHealthy(ctx context.Context, url string, within time.Duration) (health
 		select {
 		case <-ctx.Done():
 			return h, fmt.Errorf("/healthz: %d of %d devices healthy after %v (%v): %+v", h.Healthy, len(h.Devices), within, err, h.Devices)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+// awaitNothingLeft waits, for at most within, until the group's devices have no operation in
+// flight, and returns an error naming what a device still holds then: stream-ordered buffers
+// or staging memory that the requests, cancelled ones included, should have given back.
+func awaitNothingLeft(ctx context.Context, g *group.Group, within time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, within)
+	defer cancel()
+	for {
+		var left []error
+		for _, d := range g.Stats().Devices {
+			st := d.Device
+			if st.InFlight != 0 || st.Memory.Async.Count != 0 || st.Staging.InUseBytes != 0 || d.Running != 0 || d.Queued != 0 {
+				left = append(left, fmt.Errorf("device %d holds %d jobs, %d operations in flight, %d stream-ordered buffers and %d staging bytes",
+					st.Ordinal, d.Running+d.Queued, st.InFlight, st.Memory.Async.Count, st.Staging.InUseBytes))
+			}
+		}
+		if len(left) == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return errors.Join(left...)
 		case <-time.After(10 * time.Millisecond):
 		}
 	}
