@@ -24,11 +24,14 @@ type GroupCollector struct {
 	memBytes, memReserved, waiting                   *prom.Desc
 }
 
-// NewGroupCollector returns a collector of g. Register it once, for the group's life; after
-// Close, scrapes show the devices as Close left them. The group's devices must have distinct
+// NewGroupCollector returns a collector of g, which must not be nil. Register it once, for
+// the group's life; after Close, scrapes show the devices as Close left them. The group's devices must have distinct
 // ordinals (as device.OpenAll returns them): two with one ordinal and backend would export the
 // same series twice, which the registry refuses.
 func NewGroupCollector(g *group.Group, opts ...Option) *GroupCollector {
+	if g == nil {
+		panic("gpuactor/contrib/prometheus: NewGroupCollector of a nil group") // as a nil registry's Register would, at once rather than on the first scrape
+	}
 	cfg := config{namespace: "gpuactor"}
 	for _, o := range opts {
 		o(&cfg)

@@ -138,10 +138,32 @@ func TestGroupCollectorLabelsMatchTheAPI(t *testing.T) {
 	t.Cleanup(func() { _ = g.Close() })
 	c := gpuprom.NewGroupCollector(g)
 
+	// Scrapes go on while the worker dies and the device is replaced.
+	stop := make(chan struct{})
+	scrapes := make(chan [2]int, 1) // scrapes, and those that did not see both devices
+	go func() {
+		var n [2]int
+		defer func() { scrapes <- n }()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			n[0]++
+			if testutil.CollectAndCount(c, "gpuactor_group_healthy") != 2 {
+				n[1]++
+			}
+		}
+	}()
 	p, err := os.FindProcess(g.Devices()[0].WorkerPID())
 	require.NoError(t, err)
 	require.NoError(t, p.Kill())
 	restarted(t, g, 0, 1)
+	close(stop)
+	n := <-scrapes
+	assert.Positive(t, n[0])
+	assert.Zero(t, n[1], "every scrape during the restart saw both devices")
 	require.NoError(t, g.Do(ctx, memsetJob))
 
 	reg := prom.NewPedanticRegistry()
@@ -179,6 +201,10 @@ gpuactor_device_info{backend="sim",device="1",isolated="true"} 1
 gpuactor_group_restarts_total{backend="sim",device="0"} 1
 gpuactor_group_restarts_total{backend="sim",device="1"} 0
 `), "gpuactor_device_info", "gpuactor_group_restarts_total"))
+}
+
+func TestGroupCollectorRefusesANilGroup(t *testing.T) {
+	assert.PanicsWithValue(t, "gpuactor/contrib/prometheus: NewGroupCollector of a nil group", func() { gpuprom.NewGroupCollector(nil) })
 }
 
 // seriesOf gathers c's metric name, by device label.
