@@ -116,7 +116,9 @@ func run(ctx context.Context, c config) (sum summary, err error) {
 		go func() {
 			select {
 			case <-time.After(c.faultAfter):
-				injected <- svc.inject(ctx, c.fault, c.faultDevice)
+				err := svc.inject(ctx, c.fault, c.faultDevice)
+				c.log.Info("service: fault injected", "fault", c.fault, "device", c.faultDevice, "error", err)
+				injected <- err
 			case <-ctx.Done():
 				injected <- nil
 			}
@@ -135,6 +137,7 @@ func run(ctx context.Context, c config) (sum summary, err error) {
 	} else {
 		select {
 		case <-ctx.Done():
+			errs = append(errs, <-injected)
 		case err := <-served:
 			return sum, errors.Join(err, g.Close(), closeAll(devs))
 		}
