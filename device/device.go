@@ -32,7 +32,7 @@ func (d *Device) core() *core.Device { return (*core.Device)(d) }
 func (d *Device) info() *info {
 	cd := d.core()
 	return cd.InfoOr(func() any {
-		inf := &info{kind: BackendKind(cd.BackendName())}
+		inf := &info{kind: kindOf(cd.Backend())}
 		inf.props, _ = core.Run(context.Background(), cd, func(rt backend.Device, _ *core.Tracker) (Properties, error) {
 			return readProperties(cd.Backend(), rt)
 		}).Await(context.Background())
@@ -128,12 +128,16 @@ func OpenAll(ctx context.Context, opts ...Option) ([]*Device, error) {
 	return devs, nil
 }
 
+// kindOf is the kind of backend be: an isolated device's backend is named "isolated-" and
+// the worker's, and its kind is the worker's.
+func kindOf(be backend.Backend) BackendKind {
+	return BackendKind(strings.TrimPrefix(be.Name(), "isolated-"))
+}
+
 // open opens device ordinal of be. own is what the device owns besides (an isolated device's
 // worker), closed once the device has released everything; nil for a device in process.
 func open(ctx context.Context, be backend.Backend, c *config, ordinal int, own io.Closer) (*Device, error) {
-	// An isolated device's backend is named "isolated-" and the worker's: its kind is the
-	// worker's.
-	kind, cacheDir, isolated := BackendKind(strings.TrimPrefix(be.Name(), "isolated-")), c.kernelCacheDir(), own != nil
+	kind, cacheDir, isolated := kindOf(be), c.kernelCacheDir(), own != nil
 	var onStuck func()
 	if isolated {
 		// A GPU stuck in a kernel that never ends is freed only when the process holding it

@@ -53,7 +53,11 @@ func openIsolated(ctx context.Context, c *config, ordinal int) (*Device, *remote
 	spec := backendsel.WorkerSpec{Backend: string(c.backend)}
 	if c.backend == BackendSim {
 		if c.simulator == nil {
-			c.simulator = sim.New()
+			m, err := backendsel.DefaultMachine()
+			if err != nil {
+				return nil, nil, err
+			}
+			c.simulator = (*sim.Simulator)(m)
 		}
 		ss := (*isim.Machine)(c.simulator).Spec()
 		spec.Sim = &ss

@@ -85,6 +85,10 @@ func TestIsolatedDeviceRunsSaxpyInAWorker(t *testing.T) {
 		ctx := testdev.Ctx(t)
 		dev := openDev(t, opts)
 		assert.True(t, dev.Isolated())
+		st := dev.Stats()
+		assert.Equal(t, dev.Backend(), st.Backend, "Stats names the backend as Backend does, not the worker's transport")
+		assert.True(t, st.Isolated)
+		assert.Equal(t, string(dev.Backend()), dev.Properties().Backend)
 		pid := dev.WorkerPID()
 		assert.NotZero(t, pid)
 		assert.NotEqual(t, os.Getpid(), pid)
@@ -99,6 +103,37 @@ func TestInProcessDeviceIsNotIsolated(t *testing.T) {
 	dev := openDev(t, []device.Option{device.WithSimulator(sim.New())})
 	assert.False(t, dev.Isolated())
 	assert.Zero(t, dev.WorkerPID())
+	assert.Equal(t, device.BackendSim, dev.Stats().Backend)
+	assert.False(t, dev.Stats().Isolated)
+}
+
+// GPUACTOR_SIM_DEVICES sets how many devices the default simulated machine has, in process
+// and for isolated devices, whose workers simulate the machine their parent described.
+func TestSimDevicesFromTheEnvironment(t *testing.T) {
+	ctx := testdev.Ctx(t)
+	t.Setenv(device.EnvSimDevices, "3")
+	for _, opts := range [][]device.Option{
+		{device.WithBackend(device.BackendSim)},
+		{device.WithBackend(device.BackendSim), device.Isolated()},
+	} {
+		n, err := device.Count(ctx, opts...)
+		require.NoError(t, err)
+		assert.Equal(t, 3, n)
+		devs, err := device.OpenAll(ctx, opts...)
+		require.NoError(t, err)
+		require.Len(t, devs, 3)
+		for _, d := range devs {
+			require.NoError(t, d.Close())
+		}
+	}
+	for _, bad := range []string{"0", "-1", "two", "100000"} {
+		t.Setenv(device.EnvSimDevices, bad)
+		_, err := device.OpenAll(ctx, device.WithBackend(device.BackendSim))
+		require.ErrorIs(t, err, device.ErrBackend, bad)
+		require.ErrorContains(t, err, device.EnvSimDevices)
+		_, err = device.Open(ctx, 0, device.WithBackend(device.BackendSim), device.Isolated())
+		require.ErrorIs(t, err, device.ErrBackend, bad)
+	}
 }
 
 // Stream-ordered allocation, pinned host memory and a captured graph work through the worker.

@@ -8,6 +8,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/gpuactor/gpuactor/internal/backendsel"
 	"github.com/gpuactor/gpuactor/internal/logging"
 	"github.com/gpuactor/gpuactor/sim"
 )
@@ -24,6 +25,12 @@ const (
 
 // EnvBackend is the environment variable that picks the backend when no option does.
 const EnvBackend = "GPUACTOR_BACKEND"
+
+// EnvSimDevices is the environment variable that sets how many devices the sim backend
+// simulates when no WithSimulator gives a machine of its own (default two), e.g.
+// GPUACTOR_BACKEND=sim GPUACTOR_SIM_DEVICES=8. A value that is not a number from 1 to 1024
+// fails Open with ErrBackend.
+const EnvSimDevices = backendsel.EnvSimDevices
 
 // Option configures Open, OpenAll and Count.
 type Option func(*config)

@@ -21,8 +21,8 @@ func (c ComputeCapability) Arch() int { return c.Major*10 + c.Minor }
 type Properties struct {
 	Ordinal                   int
 	Name                      string
-	Backend                   string
-	RuntimeVersion            int // e.g. 13000
+	Backend                   string // as Device.Backend names it: cuda or sim, isolated or not
+	RuntimeVersion            int    // e.g. 13000
 	DriverVersion             int
 	ComputeCapability         ComputeCapability
 	PCIBusID                  string
@@ -80,7 +80,7 @@ func (p Properties) MemoryBandwidth() float64 {
 }
 
 func readProperties(be backend.Backend, dev backend.Device) (Properties, error) {
-	p := Properties{Ordinal: dev.Ordinal(), Backend: be.Name()}
+	p := Properties{Ordinal: dev.Ordinal(), Backend: string(kindOf(be))}
 	var err error
 	if p.RuntimeVersion, err = be.RuntimeVersion(); err != nil {
 		return p, err

@@ -15,7 +15,10 @@ import (
 // (expvar.Func(func() any { return dev.Stats() })).
 type Stats struct {
 	Ordinal int
-	Backend BackendKind
+	// Backend is the device's backend, as Device.Backend names it: an isolated device's is
+	// its worker's (cuda or sim); Isolated tells it runs in a worker process.
+	Backend  BackendKind
+	Isolated bool
 	// Failure is the sticky error that failed the device (Device.Err), as text; "" while the
 	// device is healthy.
 	Failure string `json:",omitempty"`
@@ -108,7 +111,8 @@ func (d *Device) Stats() Stats {
 	ops := c.OpStats()
 	st := Stats{
 		Ordinal:  d.Ordinal(),
-		Backend:  BackendKind(c.BackendName()),
+		Backend:  d.Backend(),
+		Isolated: d.Isolated(),
 		Closed:   c.Closed(),
 		InFlight: ops.InFlight,
 		Sent:     ops.Sent,

@@ -4,8 +4,8 @@
 # Installs what the tests need when it is missing: Debian's CUDA 11.8 runtime and NVRTC
 # (libcudart11.0, libnvrtc11.2, about 17 MB, when run as root with apt), so the binding's loader,
 # versions, error mapping and NVRTC compiles run against a real libcudart even without a GPU;
-# and staticcheck (go install). Then, for the library and its three nested modules (bench/,
-# contrib/prometheus, internal/consumer): gofmt, go vet and staticcheck; the core cross-built and
+# and staticcheck (go install). Then, for the library and its four nested modules (bench/,
+# contrib/prometheus, internal/consumer, examples/service): gofmt, go vet and staticcheck; the core cross-built and
 # vetted for windows/amd64 and darwin/arm64; go test -race (cgo) of every package; the binding
 # and a device round trip again with CGO_ENABLED=0, as users build; four examples and a
 # benchmark smoke on the simulator.
@@ -89,7 +89,7 @@ if have_cuda_libs; then
   export GPUACTOR_REQUIRE_CUDART=1 # the binding's no-GPU tests must run, not skip
 fi
 
-modules=(. bench internal/consumer contrib/prometheus)
+modules=(. bench internal/consumer contrib/prometheus examples/service)
 staticcheck_version=v0.8.2
 gobin=$(go env GOBIN)
 [[ -n $gobin ]] || gobin=$(go env GOPATH)/bin
@@ -146,10 +146,12 @@ nocgo_tests() {
 }
 examples() {
   local bin=$logs/bin
-  CGO_ENABLED=0 go build -o "$bin/" ./examples/saxpy ./examples/devicequery ./examples/service ./examples/fanout
+  CGO_ENABLED=0 go build -o "$bin/" ./examples/saxpy ./examples/devicequery ./examples/fanout
+  (cd examples/service && CGO_ENABLED=0 go build -o "$bin/" .)
   "$bin/saxpy" -backend sim -goroutines 8 -n 4096 -rounds 2
   "$bin/devicequery" -backend sim
-  "$bin/service" -backend sim -load -clients 8 -duration 1s -cancel 0.1 -park
+  # The service over two isolated simulated devices, one of them poisoned under load.
+  "$bin/service" -sim 2 -load -clients 8 -duration 1s -cancel 0.1 -park -fault poison -fault-after 300ms
   "$bin/fanout" -sim 4 -jobs 300 -n 4096 -park
 }
 bench_smoke() { (cd bench && CGO_ENABLED=0 go run . -backend sim -repeat 2 -sizes 4K,64K); }

@@ -10,13 +10,15 @@ import (
 )
 
 // Collector is a prometheus.Collector of the Stats of a fixed set of devices. Every metric
-// carries the labels device (the ordinal) and backend (cuda or sim).
+// carries the labels device (the ordinal) and backend (cuda or sim, as Device.Backend names
+// it); gpuactor_device_info tells an isolated device (Device.Isolated) apart. For the devices
+// of a group, which a restart replaces, use NewGroupCollector.
 type Collector struct {
 	devs []*device.Device
 	d    descs
 }
 
-// Option configures New.
+// Option configures New and NewGroupCollector.
 type Option func(*config)
 
 type config struct {
@@ -44,7 +46,7 @@ func New(devs []*device.Device, opts ...Option) *Collector {
 
 // descs are the metrics' descriptions, made once.
 type descs struct {
-	up, mailbox, inFlight, sent, failed, latency         *prom.Desc
+	info, up, mailbox, inFlight, sent, failed, latency   *prom.Desc
 	actorMessages, actorSeconds, actorPanics, actorParks *prom.Desc
 	memBytes, memCount, memLimit                         *prom.Desc
 	stagingPinned, stagingInUse, stagingLimit            *prom.Desc
@@ -59,6 +61,7 @@ func newDescs(cfg config) descs {
 		return prom.NewDesc(prom.BuildFQName(cfg.namespace, "", name), help, append(labels[:2:2], extra...), cfg.labels)
 	}
 	return descs{
+		info:           d("device_info", "Always 1: the device's labels, and isolated: whether it runs in a worker process of its own.", "isolated"),
 		up:             d("up", "1 while the device takes work; 0 once it failed or closed."),
 		mailbox:        d("mailbox_messages", "Messages waiting for the device's actor."),
 		inFlight:       d("operations_in_flight", "Stream operations sent and not yet completed."),
@@ -86,13 +89,16 @@ func newDescs(cfg config) descs {
 }
 
 // Describe sends the descriptions of every metric the Collector exports.
-func (c *Collector) Describe(ch chan<- *prom.Desc) {
+func (c *Collector) Describe(ch chan<- *prom.Desc) { c.d.describe(ch) }
+
+// describe sends the descriptions of every device metric.
+func (ds *descs) describe(ch chan<- *prom.Desc) {
 	for _, d := range []*prom.Desc{
-		c.d.up, c.d.mailbox, c.d.inFlight, c.d.sent, c.d.failed, c.d.latency,
-		c.d.actorMessages, c.d.actorSeconds, c.d.actorPanics, c.d.actorParks,
-		c.d.memBytes, c.d.memCount, c.d.memLimit,
-		c.d.stagingPinned, c.d.stagingInUse, c.d.stagingLimit, c.d.stagingWaits, c.d.stagingWaiting,
-		c.d.trackerPolls, c.d.trackerMarks, c.d.trackerQueries, c.d.trackerCompleted,
+		ds.info, ds.up, ds.mailbox, ds.inFlight, ds.sent, ds.failed, ds.latency,
+		ds.actorMessages, ds.actorSeconds, ds.actorPanics, ds.actorParks,
+		ds.memBytes, ds.memCount, ds.memLimit,
+		ds.stagingPinned, ds.stagingInUse, ds.stagingLimit, ds.stagingWaits, ds.stagingWaiting,
+		ds.trackerPolls, ds.trackerMarks, ds.trackerQueries, ds.trackerCompleted,
 	} {
 		ch <- d
 	}
@@ -101,11 +107,12 @@ func (c *Collector) Describe(ch chan<- *prom.Desc) {
 // Collect sends every device's metrics, from one Stats snapshot each.
 func (c *Collector) Collect(ch chan<- prom.Metric) {
 	for _, dev := range c.devs {
-		c.collect(ch, dev.Stats())
+		c.d.collect(ch, dev.Stats())
 	}
 }
 
-func (c *Collector) collect(ch chan<- prom.Metric, st device.Stats) {
+// collect sends one device's metrics, from st.
+func (ds *descs) collect(ch chan<- prom.Metric, st device.Stats) {
 	lv := []string{strconv.Itoa(st.Ordinal), string(st.Backend)}
 	gauge := func(d *prom.Desc, v float64, extra ...string) {
 		ch <- prom.MustNewConstMetric(d, prom.GaugeValue, v, append(lv[:2:2], extra...)...)
@@ -113,48 +120,49 @@ func (c *Collector) collect(ch chan<- prom.Metric, st device.Stats) {
 	counter := func(d *prom.Desc, v float64, extra ...string) {
 		ch <- prom.MustNewConstMetric(d, prom.CounterValue, v, append(lv[:2:2], extra...)...)
 	}
+	gauge(ds.info, 1, strconv.FormatBool(st.Isolated))
 	up := 1.0
 	if st.Closed || st.Failure != "" {
 		up = 0
 	}
-	gauge(c.d.up, up)
-	gauge(c.d.mailbox, float64(st.Mailbox))
-	gauge(c.d.inFlight, float64(st.InFlight))
-	counter(c.d.sent, float64(st.Sent))
-	counter(c.d.failed, float64(st.Failed))
+	gauge(ds.up, up)
+	gauge(ds.mailbox, float64(st.Mailbox))
+	gauge(ds.inFlight, float64(st.InFlight))
+	counter(ds.sent, float64(st.Sent))
+	counter(ds.failed, float64(st.Failed))
 	count, sum, buckets := histogram(st.Latency)
-	ch <- prom.MustNewConstHistogram(c.d.latency, count, sum, buckets, lv...)
+	ch <- prom.MustNewConstHistogram(ds.latency, count, sum, buckets, lv...)
 
 	a := st.Actor
-	counter(c.d.actorMessages, float64(a.Messages))
-	counter(c.d.actorSeconds, a.Busy.Seconds(), "busy")
-	counter(c.d.actorSeconds, a.Spin.Seconds(), "spin")
-	counter(c.d.actorSeconds, a.Park.Seconds(), "park")
-	counter(c.d.actorPanics, float64(a.Panics))
-	counter(c.d.actorParks, float64(a.Parks))
+	counter(ds.actorMessages, float64(a.Messages))
+	counter(ds.actorSeconds, a.Busy.Seconds(), "busy")
+	counter(ds.actorSeconds, a.Spin.Seconds(), "spin")
+	counter(ds.actorSeconds, a.Park.Seconds(), "park")
+	counter(ds.actorPanics, float64(a.Panics))
+	counter(ds.actorParks, float64(a.Parks))
 
 	m := st.Memory
 	for _, k := range []struct {
 		kind string
 		u    device.KindUsage
 	}{{"device", m.Device}, {"async", m.Async}, {"pinned", m.Pinned}, {"registered", m.Registered}, {"managed", m.Managed}, {"imported", m.Imported}} {
-		gauge(c.d.memBytes, float64(k.u.Bytes), k.kind)
-		gauge(c.d.memCount, float64(k.u.Count), k.kind)
+		gauge(ds.memBytes, float64(k.u.Bytes), k.kind)
+		gauge(ds.memCount, float64(k.u.Count), k.kind)
 	}
-	gauge(c.d.memLimit, float64(m.Limit))
+	gauge(ds.memLimit, float64(m.Limit))
 
 	s := st.Staging
-	gauge(c.d.stagingPinned, float64(s.PinnedBytes))
-	gauge(c.d.stagingInUse, float64(s.InUseBytes))
-	gauge(c.d.stagingLimit, float64(s.LimitBytes))
-	counter(c.d.stagingWaits, float64(s.Waits))
-	gauge(c.d.stagingWaiting, float64(s.Waiting))
+	gauge(ds.stagingPinned, float64(s.PinnedBytes))
+	gauge(ds.stagingInUse, float64(s.InUseBytes))
+	gauge(ds.stagingLimit, float64(s.LimitBytes))
+	counter(ds.stagingWaits, float64(s.Waits))
+	gauge(ds.stagingWaiting, float64(s.Waiting))
 
 	t := st.Tracker
-	counter(c.d.trackerPolls, float64(t.Polls))
-	counter(c.d.trackerMarks, float64(t.Watermarks))
-	counter(c.d.trackerQueries, float64(t.Queries))
-	counter(c.d.trackerCompleted, float64(t.Completed))
+	counter(ds.trackerPolls, float64(t.Polls))
+	counter(ds.trackerMarks, float64(t.Watermarks))
+	counter(ds.trackerQueries, float64(t.Queries))
+	counter(ds.trackerCompleted, float64(t.Completed))
 }
 
 // The latency histogram's bucket bounds: the powers of two from about a microsecond to about

@@ -31,15 +31,15 @@ func (r report) quantile(q float64) time.Duration {
 	return r.latencies[min(len(r.latencies)-1, int(q*float64(len(r.latencies))))]
 }
 
-func (r report) print() {
-	fmt.Printf("%d requests answered and checked, %d cancelled, in %v: %.0f req/s\n",
+func (r report) print(w io.Writer) {
+	fmt.Fprintf(w, "%d requests answered and checked, %d cancelled, in %v: %.0f req/s\n",
 		r.ok, r.cancelled, r.elapsed.Round(time.Millisecond), float64(r.ok)/r.elapsed.Seconds())
 	p50, p99 := r.quantile(0.50), r.quantile(0.99)
 	ratio := 0.0
 	if p50 > 0 {
 		ratio = float64(p99) / float64(p50)
 	}
-	fmt.Printf("latency p50 %v, p99 %v (%.2f× p50), max %v\n", p50.Round(time.Microsecond), p99.Round(time.Microsecond),
+	fmt.Fprintf(w, "latency p50 %v, p99 %v (%.2f× p50), max %v\n", p50.Round(time.Microsecond), p99.Round(time.Microsecond),
 		ratio, r.quantile(1).Round(time.Microsecond))
 	devs := make([]string, 0, len(r.perDevice))
 	for d := range r.perDevice {
@@ -47,7 +47,7 @@ func (r report) print() {
 	}
 	slices.Sort(devs)
 	for _, d := range devs {
-		fmt.Printf("device %s: %d requests\n", d, r.perDevice[d])
+		fmt.Fprintf(w, "device %s: %d requests\n", d, r.perDevice[d])
 	}
 }
 

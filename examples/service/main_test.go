@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -15,34 +18,105 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gpuactor/gpuactor/device"
-	"github.com/gpuactor/gpuactor/examples/internal/sample"
+	"github.com/gpuactor/gpuactor/group"
+	"github.com/gpuactor/gpuactor/isolate"
 )
 
-// TestRun serves and loads itself on the simulator, a fifth of the requests cancelled, and
-// shuts down with every answer checked and nothing left behind.
-func TestRun(t *testing.T) {
-	c := config{addr: "127.0.0.1:0", load: true, clients: 8, size: 4096, duration: 300 * time.Millisecond,
-		cancel: 0.2, cancelWithin: time.Millisecond, perDevice: 4, stagingMiB: 32, grace: 10 * time.Second,
-		park: true, Flags: sample.Flags{Backend: "sim"}}
-	require.NoError(t, run(context.Background(), c))
+// The test binary is the worker of the service's isolated devices, as the program is.
+func TestMain(m *testing.M) {
+	isolate.Main(isolate.WithKernels(simKernels))
+	// A race-detector worker would otherwise sleep a second at exit, each time.
+	if _, ok := os.LookupEnv("GORACE"); !ok {
+		_ = os.Setenv("GORACE", "atexit_sleep_ms=0")
+	}
+	os.Exit(m.Run())
+}
+
+// testConfig is a short run on two simulated isolated devices.
+func testConfig(t *testing.T) config {
+	return config{addr: "127.0.0.1:0", sim: 2, load: true, clients: 8, size: 4096, duration: time.Second,
+		cancelWithin: time.Millisecond, perDevice: 2, stagingMiB: 32, restarts: 10, grace: 20 * time.Second,
+		park: true, faultAfter: 200 * time.Millisecond, log: slog.New(slog.DiscardHandler), out: io.Discard}
+}
+
+// The service under load takes a poisoned kernel, and a kill -9 of a worker, on device 0:
+// every request is answered, with every element checked; the device comes back in a new
+// worker and /healthz says so, naming the fault; after shutdown every device is closed.
+func TestServiceSurvivesAFault(t *testing.T) {
+	for _, fault := range []string{faultPoison, faultKill} {
+		t.Run(fault, func(t *testing.T) {
+			c := testConfig(t)
+			c.fault = fault
+			checkSurvives(t, c, "sim")
+		})
+	}
+}
+
+// checkSurvives runs the service with c (a fault on device c.faultDevice) and checks that it
+// answered every request, that the device came back and every device is healthy, and that
+// shutdown closed every device.
+func checkSurvives(t *testing.T, c config, backend string) {
+	t.Helper()
+	var out bytes.Buffer
+	c.out = &out
+	sum, err := run(context.Background(), c)
+	t.Logf("%s", out.String())
+	require.NoError(t, err, "every request answered and checked")
+	assert.Positive(t, sum.load.ok)
+	require.GreaterOrEqual(t, len(sum.after.Devices), 1)
+	assert.Equal(t, len(sum.after.Devices), sum.after.Healthy, "every device healthy after the restart")
+	for i, d := range sum.after.Devices {
+		assert.True(t, d.Isolated, "device %d", i)
+		assert.Equal(t, backend, d.Backend, "device %d", i)
+		if i != c.faultDevice {
+			assert.Equal(t, uint64(0), d.Generation, "device %d was not restarted", i)
+			assert.Empty(t, d.Error, "device %d", i)
+			continue
+		}
+		assert.Equal(t, uint64(1), d.Generation, "device %d was reopened once", i)
+		assert.NotEmpty(t, d.Error, "/healthz names the fault the restart recovered from")
+		assert.NotNil(t, d.FailedAt)
+	}
+	require.Len(t, sum.final, len(sum.after.Devices))
+	for i, st := range sum.final {
+		// An isolated device that Close ended still reports its worker's exit as a failure
+		// ("worker closed"): once a closed device says only "closed", this is
+		// assert.Equal(t, "closed", st).
+		assert.True(t, strings.HasPrefix(st, "closed"), "device %d after shutdown: %s", i, st)
+	}
+	assert.Contains(t, out.String(), fmt.Sprintf("device %d: generation 1, closed", c.faultDevice))
 }
 
 func TestRunRefusesBadFlags(t *testing.T) {
-	c := config{clients: 1, size: 6, perDevice: 1, stagingMiB: 1, Flags: sample.Flags{Backend: "sim"}}
-	require.ErrorContains(t, run(context.Background(), c), "-size")
+	for _, bad := range []struct {
+		set  func(*config)
+		says string
+	}{
+		{func(c *config) { c.size = 6 }, "-size"},
+		{func(c *config) { c.restarts = 0 }, "-restarts"},
+		{func(c *config) { c.fault = "meteor" }, `-fault "meteor"`},
+		{func(c *config) { c.backend = "cuda" }, "-sim 2 and -backend cuda"},
+		{func(c *config) { c.fault, c.faultDevice = faultKill, 2 }, "-fault-device 2"},
+	} {
+		c := testConfig(t)
+		bad.set(&c)
+		_, err := run(context.Background(), c)
+		require.ErrorContains(t, err, bad.says)
+	}
 }
 
+// The HTTP interface: answers, bad input, /healthz and /metrics.
 func TestHandler(t *testing.T) {
 	ctx := context.Background()
-	devs, err := device.OpenAll(ctx, device.WithBackend(device.BackendSim))
-	require.NoError(t, err)
-	svc, err := newService(ctx, devs, 2)
+	c := testConfig(t)
+	faults, kc := &faultLog{}, &kernelCache{}
+	g, devs, err := openGroup(ctx, c, kc, faults)
 	require.NoError(t, err)
 	defer func() {
-		require.NoError(t, svc.close(ctx))
-		require.NoError(t, shutdownDevices(devs, 10*time.Second))
+		require.NoError(t, g.Close())
+		require.NoError(t, closeAll(devs))
 	}()
-	srv := httptest.NewServer(svc.handler())
+	srv := httptest.NewServer(newService(g, kc, faults).handler())
 	defer srv.Close()
 
 	// One client's memory serves requests of different sizes, one after another.
@@ -78,19 +152,53 @@ func TestHandler(t *testing.T) {
 		assert.Contains(t, string(msg), bad.says)
 	}
 
-	resp, err = srv.Client().Get(srv.URL + "/debug/vars")
+	resp, err = srv.Client().Get(srv.URL + "/healthz")
 	require.NoError(t, err)
-	defer resp.Body.Close()
-	var vars struct {
-		Gpuactor []device.Stats  `json:"gpuactor"`
-		Memstats json.RawMessage `json:"memstats"`
+	var h health
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&h))
+	resp.Body.Close()
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Equal(t, 2, h.Healthy)
+	require.Len(t, h.Devices, 2)
+	var done uint64
+	for i, d := range h.Devices {
+		assert.Equal(t, i, d.Ordinal)
+		assert.True(t, d.Healthy)
+		done += d.JobsDone
 	}
-	require.NoError(t, json.NewDecoder(resp.Body).Decode(&vars))
-	require.Len(t, vars.Gpuactor, len(devs))
-	assert.NotEmpty(t, vars.Memstats, "expvar's own variables are there too")
-	var sent uint64
-	for _, st := range vars.Gpuactor {
-		sent += st.Sent
-	}
-	assert.GreaterOrEqual(t, sent, uint64(4), "the request's copies and launch")
+	assert.Equal(t, uint64(4), done, "the four requests answered")
+
+	resp, err = srv.Client().Get(srv.URL + "/metrics")
+	require.NoError(t, err)
+	metrics, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Contains(t, string(metrics), `gpuactor_group_healthy{backend="sim",device="1"} 1`)
+	assert.Contains(t, string(metrics), `gpuactor_device_info{backend="sim",device="0",isolated="true"} 1`)
+	assert.Contains(t, string(metrics), "gpuactor_group_jobs_waiting 0")
+}
+
+// /healthz is 503 when no device takes work, and lists each device with its failure, or the
+// last one a restart recovered from.
+func TestHealthOf(t *testing.T) {
+	faults := &faultLog{}
+	faults.last = map[int]fault{1: {err: "worker killed", at: time.Unix(1, 0)}}
+	st := group.Stats{Waiting: 3, Devices: []group.DeviceStats{
+		{Healthy: false, Device: device.Stats{Ordinal: 0, Backend: device.BackendCUDA, Failure: "illegal address"}},
+		{Healthy: false, Restarts: 2, Device: device.Stats{Ordinal: 1, Backend: device.BackendCUDA, Isolated: true}},
+	}}
+	h, code := healthOf(st, faults)
+	assert.Equal(t, http.StatusServiceUnavailable, code)
+	assert.Equal(t, 0, h.Healthy)
+	assert.Equal(t, int64(3), h.Waiting)
+	require.Len(t, h.Devices, 2)
+	assert.Equal(t, "illegal address", h.Devices[0].Error, "the failure now comes first")
+	assert.Equal(t, "worker killed", h.Devices[1].Error)
+	assert.Equal(t, uint64(2), h.Devices[1].Generation)
+	assert.True(t, h.Devices[1].Isolated)
+
+	st.Devices[1].Healthy = true
+	h, code = healthOf(st, faults)
+	assert.Equal(t, http.StatusOK, code)
+	assert.Equal(t, 1, h.Healthy)
 }

@@ -26,14 +26,17 @@ const (
 // ErrBackend is package device's ErrBackend: the requested backend cannot be used here.
 var ErrBackend = errors.New("gpuactor: backend unavailable")
 
-// Select opens the backend of kind: for sim, m's (a default machine when m is nil); for auto,
+// Select opens the backend of kind: for sim, m's (DefaultMachine when m is nil); for auto,
 // cuda when libcudart loads and sees a device, else sim, logging the choice. It returns the
 // kind it resolved to and, for sim, the machine it used.
 func Select(kind string, m *sim.Machine, log *zap.Logger) (backend.Backend, string, *sim.Machine, error) {
 	switch kind {
 	case Sim:
 		if m == nil {
-			m = sim.NewMachine(sim.Spec{})
+			var err error
+			if m, err = DefaultMachine(); err != nil {
+				return nil, "", nil, err
+			}
 		}
 		return m.Backend(), Sim, m, nil
 	case CUDA:

@@ -50,3 +50,28 @@ func TestWorkerSpecCrosses(t *testing.T) {
 	_, err = backendsel.WorkerBackend()
 	require.ErrorContains(t, err, backendsel.EnvWorker+" is not set")
 }
+
+// GPUACTOR_SIM_DEVICES sets the default machine's device count; a bad value is an error that
+// names the variable, not a machine of some other size.
+func TestDefaultMachineFromTheEnvironment(t *testing.T) {
+	t.Setenv(backendsel.EnvSimDevices, "")
+	m, err := backendsel.DefaultMachine()
+	require.NoError(t, err)
+	n, err := m.Backend().DeviceCount()
+	require.NoError(t, err)
+	assert.Equal(t, sim.DefaultDevices, n)
+
+	t.Setenv(backendsel.EnvSimDevices, "5")
+	_, _, m, err = backendsel.Select(backendsel.Sim, nil, zap.NewNop())
+	require.NoError(t, err)
+	n, err = m.Backend().DeviceCount()
+	require.NoError(t, err)
+	assert.Equal(t, 5, n)
+
+	for _, bad := range []string{"0", "x", "1025", "2.5"} {
+		t.Setenv(backendsel.EnvSimDevices, bad)
+		_, _, _, err := backendsel.Select(backendsel.Sim, nil, zap.NewNop())
+		require.ErrorIs(t, err, backendsel.ErrBackend, bad)
+		require.ErrorContains(t, err, backendsel.EnvSimDevices+`="`+bad+`"`)
+	}
+}
