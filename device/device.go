@@ -131,6 +131,10 @@ func OpenAll(ctx context.Context, opts ...Option) ([]*Device, error) {
 // open opens device ordinal of be. own is what the device owns besides (an isolated device's
 // worker), closed once the device has released everything; nil for a device in process.
 func open(ctx context.Context, be backend.Backend, c *config, ordinal int, own io.Closer) (*Device, error) {
+	flags, err := c.openFlags()
+	if err != nil {
+		return nil, err
+	}
 	// An isolated device's backend is named "isolated-" and the worker's: its kind is the
 	// worker's.
 	kind, cacheDir, isolated := BackendKind(strings.TrimPrefix(be.Name(), "isolated-")), c.kernelCacheDir(), own != nil
@@ -155,6 +159,7 @@ func open(ctx context.Context, be backend.Backend, c *config, ordinal int, own i
 		Unlocked:     isolated, // its calls go to the worker, not to the runtime
 		Closer:       own,
 		OnStuck:      onStuck,
+		OpenFlags:    flags,
 		Describe: func(be backend.Backend, rt backend.Device) (any, core.Limits, error) {
 			props, err := readProperties(be, rt)
 			if err != nil {

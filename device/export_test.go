@@ -8,3 +8,6 @@ func ZapOfOptionForTest(o Option) *zap.Logger {
 	o(c)
 	return c.logger
 }
+
+// BestMatchForTest is Choose's pick among devs for want.
+func BestMatchForTest(devs []Properties, want Properties) int { return bestMatch(devs, want) }
