@@ -15,8 +15,10 @@ import (
 // of the device, and gpuactor checks each call's result and hands it to the caller that asked,
 // so LastError adds nothing for a call that failed in front of you: what it tells is the most
 // recent error any call on this device recorded since the last LastError, whoever made that
-// call — a failed launch, a refused limit, another goroutine's bad argument — and an
-// asynchronous error the runtime has seen but no call has returned yet. Once a sticky error
+// call — a failed launch, a refused limit, another goroutine's bad argument, or a call
+// gpuactor made itself and handled (enabling peer access that was already enabled, say) — and
+// an asynchronous error the runtime has seen but no call has returned yet. It is a diagnostic
+// of the device as a whole, not of one caller's operations. Once a sticky error
 // failed the device, the device refuses every call and LastError returns ErrDeviceFailed. It
 // returns nil when there is nothing to report, and returns once the actor has asked.
 func (d *Device) LastError(ctx context.Context) error {
