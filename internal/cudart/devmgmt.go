@@ -119,16 +119,15 @@ const initDeviceFlagsAreValid = 1
 
 // OpenWithFlags opens device ordinal as Open does, with flags (cudaDeviceSchedule*,
 // cudaDeviceMapHost...) set before its primary context is made: cudaInitDevice(dev, flags,
-// cudaInitDeviceFlagsAreValid) on 12+, cudaSetDeviceFlags then cudaFree(0) before. If the
-// primary context is already active with other scheduling or memop flags, it fails with
-// cudaerr.SetOnActiveProcess instead of changing them under the code that made it.
+// cudaInitDeviceFlagsAreValid) on 12+, cudaSetDeviceFlags then cudaFree(0) before. The state of
+// the primary context is read first (cuDevicePrimaryCtxGetState), before cudaSetDevice, which
+// on 12+ makes the context itself. If the context is already active with other scheduling or
+// memop flags, it fails with cudaerr.SetOnActiveProcess instead of changing them under the
+// code that made it.
 func (b *Backend) OpenWithFlags(ordinal int, flags uint32) (backend.Device, error) {
 	const op = "cudaSetDeviceFlags"
 	if flags&^backend.DeviceFlagsMask != 0 {
 		return nil, &cudaerr.Error{Op: op, Code: cudaerr.InvalidValue, Message: fmt.Sprintf("device flags %#x have bits outside the mask %#x", flags, backend.DeviceFlagsMask)}
-	}
-	if err := b.rt.SetDevice(ordinal); err != nil {
-		return nil, err
 	}
 	active, cur, err := b.rt.primaryContext(ordinal)
 	if err != nil {
@@ -138,15 +137,22 @@ func (b *Backend) OpenWithFlags(ordinal int, flags uint32) (backend.Device, erro
 		return nil, &cudaerr.Error{Op: op, Code: cudaerr.SetOnActiveProcess, Message: fmt.Sprintf(
 			"device %d's primary context already exists with flags %#x; flags %#x can only be set before it is made", ordinal, cur, flags)}
 	}
-	if !active {
-		if b.rt.major >= 12 && b.rt.syms.has(fnInitDevice) {
-			err = b.rt.call(fnInitDevice, uintptr(ordinal), uintptr(flags), initDeviceFlagsAreValid)
-		} else if err = b.rt.SetDeviceFlags(flags); err == nil {
-			err = b.rt.call(fnFree, 0)
+	switch {
+	case active:
+		err = b.rt.SetDevice(ordinal)
+	case b.rt.major >= 12 && b.rt.syms.has(fnInitDevice):
+		if err = b.rt.call(fnInitDevice, uintptr(ordinal), uintptr(flags), initDeviceFlagsAreValid); err == nil {
+			err = b.rt.SetDevice(ordinal)
 		}
-		if err != nil {
-			return nil, err
+	default:
+		if err = b.rt.SetDevice(ordinal); err == nil {
+			if err = b.rt.SetDeviceFlags(flags); err == nil {
+				err = b.rt.call(fnFree, 0)
+			}
 		}
+	}
+	if err != nil {
+		return nil, err
 	}
 	return &device{b: b, rt: b.rt, ordinal: ordinal}, nil
 }
