@@ -303,3 +303,37 @@ func TestChooseDevice(t *testing.T) {
 		require.NoError(t, d.Close())
 	})
 }
+
+// An isolated device answers the device-management calls from its worker, as one in process
+// does, and refuses context flags before it starts a worker.
+func TestDeviceManagementIsolated(t *testing.T) {
+	isolatedBackends(t, func(t *testing.T, opts []device.Option) {
+		ctx := testdev.Ctx(t)
+		dev := openDev(t, opts)
+		n, err := dev.Attribute(ctx, device.AttrMultiProcessorCount)
+		require.NoError(t, err)
+		assert.Equal(t, dev.Properties().MultiProcessors, n)
+		u, err := dev.UUID(ctx)
+		require.NoError(t, err)
+		assert.NotEqual(t, device.UUID{}, u)
+		old, err := dev.Limit(ctx, device.LimitStackSize)
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = dev.SetLimit(ctx, device.LimitStackSize, old) })
+		require.NoError(t, dev.SetLimit(ctx, device.LimitStackSize, 2048))
+		v, err := dev.Limit(ctx, device.LimitStackSize)
+		require.NoError(t, err)
+		assert.Equal(t, uint64(2048), v)
+		_ = dev.LastError(ctx)
+		_, err = dev.Attribute(ctx, 9999)
+		require.ErrorIs(t, err, cudaerr.InvalidValue)
+		require.ErrorIs(t, dev.PeekError(ctx), cudaerr.InvalidValue)
+		require.ErrorIs(t, dev.LastError(ctx), cudaerr.InvalidValue)
+		require.NoError(t, dev.LastError(ctx))
+		_, err = dev.Flags(ctx)
+		require.NoError(t, err)
+
+		_, err = device.Open(ctx, 0, append(opts, device.WithFlags(device.ScheduleBlockingSync))...)
+		require.ErrorIs(t, err, device.ErrInvalidArgument)
+		assert.Contains(t, err.Error(), "WithFlags(ScheduleBlockingSync)")
+	})
+}
