@@ -3,8 +3,6 @@ package sim
 import (
 	"crypto/sha256"
 	"fmt"
-	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/gpuactor/gpuactor/cudaerr"
@@ -43,102 +41,6 @@ func (m *mgmtState) init() {
 	}
 	m.bankSize = 1 // cudaSharedMemBankSizeFourByte: the only width since Maxwell
 }
-
-// activate makes the device's primary context with flags, or checks flags against the context
-// that exists: scheduling and memop flags cannot change under it.
-func (d *device) activate(flags uint32, explicit bool) error {
-	m := &d.mgmt
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if !m.active {
-		m.active, m.flags = true, flags|backend.DeviceMapHost
-		return nil
-	}
-	const sched = backend.DeviceScheduleMask | backend.DeviceSyncMemops
-	if explicit && m.flags&sched != flags&sched {
-		return newError("cudaSetDeviceFlags", cudaerr.SetOnActiveProcess, fmt.Sprintf(
-			"device %d's primary context already exists with flags %#x; flags %#x can only be set before it is made", d.ordinal, m.flags, flags))
-	}
-	return nil
-}
-
-// OpenWithFlags opens device ordinal with context flags, as the runtime's cudaInitDevice with
-// cudaInitDeviceFlagsAreValid does; once the device's context exists, other scheduling flags
-// are refused with cudaerr.SetOnActiveProcess.
-func (b *Backend) OpenWithFlags(ordinal int, flags uint32) (backend.Device, error) {
-	if flags&^backend.DeviceFlagsMask != 0 {
-		return nil, newError("cudaSetDeviceFlags", cudaerr.InvalidValue, fmt.Sprintf("device flags %#x have bits outside the mask %#x", flags, backend.DeviceFlagsMask))
-	}
-	if ordinal < 0 || ordinal >= len(b.devices) {
-		return b.Open(ordinal)
-	}
-	if err := b.devices[ordinal].activate(flags, true); err != nil {
-		return nil, err
-	}
-	return b.devices[ordinal], nil
-}
-
-// DeviceByPCIBusID finds the device whose PCI address is busID, in the forms the runtime
-// accepts: "domain:bus:device.function", "domain:bus:device" or "bus:device.function", hex.
-func (b *Backend) DeviceByPCIBusID(busID string) (int, error) {
-	want, ok := parseBusID(busID)
-	if !ok {
-		return 0, newError("cudaDeviceGetByPCIBusId", cudaerr.InvalidValue, fmt.Sprintf("%q is not a PCI address", busID))
-	}
-	for _, d := range b.devices {
-		if have, _ := parseBusID(d.busID); have == want {
-			return d.ordinal, nil
-		}
-	}
-	return 0, newError("cudaDeviceGetByPCIBusId", cudaerr.InvalidDevice, fmt.Sprintf("no simulated device is at %s", busID))
-}
-
-// parseBusID reads a PCI address into its domain, bus and device numbers.
-func parseBusID(s string) ([3]uint64, bool) {
-	var out [3]uint64
-	s, _, _ = strings.Cut(s, ".") // the function is always 0
-	parts := strings.Split(s, ":")
-	if len(parts) == 2 {
-		parts = append([]string{"0"}, parts...)
-	}
-	if len(parts) != 3 {
-		return out, false
-	}
-	for i, p := range parts {
-		v, err := strconv.ParseUint(p, 16, 32)
-		if err != nil {
-			return out, false
-		}
-		out[i] = v
-	}
-	return out, true
-}
-
-// ErrorName is the code's enum name, as cudaGetErrorName.
-func (b *Backend) ErrorName(code cudaerr.Code) string {
-	if !code.Known() {
-		return "unrecognized error code"
-	}
-	return code.Name()
-}
-
-// ErrorString is the runtime's text for the codes the simulator returns, and the code's own
-// description for the rest.
-func (b *Backend) ErrorString(code cudaerr.Code) string {
-	if msg, ok := runtimeMessages[code]; ok {
-		return msg
-	}
-	if !code.Known() {
-		return "unrecognized error code"
-	}
-	return code.Message()
-}
-
-var (
-	_ backend.FlagOpener     = (*Backend)(nil)
-	_ backend.PCIResolver    = (*Backend)(nil)
-	_ backend.ErrorDescriber = (*Backend)(nil)
-)
 
 // UUID is derived from the machine's name and the ordinal, so it is stable for one
 // configuration and differs between devices; it is shaped as a version-4 UUID. The LUID is
