@@ -137,6 +137,10 @@ func kindOf(be backend.Backend) BackendKind {
 // open opens device ordinal of be. own is what the device owns besides (an isolated device's
 // worker), closed once the device has released everything; nil for a device in process.
 func open(ctx context.Context, be backend.Backend, c *config, ordinal int, own io.Closer) (*Device, error) {
+	flags, err := c.openFlags()
+	if err != nil {
+		return nil, err
+	}
 	kind, cacheDir, isolated := kindOf(be), c.kernelCacheDir(), own != nil
 	var onStuck func()
 	if isolated {
@@ -159,6 +163,7 @@ func open(ctx context.Context, be backend.Backend, c *config, ordinal int, own i
 		Unlocked:     isolated, // its calls go to the worker, not to the runtime
 		Closer:       own,
 		OnStuck:      onStuck,
+		OpenFlags:    flags,
 		Describe: func(be backend.Backend, rt backend.Device) (any, core.Limits, error) {
 			props, err := readProperties(be, rt)
 			if err != nil {

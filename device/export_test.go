@@ -11,3 +11,6 @@ func ZapOfOptionForTest(o Option) *zap.Logger {
 
 // ProgramCompilesForTest is how many times p has run the compiler.
 func ProgramCompilesForTest(p *Program) int64 { return p.compiles.Load() }
+
+// BestMatchForTest is Choose's pick among devs for want.
+func BestMatchForTest(devs []Properties, want Properties) int { return bestMatch(devs, want) }

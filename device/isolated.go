@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/gpuactor/gpuactor/internal/backendsel"
+	"github.com/gpuactor/gpuactor/internal/core"
 	"github.com/gpuactor/gpuactor/internal/remote"
 	isim "github.com/gpuactor/gpuactor/internal/sim"
 	"github.com/gpuactor/gpuactor/internal/worker"
@@ -50,6 +51,9 @@ type isolation struct {
 // the worker opens is the one c names (auto resolves there, not here: the parent need not
 // load the CUDA runtime at all).
 func openIsolated(ctx context.Context, c *config, ordinal int) (*Device, *remote.Backend, error) {
+	if c.flags != nil {
+		return nil, nil, core.Invalid("isolated device %d: WithFlags(%v) cannot apply: the worker process makes the device's context", ordinal, *c.flags)
+	}
 	spec := backendsel.WorkerSpec{Backend: string(c.backend)}
 	if c.backend == BackendSim {
 		if c.simulator == nil {

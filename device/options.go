@@ -46,6 +46,7 @@ type config struct {
 	stagingLimit uint64        // WithStagingLimit; 0 = DefaultStagingLimit
 	watchdog     time.Duration // WithWatchdog; 0 = none
 	isolated     *isolation    // Isolated; nil = in process
+	flags        *Flags        // WithFlags; nil = the context's own
 }
 
 func newConfig(opts []Option) *config {

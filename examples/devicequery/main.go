@@ -7,8 +7,12 @@
 //
 // The properties come from device.Properties, which reads them with cudaDeviceGetAttribute
 // when a device opens (the C sample reads most of them from cudaGetDeviceProperties: the same
-// values), and the peer matrix from interop.CanAccessPeer. Only the program's name on the
-// first line differs from the C sample's output on the same machine.
+// values); the ones the C sample itself reads with cudaDeviceGetAttribute (the clock rates,
+// copy overlap, the kernel time limit, the compute mode) come from Device.Attribute, as do
+// the lines it prints only when built for an older runtime (multi-device cooperative launch,
+// before 13.0) or on Windows (the driver model). The peer matrix comes from
+// interop.CanAccessPeer. Only the program's name on the first line differs from the C
+// sample's output on the same machine.
 package main
 
 import (
@@ -18,6 +22,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/examples/internal/sample"
@@ -60,7 +65,11 @@ func run(ctx context.Context, w io.Writer, prog string, c config) (err error) {
 	for _, d := range devs {
 		p := d.Properties()
 		driver, runtime = p.DriverVersion, p.RuntimeVersion
-		describe(w, p)
+		a, err := readAttrs(ctx, d)
+		if err != nil {
+			return err
+		}
+		describe(w, p, a)
 	}
 	if err := peerMatrix(ctx, w, devs); err != nil {
 		return err
@@ -71,8 +80,51 @@ func run(ctx context.Context, w io.Writer, prog string, c config) (err error) {
 	return nil
 }
 
+// attrs are what the C sample reads with cudaDeviceGetAttribute rather than from
+// cudaDeviceProp, and the lines it prints only in some builds.
+type attrs struct {
+	clockKHz, memoryClockKHz, computeMode int
+	gpuOverlap, kernelExecTimeout         bool
+	// multiDeviceCoop is printed by a sample built for a runtime before 13.0, which dropped
+	// the property; nil on 13.0 and later.
+	multiDeviceCoop *bool
+	// tcc is printed on Windows only; nil elsewhere.
+	tcc *bool
+}
+
+// attrCooperativeMultiDeviceLaunch is cudaDevAttrCooperativeMultiDeviceLaunch, which runtimes
+// before 13.0 name and 13.0 reserves.
+const attrCooperativeMultiDeviceLaunch device.Attribute = 96
+
+// readAttrs asks the device for the attributes the C sample reads itself.
+func readAttrs(ctx context.Context, d *device.Device) (attrs, error) {
+	var a attrs
+	var err error
+	get := func(attr device.Attribute) int {
+		if err != nil {
+			return 0
+		}
+		var v int
+		v, err = d.Attribute(ctx, attr)
+		return v
+	}
+	flag := func(attr device.Attribute) *bool { yes := get(attr) != 0; return &yes }
+	a.clockKHz = get(device.AttrClockRate)
+	a.memoryClockKHz = get(device.AttrMemoryClockRate)
+	a.computeMode = get(device.AttrComputeMode)
+	a.gpuOverlap = get(device.AttrGPUOverlap) != 0
+	a.kernelExecTimeout = get(device.AttrKernelExecTimeout) != 0
+	if d.Properties().RuntimeVersion < 13000 {
+		a.multiDeviceCoop = flag(attrCooperativeMultiDeviceLaunch)
+	}
+	if runtime.GOOS == "windows" {
+		a.tcc = flag(device.AttrTCCDriver)
+	}
+	return a, err
+}
+
 // describe prints one device's block of lines.
-func describe(w io.Writer, p device.Properties) {
+func describe(w io.Writer, p device.Properties, a attrs) {
 	pr := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
 	pr("\nDevice %d: \"%s\"\n", p.Ordinal, p.Name)
 	pr("  CUDA Driver Version / Runtime Version          %s / %s\n", version(p.DriverVersion), version(p.RuntimeVersion))
@@ -86,8 +138,8 @@ func describe(w io.Writer, p device.Properties) {
 	sample.CoresPerSM(w, p.ComputeCapability.Major, p.ComputeCapability.Minor)
 	pr("  (%03d) Multiprocessors, (%03d) CUDA Cores/MP:    %d CUDA Cores\n", p.MultiProcessors, perSM, perSM*p.MultiProcessors)
 	pr("  GPU Max Clock rate:                            %.0f MHz (%0.2f GHz)\n",
-		float32(p.ClockKHz)*float32(1e-3), float32(p.ClockKHz)*float32(1e-6))
-	pr("  Memory Clock rate:                             %.0f Mhz\n", float32(p.MemoryClockKHz)*float32(1e-3))
+		float32(a.clockKHz)*float32(1e-3), float32(a.clockKHz)*float32(1e-6))
+	pr("  Memory Clock rate:                             %.0f Mhz\n", float32(a.memoryClockKHz)*float32(1e-3))
 	pr("  Memory Bus Width:                              %d-bit\n", p.MemoryBusWidth)
 	if p.L2CacheBytes != 0 {
 		pr("  L2 Cache Size:                                 %d bytes\n", p.L2CacheBytes)
@@ -108,8 +160,8 @@ func describe(w io.Writer, p device.Properties) {
 	pr("  Max dimension size of a grid size    (x,y,z): (%d, %d, %d)\n", p.MaxGrid.X, p.MaxGrid.Y, p.MaxGrid.Z)
 	pr("  Maximum memory pitch:                          %d bytes\n", p.MaxPitch)
 	pr("  Texture alignment:                             %d bytes\n", p.TextureAlignment)
-	pr("  Concurrent copy and kernel execution:          %s with %d copy engine(s)\n", yesNo(p.GPUOverlap), p.AsyncEngines)
-	pr("  Run time limit on kernels:                     %s\n", yesNo(p.KernelExecTimeout))
+	pr("  Concurrent copy and kernel execution:          %s with %d copy engine(s)\n", yesNo(a.gpuOverlap), p.AsyncEngines)
+	pr("  Run time limit on kernels:                     %s\n", yesNo(a.kernelExecTimeout))
 	pr("  Integrated GPU sharing Host Memory:            %s\n", yesNo(p.Integrated))
 	pr("  Support host page-locked memory mapping:       %s\n", yesNo(p.CanMapHostMemory))
 	pr("  Alignment requirement for Surfaces:            %s\n", yesNo(p.SurfaceAlignment != 0))
@@ -118,13 +170,23 @@ func describe(w io.Writer, p device.Properties) {
 		ecc = "Enabled"
 	}
 	pr("  Device has ECC support:                        %s\n", ecc)
+	if a.tcc != nil {
+		model := "WDDM (Windows Display Driver Model)"
+		if *a.tcc {
+			model = "TCC (Tesla Compute Cluster Driver)"
+		}
+		pr("  CUDA Device Driver Mode (TCC or WDDM):         %s\n", model)
+	}
 	pr("  Device supports Unified Addressing (UVA):      %s\n", yesNo(p.UnifiedAddressing))
 	pr("  Device supports Managed Memory:                %s\n", yesNo(p.ManagedMemory))
 	pr("  Device supports Compute Preemption:            %s\n", yesNo(p.ComputePreemption))
 	pr("  Supports Cooperative Kernel Launch:            %s\n", yesNo(p.CooperativeLaunch))
+	if a.multiDeviceCoop != nil {
+		pr("  Supports MultiDevice Co-op Kernel Launch:      %s\n", yesNo(*a.multiDeviceCoop))
+	}
 	pr("  Device PCI Domain ID / Bus ID / location ID:   %d / %d / %d\n", p.PCIDomain, p.PCIBus, p.PCIDevice)
 	pr("  Compute Mode:\n")
-	pr("     < %s >\n", computeMode(p.ComputeMode))
+	pr("     < %s >\n", computeMode(a.computeMode))
 }
 
 // peerMatrix prints, on a machine of two or more devices, whether each can access each

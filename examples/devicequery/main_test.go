@@ -112,7 +112,7 @@ func TestFormats(t *testing.T) {
 // the C sample then leaves out the L2 line and prints No and Disabled.
 func TestDescribeVariants(t *testing.T) {
 	var out bytes.Buffer
-	describe(&out, device.Properties{Name: "x", ComputeCapability: device.ComputeCapability{Major: 8, Minor: 0}, MultiProcessors: 108, ComputeMode: 3})
+	describe(&out, device.Properties{Name: "x", ComputeCapability: device.ComputeCapability{Major: 8, Minor: 0}, MultiProcessors: 108}, attrs{computeMode: 3})
 	s := out.String()
 	assert.NotContains(t, s, "L2 Cache Size")
 	assert.Contains(t, s, "  (108) Multiprocessors, (064) CUDA Cores/MP:    6912 CUDA Cores\n")
@@ -120,4 +120,23 @@ func TestDescribeVariants(t *testing.T) {
 	assert.Contains(t, s, "  Alignment requirement for Surfaces:            No\n")
 	assert.Contains(t, s, "     < Exclusive Process (many threads in one process is able to use ::cudaSetDevice() with this device) >\n")
 	assert.NotContains(t, s, "Yes")
+	assert.NotContains(t, s, "MultiDevice", "a 13.0 runtime's sample has no such line")
+	assert.NotContains(t, s, "TCC or WDDM")
+}
+
+// TestDescribeOlderRuntimeAndWindows prints the lines the C sample prints when built for a
+// runtime before 13.0 and on Windows, where they sit in its order.
+func TestDescribeOlderRuntimeAndWindows(t *testing.T) {
+	var out bytes.Buffer
+	yes, no := true, false
+	describe(&out, device.Properties{Name: "x", ComputeCapability: device.ComputeCapability{Major: 9}, CooperativeLaunch: true},
+		attrs{clockKHz: 1_755_000, memoryClockKHz: 2_619_000, multiDeviceCoop: &yes, tcc: &no})
+	s := out.String()
+	assert.Contains(t, s, "  GPU Max Clock rate:                            1755 MHz (1.75 GHz)\n")
+	assert.Contains(t, s, "  Memory Clock rate:                             2619 Mhz\n")
+	assert.Contains(t, s, "  Device has ECC support:                        Disabled\n"+
+		"  CUDA Device Driver Mode (TCC or WDDM):         WDDM (Windows Display Driver Model)\n")
+	assert.Contains(t, s, "  Supports Cooperative Kernel Launch:            Yes\n"+
+		"  Supports MultiDevice Co-op Kernel Launch:      Yes\n"+
+		"  Device PCI Domain ID")
 }

@@ -103,6 +103,9 @@ type Config struct {
 	// OnStuck runs (on the actor thread; it must not block) once the watchdog failed the
 	// device as stuck: an isolated device ends its worker there, which frees the GPU.
 	OnStuck func()
+	// OpenFlags, when set, are the context flags (backend.Device* flags) the device is opened
+	// with, before its primary context is made; the backend must be a backend.FlagOpener.
+	OpenFlags *uint32
 }
 
 // Open starts the actor of device ordinal of be and returns once the device's context, its
@@ -147,7 +150,7 @@ func Open(ctx context.Context, be backend.Backend, cfg Config, ordinal int) (*De
 		actor.WithName(fmt.Sprintf("gpuactor/%s/%d", be.Name(), ordinal)),
 		actor.WithLabels(LabelDevice, strconv.Itoa(ordinal), LabelBackend, be.Name()),
 		actor.WithClosedError(&closedError{base: Closed("device %d (%s)", ordinal, be.Name()), health: be.Health(ordinal)}),
-		actor.WithInit(func() error { return d.init(cfg.Describe) }),
+		actor.WithInit(func() error { return d.init(cfg.Describe, cfg.OpenFlags) }),
 		actor.WithShutdown(func() {
 			d.release()
 			if cfg.Closer != nil {
@@ -175,8 +178,8 @@ func Open(ctx context.Context, be backend.Backend, cfg Config, ordinal int) (*De
 }
 
 // init runs on the actor's locked thread before any op.
-func (d *Device) init(describe func(backend.Backend, backend.Device) (any, Limits, error)) error {
-	rt, err := d.be.Open(d.ordinal)
+func (d *Device) init(describe func(backend.Backend, backend.Device) (any, Limits, error), flags *uint32) error {
+	rt, err := d.openBackend(flags)
 	if err != nil {
 		return err
 	}

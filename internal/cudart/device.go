@@ -52,12 +52,8 @@ const devicePropBufSize = 4096
 // on 12.x when exported). The struct's layout differs by version, but char name[256] is at
 // offset 0 in all of them.
 func (r *Runtime) DeviceName(dev int) (string, error) {
-	id := fnGetDeviceProperties
-	if r.major == 12 && r.syms.has(fnGetDevicePropertiesV2) {
-		id = fnGetDevicePropertiesV2
-	}
-	buf := make([]byte, devicePropBufSize)
-	if err := r.call(id, uintptr(unsafe.Pointer(&buf[0])), uintptr(dev)); err != nil {
+	buf, err := r.deviceProps(dev)
+	if err != nil {
 		return "", err
 	}
 	return cbytes(buf[:256]), nil

@@ -24,6 +24,9 @@ const (
 	drvGraphExecKernelNodeSetParams
 	// Occupancy of a CUfunction (occupancy.go).
 	drvOccupancyMaxActiveBlocksPerMultiprocessor
+	// Primary context state, to refuse device flags once the context exists (devmgmt.go).
+	drvDeviceGet
+	drvDevicePrimaryCtxGetState
 	numDriverSyms
 )
 
@@ -39,6 +42,9 @@ var driverSymNames = [numDriverSyms]string{
 	drvGraphExecKernelNodeSetParams: "cuGraphExecKernelNodeSetParams",
 
 	drvOccupancyMaxActiveBlocksPerMultiprocessor: "cuOccupancyMaxActiveBlocksPerMultiprocessor",
+
+	drvDeviceGet:                "cuDeviceGet",
+	drvDevicePrimaryCtxGetState: "cuDevicePrimaryCtxGetState",
 }
 
 // cudaDriverEntryPointQueryResult values.

@@ -130,6 +130,19 @@ const (
 	fnDestroyExternalSemaphore
 
 	fnOccupancyMaxActiveBlocksPerMultiprocessor
+
+	// Device management and error handling (devmgmt.go).
+	fnDeviceGetLimit
+	fnDeviceSetLimit
+	fnDeviceGetCacheConfig
+	fnDeviceSetCacheConfig
+	fnDeviceGetSharedMemConfig // deprecated since 12.x, still exported by 13.0
+	fnDeviceSetSharedMemConfig // deprecated since 12.x, still exported by 13.0
+	fnSetDeviceFlags
+	fnGetDeviceFlags
+	fnPeekAtLastError
+	fnDeviceGetByPCIBusId
+	fnDeviceFlushGPUDirectRDMAWrites
 	numRuntimeSyms
 )
 
@@ -260,4 +273,16 @@ var runtimeSymNames = [numRuntimeSyms]string{
 	fnDestroyExternalSemaphore:        "cudaDestroyExternalSemaphore",
 
 	fnOccupancyMaxActiveBlocksPerMultiprocessor: "cudaOccupancyMaxActiveBlocksPerMultiprocessor",
+
+	fnDeviceGetLimit:                 "cudaDeviceGetLimit",
+	fnDeviceSetLimit:                 "cudaDeviceSetLimit",
+	fnDeviceGetCacheConfig:           "cudaDeviceGetCacheConfig",
+	fnDeviceSetCacheConfig:           "cudaDeviceSetCacheConfig",
+	fnDeviceGetSharedMemConfig:       "cudaDeviceGetSharedMemConfig",
+	fnDeviceSetSharedMemConfig:       "cudaDeviceSetSharedMemConfig",
+	fnSetDeviceFlags:                 "cudaSetDeviceFlags",
+	fnGetDeviceFlags:                 "cudaGetDeviceFlags",
+	fnPeekAtLastError:                "cudaPeekAtLastError",
+	fnDeviceGetByPCIBusId:            "cudaDeviceGetByPCIBusId",
+	fnDeviceFlushGPUDirectRDMAWrites: "cudaDeviceFlushGPUDirectRDMAWrites",
 }

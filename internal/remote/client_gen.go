@@ -46,6 +46,17 @@ func (d *Device) Attribute(a0 backend.Attr) (int, error) {
 	return v0, r.err
 }
 
+// CacheConfig runs backend.Device.CacheConfig in the worker.
+func (d *Device) CacheConfig() (int32, error) {
+	e := request(mCacheConfig)
+	r, err := d.do(e)
+	if err != nil {
+		return 0, err
+	}
+	v0 := int32(r.i64())
+	return v0, r.err
+}
+
 // CanAccessPeer runs backend.Device.CanAccessPeer in the worker.
 func (d *Device) CanAccessPeer(a0 int) (bool, error) {
 	e := request(mCanAccessPeer)
@@ -112,6 +123,17 @@ func (d *Device) DestroyExternalSemaphore(a0 backend.ExternalSemaphore) error {
 	return r.err
 }
 
+// DeviceFlags runs backend.Device.DeviceFlags in the worker.
+func (d *Device) DeviceFlags() (uint32, error) {
+	e := request(mDeviceFlags)
+	r, err := d.do(e)
+	if err != nil {
+		return 0, err
+	}
+	v0 := uint32(r.u64())
+	return v0, r.err
+}
+
 // DisablePeerAccess runs backend.Device.DisablePeerAccess in the worker.
 func (d *Device) DisablePeerAccess(a0 int) error {
 	e := request(mDisablePeerAccess)
@@ -170,6 +192,17 @@ func (d *Device) ExternalMemoryMappedBuffer(a0 backend.ExternalMemory, a1 uint64
 	}
 	v0 := backend.DevicePtr(r.u64())
 	return v0, r.err
+}
+
+// FlushGPUDirectRDMAWrites runs backend.Device.FlushGPUDirectRDMAWrites in the worker.
+func (d *Device) FlushGPUDirectRDMAWrites(a0 backend.FlushScope) error {
+	e := request(mFlushGPUDirectRDMAWrites)
+	e.i64(int64(a0))
+	r, err := d.do(e)
+	if err != nil {
+		return err
+	}
+	return r.err
 }
 
 // Free runs backend.Device.Free in the worker.
@@ -608,6 +641,18 @@ func (d *Device) Launch(a0 backend.Kernel, a1 backend.Dim3, a2 backend.Dim3, a3 
 	return d.post(e)
 }
 
+// Limit runs backend.Device.Limit in the worker.
+func (d *Device) Limit(a0 backend.Limit) (uint64, error) {
+	e := request(mLimit)
+	e.i64(int64(a0))
+	r, err := d.do(e)
+	if err != nil {
+		return 0, err
+	}
+	v0 := r.u64()
+	return v0, r.err
+}
+
 // Malloc runs backend.Device.Malloc in the worker.
 func (d *Device) Malloc(a0 uint64) (backend.DevicePtr, error) {
 	e := request(mMalloc)
@@ -896,6 +941,27 @@ func (d *Device) PCIBusID() (string, error) {
 	return v0, r.err
 }
 
+// PeekLastError runs backend.Device.PeekLastError in the worker.
+func (d *Device) PeekLastError() error {
+	e := request(mPeekLastError)
+	r, err := d.do(e)
+	if err != nil {
+		return err
+	}
+	return r.err
+}
+
+// SetCacheConfig runs backend.Device.SetCacheConfig in the worker.
+func (d *Device) SetCacheConfig(a0 int32) error {
+	e := request(mSetCacheConfig)
+	e.i64(int64(a0))
+	r, err := d.do(e)
+	if err != nil {
+		return err
+	}
+	return r.err
+}
+
 // SetCurrentMemPool runs backend.Device.SetCurrentMemPool in the worker.
 func (d *Device) SetCurrentMemPool(a0 backend.MemPool) error {
 	e := request(mSetCurrentMemPool)
@@ -905,6 +971,40 @@ func (d *Device) SetCurrentMemPool(a0 backend.MemPool) error {
 		return err
 	}
 	return r.err
+}
+
+// SetLimit runs backend.Device.SetLimit in the worker.
+func (d *Device) SetLimit(a0 backend.Limit, a1 uint64) error {
+	e := request(mSetLimit)
+	e.i64(int64(a0))
+	e.u64(a1)
+	r, err := d.do(e)
+	if err != nil {
+		return err
+	}
+	return r.err
+}
+
+// SetSharedMemConfig runs backend.Device.SetSharedMemConfig in the worker.
+func (d *Device) SetSharedMemConfig(a0 int32) error {
+	e := request(mSetSharedMemConfig)
+	e.i64(int64(a0))
+	r, err := d.do(e)
+	if err != nil {
+		return err
+	}
+	return r.err
+}
+
+// SharedMemConfig runs backend.Device.SharedMemConfig in the worker.
+func (d *Device) SharedMemConfig() (int32, error) {
+	e := request(mSharedMemConfig)
+	r, err := d.do(e)
+	if err != nil {
+		return 0, err
+	}
+	v0 := int32(r.i64())
+	return v0, r.err
 }
 
 // SignalExternalSemaphore runs backend.Device.SignalExternalSemaphore in the worker.
@@ -1080,6 +1180,17 @@ func (d *Device) Synchronize() error {
 		return err
 	}
 	return r.err
+}
+
+// UUID runs backend.Device.UUID in the worker.
+func (d *Device) UUID() (backend.DeviceUUID, error) {
+	e := request(mUUID)
+	r, err := d.do(e)
+	if err != nil {
+		return backend.DeviceUUID{}, err
+	}
+	v0 := decDeviceUUID(&r)
+	return v0, r.err
 }
 
 // UnloadModule runs backend.Device.UnloadModule in the worker.

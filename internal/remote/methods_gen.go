@@ -9,6 +9,7 @@ const (
 	_ method = iota // 0 is no method: a zeroed request is refused
 	mAttribute
 	mBoard
+	mCacheConfig
 	mCanAccessPeer
 	mCopyDtoD
 	mCopyDtoH
@@ -17,6 +18,7 @@ const (
 	mDefaultMemPool
 	mDestroyExternalMemory
 	mDestroyExternalSemaphore
+	mDeviceFlags
 	mDisablePeerAccess
 	mEnablePeerAccess
 	mEventCreate
@@ -26,6 +28,7 @@ const (
 	mEventRecord
 	mEventSynchronize
 	mExternalMemoryMappedBuffer
+	mFlushGPUDirectRDMAWrites
 	mFree
 	mFreeAsync
 	mGraphAddChildNode
@@ -67,6 +70,7 @@ const (
 	mIpcOpenMemHandle
 	mLastError
 	mLaunch
+	mLimit
 	mLoadModule
 	mLoadModuleKernels
 	mLoadModuleShared
@@ -95,8 +99,13 @@ const (
 	mOpen
 	mP2PAttribute
 	mPCIBusID
+	mPeekLastError
 	mPointerAttributes
+	mSetCacheConfig
 	mSetCurrentMemPool
+	mSetLimit
+	mSetSharedMemConfig
+	mSharedMemConfig
 	mSignalExternalSemaphore
 	mStreamAttachMem
 	mStreamBeginCapture
@@ -112,6 +121,7 @@ const (
 	mStreamSynchronize
 	mStreamWaitEvent
 	mSynchronize
+	mUUID
 	mUnloadModule
 	mWaitExternalSemaphore
 
@@ -122,6 +132,7 @@ const (
 var methodNames = [numMethods]string{
 	mAttribute:                     "Attribute",
 	mBoard:                         "Board",
+	mCacheConfig:                   "CacheConfig",
 	mCanAccessPeer:                 "CanAccessPeer",
 	mCopyDtoD:                      "CopyDtoD",
 	mCopyDtoH:                      "CopyDtoH",
@@ -130,6 +141,7 @@ var methodNames = [numMethods]string{
 	mDefaultMemPool:                "DefaultMemPool",
 	mDestroyExternalMemory:         "DestroyExternalMemory",
 	mDestroyExternalSemaphore:      "DestroyExternalSemaphore",
+	mDeviceFlags:                   "DeviceFlags",
 	mDisablePeerAccess:             "DisablePeerAccess",
 	mEnablePeerAccess:              "EnablePeerAccess",
 	mEventCreate:                   "EventCreate",
@@ -139,6 +151,7 @@ var methodNames = [numMethods]string{
 	mEventRecord:                   "EventRecord",
 	mEventSynchronize:              "EventSynchronize",
 	mExternalMemoryMappedBuffer:    "ExternalMemoryMappedBuffer",
+	mFlushGPUDirectRDMAWrites:      "FlushGPUDirectRDMAWrites",
 	mFree:                          "Free",
 	mFreeAsync:                     "FreeAsync",
 	mGraphAddChildNode:             "GraphAddChildNode",
@@ -180,6 +193,7 @@ var methodNames = [numMethods]string{
 	mIpcOpenMemHandle:              "IpcOpenMemHandle",
 	mLastError:                     "LastError",
 	mLaunch:                        "Launch",
+	mLimit:                         "Limit",
 	mLoadModule:                    "LoadModule",
 	mLoadModuleKernels:             "LoadModuleKernels",
 	mLoadModuleShared:              "LoadModuleShared",
@@ -208,8 +222,13 @@ var methodNames = [numMethods]string{
 	mOpen:                          "Open",
 	mP2PAttribute:                  "P2PAttribute",
 	mPCIBusID:                      "PCIBusID",
+	mPeekLastError:                 "PeekLastError",
 	mPointerAttributes:             "PointerAttributes",
+	mSetCacheConfig:                "SetCacheConfig",
 	mSetCurrentMemPool:             "SetCurrentMemPool",
+	mSetLimit:                      "SetLimit",
+	mSetSharedMemConfig:            "SetSharedMemConfig",
+	mSharedMemConfig:               "SharedMemConfig",
 	mSignalExternalSemaphore:       "SignalExternalSemaphore",
 	mStreamAttachMem:               "StreamAttachMem",
 	mStreamBeginCapture:            "StreamBeginCapture",
@@ -225,6 +244,7 @@ var methodNames = [numMethods]string{
 	mStreamSynchronize:             "StreamSynchronize",
 	mStreamWaitEvent:               "StreamWaitEvent",
 	mSynchronize:                   "Synchronize",
+	mUUID:                          "UUID",
 	mUnloadModule:                  "UnloadModule",
 	mWaitExternalSemaphore:         "WaitExternalSemaphore",
 }

@@ -46,6 +46,9 @@ var paritySteps = []struct {
 		return dv.Attribute(backend.AttrMultiProcessorCount)
 	}},
 	{"BadAttribute", nil, func(dv backend.Device, st *pstate) (any, error) { return dv.Attribute(-1) }},
+	{"PeekLastError", []string{"PeekLastError"}, func(dv backend.Device, st *pstate) (any, error) {
+		return errText(dv.PeekLastError()), dv.PeekLastError()
+	}},
 	{"PCIBusID", []string{"PCIBusID"}, func(dv backend.Device, st *pstate) (any, error) { return dv.PCIBusID() }},
 	{"MemInfo", []string{"MemInfo"}, func(dv backend.Device, st *pstate) (any, error) {
 		f, t, err := dv.MemInfo()
@@ -54,6 +57,39 @@ var paritySteps = []struct {
 	{"StreamPriorityRange", []string{"StreamPriorityRange"}, func(dv backend.Device, st *pstate) (any, error) {
 		l, g, err := dv.StreamPriorityRange()
 		return [2]int{l, g}, err
+	}},
+	{"DeviceManagement", []string{"UUID", "Limit", "SetLimit", "CacheConfig", "SetCacheConfig", "SharedMemConfig", "SetSharedMemConfig", "DeviceFlags", "FlushGPUDirectRDMAWrites"}, func(dv backend.Device, st *pstate) (any, error) {
+		u, err := dv.UUID()
+		if err != nil {
+			return nil, err
+		}
+		if err := dv.SetLimit(backend.LimitStackSize, 4096); err != nil {
+			return nil, err
+		}
+		stack, err := dv.Limit(backend.LimitStackSize)
+		if err != nil {
+			return nil, err
+		}
+		if err := dv.SetCacheConfig(1); err != nil {
+			return nil, err
+		}
+		cache, err := dv.CacheConfig()
+		if err != nil {
+			return nil, err
+		}
+		if err := dv.SetSharedMemConfig(2); err != nil {
+			return nil, err
+		}
+		bank, err := dv.SharedMemConfig()
+		if err != nil {
+			return nil, err
+		}
+		flags, err := dv.DeviceFlags()
+		if err != nil {
+			return nil, err
+		}
+		_, badLimit := dv.Limit(99)
+		return []any{u, stack, cache, bank, flags, errText(badLimit), errText(dv.FlushGPUDirectRDMAWrites(7))}, dv.FlushGPUDirectRDMAWrites(backend.FlushToOwner)
 	}},
 	{"Malloc", []string{"Malloc"}, func(dv backend.Device, st *pstate) (v any, err error) {
 		if st.p, err = dv.Malloc(1 << 16); err != nil {

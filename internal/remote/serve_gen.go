@@ -27,6 +27,7 @@ import (
 var table = [numMethods]entry{
 	mAttribute:                     {(*server).callAttribute, false},
 	mBoard:                         {(*server).serveBoard, false},
+	mCacheConfig:                   {(*server).callCacheConfig, false},
 	mCanAccessPeer:                 {(*server).callCanAccessPeer, false},
 	mCopyDtoD:                      {(*server).callCopyDtoD, true},
 	mCopyDtoH:                      {(*server).serveCopyDtoH, true},
@@ -35,6 +36,7 @@ var table = [numMethods]entry{
 	mDefaultMemPool:                {(*server).callDefaultMemPool, false},
 	mDestroyExternalMemory:         {(*server).callDestroyExternalMemory, false},
 	mDestroyExternalSemaphore:      {(*server).callDestroyExternalSemaphore, false},
+	mDeviceFlags:                   {(*server).callDeviceFlags, false},
 	mDisablePeerAccess:             {(*server).callDisablePeerAccess, false},
 	mEnablePeerAccess:              {(*server).callEnablePeerAccess, false},
 	mEventCreate:                   {(*server).callEventCreate, false},
@@ -44,6 +46,7 @@ var table = [numMethods]entry{
 	mEventRecord:                   {(*server).callEventRecord, true},
 	mEventSynchronize:              {(*server).callEventSynchronize, false},
 	mExternalMemoryMappedBuffer:    {(*server).callExternalMemoryMappedBuffer, false},
+	mFlushGPUDirectRDMAWrites:      {(*server).callFlushGPUDirectRDMAWrites, false},
 	mFree:                          {(*server).callFree, false},
 	mFreeAsync:                     {(*server).callFreeAsync, true},
 	mGraphAddChildNode:             {(*server).callGraphAddChildNode, false},
@@ -85,6 +88,7 @@ var table = [numMethods]entry{
 	mIpcOpenMemHandle:              {(*server).callIpcOpenMemHandle, false},
 	mLastError:                     {(*server).callLastError, false},
 	mLaunch:                        {(*server).callLaunch, true},
+	mLimit:                         {(*server).callLimit, false},
 	mLoadModule:                    {(*server).serveLoadModule, false},
 	mLoadModuleKernels:             {(*server).serveLoadModuleKernels, false},
 	mLoadModuleShared:              {(*server).serveLoadModuleShared, false},
@@ -113,8 +117,13 @@ var table = [numMethods]entry{
 	mOpen:                          {(*server).serveOpen, false},
 	mP2PAttribute:                  {(*server).callP2PAttribute, false},
 	mPCIBusID:                      {(*server).callPCIBusID, false},
+	mPeekLastError:                 {(*server).callPeekLastError, false},
 	mPointerAttributes:             {(*server).callPointerAttributes, false},
+	mSetCacheConfig:                {(*server).callSetCacheConfig, false},
 	mSetCurrentMemPool:             {(*server).callSetCurrentMemPool, false},
+	mSetLimit:                      {(*server).callSetLimit, false},
+	mSetSharedMemConfig:            {(*server).callSetSharedMemConfig, false},
+	mSharedMemConfig:               {(*server).callSharedMemConfig, false},
 	mSignalExternalSemaphore:       {(*server).callSignalExternalSemaphore, false},
 	mStreamAttachMem:               {(*server).callStreamAttachMem, false},
 	mStreamBeginCapture:            {(*server).callStreamBeginCapture, false},
@@ -130,6 +139,7 @@ var table = [numMethods]entry{
 	mStreamSynchronize:             {(*server).callStreamSynchronize, false},
 	mStreamWaitEvent:               {(*server).callStreamWaitEvent, true},
 	mSynchronize:                   {(*server).callSynchronize, false},
+	mUUID:                          {(*server).callUUID, false},
 	mUnloadModule:                  {(*server).callUnloadModule, false},
 	mWaitExternalSemaphore:         {(*server).callWaitExternalSemaphore, false},
 }
@@ -140,6 +150,15 @@ func (s *server) callAttribute(in *dec, out *enc) error {
 		return in.err
 	}
 	v0, err := s.dev.Attribute(a0)
+	if err != nil {
+		return err
+	}
+	out.i64(int64(v0))
+	return nil
+}
+
+func (s *server) callCacheConfig(in *dec, out *enc) error {
+	v0, err := s.dev.CacheConfig()
 	if err != nil {
 		return err
 	}
@@ -203,6 +222,15 @@ func (s *server) callDestroyExternalSemaphore(in *dec, out *enc) error {
 		return in.err
 	}
 	return s.dev.DestroyExternalSemaphore(a0)
+}
+
+func (s *server) callDeviceFlags(in *dec, out *enc) error {
+	v0, err := s.dev.DeviceFlags()
+	if err != nil {
+		return err
+	}
+	out.u64(uint64(v0))
+	return nil
 }
 
 func (s *server) callDisablePeerAccess(in *dec, out *enc) error {
@@ -294,6 +322,14 @@ func (s *server) callExternalMemoryMappedBuffer(in *dec, out *enc) error {
 	}
 	out.u64(uint64(v0))
 	return nil
+}
+
+func (s *server) callFlushGPUDirectRDMAWrites(in *dec, out *enc) error {
+	a0 := backend.FlushScope(in.i64())
+	if in.err != nil {
+		return in.err
+	}
+	return s.dev.FlushGPUDirectRDMAWrites(a0)
 }
 
 func (s *server) callFree(in *dec, out *enc) error {
@@ -715,6 +751,19 @@ func (s *server) callLaunch(in *dec, out *enc) error {
 	return s.dev.Launch(a0, a1, a2, a3, a4, a5)
 }
 
+func (s *server) callLimit(in *dec, out *enc) error {
+	a0 := backend.Limit(in.i64())
+	if in.err != nil {
+		return in.err
+	}
+	v0, err := s.dev.Limit(a0)
+	if err != nil {
+		return err
+	}
+	out.u64(v0)
+	return nil
+}
+
 func (s *server) callMalloc(in *dec, out *enc) error {
 	a0 := in.u64()
 	if in.err != nil {
@@ -993,6 +1042,10 @@ func (s *server) callPCIBusID(in *dec, out *enc) error {
 	return nil
 }
 
+func (s *server) callPeekLastError(in *dec, out *enc) error {
+	return s.dev.PeekLastError()
+}
+
 func (s *server) callPointerAttributes(in *dec, out *enc) error {
 	a0 := uintptr(in.u64())
 	if in.err != nil {
@@ -1006,12 +1059,46 @@ func (s *server) callPointerAttributes(in *dec, out *enc) error {
 	return nil
 }
 
+func (s *server) callSetCacheConfig(in *dec, out *enc) error {
+	a0 := int32(in.i64())
+	if in.err != nil {
+		return in.err
+	}
+	return s.dev.SetCacheConfig(a0)
+}
+
 func (s *server) callSetCurrentMemPool(in *dec, out *enc) error {
 	a0 := backend.MemPool(in.u64())
 	if in.err != nil {
 		return in.err
 	}
 	return s.dev.SetCurrentMemPool(a0)
+}
+
+func (s *server) callSetLimit(in *dec, out *enc) error {
+	a0 := backend.Limit(in.i64())
+	a1 := in.u64()
+	if in.err != nil {
+		return in.err
+	}
+	return s.dev.SetLimit(a0, a1)
+}
+
+func (s *server) callSetSharedMemConfig(in *dec, out *enc) error {
+	a0 := int32(in.i64())
+	if in.err != nil {
+		return in.err
+	}
+	return s.dev.SetSharedMemConfig(a0)
+}
+
+func (s *server) callSharedMemConfig(in *dec, out *enc) error {
+	v0, err := s.dev.SharedMemConfig()
+	if err != nil {
+		return err
+	}
+	out.i64(int64(v0))
+	return nil
 }
 
 func (s *server) callSignalExternalSemaphore(in *dec, out *enc) error {
@@ -1170,6 +1257,15 @@ func (s *server) callSynchronize(in *dec, out *enc) error {
 	return s.dev.Synchronize()
 }
 
+func (s *server) callUUID(in *dec, out *enc) error {
+	v0, err := s.dev.UUID()
+	if err != nil {
+		return err
+	}
+	encDeviceUUID(out, v0)
+	return nil
+}
+
 func (s *server) callUnloadModule(in *dec, out *enc) error {
 	a0 := backend.Module(in.u64())
 	if in.err != nil {
@@ -1214,6 +1310,19 @@ func decCaptureInfo(d *dec) (v backend.CaptureInfo) {
 	return v
 }
 
+func encDeviceUUID(e *enc, v backend.DeviceUUID) {
+	e.b = append(e.b, v.UUID[:]...)
+	e.b = append(e.b, v.LUID[:]...)
+	e.u64(uint64(v.LUIDNodeMask))
+}
+
+func decDeviceUUID(d *dec) (v backend.DeviceUUID) {
+	v.UUID = decUUIDBytes(d)
+	v.LUID = decLUIDBytes(d)
+	v.LUIDNodeMask = uint32(d.u64())
+	return v
+}
+
 func encDim3(e *enc, v backend.Dim3) {
 	e.u64(uint64(v.X))
 	e.u64(uint64(v.Y))
@@ -1246,6 +1355,11 @@ func decKernelNode(d *dec) (v backend.KernelNode) {
 	v.Block = decDim3(d)
 	v.SharedMem = uint32(d.u64())
 	v.Args = decListArg(d)
+	return v
+}
+
+func decLUIDBytes(d *dec) (v backend.LUIDBytes) {
+	d.fixed(v[:])
 	return v
 }
 
@@ -1323,6 +1437,11 @@ func decPoolProps(d *dec) (v backend.PoolProps) {
 	v.Location = decLocation(d)
 	v.HandleTypes = uint32(d.u64())
 	v.MaxSize = d.u64()
+	return v
+}
+
+func decUUIDBytes(d *dec) (v backend.UUIDBytes) {
+	d.fixed(v[:])
 	return v
 }
 

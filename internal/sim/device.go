@@ -41,6 +41,7 @@ type device struct {
 
 	graphs graphState // graphs, executable graphs and stream captures (graph.go)
 	peers  peerState  // the devices whose memory this one may access (peer.go)
+	mgmt   mgmtState  // limits, cache preferences, context flags (devmgmt.go)
 }
 
 var _ backend.Device = (*device)(nil)
@@ -123,6 +124,10 @@ func newDevice(b *Backend, ordinal int) *device {
 		backend.AttrMaxSharedMemoryPerSM:       228 << 10,
 		backend.AttrComputePreemptionSupported: 1,
 	}
+	for a, v := range moreAttrs(ordinal, d.attrs[backend.AttrL2CacheSize]) {
+		d.attrs[a] = v
+	}
+	d.mgmt.init()
 	return d
 }
 

@@ -211,6 +211,7 @@ func (b *Backend) Open(ordinal int) (backend.Device, error) {
 		return nil, newError("cudaSetDevice", cudaerr.InvalidDevice,
 			fmt.Sprintf("device ordinal %d out of range: the simulator has %d device(s)", ordinal, len(b.devices)))
 	}
+	_ = b.devices[ordinal].activate(backend.DeviceScheduleAuto, false) // never refuses: no flags asked
 	return b.devices[ordinal], nil
 }
 
