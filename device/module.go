@@ -74,12 +74,14 @@ func (k *Kernel) Module() *Module { return (*Module)(k.core().Module()) }
 
 // MaxActiveBlocksPerSM is how many blocks of the kernel, of blockSize threads and
 // dynamicSharedBytes of dynamic shared memory each, one multiprocessor of its device holds at
-// once (cudaOccupancyMaxActiveBlocksPerMultiprocessor); 0 when such a block cannot be
-// resident. It runs on the device's actor and returns once the device answered. A block size
-// outside 1 to the device's threads per block, or shared memory outside 0 to its per-block
-// limit, is an ErrInvalidArgument error; a kernel of a closed module is an ErrClosed error.
-func (k *Kernel) MaxActiveBlocksPerSM(ctx context.Context, blockSize, dynamicSharedBytes int) (int, error) {
-	return k.core().MaxActiveBlocksPerSM(ctx, blockSize, dynamicSharedBytes)
+// once (cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags); 0 when such a block cannot be
+// resident. Above 48 KiB of shared memory it first raises the kernel's limit, as a launch
+// asking that much would. It runs on the device's actor and returns once the device answered.
+// A block size outside 1 to the device's threads per block, or shared memory outside 0 to its
+// opt-in limit, is an ErrInvalidArgument error; a kernel of a closed module is an ErrClosed
+// error.
+func (k *Kernel) MaxActiveBlocksPerSM(ctx context.Context, blockSize, dynamicSharedBytes int, opts ...OccupancyOption) (int, error) {
+	return k.core().MaxActiveBlocksPerSM(ctx, blockSize, dynamicSharedBytes, occupancyFlags(opts))
 }
 
 // Params lists the kernel's parameter kinds as gpuactor checks them, or nil when they are

@@ -27,6 +27,7 @@ type Kernel struct {
 	name   string
 	h      backend.Kernel
 	params []param // nil: unknown, arguments are not checked
+	ctl    kernelControl
 }
 
 // LoadModule loads spec on d, named name in errors, with the kernels' signatures sigs (nil:

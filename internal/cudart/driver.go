@@ -24,6 +24,19 @@ const (
 	drvGraphExecKernelNodeSetParams
 	// Occupancy of a CUfunction (occupancy.go).
 	drvOccupancyMaxActiveBlocksPerMultiprocessor
+	// Execution control, launch attributes and occupancy of a CUfunction (funcattr.go,
+	// launchex.go, occupancy.go).
+	drvFuncGetAttribute
+	drvFuncSetAttribute
+	drvFuncSetCacheConfig
+	drvFuncGetName      // 12.3+
+	drvFuncGetParamInfo // 12.4+
+	drvLaunchKernelEx   // 12.0+
+	drvLaunchCooperativeKernel
+	drvOccupancyMaxActiveBlocksPerMultiprocessorWithFlags
+	drvOccupancyAvailableDynamicSMemPerBlock
+	drvOccupancyMaxPotentialClusterSize // 12.0+
+	drvOccupancyMaxActiveClusters       // 12.0+
 	numDriverSyms
 )
 
@@ -39,6 +52,18 @@ var driverSymNames = [numDriverSyms]string{
 	drvGraphExecKernelNodeSetParams: "cuGraphExecKernelNodeSetParams",
 
 	drvOccupancyMaxActiveBlocksPerMultiprocessor: "cuOccupancyMaxActiveBlocksPerMultiprocessor",
+
+	drvFuncGetAttribute:        "cuFuncGetAttribute",
+	drvFuncSetAttribute:        "cuFuncSetAttribute",
+	drvFuncSetCacheConfig:      "cuFuncSetCacheConfig",
+	drvFuncGetName:             "cuFuncGetName",
+	drvFuncGetParamInfo:        "cuFuncGetParamInfo",
+	drvLaunchKernelEx:          "cuLaunchKernelEx",
+	drvLaunchCooperativeKernel: "cuLaunchCooperativeKernel",
+	drvOccupancyMaxActiveBlocksPerMultiprocessorWithFlags: "cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags",
+	drvOccupancyAvailableDynamicSMemPerBlock:              "cuOccupancyAvailableDynamicSMemPerBlock",
+	drvOccupancyMaxPotentialClusterSize:                   "cuOccupancyMaxPotentialClusterSize",
+	drvOccupancyMaxActiveClusters:                         "cuOccupancyMaxActiveClusters",
 }
 
 // cudaDriverEntryPointQueryResult values.
