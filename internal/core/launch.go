@@ -88,20 +88,19 @@ func (s *LaunchSpec) Enqueue(rt backend.Device, h backend.Stream) error {
 	return nil
 }
 
-// Node is the checked launch as a graph kernel node's parameters; on the actor thread, where
-// it refuses a closed module and buffers freed since the spec was prepared (or whose
-// allocation failed), and fills in the buffers' addresses.
+// Node is the checked launch as a graph kernel node's parameters, launch attributes included;
+// on the actor thread, where it refuses a closed module and buffers freed since the spec was
+// prepared (or whose allocation failed), fills in the buffers' addresses, raises the kernel's
+// shared memory limit when the launch needs it and checks that a cooperative grid fits.
 func (s *LaunchSpec) Node(rt backend.Device) (backend.KernelNode, error) {
 	if err := s.resolve(); err != nil {
 		return backend.KernelNode{}, err
 	}
-	if s.cfg.Extended() {
-		return backend.KernelNode{}, Invalid("kernel %s: launch attributes (cooperative, cluster, priority, programmatic serialization, memory sync domain) are not supported on graph kernel nodes; capture a stream launch instead", s.k.name)
-	}
 	if err := s.k.prepare(rt, &s.cfg); err != nil {
 		return backend.KernelNode{}, err
 	}
-	return backend.KernelNode{Kernel: s.k.h, Grid: s.cfg.Grid, Block: s.cfg.Block, SharedMem: s.cfg.SharedMem, Args: s.args}, nil
+	return backend.KernelNode{Kernel: s.k.h, Grid: s.cfg.Grid, Block: s.cfg.Block, SharedMem: s.cfg.SharedMem, Args: s.args,
+		Attrs: launchAttrs(&s.cfg)}, nil
 }
 
 // resolve refuses a closed module and buffers freed since the launch was prepared (or whose

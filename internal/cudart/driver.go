@@ -37,6 +37,7 @@ const (
 	drvOccupancyAvailableDynamicSMemPerBlock
 	drvOccupancyMaxPotentialClusterSize // 12.0+
 	drvOccupancyMaxActiveClusters       // 12.0+
+	drvGraphKernelNodeSetAttribute
 	numDriverSyms
 )
 
@@ -64,6 +65,7 @@ var driverSymNames = [numDriverSyms]string{
 	drvOccupancyAvailableDynamicSMemPerBlock:              "cuOccupancyAvailableDynamicSMemPerBlock",
 	drvOccupancyMaxPotentialClusterSize:                   "cuOccupancyMaxPotentialClusterSize",
 	drvOccupancyMaxActiveClusters:                         "cuOccupancyMaxActiveClusters",
+	drvGraphKernelNodeSetAttribute:                        "cuGraphKernelNodeSetAttribute",
 }
 
 // cudaDriverEntryPointQueryResult values.

@@ -142,6 +142,7 @@ const (
 	fnOccupancyAvailableDynamicSMemPerBlock
 	fnOccupancyMaxPotentialClusterSize // 11.8+
 	fnOccupancyMaxActiveClusters       // 11.8+
+	fnGraphKernelNodeSetAttribute
 	numRuntimeSyms
 )
 
@@ -284,4 +285,5 @@ var runtimeSymNames = [numRuntimeSyms]string{
 	fnOccupancyAvailableDynamicSMemPerBlock:              "cudaOccupancyAvailableDynamicSMemPerBlock",
 	fnOccupancyMaxPotentialClusterSize:                   "cudaOccupancyMaxPotentialClusterSize",
 	fnOccupancyMaxActiveClusters:                         "cudaOccupancyMaxActiveClusters",
+	fnGraphKernelNodeSetAttribute:                        "cudaGraphKernelNodeSetAttribute",
 }

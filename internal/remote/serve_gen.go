@@ -1404,6 +1404,7 @@ func encKernelNode(e *enc, v backend.KernelNode) {
 	encDim3(e, v.Block)
 	e.u64(uint64(v.SharedMem))
 	encListArg(e, v.Args)
+	encLaunchAttrs(e, v.Attrs)
 }
 
 func decKernelNode(d *dec) (v backend.KernelNode) {
@@ -1412,6 +1413,7 @@ func decKernelNode(d *dec) (v backend.KernelNode) {
 	v.Block = decDim3(d)
 	v.SharedMem = uint32(d.u64())
 	v.Args = decListArg(d)
+	v.Attrs = decLaunchAttrs(d)
 	return v
 }
 

@@ -464,6 +464,9 @@ func (d *device) graphKernel(op string, p backend.KernelNode) (*kernel, error) {
 	if err := d.checkKernelShared(op, k, p.SharedMem); err != nil {
 		return nil, err
 	}
+	if err := d.checkAttrs(op, k, p.Grid, p.Block, p.SharedMem, p.Attrs); err != nil {
+		return nil, err
+	}
 	return k, nil
 }
 
