@@ -30,8 +30,9 @@ const (
 )
 
 // LoadModule loads compiled device code; it returns once the module is loaded. For PTX the
-// kernels' parameters are read from the PTX and checked at launch; for a cubin they are not
-// known and not checked. sim supplies the kernels' Go implementations for the simulator
+// kernels' parameters are read from the PTX and checked at launch; for a cubin the runtime
+// gives their sizes (cudaFuncGetParamInfo, 12.4+), which launches are checked against, and
+// before 12.4 they are not known and not checked. sim supplies the kernels' Go implementations for the simulator
 // (ignored by the cuda backend).
 func (d *Device) LoadModule(ctx context.Context, name string, image []byte, kind ImageKind, sim map[string]cuda.SimKernel) (*Module, error) {
 	if len(image) == 0 && d.Backend() != BackendSim {
@@ -85,5 +86,7 @@ func (k *Kernel) MaxActiveBlocksPerSM(ctx context.Context, blockSize, dynamicSha
 }
 
 // Params lists the kernel's parameter kinds as gpuactor checks them, or nil when they are
-// unknown (a cubin without source, or a parameter type other than a scalar or a pointer).
+// unknown (a cubin on a runtime before 12.4, or a parameter type other than a scalar or a
+// pointer). For a cubin whose parameters the runtime describes by size only, a 4-byte
+// parameter reads as Int32 and an 8-byte one as Int64, and any argument of that size passes.
 func (k *Kernel) Params() []cuda.ArgKind { return k.core().Params() }
