@@ -344,3 +344,57 @@ func TestMaxPotentialBlockSize(t *testing.T) {
 		require.ErrorIs(t, err, device.ErrInvalidArgument)
 	})
 }
+
+// A launch's programmatic event lets another stream wait for the kernel's blocks: here they
+// never trigger early, so the event completes with the kernel and the waiting stream sees its
+// results. An event that keeps timing, or none, is refused.
+func TestProgrammaticEvent(t *testing.T) {
+	testdev.Backends(t, func(t *testing.T, opts []device.Option) {
+		ctx := testdev.Ctx(t)
+		dev := openDev(t, opts)
+		mod := saxpyModule(t, dev)
+		fill, err := mod.Kernel(ctx, "fill_u32")
+		require.NoError(t, err)
+		saxpy, err := mod.Kernel(ctx, "saxpy")
+		require.NoError(t, err)
+		a, b := streams.Default(dev), mustStream(t, dev)
+		ev, err := streams.NewEvent(ctx, dev, streams.DisableTiming)
+		require.NoError(t, err)
+
+		const n = 4096
+		out := mustMalloc(t, dev, 4*n)
+		cfg := cuda.LaunchConfig{Grid: cuda.Dim(n / 256), Block: cuda.Dim(256)}
+		require.NoError(t, a.LaunchTriggering(ctx, fill, cfg, ev, out, uint32(7), int64(n)).Wait(ctx))
+		copied := mustMalloc(t, dev, 4*n)
+		b.Wait(ctx, ev)
+		require.NoError(t, b.Copy(ctx, copied, out).Wait(ctx))
+		got := make([]uint32, n)
+		download(t, got, copied)
+		for i := range got {
+			require.Equal(t, uint32(7+i), got[i], "element %d", i)
+		}
+		done, err := ev.Query(ctx)
+		require.NoError(t, err)
+		assert.True(t, done)
+
+		timed, err := streams.NewEvent(ctx, dev)
+		require.NoError(t, err)
+		err = a.LaunchTriggering(ctx, fill, cfg, timed, out, uint32(7), int64(n)).Wait(ctx)
+		require.ErrorIs(t, err, device.ErrInvalidArgument)
+		assert.Contains(t, err.Error(), "DisableTiming")
+		err = a.LaunchTriggering(ctx, fill, cfg, nil, out, uint32(7), int64(n)).Wait(ctx)
+		require.ErrorIs(t, err, device.ErrInvalidArgument)
+		err = a.LaunchTriggering(ctx, saxpy, cfg, ev, out).Wait(ctx)
+		require.ErrorIs(t, err, device.ErrKernelArgs, "the arguments are checked as for Launch")
+		testdev.RequireUsable(t, dev)
+	})
+}
+
+func mustStream(t *testing.T, dev *device.Device) *streams.Stream {
+	t.Helper()
+	ctx := testdev.Ctx(t)
+	s, err := streams.New(ctx, dev)
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, s.Close(ctx)) })
+	return s
+}

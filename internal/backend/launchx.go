@@ -11,6 +11,9 @@ type LaunchAttrs struct {
 	Priority                  int32 // 0: the stream's
 	ProgrammaticSerialization bool
 	MemSyncDomain             uint8 // cudaLaunchMemSyncDomain
+	// ProgrammaticEvent, when not 0, is recorded once every block of the kernel has triggered
+	// programmatic completion or finished (cudaLaunchAttributeProgrammaticEvent).
+	ProgrammaticEvent Event
 }
 
 // FuncAttributes are a kernel's attributes (cudaFuncAttributes).

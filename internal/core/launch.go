@@ -70,10 +70,7 @@ func (s *LaunchSpec) Enqueue(rt backend.Device, h backend.Stream) error {
 	var err error
 	switch {
 	case s.cfg.Extended():
-		if err := s.k.prepare(rt, &s.cfg); err != nil {
-			return err
-		}
-		err = rt.LaunchEx(s.k.h, s.cfg.Grid, s.cfg.Block, s.cfg.SharedMem, h, s.args, launchAttrs(&s.cfg))
+		err = s.launchEx(rt, h, launchAttrs(&s.cfg))
 	case int(s.cfg.SharedMem) > s.k.mod.dev.limits.defaultShared:
 		if err := s.k.prepare(rt, &s.cfg); err != nil {
 			return err

@@ -1,8 +1,10 @@
 package core
 
 import (
+	"context"
 	"fmt"
 
+	"github.com/gpuactor/gpuactor/actor"
 	"github.com/gpuactor/gpuactor/cuda"
 	"github.com/gpuactor/gpuactor/internal/backend"
 )
@@ -122,4 +124,55 @@ func (k *Kernel) checkCoResident(rt backend.Device, cfg *cuda.LaunchConfig) erro
 			ErrLaunchConfig, k.name, cfg.Grid.Count(), most, perSM, block, cfg.SharedMem, sms)
 	}
 	return nil
+}
+
+// launchEx readies the kernel and launches the spec with attrs on stream h; on the actor
+// thread, after resolve.
+func (s *LaunchSpec) launchEx(rt backend.Device, h backend.Stream, attrs backend.LaunchAttrs) error {
+	if err := s.k.prepare(rt, &s.cfg); err != nil {
+		return err
+	}
+	return rt.LaunchEx(s.k.h, s.cfg.Grid, s.cfg.Block, s.cfg.SharedMem, h, s.args, attrs)
+}
+
+// LaunchTriggering checks a launch of k with cfg and args, then queues it on s with e as its
+// programmatic event (cudaLaunchAttributeProgrammaticEvent): a record of e that completes
+// once every block of the kernel has triggered programmatic completion or finished. e must be
+// an event of s's device made with cudaEventDisableTiming. The future completes when the GPU
+// has run the kernel.
+func LaunchTriggering(ctx context.Context, s *Stream, k *Kernel, cfg cuda.LaunchConfig, e *Event, args []any) *Future {
+	if s == nil {
+		return actor.Completed(struct{}{}, Invalid("launch on a nil stream"))
+	}
+	spec, err := PrepareLaunch(s.dev, k, cfg, args)
+	if err != nil {
+		return actor.Completed(struct{}{}, err)
+	}
+	if e == nil {
+		return actor.Completed(struct{}{}, Invalid("programmatic event of a launch of kernel %s: nil event", k.name))
+	}
+	if e.dev != s.dev {
+		return actor.Completed(struct{}{}, WrongDevice("programmatic event", e.dev, s.dev))
+	}
+	if e.flags&backend.EventDisableTiming == 0 {
+		return actor.Completed(struct{}{}, Invalid("programmatic event of a launch of kernel %s: the event must be made with DisableTiming", k.name))
+	}
+	n := e.issued.Add(1)
+	f := Queue(ctx, s, func(rt backend.Device, _ *Tracker, h backend.Stream) error {
+		defer e.noteRecorded(n)
+		if err := e.alive(); err != nil {
+			return err
+		}
+		if err := spec.resolve(); err != nil {
+			return err
+		}
+		attrs := launchAttrs(&spec.cfg)
+		attrs.ProgrammaticEvent = e.h
+		if err := spec.launchEx(rt, h, attrs); err != nil {
+			return fmt.Errorf("gpuactor: launching %s: %w", spec.k.name, err)
+		}
+		return nil
+	})
+	e.last.Store(f)
+	return f
 }

@@ -46,12 +46,13 @@ const (
 	launchAttrClusterDimension          = 4
 	launchAttrClusterSchedulingPolicy   = 5
 	launchAttrProgrammaticSerialization = 6
+	launchAttrProgrammaticEvent         = 7
 	launchAttrPriority                  = 8
 	launchAttrMemSyncDomain             = 10
 )
 
 // maxLaunchAttrs is how many attributes LaunchAttrs can give.
-const maxLaunchAttrs = 6
+const maxLaunchAttrs = 7
 
 // launchFrame holds one extended launch's structures in one heap object, so that the
 // pointers inside them stay valid for the call: the Go heap does not move objects, where a
@@ -86,6 +87,11 @@ func (f *launchFrame) set(grid, block Dim3, sharedMem uint32, s Stream, a backen
 	}
 	if a.ProgrammaticSerialization {
 		add(launchAttrProgrammaticSerialization, 1, 0)
+	}
+	if a.ProgrammaticEvent != 0 {
+		// {cudaEvent_t event; int flags; int triggerAtBlockStart}: flags 0, trigger when
+		// every block has triggered or finished.
+		add(launchAttrProgrammaticEvent, uint64(a.ProgrammaticEvent), 0)
 	}
 	if a.Priority != 0 {
 		add(launchAttrPriority, uint64(uint32(a.Priority)), 0)

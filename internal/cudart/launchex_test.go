@@ -42,6 +42,10 @@ func TestLaunchFrameAttributes(t *testing.T) {
 	assert.Equal(t, launchAttr{id: launchAttrPriority, val: [8]uint64{uint64(uint32(0xFFFFFFFD))}}, f.attrs[3])
 	assert.Equal(t, launchAttr{id: launchAttrMemSyncDomain, val: [8]uint64{1}}, f.attrs[4])
 
+	f.set(Dim3{X: 1, Y: 1, Z: 1}, Dim3{X: 1, Y: 1, Z: 1}, 0, 0, backend.LaunchAttrs{ProgrammaticEvent: 0xabc0})
+	assert.EqualValues(t, 1, f.n)
+	assert.Equal(t, launchAttr{id: launchAttrProgrammaticEvent, val: [8]uint64{0xabc0}}, f.attrs[0], "event, flags 0, trigger when every block has")
+
 	f.set(Dim3{X: 1, Y: 1, Z: 1}, Dim3{X: 1, Y: 1, Z: 1}, 0, 0, backend.LaunchAttrs{})
 	assert.Zero(t, f.n)
 	assert.Zero(t, f.drv.attrs)

@@ -1424,6 +1424,7 @@ func encLaunchAttrs(e *enc, v backend.LaunchAttrs) {
 	e.i64(int64(v.Priority))
 	e.bool(v.ProgrammaticSerialization)
 	e.u64(uint64(v.MemSyncDomain))
+	e.u64(uint64(v.ProgrammaticEvent))
 }
 
 func decLaunchAttrs(d *dec) (v backend.LaunchAttrs) {
@@ -1433,6 +1434,7 @@ func decLaunchAttrs(d *dec) (v backend.LaunchAttrs) {
 	v.Priority = int32(d.i64())
 	v.ProgrammaticSerialization = d.bool()
 	v.MemSyncDomain = uint8(d.u64())
+	v.ProgrammaticEvent = backend.Event(d.u64())
 	return v
 }
 

@@ -20,7 +20,8 @@ const (
 // (cudaerr.InvalidClusterSize). A simulated kernel runs its whole grid in one call, so a
 // cooperative kernel's grid-wide synchronization is the Go function's own sequencing; the
 // priority, memory synchronization domain and programmatic serialization change nothing in
-// a simulator that runs one stream's kernels in order.
+// a simulator that runs one stream's kernels in order, and a programmatic event is recorded
+// when the kernel ends.
 func (d *device) LaunchEx(kh backend.Kernel, grid, block backend.Dim3, sharedMem uint32, sh backend.Stream, args []backend.Arg, a backend.LaunchAttrs) error {
 	const op = "cudaLaunchKernelExC"
 	k, err := d.liveKernel(op, kh)
@@ -49,6 +50,11 @@ func (d *device) LaunchEx(kh backend.Kernel, grid, block backend.Dim3, sharedMem
 	}
 	args = slices.Clone(args)
 	d.submit(s, &task{name: k.label, run: func() { d.runKernel(k, s, grid, block, sharedMem, args) }})
+	if a.ProgrammaticEvent != 0 {
+		// The event fires once every block has triggered or finished: at the kernel's end is
+		// the latest that allows.
+		return d.EventRecord(a.ProgrammaticEvent, sh)
+	}
 	return nil
 }
 
