@@ -30,11 +30,47 @@ func (d Dim3) Count() uint64 { return uint64(d.X) * uint64(d.Y) * uint64(d.Z) }
 // String is "(x, y, z)".
 func (d Dim3) String() string { return fmt.Sprintf("(%d, %d, %d)", d.X, d.Y, d.Z) }
 
-// LaunchConfig is a kernel launch's shape.
+// LaunchConfig is a kernel launch's shape and, beyond it, the launch attributes CUDA takes
+// through cudaLaunchKernelExC. A config with only Grid, Block and SharedMem set launches the
+// plain way; any other field set makes it an extended launch.
 type LaunchConfig struct {
-	Grid      Dim3   // blocks
-	Block     Dim3   // threads per block
-	SharedMem uint32 // dynamic shared memory per block, in bytes
+	Grid  Dim3 // blocks
+	Block Dim3 // threads per block
+	// SharedMem is the dynamic shared memory per block, in bytes. Above the device's default
+	// per-block limit (48 KiB) gpuactor raises the kernel's limit itself
+	// (cudaFuncAttributeMaxDynamicSharedMemorySize), up to the device's opt-in limit.
+	SharedMem uint32
+
+	// Cooperative launches a cooperative kernel (cudaLaunchAttributeCooperative), whose blocks
+	// may synchronize grid-wide (cooperative_groups::this_grid().sync()). Every block of the
+	// grid must be resident at once: a larger grid is refused before it reaches the device.
+	Cooperative bool
+	// Cluster is the thread block cluster shape in blocks (cudaLaunchAttributeClusterDimension,
+	// compute capability 9.0 and later); the zero value launches without clusters. Each extent
+	// must divide the grid's, and the cluster may hold at most 8 blocks, or 16 for a kernel
+	// that allows non-portable cluster sizes (Kernel.SetNonPortableClusterSizeAllowed).
+	Cluster Dim3
+	// ClusterScheduling is the cluster scheduling policy preference
+	// (cudaLaunchAttributeClusterSchedulingPolicyPreference); needs Cluster.
+	ClusterScheduling ClusterSchedulingPolicy
+	// Priority is the launch's execution priority (cudaLaunchAttributePriority), within the
+	// device's stream priority range (lower is higher priority); 0 keeps the stream's.
+	Priority int
+	// ProgrammaticSerialization lets this kernel start before the previous kernel of its
+	// stream has finished (cudaLaunchAttributeProgrammaticStreamSerialization, programmatic
+	// dependent launch): the kernel must wait for the earlier one's results itself
+	// (cudaGridDependencySynchronize).
+	ProgrammaticSerialization bool
+	// MemSyncDomain is the memory synchronization domain the kernel runs in
+	// (cudaLaunchAttributeMemSyncDomain).
+	MemSyncDomain MemSyncDomain
+}
+
+// Extended reports whether the config carries a launch attribute beyond its shape, and so
+// launches through cudaLaunchKernelExC.
+func (c LaunchConfig) Extended() bool {
+	return c.Cooperative || c.Cluster != (Dim3{}) || c.ClusterScheduling != 0 || c.Priority != 0 ||
+		c.ProgrammaticSerialization || c.MemSyncDomain != 0
 }
 
 // ArgKind is the type of one kernel argument, as gpuactor checks it against the kernel's

@@ -30,8 +30,9 @@ const (
 )
 
 // LoadModule loads compiled device code; it returns once the module is loaded. For PTX the
-// kernels' parameters are read from the PTX and checked at launch; for a cubin they are not
-// known and not checked. sim supplies the kernels' Go implementations for the simulator
+// kernels' parameters are read from the PTX and checked at launch; for a cubin the runtime
+// gives their sizes (cudaFuncGetParamInfo, 12.4+), which launches are checked against, and
+// before 12.4 they are not known and not checked. sim supplies the kernels' Go implementations for the simulator
 // (ignored by the cuda backend).
 func (d *Device) LoadModule(ctx context.Context, name string, image []byte, kind ImageKind, sim map[string]cuda.SimKernel) (*Module, error) {
 	if len(image) == 0 && d.Backend() != BackendSim {
@@ -74,14 +75,18 @@ func (k *Kernel) Module() *Module { return (*Module)(k.core().Module()) }
 
 // MaxActiveBlocksPerSM is how many blocks of the kernel, of blockSize threads and
 // dynamicSharedBytes of dynamic shared memory each, one multiprocessor of its device holds at
-// once (cudaOccupancyMaxActiveBlocksPerMultiprocessor); 0 when such a block cannot be
-// resident. It runs on the device's actor and returns once the device answered. A block size
-// outside 1 to the device's threads per block, or shared memory outside 0 to its per-block
-// limit, is an ErrInvalidArgument error; a kernel of a closed module is an ErrClosed error.
-func (k *Kernel) MaxActiveBlocksPerSM(ctx context.Context, blockSize, dynamicSharedBytes int) (int, error) {
-	return k.core().MaxActiveBlocksPerSM(ctx, blockSize, dynamicSharedBytes)
+// once (cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags); 0 when such a block cannot be
+// resident. Above 48 KiB of shared memory it first raises the kernel's limit, as a launch
+// asking that much would. It runs on the device's actor and returns once the device answered.
+// A block size outside 1 to the device's threads per block, or shared memory outside 0 to its
+// opt-in limit, is an ErrInvalidArgument error; a kernel of a closed module is an ErrClosed
+// error.
+func (k *Kernel) MaxActiveBlocksPerSM(ctx context.Context, blockSize, dynamicSharedBytes int, opts ...OccupancyOption) (int, error) {
+	return k.core().MaxActiveBlocksPerSM(ctx, blockSize, dynamicSharedBytes, occupancyFlags(opts))
 }
 
 // Params lists the kernel's parameter kinds as gpuactor checks them, or nil when they are
-// unknown (a cubin without source, or a parameter type other than a scalar or a pointer).
+// unknown (a cubin on a runtime before 12.4, or a parameter type other than a scalar or a
+// pointer). For a cubin whose parameters the runtime describes by size only, a 4-byte
+// parameter reads as Int32 and an 8-byte one as Int64, and any argument of that size passes.
 func (k *Kernel) Params() []cuda.ArgKind { return k.core().Params() }

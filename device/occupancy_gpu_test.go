@@ -28,9 +28,9 @@ func TestOccupancyOfAnEmptyKernelIsBoundByThreads(t *testing.T) {
 			require.NoError(t, err, "block %d", block)
 			assert.Equal(t, props.MaxThreadsPerSM/block, n, "block %d", block)
 		}
-		// A kernel may use the per-block default of dynamic shared memory until its limit is
-		// raised: at that default, shared memory is what bounds the blocks, below the thread
-		// bound; one byte more and no block can launch, so none fits.
+		// At the per-block default of dynamic shared memory, shared memory is what bounds the
+		// blocks, below the thread bound. Above it the query raises the kernel's limit as a
+		// launch would, and shared memory still bounds the answer, which is not 0.
 		dyn := props.SharedMemPerBlock
 		n, err := k.MaxActiveBlocksPerSM(ctx, 128, dyn)
 		require.NoError(t, err)
@@ -38,9 +38,13 @@ func TestOccupancyOfAnEmptyKernelIsBoundByThreads(t *testing.T) {
 		assert.LessOrEqual(t, n, props.SharedMemPerSM/dyn)
 		assert.Less(t, n, props.MaxThreadsPerSM/128)
 		if dyn < props.SharedMemPerBlockOptin {
-			n, err = k.MaxActiveBlocksPerSM(ctx, 128, dyn+1)
+			big := props.SharedMemPerBlockOptin
+			n, err = k.MaxActiveBlocksPerSM(ctx, 128, big)
 			require.NoError(t, err)
-			assert.Zero(t, n, "above the kernel's unraised limit")
+			assert.Equal(t, 1, n, "one block of the opt-in limit fits a multiprocessor, two do not")
+			attrs, err := k.Attributes(ctx)
+			require.NoError(t, err)
+			assert.Equal(t, big, attrs.MaxDynamicSharedSizeBytes, "the query raised the kernel's limit")
 		}
 	}
 	t.Run("in-process", func(t *testing.T) { testdev.Backends(t, check) })

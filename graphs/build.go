@@ -42,7 +42,7 @@ func (g *Graph) AddKernel(ctx context.Context, deps Deps, k *device.Kernel, cfg 
 		return nil, err
 	}
 	return g.add(ctx, deps, KernelNode, k.Name(), &spec, func(rt backend.Device, hs []backend.GraphNode) (backend.GraphNode, error) {
-		p, err := spec.Node()
+		p, err := spec.Node(rt)
 		if err != nil {
 			return 0, err
 		}

@@ -254,7 +254,7 @@ func (x *Exec) SetKernel(ctx context.Context, n *Node, k *device.Kernel, cfg cud
 }
 
 func (x *Exec) setKernel(rt backend.Device, n *Node, spec core.LaunchSpec) error {
-	p, err := spec.Node()
+	p, err := spec.Node(rt)
 	if err != nil {
 		return err
 	}

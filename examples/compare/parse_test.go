@@ -214,7 +214,7 @@ func TestPortsTable(t *testing.T) {
 			assert.True(t, names[name], "%s: after names %q, not one of its timings", p.name, name)
 		}
 	}
-	for _, n := range []string{"asyncapi", "simplestreams", "simplecallback", "streamorderedallocation", "simplecudagraphs",
+	for _, n := range []string{"asyncapi", "simpleoccupancy", "simplestreams", "simplecallback", "streamorderedallocation", "simplecudagraphs",
 		"graphmemorynodes", "simplezerocopy", "simplemultigpu", "devicequery", "simplep2p", "simpleipc", "p2pbandwidthlatency"} {
 		assert.True(t, seen[n], n)
 	}

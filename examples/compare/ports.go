@@ -81,6 +81,28 @@ var ports = []port{
 		},
 	},
 	{
+		// The potential occupancies and the suggested block and grid sizes are results: the
+		// port's calculator must agree with the runtime's on the same GPU.
+		name: "simpleoccupancy", sample: "0_Introduction/simpleOccupancy", exe: "simpleOccupancy",
+		sources: []string{"simpleOccupancy.cu"}, flags: cudaFlags,
+		variants: []variant{{}},
+		results: []*regexp.Regexp{
+			re(`^Suggested block size: [0-9]+$`),
+			re(`^Minimum grid size for maximum occupancy: [0-9]+$`),
+			re(`^Potential occupancy: [0-9.e+]+%$`),
+			re(`^Test PASSED$`),
+			re(`^element [0-9]+ expected`),
+		},
+		timings: []timing{
+			{"manual, 32 threads", "ms", re(`^Elapsed time: ([0-9.e+-]+)ms$`)},
+			{"occupancy-based", "ms", re(`^Elapsed time: ([0-9.e+-]+)ms$`)},
+		},
+		after: map[string]*regexp.Regexp{
+			"manual, 32 threads": re(`^\[ Manual configuration`),
+			"occupancy-based":    re(`^\[ Automatic, occupancy-based configuration \]$`),
+		},
+	},
+	{
 		name: "simplestreams", sample: "0_Introduction/simpleStreams", exe: "simpleStreams",
 		sources: []string{"simpleStreams.cu"}, flags: cudaFlags,
 		variants: []variant{

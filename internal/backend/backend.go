@@ -199,6 +199,7 @@ type Device interface {
 	RawDevice
 	ExternalDevice
 	DeviceManagement
+	LaunchControl
 
 	// Ordinal is the device's index.
 	Ordinal() int
@@ -287,6 +288,7 @@ type Device interface {
 	Launch(k Kernel, grid, block Dim3, sharedMem uint32, s Stream, args []Arg) error
 	// OccupancyMaxActiveBlocksPerSM is how many blocks of k, of blockSize threads and
 	// dynamicShared bytes of dynamic shared memory each, one multiprocessor holds at once
-	// (cudaOccupancyMaxActiveBlocksPerMultiprocessor); 0 when such a block cannot launch.
-	OccupancyMaxActiveBlocksPerSM(k Kernel, blockSize int, dynamicShared uint64) (int, error)
+	// (cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags; flags: Occupancy*); 0 when such
+	// a block cannot launch.
+	OccupancyMaxActiveBlocksPerSM(k Kernel, blockSize int, dynamicShared uint64, flags uint32) (int, error)
 }

@@ -141,6 +141,9 @@ type KernelNode struct {
 	Grid, Block Dim3
 	SharedMem   uint32
 	Args        []Arg
+	// Attrs are the node's launch attributes, set when the node is added
+	// (cudaGraphKernelNodeSetAttribute); GraphExecKernelNodeSetParams keeps the node's.
+	Attrs LaunchAttrs
 }
 
 // GraphDevice is the graph part of the runtime API (cudaStreamBeginCapture, cudaGraph*), scoped

@@ -70,6 +70,7 @@ type Limits struct {
 	MaxBlock, MaxGrid  cuda.Dim3
 	MaxThreadsPerBlock int
 	MaxSharedMem       int // dynamic shared memory per block, in bytes
+	launchLimits           // read by core itself (launchlimits.go)
 }
 
 // The pprof labels a device's actor goroutine runs under: its ordinal and its backend.
@@ -189,6 +190,9 @@ func (d *Device) init(describe func(backend.Backend, backend.Device) (any, Limit
 	}
 	info, limits, err := describe(d.be, rt)
 	if err != nil {
+		return err
+	}
+	if err := readLaunchLimits(rt, &limits); err != nil {
 		return err
 	}
 	d.limits = limits

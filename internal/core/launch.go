@@ -67,20 +67,37 @@ func (s *LaunchSpec) Enqueue(rt backend.Device, h backend.Stream) error {
 	if err := s.resolve(); err != nil {
 		return err
 	}
-	if err := rt.Launch(s.k.h, s.cfg.Grid, s.cfg.Block, s.cfg.SharedMem, h, s.args); err != nil {
+	var err error
+	switch {
+	case s.cfg.Extended():
+		err = s.launchEx(rt, h, launchAttrs(&s.cfg))
+	case int(s.cfg.SharedMem) > s.k.mod.dev.limits.defaultShared:
+		if err := s.k.prepare(rt, &s.cfg); err != nil {
+			return err
+		}
+		fallthrough
+	default:
+		err = rt.Launch(s.k.h, s.cfg.Grid, s.cfg.Block, s.cfg.SharedMem, h, s.args)
+	}
+	if err != nil {
 		return fmt.Errorf("gpuactor: launching %s: %w", s.k.name, err)
 	}
 	return nil
 }
 
-// Node is the checked launch as a graph kernel node's parameters; on the actor thread, where
-// it refuses a closed module and buffers freed since the spec was prepared (or whose
-// allocation failed), and fills in the buffers' addresses.
-func (s *LaunchSpec) Node() (backend.KernelNode, error) {
+// Node is the checked launch as a graph kernel node's parameters, launch attributes included;
+// on the actor thread, where it refuses a closed module and buffers freed since the spec was
+// prepared (or whose allocation failed), fills in the buffers' addresses, raises the kernel's
+// shared memory limit when the launch needs it and checks that a cooperative grid fits.
+func (s *LaunchSpec) Node(rt backend.Device) (backend.KernelNode, error) {
 	if err := s.resolve(); err != nil {
 		return backend.KernelNode{}, err
 	}
-	return backend.KernelNode{Kernel: s.k.h, Grid: s.cfg.Grid, Block: s.cfg.Block, SharedMem: s.cfg.SharedMem, Args: s.args}, nil
+	if err := s.k.prepare(rt, &s.cfg); err != nil {
+		return backend.KernelNode{}, err
+	}
+	return backend.KernelNode{Kernel: s.k.h, Grid: s.cfg.Grid, Block: s.cfg.Block, SharedMem: s.cfg.SharedMem, Args: s.args,
+		Attrs: launchAttrs(&s.cfg)}, nil
 }
 
 // resolve refuses a closed module and buffers freed since the launch was prepared (or whose
@@ -143,7 +160,10 @@ func (d *Device) checkConfig(k *Kernel, cfg cuda.LaunchConfig) error {
 		return bad("grid %v exceeds the device's maximum grid %v", g, p.MaxGrid)
 	}
 	if int(cfg.SharedMem) > p.MaxSharedMem {
-		return bad("%d bytes of dynamic shared memory, the device allows %d per block", cfg.SharedMem, p.MaxSharedMem)
+		return bad("%d bytes of dynamic shared memory, the device allows %d per block (its opt-in limit)", cfg.SharedMem, p.MaxSharedMem)
+	}
+	if cfg.Extended() {
+		return d.checkAttrs(k, &cfg)
 	}
 	return nil
 }

@@ -27,6 +27,7 @@ type Kernel struct {
 	name   string
 	h      backend.Kernel
 	params []param // nil: unknown, arguments are not checked
+	ctl    kernelControl
 }
 
 // LoadModule loads spec on d, named name in errors, with the kernels' signatures sigs (nil:
@@ -70,7 +71,14 @@ func (m *Module) Kernel(ctx context.Context, name string) (*Kernel, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w: %q in module %s on the %s backend: %w", ErrNoKernel, name, m.name, m.dev.be.Name(), err)
 		}
-		return &Kernel{mod: m, name: name, h: h, params: m.sigs[name]}, nil
+		params := m.sigs[name]
+		if params == nil {
+			// A cubin without source: the runtime may still know the parameters' sizes (12.4+).
+			if sizes, err := rt.FuncParamSizes(h); err == nil {
+				params = sizedParams(sizes)
+			}
+		}
+		return &Kernel{mod: m, name: name, h: h, params: params}, nil
 	}).Await(ctx)
 	if err != nil {
 		return nil, err

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"fmt"
 	"regexp"
 	"strings"
 
@@ -15,9 +16,13 @@ type ArgKind = cuda.ArgKind
 type param struct {
 	kind  ArgKind
 	loose bool
+	sized bool // only the size is known (cudaFuncGetParamInfo): kind is Int32 or Int64
 }
 
 func (p param) accepts(k ArgKind) bool {
+	if p.sized {
+		return k.Size() == p.kind.Size()
+	}
 	if !p.loose {
 		return p.kind == k
 	}
@@ -26,6 +31,9 @@ func (p param) accepts(k ArgKind) bool {
 }
 
 func (p param) String() string {
+	if p.sized {
+		return fmt.Sprintf("%d-byte value", p.kind.Size())
+	}
 	if !p.loose {
 		return p.kind.String()
 	}
@@ -158,4 +166,21 @@ func PTXSignatures(ptx string) Signatures {
 		}
 	}
 	return out
+}
+
+// sizedParams are the parameters of a kernel whose image gives only their sizes
+// (cudaFuncGetParamInfo): nil, unknown, when one is neither 4 nor 8 bytes (a struct by value).
+func sizedParams(sizes []uint64) []param {
+	ps := make([]param, len(sizes))
+	for i, n := range sizes {
+		switch n {
+		case 4:
+			ps[i] = param{kind: cuda.Int32, sized: true}
+		case 8:
+			ps[i] = param{kind: cuda.Int64, sized: true}
+		default:
+			return nil
+		}
+	}
+	return ps
 }

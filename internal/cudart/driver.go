@@ -27,6 +27,20 @@ const (
 	// Primary context state, to refuse device flags once the context exists (devmgmt.go).
 	drvDeviceGet
 	drvDevicePrimaryCtxGetState
+	// Execution control, launch attributes and occupancy of a CUfunction (funcattr.go,
+	// launchex.go, occupancy.go).
+	drvFuncGetAttribute
+	drvFuncSetAttribute
+	drvFuncSetCacheConfig
+	drvFuncGetName      // 12.3+
+	drvFuncGetParamInfo // 12.4+
+	drvLaunchKernelEx   // 12.0+
+	drvLaunchCooperativeKernel
+	drvOccupancyMaxActiveBlocksPerMultiprocessorWithFlags
+	drvOccupancyAvailableDynamicSMemPerBlock
+	drvOccupancyMaxPotentialClusterSize // 12.0+
+	drvOccupancyMaxActiveClusters       // 12.0+
+	drvGraphKernelNodeSetAttribute
 	numDriverSyms
 )
 
@@ -45,6 +59,18 @@ var driverSymNames = [numDriverSyms]string{
 
 	drvDeviceGet:                "cuDeviceGet",
 	drvDevicePrimaryCtxGetState: "cuDevicePrimaryCtxGetState",
+	drvFuncGetAttribute:         "cuFuncGetAttribute",
+	drvFuncSetAttribute:         "cuFuncSetAttribute",
+	drvFuncSetCacheConfig:       "cuFuncSetCacheConfig",
+	drvFuncGetName:              "cuFuncGetName",
+	drvFuncGetParamInfo:         "cuFuncGetParamInfo",
+	drvLaunchKernelEx:           "cuLaunchKernelEx",
+	drvLaunchCooperativeKernel:  "cuLaunchCooperativeKernel",
+	drvOccupancyMaxActiveBlocksPerMultiprocessorWithFlags: "cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags",
+	drvOccupancyAvailableDynamicSMemPerBlock:              "cuOccupancyAvailableDynamicSMemPerBlock",
+	drvOccupancyMaxPotentialClusterSize:                   "cuOccupancyMaxPotentialClusterSize",
+	drvOccupancyMaxActiveClusters:                         "cuOccupancyMaxActiveClusters",
+	drvGraphKernelNodeSetAttribute:                        "cuGraphKernelNodeSetAttribute",
 }
 
 // cudaDriverEntryPointQueryResult values.

@@ -63,7 +63,33 @@ func (r *Runtime) GraphAddKernelNode(g backend.Graph, deps []backend.GraphNode, 
 	}
 	runtime.KeepAlive(prm)
 	runtime.KeepAlive(deps)
+	if err == nil && p.Attrs != (backend.LaunchAttrs{}) {
+		err = r.setKernelNodeAttrs(node, k, p.Attrs)
+	}
 	return backend.GraphNode(node), err
+}
+
+// setKernelNodeAttrs sets a kernel node's launch attributes one by one:
+// cuGraphKernelNodeSetAttribute(CUgraphNode, CUkernelNodeAttrID, const CUkernelNodeAttrValue*)
+// for a kernel with a CUfunction, else cudaGraphKernelNodeSetAttribute (same ids, same 64-byte
+// value union).
+func (r *Runtime) setKernelNodeAttrs(node uintptr, k Kernel, a backend.LaunchAttrs) error {
+	f := getLaunchFrame()
+	defer putLaunchFrame(f)
+	f.set(Dim3{}, Dim3{}, 0, 0, a)
+	for i := range f.n {
+		at := &f.attrs[i]
+		var err error
+		if k.Func != 0 {
+			err = r.driverCall(drvGraphKernelNodeSetAttribute, node, uintptr(at.id), uintptr(unsafe.Pointer(&at.val)))
+		} else {
+			err = r.call(fnGraphKernelNodeSetAttribute, node, uintptr(at.id), uintptr(unsafe.Pointer(&at.val)))
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // GraphExecKernelNodeSetParams changes a kernel node of x, through the same API that added

@@ -143,6 +143,19 @@ const (
 	fnPeekAtLastError
 	fnDeviceGetByPCIBusId
 	fnDeviceFlushGPUDirectRDMAWrites
+	// Execution control, launch attributes and occupancy (funcattr.go, launchex.go,
+	// occupancy.go): used for a cudaKernel_t without a CUfunction.
+	fnFuncGetAttributes
+	fnFuncSetAttribute
+	fnFuncSetCacheConfig
+	fnFuncGetName      // 12.3+
+	fnFuncGetParamInfo // 12.4+
+	fnLaunchKernelExC
+	fnOccupancyMaxActiveBlocksPerMultiprocessorWithFlags
+	fnOccupancyAvailableDynamicSMemPerBlock
+	fnOccupancyMaxPotentialClusterSize // 11.8+
+	fnOccupancyMaxActiveClusters       // 11.8+
+	fnGraphKernelNodeSetAttribute
 	numRuntimeSyms
 )
 
@@ -285,4 +298,16 @@ var runtimeSymNames = [numRuntimeSyms]string{
 	fnPeekAtLastError:                "cudaPeekAtLastError",
 	fnDeviceGetByPCIBusId:            "cudaDeviceGetByPCIBusId",
 	fnDeviceFlushGPUDirectRDMAWrites: "cudaDeviceFlushGPUDirectRDMAWrites",
+	// Execution control, launch attributes and occupancy.
+	fnFuncGetAttributes:  "cudaFuncGetAttributes",
+	fnFuncSetAttribute:   "cudaFuncSetAttribute",
+	fnFuncSetCacheConfig: "cudaFuncSetCacheConfig",
+	fnFuncGetName:        "cudaFuncGetName",
+	fnFuncGetParamInfo:   "cudaFuncGetParamInfo",
+	fnLaunchKernelExC:    "cudaLaunchKernelExC",
+	fnOccupancyMaxActiveBlocksPerMultiprocessorWithFlags: "cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags",
+	fnOccupancyAvailableDynamicSMemPerBlock:              "cudaOccupancyAvailableDynamicSMemPerBlock",
+	fnOccupancyMaxPotentialClusterSize:                   "cudaOccupancyMaxPotentialClusterSize",
+	fnOccupancyMaxActiveClusters:                         "cudaOccupancyMaxActiveClusters",
+	fnGraphKernelNodeSetAttribute:                        "cudaGraphKernelNodeSetAttribute",
 }

@@ -224,6 +224,67 @@ func (d *Device) FreeAsync(a0 backend.DevicePtr, a1 backend.Stream) error {
 	return d.post(e)
 }
 
+// FuncAttributes runs backend.Device.FuncAttributes in the worker.
+func (d *Device) FuncAttributes(a0 backend.Kernel) (backend.FuncAttributes, error) {
+	e := request(mFuncAttributes)
+	e.u64(uint64(a0))
+	r, err := d.do(e)
+	if err != nil {
+		return backend.FuncAttributes{}, err
+	}
+	v0 := decFuncAttributes(&r)
+	return v0, r.err
+}
+
+// FuncName runs backend.Device.FuncName in the worker.
+func (d *Device) FuncName(a0 backend.Kernel) (string, error) {
+	e := request(mFuncName)
+	e.u64(uint64(a0))
+	r, err := d.do(e)
+	if err != nil {
+		return "", err
+	}
+	v0 := r.str()
+	return v0, r.err
+}
+
+// FuncParamSizes runs backend.Device.FuncParamSizes in the worker.
+func (d *Device) FuncParamSizes(a0 backend.Kernel) ([]uint64, error) {
+	e := request(mFuncParamSizes)
+	e.u64(uint64(a0))
+	r, err := d.do(e)
+	if err != nil {
+		return nil, err
+	}
+	v0 := decListUint64(&r)
+	return v0, r.err
+}
+
+// FuncSetAttribute runs backend.Device.FuncSetAttribute in the worker.
+func (d *Device) FuncSetAttribute(a0 backend.Kernel, a1 backend.FuncAttr, a2 int) error {
+	e := request(mFuncSetAttribute)
+	e.u64(uint64(a0))
+	e.i64(int64(a1))
+	e.i64(int64(a2))
+	r, err := d.do(e)
+	if err != nil {
+		return err
+	}
+	return r.err
+}
+
+// FuncSetCacheConfig runs backend.Device.FuncSetCacheConfig in the worker.
+func (d *Device) FuncSetCacheConfig(a0 backend.Kernel, a1 uint8) error {
+	e := request(mFuncSetCacheConfig)
+	e.u64(uint64(a0))
+	e.u64(uint64(a1))
+	r, err := d.do(e)
+	if err != nil {
+		return err
+	}
+	return r.err
+}
+
 // GraphAddChildNode runs backend.Device.GraphAddChildNode in the worker.
 func (d *Device) GraphAddChildNode(a0 backend.Graph, a1 []backend.GraphNode, a2 backend.Graph) (backend.GraphNode, error) {
 	e := request(mGraphAddChildNode)
@@ -641,6 +702,19 @@ func (d *Device) Launch(a0 backend.Kernel, a1 backend.Dim3, a2 backend.Dim3, a3 
 	return d.post(e)
 }
 
+// LaunchEx runs backend.Device.LaunchEx in the worker.
+func (d *Device) LaunchEx(a0 backend.Kernel, a1 backend.Dim3, a2 backend.Dim3, a3 uint32, a4 backend.Stream, a5 []backend.Arg, a6 backend.LaunchAttrs) error {
+	e := posted(mLaunchEx, a4)
+	e.u64(uint64(a0))
+	encDim3(&e, a1)
+	encDim3(&e, a2)
+	e.u64(uint64(a3))
+	e.u64(uint64(a4))
+	encListArg(&e, a5)
+	encLaunchAttrs(&e, a6)
+	return d.post(e)
+}
+
 // Limit runs backend.Device.Limit in the worker.
 func (d *Device) Limit(a0 backend.Limit) (uint64, error) {
 	e := request(mLimit)
@@ -903,12 +977,59 @@ func (d *Device) Name() (string, error) {
 	return v0, r.err
 }
 
+// OccupancyAvailableDynamicSMemPerBlock runs backend.Device.OccupancyAvailableDynamicSMemPerBlock in the worker.
+func (d *Device) OccupancyAvailableDynamicSMemPerBlock(a0 backend.Kernel, a1 int, a2 int) (uint64, error) {
+	e := request(mOccupancyAvailableDynamicSMemPerBlock)
+	e.u64(uint64(a0))
+	e.i64(int64(a1))
+	e.i64(int64(a2))
+	r, err := d.do(e)
+	if err != nil {
+		return 0, err
+	}
+	v0 := r.u64()
+	return v0, r.err
+}
+
 // OccupancyMaxActiveBlocksPerSM runs backend.Device.OccupancyMaxActiveBlocksPerSM in the worker.
-func (d *Device) OccupancyMaxActiveBlocksPerSM(a0 backend.Kernel, a1 int, a2 uint64) (int, error) {
+func (d *Device) OccupancyMaxActiveBlocksPerSM(a0 backend.Kernel, a1 int, a2 uint64, a3 uint32) (int, error) {
 	e := request(mOccupancyMaxActiveBlocksPerSM)
 	e.u64(uint64(a0))
 	e.i64(int64(a1))
 	e.u64(a2)
+	e.u64(uint64(a3))
+	r, err := d.do(e)
+	if err != nil {
+		return 0, err
+	}
+	v0 := int(r.i64())
+	return v0, r.err
+}
+
+// OccupancyMaxActiveClusters runs backend.Device.OccupancyMaxActiveClusters in the worker.
+func (d *Device) OccupancyMaxActiveClusters(a0 backend.Kernel, a1 backend.Dim3, a2 backend.Dim3, a3 uint32, a4 backend.LaunchAttrs) (int, error) {
+	e := request(mOccupancyMaxActiveClusters)
+	e.u64(uint64(a0))
+	encDim3(&e, a1)
+	encDim3(&e, a2)
+	e.u64(uint64(a3))
+	encLaunchAttrs(&e, a4)
+	r, err := d.do(e)
+	if err != nil {
+		return 0, err
+	}
+	v0 := int(r.i64())
+	return v0, r.err
+}
+
+// OccupancyMaxPotentialClusterSize runs backend.Device.OccupancyMaxPotentialClusterSize in the worker.
+func (d *Device) OccupancyMaxPotentialClusterSize(a0 backend.Kernel, a1 backend.Dim3, a2 backend.Dim3, a3 uint32, a4 backend.LaunchAttrs) (int, error) {
+	e := request(mOccupancyMaxPotentialClusterSize)
+	e.u64(uint64(a0))
+	encDim3(&e, a1)
+	encDim3(&e, a2)
+	e.u64(uint64(a3))
+	encLaunchAttrs(&e, a4)
 	r, err := d.do(e)
 	if err != nil {
 		return 0, err

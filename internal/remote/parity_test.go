@@ -170,13 +170,54 @@ var paritySteps = []struct {
 			block  int
 			shared uint64
 		}{{256, 0}, {32, 0}, {128, 100 << 10}, {4096, 0}, {0, 0}} {
-			n, err := dv.OccupancyMaxActiveBlocksPerSM(st.k, c.block, c.shared)
+			n, err := dv.OccupancyMaxActiveBlocksPerSM(st.k, c.block, c.shared, backend.OccupancyDefault)
 			out = append(out, n, errText(err))
 		}
 		return out, nil
 	}},
 	{"OccupancyOfNothing", nil, func(dv backend.Device, st *pstate) (any, error) {
-		return dv.OccupancyMaxActiveBlocksPerSM(0x99, 128, 0)
+		return dv.OccupancyMaxActiveBlocksPerSM(0x99, 128, 0, 0)
+	}},
+	{"FuncAttributes", []string{"FuncAttributes", "FuncSetAttribute", "FuncSetCacheConfig", "FuncName", "FuncParamSizes"}, func(dv backend.Device, st *pstate) (any, error) {
+		var out []any
+		out = append(out, errText(dv.FuncSetAttribute(st.k, backend.FuncAttrMaxDynamicSharedMemorySize, 100<<10)))
+		out = append(out, errText(dv.FuncSetAttribute(st.k, backend.FuncAttrPreferredSharedMemoryCarveout, 101)))
+		out = append(out, errText(dv.FuncSetCacheConfig(st.k, 2)), errText(dv.FuncSetCacheConfig(st.k, 9)))
+		a, err := dv.FuncAttributes(st.k)
+		out = append(out, a, errText(err))
+		name, err := dv.FuncName(st.k)
+		out = append(out, name, errText(err))
+		sizes, err := dv.FuncParamSizes(st.k)
+		out = append(out, sizes, errText(err))
+		_, err = dv.FuncAttributes(0x99)
+		return append(out, errText(err)), nil
+	}},
+	{"LaunchEx", []string{"LaunchEx", "OccupancyAvailableDynamicSMemPerBlock", "OccupancyMaxPotentialClusterSize", "OccupancyMaxActiveClusters"}, func(dv backend.Device, st *pstate) (any, error) {
+		one, block := backend.Dim3{X: 1, Y: 1, Z: 1}, backend.Dim3{X: 64, Y: 1, Z: 1}
+		args := []backend.Arg{{Kind: backend.ArgPtr, Bits: uint64(st.p)}, {Kind: backend.ArgInt32, Bits: 64}, {Kind: backend.ArgInt32, Bits: 3}}
+		if err := dv.LaunchEx(st.k, one, block, 0, st.s, args, backend.LaunchAttrs{Cooperative: true, Priority: -1}); err != nil {
+			return nil, err
+		}
+		if err := dv.StreamSynchronize(st.s); err != nil {
+			return nil, err
+		}
+		var out []any
+		avail, err := dv.OccupancyAvailableDynamicSMemPerBlock(st.k, 4, 256)
+		out = append(out, avail, errText(err))
+		size, err := dv.OccupancyMaxPotentialClusterSize(st.k, backend.Dim3{X: 16, Y: 1, Z: 1}, block, 0, backend.LaunchAttrs{})
+		out = append(out, size, errText(err))
+		n, err := dv.OccupancyMaxActiveClusters(st.k, backend.Dim3{X: 16, Y: 1, Z: 1}, block, 0, backend.LaunchAttrs{Cluster: backend.Dim3{X: 2, Y: 1, Z: 1}})
+		out = append(out, n, errText(err))
+		_, err = dv.OccupancyMaxActiveClusters(st.k, backend.Dim3{X: 3, Y: 1, Z: 1}, block, 0, backend.LaunchAttrs{Cluster: backend.Dim3{X: 2, Y: 1, Z: 1}})
+		return append(out, errText(err)), nil
+	}},
+	// An extended launch is posted too: a refused cluster comes back on the stream's next query.
+	{"LaunchExBadCluster", nil, func(dv backend.Device, st *pstate) (any, error) {
+		err := dv.LaunchEx(st.k, backend.Dim3{X: 3, Y: 1, Z: 1}, backend.Dim3{X: 1, Y: 1, Z: 1}, 0, st.s, nil, backend.LaunchAttrs{Cluster: backend.Dim3{X: 2, Y: 1, Z: 1}})
+		if err != nil {
+			return nil, err
+		}
+		return nil, dv.StreamQuery(st.s)
 	}},
 	{"LoadGarbagePTX", nil, func(dv backend.Device, st *pstate) (any, error) {
 		return dv.LoadModule(backend.ModuleSpec{Image: []byte("not ptx"), ImageKind: backend.ImagePTX})

@@ -25,123 +25,132 @@ import (
 //   - serveMemRangeAttribute (serve_hooks.go)
 //   - serveOpen (serve_hooks.go)
 var table = [numMethods]entry{
-	mAttribute:                     {(*server).callAttribute, false},
-	mBoard:                         {(*server).serveBoard, false},
-	mCacheConfig:                   {(*server).callCacheConfig, false},
-	mCanAccessPeer:                 {(*server).callCanAccessPeer, false},
-	mCopyDtoD:                      {(*server).callCopyDtoD, true},
-	mCopyDtoH:                      {(*server).serveCopyDtoH, true},
-	mCopyHtoD:                      {(*server).serveCopyHtoD, true},
-	mCurrentMemPool:                {(*server).callCurrentMemPool, false},
-	mDefaultMemPool:                {(*server).callDefaultMemPool, false},
-	mDestroyExternalMemory:         {(*server).callDestroyExternalMemory, false},
-	mDestroyExternalSemaphore:      {(*server).callDestroyExternalSemaphore, false},
-	mDeviceFlags:                   {(*server).callDeviceFlags, false},
-	mDisablePeerAccess:             {(*server).callDisablePeerAccess, false},
-	mEnablePeerAccess:              {(*server).callEnablePeerAccess, false},
-	mEventCreate:                   {(*server).callEventCreate, false},
-	mEventDestroy:                  {(*server).callEventDestroy, false},
-	mEventElapsed:                  {(*server).callEventElapsed, false},
-	mEventQuery:                    {(*server).callEventQuery, false},
-	mEventRecord:                   {(*server).callEventRecord, true},
-	mEventSynchronize:              {(*server).callEventSynchronize, false},
-	mExternalMemoryMappedBuffer:    {(*server).callExternalMemoryMappedBuffer, false},
-	mFlushGPUDirectRDMAWrites:      {(*server).callFlushGPUDirectRDMAWrites, false},
-	mFree:                          {(*server).callFree, false},
-	mFreeAsync:                     {(*server).callFreeAsync, true},
-	mGraphAddChildNode:             {(*server).callGraphAddChildNode, false},
-	mGraphAddCopyDtoD:              {(*server).callGraphAddCopyDtoD, false},
-	mGraphAddCopyDtoH:              {(*server).serveGraphAddCopyDtoH, false},
-	mGraphAddCopyHtoD:              {(*server).serveGraphAddCopyHtoD, false},
-	mGraphAddDependencies:          {(*server).callGraphAddDependencies, false},
-	mGraphAddEmptyNode:             {(*server).callGraphAddEmptyNode, false},
-	mGraphAddEventRecordNode:       {(*server).callGraphAddEventRecordNode, false},
-	mGraphAddEventWaitNode:         {(*server).callGraphAddEventWaitNode, false},
-	mGraphAddKernelNode:            {(*server).callGraphAddKernelNode, false},
-	mGraphAddMemAllocNode:          {(*server).callGraphAddMemAllocNode, false},
-	mGraphAddMemFreeNode:           {(*server).callGraphAddMemFreeNode, false},
-	mGraphAddMemsetNode:            {(*server).callGraphAddMemsetNode, false},
-	mGraphClone:                    {(*server).callGraphClone, false},
-	mGraphCreate:                   {(*server).callGraphCreate, false},
-	mGraphDebugDot:                 {(*server).callGraphDebugDot, false},
-	mGraphDestroy:                  {(*server).callGraphDestroy, false},
-	mGraphEdges:                    {(*server).callGraphEdges, false},
-	mGraphExecDestroy:              {(*server).callGraphExecDestroy, false},
-	mGraphExecKernelNodeSetParams:  {(*server).callGraphExecKernelNodeSetParams, false},
-	mGraphExecUpdate:               {(*server).callGraphExecUpdate, false},
-	mGraphInstantiate:              {(*server).callGraphInstantiate, false},
-	mGraphLaunch:                   {(*server).callGraphLaunch, true},
-	mGraphLaunchN:                  {(*server).callGraphLaunchN, false},
-	mGraphNodeSetEnabled:           {(*server).callGraphNodeSetEnabled, false},
-	mGraphNodeType:                 {(*server).callGraphNodeType, false},
-	mGraphNodes:                    {(*server).callGraphNodes, false},
-	mGraphRootNodes:                {(*server).callGraphRootNodes, false},
-	mGraphUpload:                   {(*server).callGraphUpload, false},
-	mHostAlloc:                     {(*server).serveHostAlloc, false},
-	mHostDevicePointer:             {(*server).serveHostDevicePointer, false},
-	mHostFree:                      {(*server).serveHostFree, false},
-	mInfo:                          {(*server).serveInfo, false},
-	mIpcCloseMemHandle:             {(*server).callIpcCloseMemHandle, false},
-	mIpcGetEventHandle:             {(*server).callIpcGetEventHandle, false},
-	mIpcGetMemHandle:               {(*server).callIpcGetMemHandle, false},
-	mIpcOpenEventHandle:            {(*server).callIpcOpenEventHandle, false},
-	mIpcOpenMemHandle:              {(*server).callIpcOpenMemHandle, false},
-	mLastError:                     {(*server).callLastError, false},
-	mLaunch:                        {(*server).callLaunch, true},
-	mLimit:                         {(*server).callLimit, false},
-	mLoadModule:                    {(*server).serveLoadModule, false},
-	mLoadModuleKernels:             {(*server).serveLoadModuleKernels, false},
-	mLoadModuleShared:              {(*server).serveLoadModuleShared, false},
-	mMalloc:                        {(*server).callMalloc, false},
-	mMallocAsync:                   {(*server).callMallocAsync, false},
-	mMallocFromPoolAsync:           {(*server).callMallocFromPoolAsync, false},
-	mMallocManaged:                 {(*server).callMallocManaged, false},
-	mMemAdvise:                     {(*server).callMemAdvise, false},
-	mMemInfo:                       {(*server).callMemInfo, false},
-	mMemPoolCreate:                 {(*server).callMemPoolCreate, false},
-	mMemPoolDestroy:                {(*server).callMemPoolDestroy, false},
-	mMemPoolExportPointer:          {(*server).callMemPoolExportPointer, false},
-	mMemPoolGetAccess:              {(*server).callMemPoolGetAccess, false},
-	mMemPoolGetAttribute:           {(*server).callMemPoolGetAttribute, false},
-	mMemPoolImportPointer:          {(*server).callMemPoolImportPointer, false},
-	mMemPoolSetAccess:              {(*server).callMemPoolSetAccess, false},
-	mMemPoolSetAttribute:           {(*server).callMemPoolSetAttribute, false},
-	mMemPoolTrimTo:                 {(*server).callMemPoolTrimTo, false},
-	mMemPrefetch:                   {(*server).callMemPrefetch, false},
-	mMemRangeAttribute:             {(*server).serveMemRangeAttribute, false},
-	mMemcpyPeerAsync:               {(*server).callMemcpyPeerAsync, true},
-	mMemset:                        {(*server).callMemset, true},
-	mModuleKernel:                  {(*server).callModuleKernel, false},
-	mName:                          {(*server).callName, false},
-	mOccupancyMaxActiveBlocksPerSM: {(*server).callOccupancyMaxActiveBlocksPerSM, false},
-	mOpen:                          {(*server).serveOpen, false},
-	mP2PAttribute:                  {(*server).callP2PAttribute, false},
-	mPCIBusID:                      {(*server).callPCIBusID, false},
-	mPeekLastError:                 {(*server).callPeekLastError, false},
-	mPointerAttributes:             {(*server).callPointerAttributes, false},
-	mSetCacheConfig:                {(*server).callSetCacheConfig, false},
-	mSetCurrentMemPool:             {(*server).callSetCurrentMemPool, false},
-	mSetLimit:                      {(*server).callSetLimit, false},
-	mSetSharedMemConfig:            {(*server).callSetSharedMemConfig, false},
-	mSharedMemConfig:               {(*server).callSharedMemConfig, false},
-	mSignalExternalSemaphore:       {(*server).callSignalExternalSemaphore, false},
-	mStreamAttachMem:               {(*server).callStreamAttachMem, false},
-	mStreamBeginCapture:            {(*server).callStreamBeginCapture, false},
-	mStreamCaptureInfo:             {(*server).callStreamCaptureInfo, false},
-	mStreamCreate:                  {(*server).callStreamCreate, false},
-	mStreamDestroy:                 {(*server).callStreamDestroy, false},
-	mStreamEndCapture:              {(*server).callStreamEndCapture, false},
-	mStreamGetDevice:               {(*server).callStreamGetDevice, false},
-	mStreamGetFlags:                {(*server).callStreamGetFlags, false},
-	mStreamGetPriority:             {(*server).callStreamGetPriority, false},
-	mStreamPriorityRange:           {(*server).callStreamPriorityRange, false},
-	mStreamQuery:                   {(*server).callStreamQuery, false},
-	mStreamSynchronize:             {(*server).callStreamSynchronize, false},
-	mStreamWaitEvent:               {(*server).callStreamWaitEvent, true},
-	mSynchronize:                   {(*server).callSynchronize, false},
-	mUUID:                          {(*server).callUUID, false},
-	mUnloadModule:                  {(*server).callUnloadModule, false},
-	mWaitExternalSemaphore:         {(*server).callWaitExternalSemaphore, false},
+	mAttribute:                             {(*server).callAttribute, false},
+	mBoard:                                 {(*server).serveBoard, false},
+	mCacheConfig:                           {(*server).callCacheConfig, false},
+	mCanAccessPeer:                         {(*server).callCanAccessPeer, false},
+	mCopyDtoD:                              {(*server).callCopyDtoD, true},
+	mCopyDtoH:                              {(*server).serveCopyDtoH, true},
+	mCopyHtoD:                              {(*server).serveCopyHtoD, true},
+	mCurrentMemPool:                        {(*server).callCurrentMemPool, false},
+	mDefaultMemPool:                        {(*server).callDefaultMemPool, false},
+	mDestroyExternalMemory:                 {(*server).callDestroyExternalMemory, false},
+	mDestroyExternalSemaphore:              {(*server).callDestroyExternalSemaphore, false},
+	mDeviceFlags:                           {(*server).callDeviceFlags, false},
+	mDisablePeerAccess:                     {(*server).callDisablePeerAccess, false},
+	mEnablePeerAccess:                      {(*server).callEnablePeerAccess, false},
+	mEventCreate:                           {(*server).callEventCreate, false},
+	mEventDestroy:                          {(*server).callEventDestroy, false},
+	mEventElapsed:                          {(*server).callEventElapsed, false},
+	mEventQuery:                            {(*server).callEventQuery, false},
+	mEventRecord:                           {(*server).callEventRecord, true},
+	mEventSynchronize:                      {(*server).callEventSynchronize, false},
+	mExternalMemoryMappedBuffer:            {(*server).callExternalMemoryMappedBuffer, false},
+	mFlushGPUDirectRDMAWrites:              {(*server).callFlushGPUDirectRDMAWrites, false},
+	mFree:                                  {(*server).callFree, false},
+	mFreeAsync:                             {(*server).callFreeAsync, true},
+	mFuncAttributes:                        {(*server).callFuncAttributes, false},
+	mFuncName:                              {(*server).callFuncName, false},
+	mFuncParamSizes:                        {(*server).callFuncParamSizes, false},
+	mFuncSetAttribute:                      {(*server).callFuncSetAttribute, false},
+	mFuncSetCacheConfig:                    {(*server).callFuncSetCacheConfig, false},
+	mGraphAddChildNode:                     {(*server).callGraphAddChildNode, false},
+	mGraphAddCopyDtoD:                      {(*server).callGraphAddCopyDtoD, false},
+	mGraphAddCopyDtoH:                      {(*server).serveGraphAddCopyDtoH, false},
+	mGraphAddCopyHtoD:                      {(*server).serveGraphAddCopyHtoD, false},
+	mGraphAddDependencies:                  {(*server).callGraphAddDependencies, false},
+	mGraphAddEmptyNode:                     {(*server).callGraphAddEmptyNode, false},
+	mGraphAddEventRecordNode:               {(*server).callGraphAddEventRecordNode, false},
+	mGraphAddEventWaitNode:                 {(*server).callGraphAddEventWaitNode, false},
+	mGraphAddKernelNode:                    {(*server).callGraphAddKernelNode, false},
+	mGraphAddMemAllocNode:                  {(*server).callGraphAddMemAllocNode, false},
+	mGraphAddMemFreeNode:                   {(*server).callGraphAddMemFreeNode, false},
+	mGraphAddMemsetNode:                    {(*server).callGraphAddMemsetNode, false},
+	mGraphClone:                            {(*server).callGraphClone, false},
+	mGraphCreate:                           {(*server).callGraphCreate, false},
+	mGraphDebugDot:                         {(*server).callGraphDebugDot, false},
+	mGraphDestroy:                          {(*server).callGraphDestroy, false},
+	mGraphEdges:                            {(*server).callGraphEdges, false},
+	mGraphExecDestroy:                      {(*server).callGraphExecDestroy, false},
+	mGraphExecKernelNodeSetParams:          {(*server).callGraphExecKernelNodeSetParams, false},
+	mGraphExecUpdate:                       {(*server).callGraphExecUpdate, false},
+	mGraphInstantiate:                      {(*server).callGraphInstantiate, false},
+	mGraphLaunch:                           {(*server).callGraphLaunch, true},
+	mGraphLaunchN:                          {(*server).callGraphLaunchN, false},
+	mGraphNodeSetEnabled:                   {(*server).callGraphNodeSetEnabled, false},
+	mGraphNodeType:                         {(*server).callGraphNodeType, false},
+	mGraphNodes:                            {(*server).callGraphNodes, false},
+	mGraphRootNodes:                        {(*server).callGraphRootNodes, false},
+	mGraphUpload:                           {(*server).callGraphUpload, false},
+	mHostAlloc:                             {(*server).serveHostAlloc, false},
+	mHostDevicePointer:                     {(*server).serveHostDevicePointer, false},
+	mHostFree:                              {(*server).serveHostFree, false},
+	mInfo:                                  {(*server).serveInfo, false},
+	mIpcCloseMemHandle:                     {(*server).callIpcCloseMemHandle, false},
+	mIpcGetEventHandle:                     {(*server).callIpcGetEventHandle, false},
+	mIpcGetMemHandle:                       {(*server).callIpcGetMemHandle, false},
+	mIpcOpenEventHandle:                    {(*server).callIpcOpenEventHandle, false},
+	mIpcOpenMemHandle:                      {(*server).callIpcOpenMemHandle, false},
+	mLastError:                             {(*server).callLastError, false},
+	mLaunch:                                {(*server).callLaunch, true},
+	mLaunchEx:                              {(*server).callLaunchEx, true},
+	mLimit:                                 {(*server).callLimit, false},
+	mLoadModule:                            {(*server).serveLoadModule, false},
+	mLoadModuleKernels:                     {(*server).serveLoadModuleKernels, false},
+	mLoadModuleShared:                      {(*server).serveLoadModuleShared, false},
+	mMalloc:                                {(*server).callMalloc, false},
+	mMallocAsync:                           {(*server).callMallocAsync, false},
+	mMallocFromPoolAsync:                   {(*server).callMallocFromPoolAsync, false},
+	mMallocManaged:                         {(*server).callMallocManaged, false},
+	mMemAdvise:                             {(*server).callMemAdvise, false},
+	mMemInfo:                               {(*server).callMemInfo, false},
+	mMemPoolCreate:                         {(*server).callMemPoolCreate, false},
+	mMemPoolDestroy:                        {(*server).callMemPoolDestroy, false},
+	mMemPoolExportPointer:                  {(*server).callMemPoolExportPointer, false},
+	mMemPoolGetAccess:                      {(*server).callMemPoolGetAccess, false},
+	mMemPoolGetAttribute:                   {(*server).callMemPoolGetAttribute, false},
+	mMemPoolImportPointer:                  {(*server).callMemPoolImportPointer, false},
+	mMemPoolSetAccess:                      {(*server).callMemPoolSetAccess, false},
+	mMemPoolSetAttribute:                   {(*server).callMemPoolSetAttribute, false},
+	mMemPoolTrimTo:                         {(*server).callMemPoolTrimTo, false},
+	mMemPrefetch:                           {(*server).callMemPrefetch, false},
+	mMemRangeAttribute:                     {(*server).serveMemRangeAttribute, false},
+	mMemcpyPeerAsync:                       {(*server).callMemcpyPeerAsync, true},
+	mMemset:                                {(*server).callMemset, true},
+	mModuleKernel:                          {(*server).callModuleKernel, false},
+	mName:                                  {(*server).callName, false},
+	mOccupancyAvailableDynamicSMemPerBlock: {(*server).callOccupancyAvailableDynamicSMemPerBlock, false},
+	mOccupancyMaxActiveBlocksPerSM:         {(*server).callOccupancyMaxActiveBlocksPerSM, false},
+	mOccupancyMaxActiveClusters:            {(*server).callOccupancyMaxActiveClusters, false},
+	mOccupancyMaxPotentialClusterSize:      {(*server).callOccupancyMaxPotentialClusterSize, false},
+	mOpen:                                  {(*server).serveOpen, false},
+	mP2PAttribute:                          {(*server).callP2PAttribute, false},
+	mPCIBusID:                              {(*server).callPCIBusID, false},
+	mPeekLastError:                         {(*server).callPeekLastError, false},
+	mPointerAttributes:                     {(*server).callPointerAttributes, false},
+	mSetCacheConfig:                        {(*server).callSetCacheConfig, false},
+	mSetCurrentMemPool:                     {(*server).callSetCurrentMemPool, false},
+	mSetLimit:                              {(*server).callSetLimit, false},
+	mSetSharedMemConfig:                    {(*server).callSetSharedMemConfig, false},
+	mSharedMemConfig:                       {(*server).callSharedMemConfig, false},
+	mSignalExternalSemaphore:               {(*server).callSignalExternalSemaphore, false},
+	mStreamAttachMem:                       {(*server).callStreamAttachMem, false},
+	mStreamBeginCapture:                    {(*server).callStreamBeginCapture, false},
+	mStreamCaptureInfo:                     {(*server).callStreamCaptureInfo, false},
+	mStreamCreate:                          {(*server).callStreamCreate, false},
+	mStreamDestroy:                         {(*server).callStreamDestroy, false},
+	mStreamEndCapture:                      {(*server).callStreamEndCapture, false},
+	mStreamGetDevice:                       {(*server).callStreamGetDevice, false},
+	mStreamGetFlags:                        {(*server).callStreamGetFlags, false},
+	mStreamGetPriority:                     {(*server).callStreamGetPriority, false},
+	mStreamPriorityRange:                   {(*server).callStreamPriorityRange, false},
+	mStreamQuery:                           {(*server).callStreamQuery, false},
+	mStreamSynchronize:                     {(*server).callStreamSynchronize, false},
+	mStreamWaitEvent:                       {(*server).callStreamWaitEvent, true},
+	mSynchronize:                           {(*server).callSynchronize, false},
+	mUUID:                                  {(*server).callUUID, false},
+	mUnloadModule:                          {(*server).callUnloadModule, false},
+	mWaitExternalSemaphore:                 {(*server).callWaitExternalSemaphore, false},
 }
 
 func (s *server) callAttribute(in *dec, out *enc) error {
@@ -347,6 +356,64 @@ func (s *server) callFreeAsync(in *dec, out *enc) error {
 		return in.err
 	}
 	return s.dev.FreeAsync(a0, a1)
+}
+
+func (s *server) callFuncAttributes(in *dec, out *enc) error {
+	a0 := backend.Kernel(in.u64())
+	if in.err != nil {
+		return in.err
+	}
+	v0, err := s.dev.FuncAttributes(a0)
+	if err != nil {
+		return err
+	}
+	encFuncAttributes(out, v0)
+	return nil
+}
+
+func (s *server) callFuncName(in *dec, out *enc) error {
+	a0 := backend.Kernel(in.u64())
+	if in.err != nil {
+		return in.err
+	}
+	v0, err := s.dev.FuncName(a0)
+	if err != nil {
+		return err
+	}
+	out.str(v0)
+	return nil
+}
+
+func (s *server) callFuncParamSizes(in *dec, out *enc) error {
+	a0 := backend.Kernel(in.u64())
+	if in.err != nil {
+		return in.err
+	}
+	v0, err := s.dev.FuncParamSizes(a0)
+	if err != nil {
+		return err
+	}
+	encListUint64(out, v0)
+	return nil
+}
+
+func (s *server) callFuncSetAttribute(in *dec, out *enc) error {
+	a0 := backend.Kernel(in.u64())
+	a1 := backend.FuncAttr(in.i64())
+	a2 := int(in.i64())
+	if in.err != nil {
+		return in.err
+	}
+	return s.dev.FuncSetAttribute(a0, a1, a2)
+}
+
+func (s *server) callFuncSetCacheConfig(in *dec, out *enc) error {
+	a0 := backend.Kernel(in.u64())
+	a1 := uint8(in.u64())
+	if in.err != nil {
+		return in.err
+	}
+	return s.dev.FuncSetCacheConfig(a0, a1)
 }
 
 func (s *server) callGraphAddChildNode(in *dec, out *enc) error {
@@ -751,6 +818,20 @@ func (s *server) callLaunch(in *dec, out *enc) error {
 	return s.dev.Launch(a0, a1, a2, a3, a4, a5)
 }
 
+func (s *server) callLaunchEx(in *dec, out *enc) error {
+	a0 := backend.Kernel(in.u64())
+	a1 := decDim3(in)
+	a2 := decDim3(in)
+	a3 := uint32(in.u64())
+	a4 := backend.Stream(in.u64())
+	a5 := decListArg(in)
+	a6 := decLaunchAttrs(in)
+	if in.err != nil {
+		return in.err
+	}
+	return s.dev.LaunchEx(a0, a1, a2, a3, a4, a5, a6)
+}
+
 func (s *server) callLimit(in *dec, out *enc) error {
 	a0 := backend.Limit(in.i64())
 	if in.err != nil {
@@ -1004,14 +1085,64 @@ func (s *server) callName(in *dec, out *enc) error {
 	return nil
 }
 
+func (s *server) callOccupancyAvailableDynamicSMemPerBlock(in *dec, out *enc) error {
+	a0 := backend.Kernel(in.u64())
+	a1 := int(in.i64())
+	a2 := int(in.i64())
+	if in.err != nil {
+		return in.err
+	}
+	v0, err := s.dev.OccupancyAvailableDynamicSMemPerBlock(a0, a1, a2)
+	if err != nil {
+		return err
+	}
+	out.u64(v0)
+	return nil
+}
+
 func (s *server) callOccupancyMaxActiveBlocksPerSM(in *dec, out *enc) error {
 	a0 := backend.Kernel(in.u64())
 	a1 := int(in.i64())
 	a2 := in.u64()
+	a3 := uint32(in.u64())
 	if in.err != nil {
 		return in.err
 	}
-	v0, err := s.dev.OccupancyMaxActiveBlocksPerSM(a0, a1, a2)
+	v0, err := s.dev.OccupancyMaxActiveBlocksPerSM(a0, a1, a2, a3)
+	if err != nil {
+		return err
+	}
+	out.i64(int64(v0))
+	return nil
+}
+
+func (s *server) callOccupancyMaxActiveClusters(in *dec, out *enc) error {
+	a0 := backend.Kernel(in.u64())
+	a1 := decDim3(in)
+	a2 := decDim3(in)
+	a3 := uint32(in.u64())
+	a4 := decLaunchAttrs(in)
+	if in.err != nil {
+		return in.err
+	}
+	v0, err := s.dev.OccupancyMaxActiveClusters(a0, a1, a2, a3, a4)
+	if err != nil {
+		return err
+	}
+	out.i64(int64(v0))
+	return nil
+}
+
+func (s *server) callOccupancyMaxPotentialClusterSize(in *dec, out *enc) error {
+	a0 := backend.Kernel(in.u64())
+	a1 := decDim3(in)
+	a2 := decDim3(in)
+	a3 := uint32(in.u64())
+	a4 := decLaunchAttrs(in)
+	if in.err != nil {
+		return in.err
+	}
+	v0, err := s.dev.OccupancyMaxPotentialClusterSize(a0, a1, a2, a3, a4)
 	if err != nil {
 		return err
 	}
@@ -1323,16 +1454,51 @@ func decDeviceUUID(d *dec) (v backend.DeviceUUID) {
 	return v
 }
 
-func encDim3(e *enc, v backend.Dim3) {
+func encDim3(e *enc, v cuda.Dim3) {
 	e.u64(uint64(v.X))
 	e.u64(uint64(v.Y))
 	e.u64(uint64(v.Z))
 }
 
-func decDim3(d *dec) (v backend.Dim3) {
+func decDim3(d *dec) (v cuda.Dim3) {
 	v.X = uint32(d.u64())
 	v.Y = uint32(d.u64())
 	v.Z = uint32(d.u64())
+	return v
+}
+
+func encFuncAttributes(e *enc, v backend.FuncAttributes) {
+	e.u64(v.SharedSizeBytes)
+	e.u64(v.ConstSizeBytes)
+	e.u64(v.LocalSizeBytes)
+	e.i64(int64(v.MaxThreadsPerBlock))
+	e.i64(int64(v.NumRegs))
+	e.i64(int64(v.PTXVersion))
+	e.i64(int64(v.BinaryVersion))
+	e.bool(v.CacheModeCA)
+	e.i64(int64(v.MaxDynamicSharedSizeBytes))
+	e.i64(int64(v.PreferredSharedCarveout))
+	e.bool(v.ClusterDimMustBeSet)
+	encDim3(e, v.RequiredCluster)
+	e.u64(uint64(v.ClusterScheduling))
+	e.bool(v.NonPortableClusterSizeAllowed)
+}
+
+func decFuncAttributes(d *dec) (v backend.FuncAttributes) {
+	v.SharedSizeBytes = d.u64()
+	v.ConstSizeBytes = d.u64()
+	v.LocalSizeBytes = d.u64()
+	v.MaxThreadsPerBlock = int(d.i64())
+	v.NumRegs = int(d.i64())
+	v.PTXVersion = int(d.i64())
+	v.BinaryVersion = int(d.i64())
+	v.CacheModeCA = d.bool()
+	v.MaxDynamicSharedSizeBytes = int(d.i64())
+	v.PreferredSharedCarveout = int(d.i64())
+	v.ClusterDimMustBeSet = d.bool()
+	v.RequiredCluster = decDim3(d)
+	v.ClusterScheduling = cuda.ClusterSchedulingPolicy(d.u64())
+	v.NonPortableClusterSizeAllowed = d.bool()
 	return v
 }
 
@@ -1347,6 +1513,7 @@ func encKernelNode(e *enc, v backend.KernelNode) {
 	encDim3(e, v.Block)
 	e.u64(uint64(v.SharedMem))
 	encListArg(e, v.Args)
+	encLaunchAttrs(e, v.Attrs)
 }
 
 func decKernelNode(d *dec) (v backend.KernelNode) {
@@ -1355,11 +1522,33 @@ func decKernelNode(d *dec) (v backend.KernelNode) {
 	v.Block = decDim3(d)
 	v.SharedMem = uint32(d.u64())
 	v.Args = decListArg(d)
+	v.Attrs = decLaunchAttrs(d)
 	return v
 }
 
 func decLUIDBytes(d *dec) (v backend.LUIDBytes) {
 	d.fixed(v[:])
+	return v
+}
+
+func encLaunchAttrs(e *enc, v backend.LaunchAttrs) {
+	e.bool(v.Cooperative)
+	encDim3(e, v.Cluster)
+	e.u64(uint64(v.ClusterScheduling))
+	e.i64(int64(v.Priority))
+	e.bool(v.ProgrammaticSerialization)
+	e.u64(uint64(v.MemSyncDomain))
+	e.u64(uint64(v.ProgrammaticEvent))
+}
+
+func decLaunchAttrs(d *dec) (v backend.LaunchAttrs) {
+	v.Cooperative = d.bool()
+	v.Cluster = decDim3(d)
+	v.ClusterScheduling = uint8(d.u64())
+	v.Priority = int32(d.i64())
+	v.ProgrammaticSerialization = d.bool()
+	v.MemSyncDomain = uint8(d.u64())
+	v.ProgrammaticEvent = backend.Event(d.u64())
 	return v
 }
 
@@ -1397,6 +1586,25 @@ func decListGraphNode(d *dec) []backend.GraphNode {
 	v := make([]backend.GraphNode, n)
 	for i := range v {
 		v[i] = backend.GraphNode(d.u64())
+	}
+	return v
+}
+
+func encListUint64(e *enc, v []uint64) {
+	e.u64(uint64(len(v)))
+	for _, x := range v {
+		e.u64(x)
+	}
+}
+
+func decListUint64(d *dec) []uint64 {
+	n := d.count(8)
+	if n == 0 {
+		return nil
+	}
+	v := make([]uint64, n)
+	for i := range v {
+		v[i] = d.u64()
 	}
 	return v
 }

@@ -461,6 +461,12 @@ func (d *device) graphKernel(op string, p backend.KernelNode) (*kernel, error) {
 	if why := d.checkLaunch(p.Grid, p.Block, p.SharedMem); why != "" {
 		return nil, d.fail(op, cudaerr.InvalidConfiguration, "kernel %q: %s", k.name, why)
 	}
+	if err := d.checkKernelShared(op, k, p.SharedMem); err != nil {
+		return nil, err
+	}
+	if err := d.checkAttrs(op, k, p.Grid, p.Block, p.SharedMem, p.Attrs); err != nil {
+		return nil, err
+	}
 	return k, nil
 }
 

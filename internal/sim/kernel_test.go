@@ -78,7 +78,7 @@ func TestLaunchConfiguration(t *testing.T) {
 		"record": func(c *backend.KernelCall) error { seen.Store(c); return nil },
 	})["record"]
 	s := mkStream(t, d0)
-	dim := func(x, y, z uint32) backend.Dim3 { return backend.Dim3{X: x, Y: y, Z: z} }
+
 	bad := []struct {
 		grid, block backend.Dim3
 		shmem       uint32
@@ -103,6 +103,9 @@ func TestLaunchConfiguration(t *testing.T) {
 	}
 	requireCode(t, d0.LastError(), cudaerr.InvalidConfiguration)
 
+	// Above the per-block default a launch needs the kernel's limit raised first.
+	requireCode(t, d0.Launch(k, dim(1, 1, 1), dim(32, 1, 1), 48<<10+1, s, nil), cudaerr.InvalidValue)
+	require.NoError(t, d0.FuncSetAttribute(k, backend.FuncAttrMaxDynamicSharedMemorySize, 227<<10))
 	good := []struct {
 		grid, block backend.Dim3
 		shmem       uint32

@@ -32,6 +32,7 @@ type kernel struct {
 	name  string
 	label string // `kernel "name"`, for fault messages
 	fn    backend.SimKernel
+	attrs kernelAttrs // settable attributes, under the backend's mu (funcattr.go)
 }
 
 // LoadModule loads spec's SimKernels (the image is accepted and ignored). A spec with neither
@@ -102,7 +103,8 @@ func (d *device) ModuleKernel(h backend.Module, name string) (backend.Kernel, er
 		return 0, d.fail(op, cudaerr.SymbolNotFound,
 			"kernel %q has no Go implementation registered for the simulator (ModuleSpec.SimKernels has: %s)", name, have)
 	}
-	k := &kernel{h: backend.Kernel(d.b.nextHandle()), mod: m, name: name, label: fmt.Sprintf("kernel %q", name), fn: fn}
+	k := &kernel{h: backend.Kernel(d.b.nextHandle()), mod: m, name: name, label: fmt.Sprintf("kernel %q", name), fn: fn,
+		attrs: d.defaultKernelAttrs()}
 	m.kernels[name] = k
 	d.b.mu.Lock()
 	d.b.kernels[k.h] = k
@@ -158,6 +160,9 @@ func (d *device) Launch(kh backend.Kernel, grid, block backend.Dim3, sharedMem u
 	}
 	if why := d.checkLaunch(grid, block, sharedMem); why != "" {
 		return d.fail(op, cudaerr.InvalidConfiguration, "kernel %q: %s", k.name, why)
+	}
+	if err := d.checkKernelShared(op, k, sharedMem); err != nil {
+		return err
 	}
 	if d.captureKernel(s, k, grid, block, sharedMem, args) {
 		return nil

@@ -36,19 +36,19 @@ func TestOccupancyFollowsTheDeviceLimits(t *testing.T) {
 		{"too many threads", attr(backend.AttrMaxThreadsPerBlock) + 1, 0, 0},
 		{"more shared memory than a kernel may use unraised", 32, uint64(attr(backend.AttrMaxSharedMemoryPerBlock)) + 1, 0},
 	} {
-		n, err := d0.OccupancyMaxActiveBlocksPerSM(k, c.blockSize, c.shared)
+		n, err := d0.OccupancyMaxActiveBlocksPerSM(k, c.blockSize, c.shared, backend.OccupancyDefault)
 		require.NoError(t, err, c.name)
 		assert.Equal(t, c.want, n, c.name)
 	}
 
-	_, err := d0.OccupancyMaxActiveBlocksPerSM(k, 0, 0)
+	_, err := d0.OccupancyMaxActiveBlocksPerSM(k, 0, 0, 0)
 	require.ErrorIs(t, err, cudaerr.InvalidValue)
-	_, err = d0.OccupancyMaxActiveBlocksPerSM(k, -5, 0)
+	_, err = d0.OccupancyMaxActiveBlocksPerSM(k, -5, 0, 0)
 	require.ErrorIs(t, err, cudaerr.InvalidValue)
-	_, err = d0.OccupancyMaxActiveBlocksPerSM(0xbad, 128, 0)
+	_, err = d0.OccupancyMaxActiveBlocksPerSM(0xbad, 128, 0, 0)
 	require.ErrorIs(t, err, cudaerr.InvalidDeviceFunction)
 	// Kernel handles are the backend's: another device answers for it too.
-	n, err := d1.OccupancyMaxActiveBlocksPerSM(k, 128, 0)
+	n, err := d1.OccupancyMaxActiveBlocksPerSM(k, 128, 0, 0)
 	require.NoError(t, err)
 	assert.Equal(t, threadsPerSM/128, n)
 }
