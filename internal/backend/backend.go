@@ -198,6 +198,7 @@ type Device interface {
 	PeerDevice
 	RawDevice
 	ExternalDevice
+	StreamControl
 
 	// Ordinal is the device's index.
 	Ordinal() int

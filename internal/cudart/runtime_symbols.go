@@ -130,6 +130,17 @@ const (
 	fnDestroyExternalSemaphore
 
 	fnOccupancyMaxActiveBlocksPerMultiprocessor
+	// Stream attributes and identity, capture dependencies, records with flags, profiler
+	// control (streamattr.go, profiler.go).
+	fnStreamGetAttribute
+	fnStreamSetAttribute
+	fnStreamCopyAttributes
+	fnStreamGetId // 12.0+
+	fnCtxResetPersistingL2Cache
+	fnStreamUpdateCaptureDependencies // 13.0+: with edge data; before: without
+	fnEventRecordWithFlags
+	fnProfilerStart
+	fnProfilerStop
 	numRuntimeSyms
 )
 
@@ -260,4 +271,14 @@ var runtimeSymNames = [numRuntimeSyms]string{
 	fnDestroyExternalSemaphore:        "cudaDestroyExternalSemaphore",
 
 	fnOccupancyMaxActiveBlocksPerMultiprocessor: "cudaOccupancyMaxActiveBlocksPerMultiprocessor",
+
+	fnStreamGetAttribute:              "cudaStreamGetAttribute",
+	fnStreamSetAttribute:              "cudaStreamSetAttribute",
+	fnStreamCopyAttributes:            "cudaStreamCopyAttributes",
+	fnStreamGetId:                     "cudaStreamGetId",
+	fnCtxResetPersistingL2Cache:       "cudaCtxResetPersistingL2Cache",
+	fnStreamUpdateCaptureDependencies: "cudaStreamUpdateCaptureDependencies",
+	fnEventRecordWithFlags:            "cudaEventRecordWithFlags",
+	fnProfilerStart:                   "cudaProfilerStart",
+	fnProfilerStop:                    "cudaProfilerStop",
 }

@@ -25,113 +25,122 @@ import (
 //   - serveMemRangeAttribute (serve_hooks.go)
 //   - serveOpen (serve_hooks.go)
 var table = [numMethods]entry{
-	mAttribute:                     {(*server).callAttribute, false},
-	mBoard:                         {(*server).serveBoard, false},
-	mCanAccessPeer:                 {(*server).callCanAccessPeer, false},
-	mCopyDtoD:                      {(*server).callCopyDtoD, true},
-	mCopyDtoH:                      {(*server).serveCopyDtoH, true},
-	mCopyHtoD:                      {(*server).serveCopyHtoD, true},
-	mCurrentMemPool:                {(*server).callCurrentMemPool, false},
-	mDefaultMemPool:                {(*server).callDefaultMemPool, false},
-	mDestroyExternalMemory:         {(*server).callDestroyExternalMemory, false},
-	mDestroyExternalSemaphore:      {(*server).callDestroyExternalSemaphore, false},
-	mDisablePeerAccess:             {(*server).callDisablePeerAccess, false},
-	mEnablePeerAccess:              {(*server).callEnablePeerAccess, false},
-	mEventCreate:                   {(*server).callEventCreate, false},
-	mEventDestroy:                  {(*server).callEventDestroy, false},
-	mEventElapsed:                  {(*server).callEventElapsed, false},
-	mEventQuery:                    {(*server).callEventQuery, false},
-	mEventRecord:                   {(*server).callEventRecord, true},
-	mEventSynchronize:              {(*server).callEventSynchronize, false},
-	mExternalMemoryMappedBuffer:    {(*server).callExternalMemoryMappedBuffer, false},
-	mFree:                          {(*server).callFree, false},
-	mFreeAsync:                     {(*server).callFreeAsync, true},
-	mGraphAddChildNode:             {(*server).callGraphAddChildNode, false},
-	mGraphAddCopyDtoD:              {(*server).callGraphAddCopyDtoD, false},
-	mGraphAddCopyDtoH:              {(*server).serveGraphAddCopyDtoH, false},
-	mGraphAddCopyHtoD:              {(*server).serveGraphAddCopyHtoD, false},
-	mGraphAddDependencies:          {(*server).callGraphAddDependencies, false},
-	mGraphAddEmptyNode:             {(*server).callGraphAddEmptyNode, false},
-	mGraphAddEventRecordNode:       {(*server).callGraphAddEventRecordNode, false},
-	mGraphAddEventWaitNode:         {(*server).callGraphAddEventWaitNode, false},
-	mGraphAddKernelNode:            {(*server).callGraphAddKernelNode, false},
-	mGraphAddMemAllocNode:          {(*server).callGraphAddMemAllocNode, false},
-	mGraphAddMemFreeNode:           {(*server).callGraphAddMemFreeNode, false},
-	mGraphAddMemsetNode:            {(*server).callGraphAddMemsetNode, false},
-	mGraphClone:                    {(*server).callGraphClone, false},
-	mGraphCreate:                   {(*server).callGraphCreate, false},
-	mGraphDebugDot:                 {(*server).callGraphDebugDot, false},
-	mGraphDestroy:                  {(*server).callGraphDestroy, false},
-	mGraphEdges:                    {(*server).callGraphEdges, false},
-	mGraphExecDestroy:              {(*server).callGraphExecDestroy, false},
-	mGraphExecKernelNodeSetParams:  {(*server).callGraphExecKernelNodeSetParams, false},
-	mGraphExecUpdate:               {(*server).callGraphExecUpdate, false},
-	mGraphInstantiate:              {(*server).callGraphInstantiate, false},
-	mGraphLaunch:                   {(*server).callGraphLaunch, true},
-	mGraphLaunchN:                  {(*server).callGraphLaunchN, false},
-	mGraphNodeSetEnabled:           {(*server).callGraphNodeSetEnabled, false},
-	mGraphNodeType:                 {(*server).callGraphNodeType, false},
-	mGraphNodes:                    {(*server).callGraphNodes, false},
-	mGraphRootNodes:                {(*server).callGraphRootNodes, false},
-	mGraphUpload:                   {(*server).callGraphUpload, false},
-	mHostAlloc:                     {(*server).serveHostAlloc, false},
-	mHostDevicePointer:             {(*server).serveHostDevicePointer, false},
-	mHostFree:                      {(*server).serveHostFree, false},
-	mInfo:                          {(*server).serveInfo, false},
-	mIpcCloseMemHandle:             {(*server).callIpcCloseMemHandle, false},
-	mIpcGetEventHandle:             {(*server).callIpcGetEventHandle, false},
-	mIpcGetMemHandle:               {(*server).callIpcGetMemHandle, false},
-	mIpcOpenEventHandle:            {(*server).callIpcOpenEventHandle, false},
-	mIpcOpenMemHandle:              {(*server).callIpcOpenMemHandle, false},
-	mLastError:                     {(*server).callLastError, false},
-	mLaunch:                        {(*server).callLaunch, true},
-	mLoadModule:                    {(*server).serveLoadModule, false},
-	mLoadModuleKernels:             {(*server).serveLoadModuleKernels, false},
-	mLoadModuleShared:              {(*server).serveLoadModuleShared, false},
-	mMalloc:                        {(*server).callMalloc, false},
-	mMallocAsync:                   {(*server).callMallocAsync, false},
-	mMallocFromPoolAsync:           {(*server).callMallocFromPoolAsync, false},
-	mMallocManaged:                 {(*server).callMallocManaged, false},
-	mMemAdvise:                     {(*server).callMemAdvise, false},
-	mMemInfo:                       {(*server).callMemInfo, false},
-	mMemPoolCreate:                 {(*server).callMemPoolCreate, false},
-	mMemPoolDestroy:                {(*server).callMemPoolDestroy, false},
-	mMemPoolExportPointer:          {(*server).callMemPoolExportPointer, false},
-	mMemPoolGetAccess:              {(*server).callMemPoolGetAccess, false},
-	mMemPoolGetAttribute:           {(*server).callMemPoolGetAttribute, false},
-	mMemPoolImportPointer:          {(*server).callMemPoolImportPointer, false},
-	mMemPoolSetAccess:              {(*server).callMemPoolSetAccess, false},
-	mMemPoolSetAttribute:           {(*server).callMemPoolSetAttribute, false},
-	mMemPoolTrimTo:                 {(*server).callMemPoolTrimTo, false},
-	mMemPrefetch:                   {(*server).callMemPrefetch, false},
-	mMemRangeAttribute:             {(*server).serveMemRangeAttribute, false},
-	mMemcpyPeerAsync:               {(*server).callMemcpyPeerAsync, true},
-	mMemset:                        {(*server).callMemset, true},
-	mModuleKernel:                  {(*server).callModuleKernel, false},
-	mName:                          {(*server).callName, false},
-	mOccupancyMaxActiveBlocksPerSM: {(*server).callOccupancyMaxActiveBlocksPerSM, false},
-	mOpen:                          {(*server).serveOpen, false},
-	mP2PAttribute:                  {(*server).callP2PAttribute, false},
-	mPCIBusID:                      {(*server).callPCIBusID, false},
-	mPointerAttributes:             {(*server).callPointerAttributes, false},
-	mSetCurrentMemPool:             {(*server).callSetCurrentMemPool, false},
-	mSignalExternalSemaphore:       {(*server).callSignalExternalSemaphore, false},
-	mStreamAttachMem:               {(*server).callStreamAttachMem, false},
-	mStreamBeginCapture:            {(*server).callStreamBeginCapture, false},
-	mStreamCaptureInfo:             {(*server).callStreamCaptureInfo, false},
-	mStreamCreate:                  {(*server).callStreamCreate, false},
-	mStreamDestroy:                 {(*server).callStreamDestroy, false},
-	mStreamEndCapture:              {(*server).callStreamEndCapture, false},
-	mStreamGetDevice:               {(*server).callStreamGetDevice, false},
-	mStreamGetFlags:                {(*server).callStreamGetFlags, false},
-	mStreamGetPriority:             {(*server).callStreamGetPriority, false},
-	mStreamPriorityRange:           {(*server).callStreamPriorityRange, false},
-	mStreamQuery:                   {(*server).callStreamQuery, false},
-	mStreamSynchronize:             {(*server).callStreamSynchronize, false},
-	mStreamWaitEvent:               {(*server).callStreamWaitEvent, true},
-	mSynchronize:                   {(*server).callSynchronize, false},
-	mUnloadModule:                  {(*server).callUnloadModule, false},
-	mWaitExternalSemaphore:         {(*server).callWaitExternalSemaphore, false},
+	mAttribute:                       {(*server).callAttribute, false},
+	mBoard:                           {(*server).serveBoard, false},
+	mCanAccessPeer:                   {(*server).callCanAccessPeer, false},
+	mCopyDtoD:                        {(*server).callCopyDtoD, true},
+	mCopyDtoH:                        {(*server).serveCopyDtoH, true},
+	mCopyHtoD:                        {(*server).serveCopyHtoD, true},
+	mCurrentMemPool:                  {(*server).callCurrentMemPool, false},
+	mDefaultMemPool:                  {(*server).callDefaultMemPool, false},
+	mDestroyExternalMemory:           {(*server).callDestroyExternalMemory, false},
+	mDestroyExternalSemaphore:        {(*server).callDestroyExternalSemaphore, false},
+	mDisablePeerAccess:               {(*server).callDisablePeerAccess, false},
+	mEnablePeerAccess:                {(*server).callEnablePeerAccess, false},
+	mEventCreate:                     {(*server).callEventCreate, false},
+	mEventDestroy:                    {(*server).callEventDestroy, false},
+	mEventElapsed:                    {(*server).callEventElapsed, false},
+	mEventQuery:                      {(*server).callEventQuery, false},
+	mEventRecord:                     {(*server).callEventRecord, true},
+	mEventRecordWithFlags:            {(*server).callEventRecordWithFlags, true},
+	mEventSynchronize:                {(*server).callEventSynchronize, false},
+	mExternalMemoryMappedBuffer:      {(*server).callExternalMemoryMappedBuffer, false},
+	mFree:                            {(*server).callFree, false},
+	mFreeAsync:                       {(*server).callFreeAsync, true},
+	mGraphAddChildNode:               {(*server).callGraphAddChildNode, false},
+	mGraphAddCopyDtoD:                {(*server).callGraphAddCopyDtoD, false},
+	mGraphAddCopyDtoH:                {(*server).serveGraphAddCopyDtoH, false},
+	mGraphAddCopyHtoD:                {(*server).serveGraphAddCopyHtoD, false},
+	mGraphAddDependencies:            {(*server).callGraphAddDependencies, false},
+	mGraphAddEmptyNode:               {(*server).callGraphAddEmptyNode, false},
+	mGraphAddEventRecordNode:         {(*server).callGraphAddEventRecordNode, false},
+	mGraphAddEventWaitNode:           {(*server).callGraphAddEventWaitNode, false},
+	mGraphAddKernelNode:              {(*server).callGraphAddKernelNode, false},
+	mGraphAddMemAllocNode:            {(*server).callGraphAddMemAllocNode, false},
+	mGraphAddMemFreeNode:             {(*server).callGraphAddMemFreeNode, false},
+	mGraphAddMemsetNode:              {(*server).callGraphAddMemsetNode, false},
+	mGraphClone:                      {(*server).callGraphClone, false},
+	mGraphCreate:                     {(*server).callGraphCreate, false},
+	mGraphDebugDot:                   {(*server).callGraphDebugDot, false},
+	mGraphDestroy:                    {(*server).callGraphDestroy, false},
+	mGraphEdges:                      {(*server).callGraphEdges, false},
+	mGraphExecDestroy:                {(*server).callGraphExecDestroy, false},
+	mGraphExecKernelNodeSetParams:    {(*server).callGraphExecKernelNodeSetParams, false},
+	mGraphExecUpdate:                 {(*server).callGraphExecUpdate, false},
+	mGraphInstantiate:                {(*server).callGraphInstantiate, false},
+	mGraphLaunch:                     {(*server).callGraphLaunch, true},
+	mGraphLaunchN:                    {(*server).callGraphLaunchN, false},
+	mGraphNodeSetEnabled:             {(*server).callGraphNodeSetEnabled, false},
+	mGraphNodeType:                   {(*server).callGraphNodeType, false},
+	mGraphNodes:                      {(*server).callGraphNodes, false},
+	mGraphRootNodes:                  {(*server).callGraphRootNodes, false},
+	mGraphUpload:                     {(*server).callGraphUpload, false},
+	mHostAlloc:                       {(*server).serveHostAlloc, false},
+	mHostDevicePointer:               {(*server).serveHostDevicePointer, false},
+	mHostFree:                        {(*server).serveHostFree, false},
+	mInfo:                            {(*server).serveInfo, false},
+	mIpcCloseMemHandle:               {(*server).callIpcCloseMemHandle, false},
+	mIpcGetEventHandle:               {(*server).callIpcGetEventHandle, false},
+	mIpcGetMemHandle:                 {(*server).callIpcGetMemHandle, false},
+	mIpcOpenEventHandle:              {(*server).callIpcOpenEventHandle, false},
+	mIpcOpenMemHandle:                {(*server).callIpcOpenMemHandle, false},
+	mLastError:                       {(*server).callLastError, false},
+	mLaunch:                          {(*server).callLaunch, true},
+	mLoadModule:                      {(*server).serveLoadModule, false},
+	mLoadModuleKernels:               {(*server).serveLoadModuleKernels, false},
+	mLoadModuleShared:                {(*server).serveLoadModuleShared, false},
+	mMalloc:                          {(*server).callMalloc, false},
+	mMallocAsync:                     {(*server).callMallocAsync, false},
+	mMallocFromPoolAsync:             {(*server).callMallocFromPoolAsync, false},
+	mMallocManaged:                   {(*server).callMallocManaged, false},
+	mMemAdvise:                       {(*server).callMemAdvise, false},
+	mMemInfo:                         {(*server).callMemInfo, false},
+	mMemPoolCreate:                   {(*server).callMemPoolCreate, false},
+	mMemPoolDestroy:                  {(*server).callMemPoolDestroy, false},
+	mMemPoolExportPointer:            {(*server).callMemPoolExportPointer, false},
+	mMemPoolGetAccess:                {(*server).callMemPoolGetAccess, false},
+	mMemPoolGetAttribute:             {(*server).callMemPoolGetAttribute, false},
+	mMemPoolImportPointer:            {(*server).callMemPoolImportPointer, false},
+	mMemPoolSetAccess:                {(*server).callMemPoolSetAccess, false},
+	mMemPoolSetAttribute:             {(*server).callMemPoolSetAttribute, false},
+	mMemPoolTrimTo:                   {(*server).callMemPoolTrimTo, false},
+	mMemPrefetch:                     {(*server).callMemPrefetch, false},
+	mMemRangeAttribute:               {(*server).serveMemRangeAttribute, false},
+	mMemcpyPeerAsync:                 {(*server).callMemcpyPeerAsync, true},
+	mMemset:                          {(*server).callMemset, true},
+	mModuleKernel:                    {(*server).callModuleKernel, false},
+	mName:                            {(*server).callName, false},
+	mOccupancyMaxActiveBlocksPerSM:   {(*server).callOccupancyMaxActiveBlocksPerSM, false},
+	mOpen:                            {(*server).serveOpen, false},
+	mP2PAttribute:                    {(*server).callP2PAttribute, false},
+	mPCIBusID:                        {(*server).callPCIBusID, false},
+	mPointerAttributes:               {(*server).callPointerAttributes, false},
+	mProfilerStart:                   {(*server).callProfilerStart, false},
+	mProfilerStop:                    {(*server).callProfilerStop, false},
+	mResetPersistingL2Cache:          {(*server).callResetPersistingL2Cache, false},
+	mSetCurrentMemPool:               {(*server).callSetCurrentMemPool, false},
+	mSignalExternalSemaphore:         {(*server).callSignalExternalSemaphore, false},
+	mStreamAttachMem:                 {(*server).callStreamAttachMem, false},
+	mStreamBeginCapture:              {(*server).callStreamBeginCapture, false},
+	mStreamCaptureInfo:               {(*server).callStreamCaptureInfo, false},
+	mStreamCopyAttributes:            {(*server).callStreamCopyAttributes, false},
+	mStreamCreate:                    {(*server).callStreamCreate, false},
+	mStreamDestroy:                   {(*server).callStreamDestroy, false},
+	mStreamEndCapture:                {(*server).callStreamEndCapture, false},
+	mStreamGetAttribute:              {(*server).callStreamGetAttribute, false},
+	mStreamGetDevice:                 {(*server).callStreamGetDevice, false},
+	mStreamGetFlags:                  {(*server).callStreamGetFlags, false},
+	mStreamGetID:                     {(*server).callStreamGetID, false},
+	mStreamGetPriority:               {(*server).callStreamGetPriority, false},
+	mStreamPriorityRange:             {(*server).callStreamPriorityRange, false},
+	mStreamQuery:                     {(*server).callStreamQuery, false},
+	mStreamSetAttribute:              {(*server).callStreamSetAttribute, false},
+	mStreamSynchronize:               {(*server).callStreamSynchronize, false},
+	mStreamUpdateCaptureDependencies: {(*server).callStreamUpdateCaptureDependencies, false},
+	mStreamWaitEvent:                 {(*server).callStreamWaitEvent, true},
+	mSynchronize:                     {(*server).callSynchronize, false},
+	mUnloadModule:                    {(*server).callUnloadModule, false},
+	mWaitExternalSemaphore:           {(*server).callWaitExternalSemaphore, false},
 }
 
 func (s *server) callAttribute(in *dec, out *enc) error {
@@ -271,6 +280,16 @@ func (s *server) callEventRecord(in *dec, out *enc) error {
 		return in.err
 	}
 	return s.dev.EventRecord(a0, a1)
+}
+
+func (s *server) callEventRecordWithFlags(in *dec, out *enc) error {
+	a0 := backend.Event(in.u64())
+	a1 := backend.Stream(in.u64())
+	a2 := uint32(in.u64())
+	if in.err != nil {
+		return in.err
+	}
+	return s.dev.EventRecordWithFlags(a0, a1, a2)
 }
 
 func (s *server) callEventSynchronize(in *dec, out *enc) error {
@@ -1006,6 +1025,18 @@ func (s *server) callPointerAttributes(in *dec, out *enc) error {
 	return nil
 }
 
+func (s *server) callProfilerStart(in *dec, out *enc) error {
+	return s.dev.ProfilerStart()
+}
+
+func (s *server) callProfilerStop(in *dec, out *enc) error {
+	return s.dev.ProfilerStop()
+}
+
+func (s *server) callResetPersistingL2Cache(in *dec, out *enc) error {
+	return s.dev.ResetPersistingL2Cache()
+}
+
 func (s *server) callSetCurrentMemPool(in *dec, out *enc) error {
 	a0 := backend.MemPool(in.u64())
 	if in.err != nil {
@@ -1057,6 +1088,15 @@ func (s *server) callStreamCaptureInfo(in *dec, out *enc) error {
 	return nil
 }
 
+func (s *server) callStreamCopyAttributes(in *dec, out *enc) error {
+	a0 := backend.Stream(in.u64())
+	a1 := backend.Stream(in.u64())
+	if in.err != nil {
+		return in.err
+	}
+	return s.dev.StreamCopyAttributes(a0, a1)
+}
+
 func (s *server) callStreamCreate(in *dec, out *enc) error {
 	a0 := uint32(in.u64())
 	a1 := int(in.i64())
@@ -1092,6 +1132,20 @@ func (s *server) callStreamEndCapture(in *dec, out *enc) error {
 	return nil
 }
 
+func (s *server) callStreamGetAttribute(in *dec, out *enc) error {
+	a0 := backend.Stream(in.u64())
+	a1 := backend.StreamAttr(in.i64())
+	if in.err != nil {
+		return in.err
+	}
+	v0, err := s.dev.StreamGetAttribute(a0, a1)
+	if err != nil {
+		return err
+	}
+	encStreamAttrValue(out, v0)
+	return nil
+}
+
 func (s *server) callStreamGetDevice(in *dec, out *enc) error {
 	a0 := backend.Stream(in.u64())
 	if in.err != nil {
@@ -1115,6 +1169,19 @@ func (s *server) callStreamGetFlags(in *dec, out *enc) error {
 		return err
 	}
 	out.u64(uint64(v0))
+	return nil
+}
+
+func (s *server) callStreamGetID(in *dec, out *enc) error {
+	a0 := backend.Stream(in.u64())
+	if in.err != nil {
+		return in.err
+	}
+	v0, err := s.dev.StreamGetID(a0)
+	if err != nil {
+		return err
+	}
+	out.u64(v0)
 	return nil
 }
 
@@ -1149,12 +1216,32 @@ func (s *server) callStreamQuery(in *dec, out *enc) error {
 	return s.dev.StreamQuery(a0)
 }
 
+func (s *server) callStreamSetAttribute(in *dec, out *enc) error {
+	a0 := backend.Stream(in.u64())
+	a1 := backend.StreamAttr(in.i64())
+	a2 := decStreamAttrValue(in)
+	if in.err != nil {
+		return in.err
+	}
+	return s.dev.StreamSetAttribute(a0, a1, a2)
+}
+
 func (s *server) callStreamSynchronize(in *dec, out *enc) error {
 	a0 := backend.Stream(in.u64())
 	if in.err != nil {
 		return in.err
 	}
 	return s.dev.StreamSynchronize(a0)
+}
+
+func (s *server) callStreamUpdateCaptureDependencies(in *dec, out *enc) error {
+	a0 := backend.Stream(in.u64())
+	a1 := decListGraphNode(in)
+	a2 := uint32(in.u64())
+	if in.err != nil {
+		return in.err
+	}
+	return s.dev.StreamUpdateCaptureDependencies(a0, a1, a2)
 }
 
 func (s *server) callStreamWaitEvent(in *dec, out *enc) error {
@@ -1186,6 +1273,23 @@ func (s *server) callWaitExternalSemaphore(in *dec, out *enc) error {
 		return in.err
 	}
 	return s.dev.WaitExternalSemaphore(a0, a1, a2)
+}
+
+func encAccessPolicyWindow(e *enc, v backend.AccessPolicyWindow) {
+	e.u64(uint64(v.Base))
+	e.u64(v.NumBytes)
+	e.f32(v.HitRatio)
+	e.i64(int64(v.HitProp))
+	e.i64(int64(v.MissProp))
+}
+
+func decAccessPolicyWindow(d *dec) (v backend.AccessPolicyWindow) {
+	v.Base = backend.DevicePtr(d.u64())
+	v.NumBytes = d.u64()
+	v.HitRatio = d.f32()
+	v.HitProp = backend.AccessProperty(d.i64())
+	v.MissProp = backend.AccessProperty(d.i64())
+	return v
 }
 
 func encArg(e *enc, v backend.Arg) {
@@ -1323,6 +1427,19 @@ func decPoolProps(d *dec) (v backend.PoolProps) {
 	v.Location = decLocation(d)
 	v.HandleTypes = uint32(d.u64())
 	v.MaxSize = d.u64()
+	return v
+}
+
+func encStreamAttrValue(e *enc, v backend.StreamAttrValue) {
+	encAccessPolicyWindow(e, v.Window)
+	e.i64(int64(v.SyncPolicy))
+	e.i64(int64(v.Priority))
+}
+
+func decStreamAttrValue(d *dec) (v backend.StreamAttrValue) {
+	v.Window = decAccessPolicyWindow(d)
+	v.SyncPolicy = backend.SyncPolicy(d.i64())
+	v.Priority = int32(d.i64())
 	return v
 }
 

@@ -41,6 +41,9 @@ type device struct {
 
 	graphs graphState // graphs, executable graphs and stream captures (graph.go)
 	peers  peerState  // the devices whose memory this one may access (peer.go)
+
+	l2Resets  atomic.Int64 // ResetPersistingL2Cache calls (streamattr.go)
+	profiling atomic.Bool  // between ProfilerStart and ProfilerStop
 }
 
 var _ backend.Device = (*device)(nil)
@@ -123,6 +126,7 @@ func newDevice(b *Backend, ordinal int) *device {
 		backend.AttrMaxSharedMemoryPerSM:       228 << 10,
 		backend.AttrComputePreemptionSupported: 1,
 	}
+	addStreamControlAttrs(d.attrs)
 	return d
 }
 
