@@ -51,6 +51,7 @@ type descs struct {
 	stagingWaits, stagingWaiting                         *prom.Desc
 	trackerPolls, trackerMarks, trackerQueries           *prom.Desc
 	trackerCompleted                                     *prom.Desc
+	kernelCache                                          *prom.Desc
 }
 
 func newDescs(cfg config) descs {
@@ -82,6 +83,8 @@ func newDescs(cfg config) descs {
 		trackerQueries: d("tracker_queries_total", "Event queries the completion tracking made."),
 		trackerCompleted: d("tracker_completed_total",
 			"Futures the completion tracking completed; per watermark, how many operations shared one."),
+		kernelCache: d("kernel_cache_total",
+			"The compiled-kernel cache's work, by event: hit, miss, write, or eviction under WithKernelCacheLimit.", "event"),
 	}
 }
 
@@ -93,6 +96,7 @@ func (c *Collector) Describe(ch chan<- *prom.Desc) {
 		c.d.memBytes, c.d.memCount, c.d.memLimit,
 		c.d.stagingPinned, c.d.stagingInUse, c.d.stagingLimit, c.d.stagingWaits, c.d.stagingWaiting,
 		c.d.trackerPolls, c.d.trackerMarks, c.d.trackerQueries, c.d.trackerCompleted,
+		c.d.kernelCache,
 	} {
 		ch <- d
 	}
@@ -155,6 +159,12 @@ func (c *Collector) collect(ch chan<- prom.Metric, st device.Stats) {
 	counter(c.d.trackerMarks, float64(t.Watermarks))
 	counter(c.d.trackerQueries, float64(t.Queries))
 	counter(c.d.trackerCompleted, float64(t.Completed))
+
+	k := st.KernelCache
+	counter(c.d.kernelCache, float64(k.Hits), "hit")
+	counter(c.d.kernelCache, float64(k.Misses), "miss")
+	counter(c.d.kernelCache, float64(k.Writes), "write")
+	counter(c.d.kernelCache, float64(k.Evictions), "eviction")
 }
 
 // The latency histogram's bucket bounds: the powers of two from about a microsecond to about
