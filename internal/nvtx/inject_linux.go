@@ -5,6 +5,7 @@ package nvtx
 import (
 	"os"
 	"runtime"
+	"syscall"
 	"unsafe"
 
 	"github.com/ebitengine/purego"
@@ -184,5 +185,12 @@ func End(id uint64) {
 func NameThread(tid int, name string) {
 	if Active() {
 		callStr(cbNameOsThreadA, name, uintptr(uint32(tid)))
+	}
+}
+
+// NameCurrentThread names the calling OS thread (a device actor's locked thread).
+func NameCurrentThread(name string) {
+	if Active() {
+		NameThread(syscall.Gettid(), name)
 	}
 }

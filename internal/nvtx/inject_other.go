@@ -23,3 +23,6 @@ func End(uint64) {}
 
 // NameThread names an OS thread (a no-op here).
 func NameThread(int, string) {}
+
+// NameCurrentThread names the calling OS thread (a no-op here).
+func NameCurrentThread(string) {}
