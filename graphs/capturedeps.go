@@ -5,6 +5,7 @@ import (
 
 	"github.com/gpuactor/gpuactor/internal/backend"
 	"github.com/gpuactor/gpuactor/internal/core"
+	"github.com/gpuactor/gpuactor/streams"
 )
 
 // Dependencies is a point in a capture: the captured nodes the capturing stream's next
@@ -70,4 +71,17 @@ func (c *Capturing) updateDeps(ctx context.Context, what string, flags uint32, d
 		return struct{}{}, rt.StreamUpdateCaptureDependencies(h, nodes, flags)
 	}).Await(ctx)
 	return err
+}
+
+// IsCapturing reports whether s is capturing (cudaStreamIsCapturing); an invalidated capture
+// counts as capturing until it ends. It returns once the runtime has answered; Status also
+// gives the capture's id and whether it was invalidated.
+func IsCapturing(ctx context.Context, s *streams.Stream) (bool, error) {
+	if s == nil {
+		return false, invalid("IsCapturing of a nil stream")
+	}
+	return core.RunOn(ctx, coreStream(s), func(rt backend.Device, _ *core.Tracker, h backend.Stream) (bool, error) {
+		st, err := rt.StreamIsCapturing(h)
+		return st != backend.CaptureNone, err
+	}).Await(ctx)
 }

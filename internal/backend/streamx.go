@@ -86,6 +86,8 @@ type StreamControl interface {
 	// StreamUpdateCaptureDependencies adds deps to (CaptureDepsAdd) or makes them (CaptureDepsSet)
 	// the nodes the next op captured on s depends on (cudaStreamUpdateCaptureDependencies).
 	StreamUpdateCaptureDependencies(s Stream, deps []GraphNode, flags uint32) error
+	// StreamIsCapturing is s's capture status alone (cudaStreamIsCapturing).
+	StreamIsCapturing(s Stream) (CaptureStatus, error)
 	// EventRecordWithFlags records e at the current end of s (cudaEventRecordWithFlags, flags:
 	// EventRecord*).
 	//remote:posted

@@ -25,6 +25,10 @@ func (d *device) EventRecordWithFlags(e Event, s Stream, flags uint32) error {
 	return d.rt.EventRecordWithFlags(e, s, flags)
 }
 
+func (d *device) StreamIsCapturing(s Stream) (backend.CaptureStatus, error) {
+	return d.rt.StreamIsCapturing(s)
+}
+
 func (d *device) ProfilerStart() error { return d.rt.ProfilerStart() }
 func (d *device) ProfilerStop() error  { return d.rt.ProfilerStop() }
 

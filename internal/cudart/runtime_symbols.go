@@ -141,6 +141,7 @@ const (
 	fnEventRecordWithFlags
 	fnProfilerStart
 	fnProfilerStop
+	fnStreamIsCapturing
 	numRuntimeSyms
 )
 
@@ -281,4 +282,5 @@ var runtimeSymNames = [numRuntimeSyms]string{
 	fnEventRecordWithFlags:            "cudaEventRecordWithFlags",
 	fnProfilerStart:                   "cudaProfilerStart",
 	fnProfilerStop:                    "cudaProfilerStop",
+	fnStreamIsCapturing:               "cudaStreamIsCapturing",
 }

@@ -108,3 +108,10 @@ func (r *Runtime) StreamUpdateCaptureDependencies(s Stream, deps []backend.Graph
 func (r *Runtime) EventRecordWithFlags(e Event, s Stream, flags uint32) error {
 	return r.call(fnEventRecordWithFlags, uintptr(e), uintptr(s), uintptr(flags))
 }
+
+// StreamIsCapturing is s's capture status (cudaStreamIsCapturing, the same in 11.x to 13.0).
+func (r *Runtime) StreamIsCapturing(s Stream) (backend.CaptureStatus, error) {
+	var st int32
+	err := r.call(fnStreamIsCapturing, uintptr(s), uintptr(unsafe.Pointer(&st)))
+	return backend.CaptureStatus(st), err
+}

@@ -37,7 +37,7 @@ func TestAttrValueLayout(t *testing.T) {
 func TestStreamControlSymbolsResolve(t *testing.T) {
 	rt := mustLoad(t)
 	ids := []int{fnStreamGetAttribute, fnStreamSetAttribute, fnStreamCopyAttributes, fnCtxResetPersistingL2Cache,
-		fnStreamUpdateCaptureDependencies, fnEventRecordWithFlags, fnProfilerStart, fnProfilerStop}
+		fnStreamUpdateCaptureDependencies, fnEventRecordWithFlags, fnProfilerStart, fnProfilerStop, fnStreamIsCapturing}
 	if rt.Major() >= 12 {
 		ids = append(ids, fnStreamGetId)
 	}

@@ -1106,6 +1106,18 @@ func (d *Device) StreamGetPriority(a0 backend.Stream) (int, error) {
 	return v0, r.err
 }
 
+// StreamIsCapturing runs backend.Device.StreamIsCapturing in the worker.
+func (d *Device) StreamIsCapturing(a0 backend.Stream) (backend.CaptureStatus, error) {
+	e := request(mStreamIsCapturing)
+	e.u64(uint64(a0))
+	r, err := d.do(e)
+	if err != nil {
+		return 0, err
+	}
+	v0 := backend.CaptureStatus(r.i64())
+	return v0, r.err
+}
+
 // StreamPriorityRange runs backend.Device.StreamPriorityRange in the worker.
 func (d *Device) StreamPriorityRange() (int, int, error) {
 	e := request(mStreamPriorityRange)

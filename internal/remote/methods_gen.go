@@ -114,6 +114,7 @@ const (
 	mStreamGetFlags
 	mStreamGetID
 	mStreamGetPriority
+	mStreamIsCapturing
 	mStreamPriorityRange
 	mStreamQuery
 	mStreamSetAttribute
@@ -236,6 +237,7 @@ var methodNames = [numMethods]string{
 	mStreamGetFlags:                  "StreamGetFlags",
 	mStreamGetID:                     "StreamGetID",
 	mStreamGetPriority:               "StreamGetPriority",
+	mStreamIsCapturing:               "StreamIsCapturing",
 	mStreamPriorityRange:             "StreamPriorityRange",
 	mStreamQuery:                     "StreamQuery",
 	mStreamSetAttribute:              "StreamSetAttribute",

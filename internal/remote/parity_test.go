@@ -285,8 +285,16 @@ var paritySteps = []struct {
 		}
 		return nil, dv.ProfilerStop()
 	}},
-	{"CaptureDependencies", []string{"StreamUpdateCaptureDependencies", "EventRecordWithFlags"}, func(dv backend.Device, st *pstate) (any, error) {
+	{"CaptureDependencies", []string{"StreamUpdateCaptureDependencies", "EventRecordWithFlags", "StreamIsCapturing"}, func(dv backend.Device, st *pstate) (any, error) {
+		before, err := dv.StreamIsCapturing(st.s)
+		if err != nil {
+			return nil, err
+		}
 		if err := dv.StreamBeginCapture(st.s, backend.CaptureGlobal); err != nil {
+			return nil, err
+		}
+		during, err := dv.StreamIsCapturing(st.s)
+		if err != nil {
 			return nil, err
 		}
 		if err := dv.Memset(st.p, 1, 64, st.s); err != nil {
@@ -322,7 +330,7 @@ var paritySteps = []struct {
 		if err := dv.EventRecordWithFlags(st.e, st.s, backend.EventRecordDefault); err != nil {
 			return nil, err
 		}
-		return []any{len(nodes), len(roots), errText(bad)}, dv.EventSynchronize(st.e)
+		return []any{before, during, len(nodes), len(roots), errText(bad)}, dv.EventSynchronize(st.e)
 	}},
 	{"BuildGraph", []string{"GraphCreate", "GraphAddEmptyNode", "GraphAddMemsetNode", "GraphAddCopyDtoD", "GraphAddKernelNode", "GraphAddChildNode", "GraphAddEventRecordNode", "GraphAddEventWaitNode", "GraphAddMemAllocNode", "GraphAddMemFreeNode", "GraphAddDependencies"}, func(dv backend.Device, st *pstate) (v any, err error) {
 		if st.g, err = dv.GraphCreate(); err != nil {

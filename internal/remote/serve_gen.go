@@ -132,6 +132,7 @@ var table = [numMethods]entry{
 	mStreamGetFlags:                  {(*server).callStreamGetFlags, false},
 	mStreamGetID:                     {(*server).callStreamGetID, false},
 	mStreamGetPriority:               {(*server).callStreamGetPriority, false},
+	mStreamIsCapturing:               {(*server).callStreamIsCapturing, false},
 	mStreamPriorityRange:             {(*server).callStreamPriorityRange, false},
 	mStreamQuery:                     {(*server).callStreamQuery, false},
 	mStreamSetAttribute:              {(*server).callStreamSetAttribute, false},
@@ -1191,6 +1192,19 @@ func (s *server) callStreamGetPriority(in *dec, out *enc) error {
 		return in.err
 	}
 	v0, err := s.dev.StreamGetPriority(a0)
+	if err != nil {
+		return err
+	}
+	out.i64(int64(v0))
+	return nil
+}
+
+func (s *server) callStreamIsCapturing(in *dec, out *enc) error {
+	a0 := backend.Stream(in.u64())
+	if in.err != nil {
+		return in.err
+	}
+	v0, err := s.dev.StreamIsCapturing(a0)
 	if err != nil {
 		return err
 	}

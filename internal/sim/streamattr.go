@@ -221,6 +221,15 @@ func (d *device) EventRecordWithFlags(h backend.Event, sh backend.Stream, flags 
 	return d.EventRecord(h, sh)
 }
 
+// StreamIsCapturing is the status StreamCaptureInfo reports, asked as cudaStreamIsCapturing.
+func (d *device) StreamIsCapturing(h backend.Stream) (backend.CaptureStatus, error) {
+	if _, err := d.stream("cudaStreamIsCapturing", h); err != nil {
+		return 0, err
+	}
+	info, err := d.StreamCaptureInfo(h)
+	return info.Status, err
+}
+
 // ProfilerStart counts a start: no profiler attaches to the simulator.
 func (d *device) ProfilerStart() error {
 	if err := d.alive("cudaProfilerStart"); err != nil {
