@@ -163,9 +163,10 @@ func (s *Stream) SetPriority(ctx context.Context, p int) error {
 	return s.core().SetPriority(ctx, p)
 }
 
-// CopyAttributesFrom gives the stream src's attributes: access-policy window, synchronization
-// policy and priority (cudaStreamCopyAttributes). Both streams must be of one device; it
-// returns once the runtime has copied them.
+// CopyAttributesFrom gives the stream src's attributes (cudaStreamCopyAttributes): its
+// access-policy window and synchronization policy, and its priority where the runtime copies
+// it (Priority reports the runtime's answer afterwards). Both streams must be of one device;
+// it returns once the runtime has copied them.
 func (s *Stream) CopyAttributesFrom(ctx context.Context, src *Stream) error {
 	if src == nil {
 		return core.Invalid("CopyAttributesFrom a nil stream")

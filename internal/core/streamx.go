@@ -20,14 +20,24 @@ func (s *Stream) SetPriority(ctx context.Context, p int) error {
 		if err := rt.StreamSetAttribute(h, backend.StreamAttrPriority, backend.StreamAttrValue{Priority: int32(p)}); err != nil {
 			return struct{}{}, err
 		}
-		s.priority.Store(int64(p))
-		return struct{}{}, nil
+		return struct{}{}, s.refreshPriority(rt, h)
 	}).Await(ctx)
 	return err
 }
 
+// refreshPriority reads the stream's priority back from the runtime, which is what Priority
+// reports after an attribute changed it; on the actor thread.
+func (s *Stream) refreshPriority(rt backend.Device, h backend.Stream) error {
+	p, err := rt.StreamGetPriority(h)
+	if err != nil {
+		return err
+	}
+	s.priority.Store(int64(p))
+	return nil
+}
+
 // CopyAttributes copies src's attributes to s (cudaStreamCopyAttributes); both must be of one
-// device. s's Priority follows src's.
+// device. s's Priority is then the runtime's.
 func (s *Stream) CopyAttributes(ctx context.Context, src *Stream) error {
 	if src == nil {
 		return Invalid("CopyAttributes from a nil stream")
@@ -42,8 +52,7 @@ func (s *Stream) CopyAttributes(ctx context.Context, src *Stream) error {
 		if err := rt.StreamCopyAttributes(h, src.h); err != nil {
 			return struct{}{}, err
 		}
-		s.priority.Store(src.priority.Load())
-		return struct{}{}, nil
+		return struct{}{}, s.refreshPriority(rt, h)
 	}).Await(ctx)
 	return err
 }
