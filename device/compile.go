@@ -87,7 +87,7 @@ func (d *Device) compileImage(src Source, options []string) ([]byte, ImageKind, 
 		return nil, 0, fmt.Errorf("gpuactor: compiling %s with NVRTC %d.%d: %w", src.Name, major, minor, err)
 	}
 	all := append(slices.Clone(options), "--gpu-architecture="+arch)
-	cache := kernelCache{dir: inf.cacheDir}
+	cache := inf.cache
 	key := cacheKey(src.Name, src.Code, all, arch, fmt.Sprintf("nvrtc %d.%d", major, minor))
 	if image, ok := cache.get(key, kind); ok {
 		return image, kind, nil

@@ -25,7 +25,7 @@ func TestPickArch(t *testing.T) {
 }
 
 func TestKernelCache(t *testing.T) {
-	c := kernelCache{dir: t.TempDir()}
+	c := &kernelCache{dir: t.TempDir()}
 	k1 := cacheKey("a.cu", "code", []string{"-O3"}, "sm_90", "nvrtc 13.0")
 	k2 := cacheKey("a.cu", "code", []string{"-O3"}, "sm_80", "nvrtc 13.0")
 	k3 := cacheKey("a.cu", "code2", []string{"-O3"}, "sm_90", "nvrtc 13.0")
@@ -39,7 +39,7 @@ func TestKernelCache(t *testing.T) {
 	assert.Equal(t, "image", string(b))
 	_, ok = c.get(k1, PTX)
 	assert.False(t, ok, "PTX and cubin are cached apart")
-	off := kernelCache{}
+	off := &kernelCache{}
 	require.NoError(t, off.put(k1, Cubin, []byte("x")))
 	_, ok = off.get(k1, Cubin)
 	assert.False(t, ok)

@@ -22,6 +22,7 @@ type info struct {
 	props    Properties
 	kind     BackendKind
 	cacheDir string
+	cache    *kernelCache // nil: no cache
 	isolated bool
 }
 
@@ -142,6 +143,10 @@ func open(ctx context.Context, be backend.Backend, c *config, ordinal int, own i
 		return nil, err
 	}
 	kind, cacheDir, isolated := kindOf(be), c.kernelCacheDir(), own != nil
+	if c.cacheLimit < 0 {
+		return nil, core.Invalid("WithKernelCacheLimit(%d): want 0 (no limit) or a size in bytes", c.cacheLimit)
+	}
+	cache := &kernelCache{dir: cacheDir, limit: c.cacheLimit}
 	var onStuck func()
 	if isolated {
 		// A GPU stuck in a kernel that never ends is freed only when the process holding it
@@ -171,7 +176,7 @@ func open(ctx context.Context, be backend.Backend, c *config, ordinal int, own i
 			}
 			lim := core.Limits{MaxBlock: props.MaxBlock, MaxGrid: props.MaxGrid, MaxThreadsPerBlock: props.MaxThreadsPerBlock,
 				MaxSharedMem: max(props.SharedMemPerBlock, props.SharedMemPerBlockOptin)}
-			return &info{props: props, kind: kind, cacheDir: cacheDir, isolated: isolated}, lim, nil
+			return &info{props: props, kind: kind, cacheDir: cacheDir, cache: cache, isolated: isolated}, lim, nil
 		},
 	}, ordinal)
 	if err != nil {

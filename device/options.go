@@ -36,12 +36,13 @@ const EnvSimDevices = backendsel.EnvSimDevices
 type Option func(*config)
 
 type config struct {
-	backend   BackendKind
-	simulator *sim.Simulator
-	logger    *zap.Logger
-	cacheDir  string      // "" = default; "-" = no cache
-	tuning    ActorTuning // WithActorTuning
-	memLimit  uint64      // WithMemoryLimit; 0 = none
+	backend    BackendKind
+	simulator  *sim.Simulator
+	logger     *zap.Logger
+	cacheDir   string      // "" = default; "-" = no cache
+	cacheLimit int64       // WithKernelCacheLimit; 0: none
+	tuning     ActorTuning // WithActorTuning
+	memLimit   uint64      // WithMemoryLimit; 0 = none
 
 	stagingLimit uint64        // WithStagingLimit; 0 = DefaultStagingLimit
 	watchdog     time.Duration // WithWatchdog; 0 = none
@@ -85,6 +86,15 @@ func WithKernelCache(dir string) Option {
 		}
 		c.cacheDir = dir
 	}
+}
+
+// WithKernelCacheLimit caps the compiled-kernel cache's size on disk: after each image it
+// writes, the device removes the least recently used images (by last hit, as every process
+// sharing the directory sees it) until the images take at most bytes. An image larger than
+// the cap is not cached. 0, the default, sets no cap; a negative size is refused by Open.
+// Device.Stats counts hits, misses, writes and evictions.
+func WithKernelCacheLimit(bytes int64) Option {
+	return func(c *config) { c.cacheLimit = bytes }
 }
 
 func (c *config) kernelCacheDir() string {

@@ -42,6 +42,8 @@ type Stats struct {
 
 	Memory  Usage        // what gpuactor allocated, by kind, against WithMemoryLimit
 	Staging StagingStats // the pinned staging pool of copies of Go slices
+	// KernelCache counts the compiled-kernel cache's hits, misses, writes and evictions.
+	KernelCache KernelCacheStats
 }
 
 // TrackerStats counts the completion tracking's work since the device opened: how many times
@@ -122,6 +124,9 @@ func (d *Device) Stats() Stats {
 		Tracker:  TrackerStats(c.TrackerStats()),
 		Memory:   d.usage(),
 		Staging:  StagingStats(c.Staging().Stats()),
+	}
+	if inf, ok := c.Info().(*info); ok {
+		st.KernelCache = inf.cache.stats()
 	}
 	if err := c.Err(); err != nil {
 		st.Failure = err.Error()

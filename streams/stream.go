@@ -97,7 +97,8 @@ func (s *Stream) Device() *device.Device { return (*device.Device)(s.core().Devi
 // the actor or on the GPU. It does not wait; device.Device.Stats has the device's total.
 func (s *Stream) InFlight() int64 { return s.core().InFlight() }
 
-// Priority is the stream's priority.
+// Priority is the stream's priority: the one it was made with, or the one SetPriority or
+// CopyAttributesFrom gave it since.
 func (s *Stream) Priority() int { return s.core().Priority() }
 
 // IsBlocking reports whether the stream synchronizes with the legacy default stream.

@@ -53,6 +53,7 @@ type descs struct {
 	stagingWaits, stagingWaiting                         *prom.Desc
 	trackerPolls, trackerMarks, trackerQueries           *prom.Desc
 	trackerCompleted                                     *prom.Desc
+	kernelCache                                          *prom.Desc
 }
 
 func newDescs(cfg config) descs {
@@ -85,6 +86,8 @@ func newDescs(cfg config) descs {
 		trackerQueries: d("tracker_queries_total", "Event queries the completion tracking made."),
 		trackerCompleted: d("tracker_completed_total",
 			"Futures the completion tracking completed; per watermark, how many operations shared one."),
+		kernelCache: d("kernel_cache_total",
+			"The compiled-kernel cache's work, by event: hit, miss, write, or eviction under WithKernelCacheLimit.", "event"),
 	}
 }
 
@@ -99,6 +102,7 @@ func (ds *descs) describe(ch chan<- *prom.Desc) {
 		ds.memBytes, ds.memCount, ds.memLimit,
 		ds.stagingPinned, ds.stagingInUse, ds.stagingLimit, ds.stagingWaits, ds.stagingWaiting,
 		ds.trackerPolls, ds.trackerMarks, ds.trackerQueries, ds.trackerCompleted,
+		ds.kernelCache,
 	} {
 		ch <- d
 	}
@@ -163,6 +167,12 @@ func (ds *descs) collect(ch chan<- prom.Metric, st device.Stats) {
 	counter(ds.trackerMarks, float64(t.Watermarks))
 	counter(ds.trackerQueries, float64(t.Queries))
 	counter(ds.trackerCompleted, float64(t.Completed))
+
+	k := st.KernelCache
+	counter(ds.kernelCache, float64(k.Hits), "hit")
+	counter(ds.kernelCache, float64(k.Misses), "miss")
+	counter(ds.kernelCache, float64(k.Writes), "write")
+	counter(ds.kernelCache, float64(k.Evictions), "eviction")
 }
 
 // The latency histogram's bucket bounds: the powers of two from about a microsecond to about

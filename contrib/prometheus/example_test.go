@@ -55,7 +55,7 @@ func ExampleNewGroupCollector() {
 		return
 	}
 	defer func() {
-		_ = g.Close() // before the devices
+		_ = g.Close(ctx) // before the devices
 		for _, d := range devs {
 			_ = d.Close()
 		}

@@ -63,7 +63,7 @@ func TestGroupCollectorFollowsARestart(t *testing.T) {
 			return device.Open(ctx, failed.Ordinal(), device.WithSimulator(sim.New(sim.WithDevices(2), sim.WithConfinedFaults())))
 		}, fastRestarts()...))
 	require.NoError(t, err)
-	t.Cleanup(func() { _ = g.Close() })
+	t.Cleanup(func() { _ = g.Close(context.Background()) })
 	c := gpuprom.NewGroupCollector(g, gpuprom.WithConstLabels(prom.Labels{"service": "test"}))
 	problems, err := testutil.CollectAndLint(c)
 	require.NoError(t, err)
@@ -115,7 +115,7 @@ gpuactor_up{backend="sim",device="1",service="test"} 1
 	assert.Equal(t, float64(now.Stats().Sent), sent["1"], "device 1's figures are the new device's")
 
 	// Once the group is closed, a scrape still answers.
-	require.NoError(t, g.Close())
+	require.NoError(t, g.Close(context.Background()))
 	assert.Equal(t, 2, testutil.CollectAndCount(c, "gpuactor_group_healthy"))
 }
 
@@ -135,7 +135,7 @@ func TestGroupCollectorLabelsMatchTheAPI(t *testing.T) {
 			return device.Open(ctx, failed.Ordinal(), opts...)
 		}, fastRestarts()...))
 	require.NoError(t, err)
-	t.Cleanup(func() { _ = g.Close() })
+	t.Cleanup(func() { _ = g.Close(context.Background()) })
 	c := gpuprom.NewGroupCollector(g)
 
 	// Scrapes go on while the worker dies and the device is replaced.

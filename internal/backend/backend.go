@@ -200,6 +200,7 @@ type Device interface {
 	ExternalDevice
 	DeviceManagement
 	LaunchControl
+	StreamControl
 
 	// Ordinal is the device's index.
 	Ordinal() int

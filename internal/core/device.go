@@ -17,6 +17,7 @@ import (
 	"github.com/gpuactor/gpuactor/cuda"
 	"github.com/gpuactor/gpuactor/cudaerr"
 	"github.com/gpuactor/gpuactor/internal/backend"
+	"github.com/gpuactor/gpuactor/internal/nvtx"
 )
 
 // Device is one GPU behind its actor: the state device.Device is a face over.
@@ -185,6 +186,7 @@ func (d *Device) init(describe func(backend.Backend, backend.Device) (any, Limit
 		return err
 	}
 	d.rt = rt
+	nvtx.NameCurrentThread(fmt.Sprintf("gpuactor device %d", d.ordinal))
 	if describe == nil {
 		describe = readLimits
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gpuactor/gpuactor/actor"
 	"github.com/gpuactor/gpuactor/internal/backend"
+	"github.com/gpuactor/gpuactor/internal/nvtx"
 )
 
 // Future is the future of a stream-ordered operation: it completes when the GPU has passed the
@@ -30,6 +31,7 @@ type Msg struct {
 	t     Tracking
 	self  Op
 	start time.Duration // when it was sent, on the device's clock
+	rng   string        // the NVTX range it runs in (its ctx's, while a tool is attached); "" for none
 }
 
 // Tracking says how an operation's future completes. The zero value completes it when the GPU
@@ -67,6 +69,7 @@ func Submit(ctx context.Context, s *Stream, m *Msg, self Op, t Tracking) *Future
 		return refused(t, actor.ErrFutureReused)
 	}
 	m.s, m.self, m.t = s, self, t
+	m.rng = nvtx.Named(ctx)
 	o := &s.dev.ops
 	m.start = o.clock()
 	o.sent.Add(1)
@@ -112,6 +115,10 @@ func (o *funcOp) Enqueue(rt backend.Device, tr *Tracker, h backend.Stream) error
 type msgTask Msg
 
 func (m *msgTask) Run(p *actor.Promise[struct{}]) (struct{}, error) {
+	if m.rng != "" {
+		nvtx.Push(m.rng)
+		defer nvtx.Pop()
+	}
 	s := m.s
 	tr := s.dev.tracker
 	if err := s.alive(); err != nil {

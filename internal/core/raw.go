@@ -40,7 +40,8 @@ func WrapStream(ctx context.Context, d *Device, h backend.Stream, check func(rt 
 		if err != nil {
 			return nil, err
 		}
-		s := &Stream{dev: d, h: h, blocking: c.Blocking, priority: c.Priority, foreign: true}
+		s := &Stream{dev: d, h: h, blocking: c.Blocking, foreign: true}
+		s.priority.Store(int64(c.Priority))
 		tr.Own(s, func() error { return s.destroy(rt, tr) })
 		return s, nil
 	}, func(rt backend.Device, tr *Tracker, s *Stream) {

@@ -14,9 +14,9 @@ type Stream struct {
 	dev      *Device
 	h        backend.Stream
 	blocking bool
-	priority int
-	own      bool // the device's own stream: destroyed by the device's Close only
-	foreign  bool // another library's (WrapStream): gpuactor forgets it and never destroys it
+	priority atomic.Int64 // as created, then as SetPriority and CopyAttributes leave it
+	own      bool         // the device's own stream: destroyed by the device's Close only
+	foreign  bool         // another library's (WrapStream): gpuactor forgets it and never destroys it
 	closed   atomic.Bool
 	ext      atomic.Pointer[streamExt]
 	inflight atomic.Int64 // operations sent and not completed
@@ -67,7 +67,8 @@ func NewStream(ctx context.Context, d *Device, c StreamConfig) (*Stream, error) 
 		if err != nil {
 			return nil, fmt.Errorf("gpuactor/streams: creating a stream: %w", err)
 		}
-		s := &Stream{dev: d, h: h, blocking: c.Blocking, priority: c.Priority}
+		s := &Stream{dev: d, h: h, blocking: c.Blocking}
+		s.priority.Store(int64(c.Priority))
 		tr.Own(s, func() error { return s.destroy(rt, tr) })
 		return s, nil
 	}, func(rt backend.Device, tr *Tracker, s *Stream) {
@@ -89,7 +90,7 @@ func (s *Stream) Priority() int {
 	if s == nil {
 		return 0
 	}
-	return s.priority
+	return int(s.priority.Load())
 }
 
 // Blocking reports whether the stream synchronizes with the legacy default stream (false for

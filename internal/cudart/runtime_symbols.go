@@ -156,6 +156,18 @@ const (
 	fnOccupancyMaxPotentialClusterSize // 11.8+
 	fnOccupancyMaxActiveClusters       // 11.8+
 	fnGraphKernelNodeSetAttribute
+	// Stream attributes and identity, capture dependencies, records with flags, profiler
+	// control (streamattr.go, profiler.go).
+	fnStreamGetAttribute
+	fnStreamSetAttribute
+	fnStreamCopyAttributes
+	fnStreamGetId // 12.0+
+	fnCtxResetPersistingL2Cache
+	fnStreamUpdateCaptureDependencies // 13.0+: with edge data; before: without
+	fnEventRecordWithFlags
+	fnProfilerStart
+	fnProfilerStop
+	fnStreamIsCapturing
 	numRuntimeSyms
 )
 
@@ -310,4 +322,14 @@ var runtimeSymNames = [numRuntimeSyms]string{
 	fnOccupancyMaxPotentialClusterSize:                   "cudaOccupancyMaxPotentialClusterSize",
 	fnOccupancyMaxActiveClusters:                         "cudaOccupancyMaxActiveClusters",
 	fnGraphKernelNodeSetAttribute:                        "cudaGraphKernelNodeSetAttribute",
+	fnStreamGetAttribute:                                 "cudaStreamGetAttribute",
+	fnStreamSetAttribute:                                 "cudaStreamSetAttribute",
+	fnStreamCopyAttributes:                               "cudaStreamCopyAttributes",
+	fnStreamGetId:                                        "cudaStreamGetId",
+	fnCtxResetPersistingL2Cache:                          "cudaCtxResetPersistingL2Cache",
+	fnStreamUpdateCaptureDependencies:                    "cudaStreamUpdateCaptureDependencies",
+	fnEventRecordWithFlags:                               "cudaEventRecordWithFlags",
+	fnProfilerStart:                                      "cudaProfilerStart",
+	fnProfilerStop:                                       "cudaProfilerStop",
+	fnStreamIsCapturing:                                  "cudaStreamIsCapturing",
 }

@@ -169,6 +169,15 @@ func (d *Device) EventElapsed(a0 backend.Event, a1 backend.Event) (float32, erro
 	return v0, r.err
 }
 
+// EventRecordWithFlags runs backend.Device.EventRecordWithFlags in the worker.
+func (d *Device) EventRecordWithFlags(a0 backend.Event, a1 backend.Stream, a2 uint32) error {
+	e := posted(mEventRecordWithFlags, a1)
+	e.u64(uint64(a0))
+	e.u64(uint64(a1))
+	e.u64(uint64(a2))
+	return d.post(e)
+}
+
 // EventSynchronize runs backend.Device.EventSynchronize in the worker.
 func (d *Device) EventSynchronize(a0 backend.Event) error {
 	e := request(mEventSynchronize)
@@ -1072,6 +1081,36 @@ func (d *Device) PeekLastError() error {
 	return r.err
 }
 
+// ProfilerStart runs backend.Device.ProfilerStart in the worker.
+func (d *Device) ProfilerStart() error {
+	e := request(mProfilerStart)
+	r, err := d.do(e)
+	if err != nil {
+		return err
+	}
+	return r.err
+}
+
+// ProfilerStop runs backend.Device.ProfilerStop in the worker.
+func (d *Device) ProfilerStop() error {
+	e := request(mProfilerStop)
+	r, err := d.do(e)
+	if err != nil {
+		return err
+	}
+	return r.err
+}
+
+// ResetPersistingL2Cache runs backend.Device.ResetPersistingL2Cache in the worker.
+func (d *Device) ResetPersistingL2Cache() error {
+	e := request(mResetPersistingL2Cache)
+	r, err := d.do(e)
+	if err != nil {
+		return err
+	}
+	return r.err
+}
+
 // SetCacheConfig runs backend.Device.SetCacheConfig in the worker.
 func (d *Device) SetCacheConfig(a0 int32) error {
 	e := request(mSetCacheConfig)
@@ -1179,6 +1218,18 @@ func (d *Device) StreamCaptureInfo(a0 backend.Stream) (backend.CaptureInfo, erro
 	return v0, r.err
 }
 
+// StreamCopyAttributes runs backend.Device.StreamCopyAttributes in the worker.
+func (d *Device) StreamCopyAttributes(a0 backend.Stream, a1 backend.Stream) error {
+	e := request(mStreamCopyAttributes)
+	e.u64(uint64(a0))
+	e.u64(uint64(a1))
+	r, err := d.do(e)
+	if err != nil {
+		return err
+	}
+	return r.err
+}
+
 // StreamCreate runs backend.Device.StreamCreate in the worker.
 func (d *Device) StreamCreate(a0 uint32, a1 int) (backend.Stream, error) {
 	e := request(mStreamCreate)
@@ -1215,6 +1266,19 @@ func (d *Device) StreamEndCapture(a0 backend.Stream) (backend.Graph, error) {
 	return v0, r.err
 }
 
+// StreamGetAttribute runs backend.Device.StreamGetAttribute in the worker.
+func (d *Device) StreamGetAttribute(a0 backend.Stream, a1 backend.StreamAttr) (backend.StreamAttrValue, error) {
+	e := request(mStreamGetAttribute)
+	e.u64(uint64(a0))
+	e.i64(int64(a1))
+	r, err := d.do(e)
+	if err != nil {
+		return backend.StreamAttrValue{}, err
+	}
+	v0 := decStreamAttrValue(&r)
+	return v0, r.err
+}
+
 // StreamGetDevice runs backend.Device.StreamGetDevice in the worker.
 func (d *Device) StreamGetDevice(a0 backend.Stream) (int, error) {
 	e := request(mStreamGetDevice)
@@ -1239,6 +1303,18 @@ func (d *Device) StreamGetFlags(a0 backend.Stream) (uint32, error) {
 	return v0, r.err
 }
 
+// StreamGetID runs backend.Device.StreamGetID in the worker.
+func (d *Device) StreamGetID(a0 backend.Stream) (uint64, error) {
+	e := request(mStreamGetID)
+	e.u64(uint64(a0))
+	r, err := d.do(e)
+	if err != nil {
+		return 0, err
+	}
+	v0 := r.u64()
+	return v0, r.err
+}
+
 // StreamGetPriority runs backend.Device.StreamGetPriority in the worker.
 func (d *Device) StreamGetPriority(a0 backend.Stream) (int, error) {
 	e := request(mStreamGetPriority)
@@ -1248,6 +1324,18 @@ func (d *Device) StreamGetPriority(a0 backend.Stream) (int, error) {
 		return 0, err
 	}
 	v0 := int(r.i64())
+	return v0, r.err
+}
+
+// StreamIsCapturing runs backend.Device.StreamIsCapturing in the worker.
+func (d *Device) StreamIsCapturing(a0 backend.Stream) (backend.CaptureStatus, error) {
+	e := request(mStreamIsCapturing)
+	e.u64(uint64(a0))
+	r, err := d.do(e)
+	if err != nil {
+		return 0, err
+	}
+	v0 := backend.CaptureStatus(r.i64())
 	return v0, r.err
 }
 
@@ -1274,10 +1362,36 @@ func (d *Device) StreamQuery(a0 backend.Stream) error {
 	return r.err
 }
 
+// StreamSetAttribute runs backend.Device.StreamSetAttribute in the worker.
+func (d *Device) StreamSetAttribute(a0 backend.Stream, a1 backend.StreamAttr, a2 backend.StreamAttrValue) error {
+	e := request(mStreamSetAttribute)
+	e.u64(uint64(a0))
+	e.i64(int64(a1))
+	encStreamAttrValue(&e, a2)
+	r, err := d.do(e)
+	if err != nil {
+		return err
+	}
+	return r.err
+}
+
 // StreamSynchronize runs backend.Device.StreamSynchronize in the worker.
 func (d *Device) StreamSynchronize(a0 backend.Stream) error {
 	e := request(mStreamSynchronize)
 	e.u64(uint64(a0))
+	r, err := d.do(e)
+	if err != nil {
+		return err
+	}
+	return r.err
+}
+
+// StreamUpdateCaptureDependencies runs backend.Device.StreamUpdateCaptureDependencies in the worker.
+func (d *Device) StreamUpdateCaptureDependencies(a0 backend.Stream, a1 []backend.GraphNode, a2 uint32) error {
+	e := request(mStreamUpdateCaptureDependencies)
+	e.u64(uint64(a0))
+	encListGraphNode(&e, a1)
+	e.u64(uint64(a2))
 	r, err := d.do(e)
 	if err != nil {
 		return err

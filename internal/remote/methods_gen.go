@@ -26,6 +26,7 @@ const (
 	mEventElapsed
 	mEventQuery
 	mEventRecord
+	mEventRecordWithFlags
 	mEventSynchronize
 	mExternalMemoryMappedBuffer
 	mFlushGPUDirectRDMAWrites
@@ -110,6 +111,9 @@ const (
 	mPCIBusID
 	mPeekLastError
 	mPointerAttributes
+	mProfilerStart
+	mProfilerStop
+	mResetPersistingL2Cache
 	mSetCacheConfig
 	mSetCurrentMemPool
 	mSetLimit
@@ -119,15 +123,21 @@ const (
 	mStreamAttachMem
 	mStreamBeginCapture
 	mStreamCaptureInfo
+	mStreamCopyAttributes
 	mStreamCreate
 	mStreamDestroy
 	mStreamEndCapture
+	mStreamGetAttribute
 	mStreamGetDevice
 	mStreamGetFlags
+	mStreamGetID
 	mStreamGetPriority
+	mStreamIsCapturing
 	mStreamPriorityRange
 	mStreamQuery
+	mStreamSetAttribute
 	mStreamSynchronize
+	mStreamUpdateCaptureDependencies
 	mStreamWaitEvent
 	mSynchronize
 	mUUID
@@ -158,6 +168,7 @@ var methodNames = [numMethods]string{
 	mEventElapsed:                          "EventElapsed",
 	mEventQuery:                            "EventQuery",
 	mEventRecord:                           "EventRecord",
+	mEventRecordWithFlags:                  "EventRecordWithFlags",
 	mEventSynchronize:                      "EventSynchronize",
 	mExternalMemoryMappedBuffer:            "ExternalMemoryMappedBuffer",
 	mFlushGPUDirectRDMAWrites:              "FlushGPUDirectRDMAWrites",
@@ -242,6 +253,9 @@ var methodNames = [numMethods]string{
 	mPCIBusID:                              "PCIBusID",
 	mPeekLastError:                         "PeekLastError",
 	mPointerAttributes:                     "PointerAttributes",
+	mProfilerStart:                         "ProfilerStart",
+	mProfilerStop:                          "ProfilerStop",
+	mResetPersistingL2Cache:                "ResetPersistingL2Cache",
 	mSetCacheConfig:                        "SetCacheConfig",
 	mSetCurrentMemPool:                     "SetCurrentMemPool",
 	mSetLimit:                              "SetLimit",
@@ -251,15 +265,21 @@ var methodNames = [numMethods]string{
 	mStreamAttachMem:                       "StreamAttachMem",
 	mStreamBeginCapture:                    "StreamBeginCapture",
 	mStreamCaptureInfo:                     "StreamCaptureInfo",
+	mStreamCopyAttributes:                  "StreamCopyAttributes",
 	mStreamCreate:                          "StreamCreate",
 	mStreamDestroy:                         "StreamDestroy",
 	mStreamEndCapture:                      "StreamEndCapture",
+	mStreamGetAttribute:                    "StreamGetAttribute",
 	mStreamGetDevice:                       "StreamGetDevice",
 	mStreamGetFlags:                        "StreamGetFlags",
+	mStreamGetID:                           "StreamGetID",
 	mStreamGetPriority:                     "StreamGetPriority",
+	mStreamIsCapturing:                     "StreamIsCapturing",
 	mStreamPriorityRange:                   "StreamPriorityRange",
 	mStreamQuery:                           "StreamQuery",
+	mStreamSetAttribute:                    "StreamSetAttribute",
 	mStreamSynchronize:                     "StreamSynchronize",
+	mStreamUpdateCaptureDependencies:       "StreamUpdateCaptureDependencies",
 	mStreamWaitEvent:                       "StreamWaitEvent",
 	mSynchronize:                           "Synchronize",
 	mUUID:                                  "UUID",

@@ -316,6 +316,99 @@ var paritySteps = []struct {
 		return []any{info, st.captured}, err
 	}},
 	{"CaptureInfoOfNone", nil, func(dv backend.Device, st *pstate) (any, error) { return dv.StreamCaptureInfo(0) }},
+	{"StreamAttributes", []string{"StreamSetAttribute", "StreamGetAttribute", "StreamCopyAttributes"}, func(dv backend.Device, st *pstate) (any, error) {
+		w := backend.AccessPolicyWindow{Base: st.p, NumBytes: 4096, HitRatio: 0.5, HitProp: backend.AccessPersisting, MissProp: backend.AccessStreaming}
+		sets := map[backend.StreamAttr]backend.StreamAttrValue{
+			backend.StreamAttrAccessPolicyWindow: {Window: w},
+			backend.StreamAttrSyncPolicy:         {SyncPolicy: backend.SyncYield},
+			backend.StreamAttrPriority:           {Priority: -2},
+		}
+		for a, v := range sets {
+			if err := dv.StreamSetAttribute(st.s, a, v); err != nil {
+				return nil, err
+			}
+		}
+		other, err := dv.StreamCreate(backend.StreamNonBlocking, 0)
+		if err != nil {
+			return nil, err
+		}
+		defer dv.StreamDestroy(other)
+		if err := dv.StreamCopyAttributes(other, st.s); err != nil {
+			return nil, err
+		}
+		var out []backend.StreamAttrValue
+		for _, a := range []backend.StreamAttr{backend.StreamAttrAccessPolicyWindow, backend.StreamAttrSyncPolicy, backend.StreamAttrPriority} {
+			v, err := dv.StreamGetAttribute(other, a)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, v)
+		}
+		return out, nil
+	}},
+	{"BadStreamAttributes", nil, func(dv backend.Device, st *pstate) (any, error) {
+		big := dv.StreamSetAttribute(st.s, backend.StreamAttrAccessPolicyWindow, backend.StreamAttrValue{Window: backend.AccessPolicyWindow{Base: st.p, NumBytes: 1 << 40}})
+		ratio := dv.StreamSetAttribute(st.s, backend.StreamAttrAccessPolicyWindow, backend.StreamAttrValue{Window: backend.AccessPolicyWindow{Base: st.p, NumBytes: 64, HitRatio: 2}})
+		_, unknown := dv.StreamGetAttribute(st.s, 99)
+		return []string{errText(big), errText(ratio), errText(unknown)}, nil
+	}},
+	{"StreamGetID", []string{"StreamGetID"}, func(dv backend.Device, st *pstate) (any, error) { return dv.StreamGetID(st.s) }},
+	{"ResetPersistingL2Cache", []string{"ResetPersistingL2Cache"}, func(dv backend.Device, st *pstate) (any, error) {
+		return nil, dv.ResetPersistingL2Cache()
+	}},
+	{"Profiler", []string{"ProfilerStart", "ProfilerStop"}, func(dv backend.Device, st *pstate) (any, error) {
+		if err := dv.ProfilerStart(); err != nil {
+			return nil, err
+		}
+		return nil, dv.ProfilerStop()
+	}},
+	{"CaptureDependencies", []string{"StreamUpdateCaptureDependencies", "EventRecordWithFlags", "StreamIsCapturing"}, func(dv backend.Device, st *pstate) (any, error) {
+		before, err := dv.StreamIsCapturing(st.s)
+		if err != nil {
+			return nil, err
+		}
+		if err := dv.StreamBeginCapture(st.s, backend.CaptureGlobal); err != nil {
+			return nil, err
+		}
+		during, err := dv.StreamIsCapturing(st.s)
+		if err != nil {
+			return nil, err
+		}
+		if err := dv.Memset(st.p, 1, 64, st.s); err != nil {
+			return nil, err
+		}
+		first, err := dv.StreamCaptureInfo(st.s)
+		if err != nil {
+			return nil, err
+		}
+		if err := dv.Memset(st.p, 2, 64, st.s); err != nil {
+			return nil, err
+		}
+		if err := dv.StreamUpdateCaptureDependencies(st.s, first.Deps, backend.CaptureDepsSet); err != nil {
+			return nil, err
+		}
+		if err := dv.EventRecordWithFlags(st.e, st.s, backend.EventRecordExternal); err != nil {
+			return nil, err
+		}
+		bad := dv.StreamUpdateCaptureDependencies(st.s, []backend.GraphNode{0xdead}, backend.CaptureDepsAdd)
+		g, err := dv.StreamEndCapture(st.s)
+		if err != nil {
+			return nil, err
+		}
+		defer dv.GraphDestroy(g)
+		nodes, err := dv.GraphNodes(g)
+		if err != nil {
+			return nil, err
+		}
+		roots, err := dv.GraphRootNodes(g)
+		if err != nil {
+			return nil, err
+		}
+		if err := dv.EventRecordWithFlags(st.e, st.s, backend.EventRecordDefault); err != nil {
+			return nil, err
+		}
+		return []any{before, during, len(nodes), len(roots), errText(bad)}, dv.EventSynchronize(st.e)
+	}},
 	{"BuildGraph", []string{"GraphCreate", "GraphAddEmptyNode", "GraphAddMemsetNode", "GraphAddCopyDtoD", "GraphAddKernelNode", "GraphAddChildNode", "GraphAddEventRecordNode", "GraphAddEventWaitNode", "GraphAddMemAllocNode", "GraphAddMemFreeNode", "GraphAddDependencies"}, func(dv backend.Device, st *pstate) (v any, err error) {
 		if st.g, err = dv.GraphCreate(); err != nil {
 			return nil, err

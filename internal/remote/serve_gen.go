@@ -44,6 +44,7 @@ var table = [numMethods]entry{
 	mEventElapsed:                          {(*server).callEventElapsed, false},
 	mEventQuery:                            {(*server).callEventQuery, false},
 	mEventRecord:                           {(*server).callEventRecord, true},
+	mEventRecordWithFlags:                  {(*server).callEventRecordWithFlags, true},
 	mEventSynchronize:                      {(*server).callEventSynchronize, false},
 	mExternalMemoryMappedBuffer:            {(*server).callExternalMemoryMappedBuffer, false},
 	mFlushGPUDirectRDMAWrites:              {(*server).callFlushGPUDirectRDMAWrites, false},
@@ -128,6 +129,9 @@ var table = [numMethods]entry{
 	mPCIBusID:                              {(*server).callPCIBusID, false},
 	mPeekLastError:                         {(*server).callPeekLastError, false},
 	mPointerAttributes:                     {(*server).callPointerAttributes, false},
+	mProfilerStart:                         {(*server).callProfilerStart, false},
+	mProfilerStop:                          {(*server).callProfilerStop, false},
+	mResetPersistingL2Cache:                {(*server).callResetPersistingL2Cache, false},
 	mSetCacheConfig:                        {(*server).callSetCacheConfig, false},
 	mSetCurrentMemPool:                     {(*server).callSetCurrentMemPool, false},
 	mSetLimit:                              {(*server).callSetLimit, false},
@@ -137,15 +141,21 @@ var table = [numMethods]entry{
 	mStreamAttachMem:                       {(*server).callStreamAttachMem, false},
 	mStreamBeginCapture:                    {(*server).callStreamBeginCapture, false},
 	mStreamCaptureInfo:                     {(*server).callStreamCaptureInfo, false},
+	mStreamCopyAttributes:                  {(*server).callStreamCopyAttributes, false},
 	mStreamCreate:                          {(*server).callStreamCreate, false},
 	mStreamDestroy:                         {(*server).callStreamDestroy, false},
 	mStreamEndCapture:                      {(*server).callStreamEndCapture, false},
+	mStreamGetAttribute:                    {(*server).callStreamGetAttribute, false},
 	mStreamGetDevice:                       {(*server).callStreamGetDevice, false},
 	mStreamGetFlags:                        {(*server).callStreamGetFlags, false},
+	mStreamGetID:                           {(*server).callStreamGetID, false},
 	mStreamGetPriority:                     {(*server).callStreamGetPriority, false},
+	mStreamIsCapturing:                     {(*server).callStreamIsCapturing, false},
 	mStreamPriorityRange:                   {(*server).callStreamPriorityRange, false},
 	mStreamQuery:                           {(*server).callStreamQuery, false},
+	mStreamSetAttribute:                    {(*server).callStreamSetAttribute, false},
 	mStreamSynchronize:                     {(*server).callStreamSynchronize, false},
+	mStreamUpdateCaptureDependencies:       {(*server).callStreamUpdateCaptureDependencies, false},
 	mStreamWaitEvent:                       {(*server).callStreamWaitEvent, true},
 	mSynchronize:                           {(*server).callSynchronize, false},
 	mUUID:                                  {(*server).callUUID, false},
@@ -308,6 +318,16 @@ func (s *server) callEventRecord(in *dec, out *enc) error {
 		return in.err
 	}
 	return s.dev.EventRecord(a0, a1)
+}
+
+func (s *server) callEventRecordWithFlags(in *dec, out *enc) error {
+	a0 := backend.Event(in.u64())
+	a1 := backend.Stream(in.u64())
+	a2 := uint32(in.u64())
+	if in.err != nil {
+		return in.err
+	}
+	return s.dev.EventRecordWithFlags(a0, a1, a2)
 }
 
 func (s *server) callEventSynchronize(in *dec, out *enc) error {
@@ -1190,6 +1210,18 @@ func (s *server) callPointerAttributes(in *dec, out *enc) error {
 	return nil
 }
 
+func (s *server) callProfilerStart(in *dec, out *enc) error {
+	return s.dev.ProfilerStart()
+}
+
+func (s *server) callProfilerStop(in *dec, out *enc) error {
+	return s.dev.ProfilerStop()
+}
+
+func (s *server) callResetPersistingL2Cache(in *dec, out *enc) error {
+	return s.dev.ResetPersistingL2Cache()
+}
+
 func (s *server) callSetCacheConfig(in *dec, out *enc) error {
 	a0 := int32(in.i64())
 	if in.err != nil {
@@ -1275,6 +1307,15 @@ func (s *server) callStreamCaptureInfo(in *dec, out *enc) error {
 	return nil
 }
 
+func (s *server) callStreamCopyAttributes(in *dec, out *enc) error {
+	a0 := backend.Stream(in.u64())
+	a1 := backend.Stream(in.u64())
+	if in.err != nil {
+		return in.err
+	}
+	return s.dev.StreamCopyAttributes(a0, a1)
+}
+
 func (s *server) callStreamCreate(in *dec, out *enc) error {
 	a0 := uint32(in.u64())
 	a1 := int(in.i64())
@@ -1310,6 +1351,20 @@ func (s *server) callStreamEndCapture(in *dec, out *enc) error {
 	return nil
 }
 
+func (s *server) callStreamGetAttribute(in *dec, out *enc) error {
+	a0 := backend.Stream(in.u64())
+	a1 := backend.StreamAttr(in.i64())
+	if in.err != nil {
+		return in.err
+	}
+	v0, err := s.dev.StreamGetAttribute(a0, a1)
+	if err != nil {
+		return err
+	}
+	encStreamAttrValue(out, v0)
+	return nil
+}
+
 func (s *server) callStreamGetDevice(in *dec, out *enc) error {
 	a0 := backend.Stream(in.u64())
 	if in.err != nil {
@@ -1336,12 +1391,38 @@ func (s *server) callStreamGetFlags(in *dec, out *enc) error {
 	return nil
 }
 
+func (s *server) callStreamGetID(in *dec, out *enc) error {
+	a0 := backend.Stream(in.u64())
+	if in.err != nil {
+		return in.err
+	}
+	v0, err := s.dev.StreamGetID(a0)
+	if err != nil {
+		return err
+	}
+	out.u64(v0)
+	return nil
+}
+
 func (s *server) callStreamGetPriority(in *dec, out *enc) error {
 	a0 := backend.Stream(in.u64())
 	if in.err != nil {
 		return in.err
 	}
 	v0, err := s.dev.StreamGetPriority(a0)
+	if err != nil {
+		return err
+	}
+	out.i64(int64(v0))
+	return nil
+}
+
+func (s *server) callStreamIsCapturing(in *dec, out *enc) error {
+	a0 := backend.Stream(in.u64())
+	if in.err != nil {
+		return in.err
+	}
+	v0, err := s.dev.StreamIsCapturing(a0)
 	if err != nil {
 		return err
 	}
@@ -1367,12 +1448,32 @@ func (s *server) callStreamQuery(in *dec, out *enc) error {
 	return s.dev.StreamQuery(a0)
 }
 
+func (s *server) callStreamSetAttribute(in *dec, out *enc) error {
+	a0 := backend.Stream(in.u64())
+	a1 := backend.StreamAttr(in.i64())
+	a2 := decStreamAttrValue(in)
+	if in.err != nil {
+		return in.err
+	}
+	return s.dev.StreamSetAttribute(a0, a1, a2)
+}
+
 func (s *server) callStreamSynchronize(in *dec, out *enc) error {
 	a0 := backend.Stream(in.u64())
 	if in.err != nil {
 		return in.err
 	}
 	return s.dev.StreamSynchronize(a0)
+}
+
+func (s *server) callStreamUpdateCaptureDependencies(in *dec, out *enc) error {
+	a0 := backend.Stream(in.u64())
+	a1 := decListGraphNode(in)
+	a2 := uint32(in.u64())
+	if in.err != nil {
+		return in.err
+	}
+	return s.dev.StreamUpdateCaptureDependencies(a0, a1, a2)
 }
 
 func (s *server) callStreamWaitEvent(in *dec, out *enc) error {
@@ -1413,6 +1514,23 @@ func (s *server) callWaitExternalSemaphore(in *dec, out *enc) error {
 		return in.err
 	}
 	return s.dev.WaitExternalSemaphore(a0, a1, a2)
+}
+
+func encAccessPolicyWindow(e *enc, v backend.AccessPolicyWindow) {
+	e.u64(uint64(v.Base))
+	e.u64(v.NumBytes)
+	e.f32(v.HitRatio)
+	e.i64(int64(v.HitProp))
+	e.i64(int64(v.MissProp))
+}
+
+func decAccessPolicyWindow(d *dec) (v backend.AccessPolicyWindow) {
+	v.Base = backend.DevicePtr(d.u64())
+	v.NumBytes = d.u64()
+	v.HitRatio = d.f32()
+	v.HitProp = backend.AccessProperty(d.i64())
+	v.MissProp = backend.AccessProperty(d.i64())
+	return v
 }
 
 func encArg(e *enc, v backend.Arg) {
@@ -1645,6 +1763,19 @@ func decPoolProps(d *dec) (v backend.PoolProps) {
 	v.Location = decLocation(d)
 	v.HandleTypes = uint32(d.u64())
 	v.MaxSize = d.u64()
+	return v
+}
+
+func encStreamAttrValue(e *enc, v backend.StreamAttrValue) {
+	encAccessPolicyWindow(e, v.Window)
+	e.i64(int64(v.SyncPolicy))
+	e.i64(int64(v.Priority))
+}
+
+func decStreamAttrValue(d *dec) (v backend.StreamAttrValue) {
+	v.Window = decAccessPolicyWindow(d)
+	v.SyncPolicy = backend.SyncPolicy(d.i64())
+	v.Priority = int32(d.i64())
 	return v
 }
 

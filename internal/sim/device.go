@@ -42,6 +42,9 @@ type device struct {
 	graphs graphState // graphs, executable graphs and stream captures (graph.go)
 	peers  peerState  // the devices whose memory this one may access (peer.go)
 	mgmt   mgmtState  // limits, cache preferences, context flags (devmgmt.go)
+
+	l2Resets  atomic.Int64 // ResetPersistingL2Cache calls (streamattr.go)
+	profiling atomic.Bool  // between ProfilerStart and ProfilerStop
 }
 
 var _ backend.Device = (*device)(nil)
@@ -128,6 +131,7 @@ func newDevice(b *Backend, ordinal int) *device {
 		d.attrs[a] = v
 	}
 	d.mgmt.init()
+	addStreamControlAttrs(d.attrs)
 	return d
 }
 

@@ -44,6 +44,8 @@ func (d *device) StreamGetPriority(h backend.Stream) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	return s.priority, nil
 }
 

@@ -33,7 +33,8 @@ type stream struct {
 	h        backend.Stream
 	dev      *device
 	flags    uint32
-	priority int
+	priority int         // guarded by mu once the stream exists
+	attrs    streamAttrs // cudaStreamSetAttribute's values (streamattr.go), guarded by mu
 
 	mu        sync.Mutex
 	cond      sync.Cond // signalled when done grows
