@@ -155,6 +155,12 @@ func Open(ctx context.Context, be backend.Backend, cfg Config, ordinal int) (*De
 					d.log.Warn("closing what the device owns", zap.Error(err))
 				}
 			}
+			if d.Err() != nil {
+				// A failed device's Close reports nothing of its own: the failure is Err's,
+				// and an isolated device's worker found dead while closing (its release
+				// failing on the way) is known by now, whichever came first.
+				d.closeErr = nil
+			}
 		}),
 		actor.WithGuard(d.guard),
 		actor.WithErrorMap(d.note),
@@ -264,7 +270,9 @@ func (d *Device) release() {
 }
 
 // Close finishes the work already sent, frees every buffer, host buffer and module still
-// live, and stops the actor. Later calls fail with ErrClosed. Idempotent.
+// live, and stops the actor. Later calls fail with ErrClosed. It returns what went wrong
+// releasing a healthy device's resources, and nil for a device that failed, before or while
+// closing (Err says how). Idempotent.
 func (d *Device) Close() error {
 	if err := d.InHostFunc("Close"); err != nil {
 		return err

@@ -200,3 +200,22 @@ func TestNoLeaks(t *testing.T) {
 		"descriptors: %d before, %d after", fds, testproc.OpenFDs())
 	testleak.Settle(t, goroutines)
 }
+
+// A worker killed just before Close died, and Err says so once Close returns, every time: the
+// kill's end is not taken for the exit Close asked for. A worker that exits as asked is
+// closed, and Err stays nil.
+func TestCloseAfterKillReportsTheDeath(t *testing.T) {
+	for i := range 6 {
+		p := start(t)
+		require.NoError(t, syscall.Kill(p.Pid(), syscall.SIGKILL))
+		require.NoError(t, p.Close(), "iteration %d", i)
+		require.ErrorIs(t, p.Err(), worker.ErrWorkerDied, "iteration %d", i)
+		assert.Contains(t, p.Err().Error(), "killed")
+
+		q := start(t)
+		_, err := q.Call(context.Background(), []byte("hi"))
+		require.NoError(t, err)
+		require.NoError(t, q.Close())
+		require.NoError(t, q.Err(), "iteration %d: a clean close is no death", i)
+	}
+}

@@ -28,6 +28,9 @@ type Process struct {
 	err     error       // what Err reports
 	hung    bool
 	closing bool
+	// closeKill: Close killed the worker after its close timeout, so the end it sees is its
+	// own doing, not a death.
+	closeKill bool
 
 	exited chan struct{} // closed when the process was reaped
 	done   chan struct{} // closed when the process was reaped and every call failed
@@ -162,6 +165,10 @@ func (p *Process) failure() error {
 // do so, and kills it if it did not; it returns once the process was reaped. Calls pending or
 // made after fail with ErrClosed. It returns an error only when the worker had to be killed.
 // Idempotent.
+//
+// A worker that ends some other way while Close runs — killed by someone else, or exiting
+// with an error — died: Err reports it once Close returns, whichever came first, Close's
+// request or the death. Only an exit with status 0, or Close's own kill, is a clean close.
 func (p *Process) Close() error {
 	p.closeOnce.Do(func() {
 		p.mu.Lock()
@@ -183,6 +190,9 @@ func (p *Process) Close() error {
 		select {
 		case <-p.done:
 		case <-t.C:
+			p.mu.Lock()
+			p.closeKill = true
+			p.mu.Unlock()
 			_ = p.cmd.Process.Kill()
 			<-p.done
 			p.closeErr = fmt.Errorf("worker: process %d did not exit within %v of Close; killed", p.pid, p.cfg.closeTimeout)
@@ -218,7 +228,9 @@ func (p *Process) wait() {
 	p.drainReaders()
 	p.mu.Lock()
 	var cause error
-	if p.closing && !p.hung {
+	// A worker Close asked to exit ends with status 0, or by Close's kill; any other end is a
+	// death, though Close had begun: what Err says must not depend on which came first.
+	if p.closing && !p.hung && (p.closeKill || p.cmd.ProcessState.Success()) {
 		cause = ErrClosed
 	} else {
 		d := &DiedError{Pid: p.pid, Status: p.cmd.ProcessState.String(), Hung: p.hung, Stderr: p.stderr.String()}
