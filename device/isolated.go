@@ -64,6 +64,11 @@ func openIsolated(ctx context.Context, c *config, ordinal int) (*Device, *remote
 	}
 	start := func(ctx context.Context) (*worker.Process, error) {
 		opts := append([]worker.Option{worker.WithEnv(env)}, c.isolated.opts...)
+		if c.watchdog > 0 {
+			// A worker frozen while the device's goroutine waits for its answer is stuck too,
+			// and the watchdog cannot see it from a goroutine that waits.
+			opts = append(opts, worker.WithCallTimeout(c.watchdog))
+		}
 		return remote.Start(ctx, opts...)
 	}
 	rb, err := remote.New(ctx, start, remote.WithFailure(func(lost error) error {

@@ -381,14 +381,15 @@ func (d *Device) Synchronize(ctx context.Context) error {
 			return err
 		}
 		tr.AfterAll(func(err error) {
+			if err != nil { // the device failed: ev may never complete (a stuck device's)
+				done(err)
+				return
+			}
 			// The pools give freed memory back at a synchronization that observes the free
 			// (poolrelease.go): ev is complete by now (the device's own stream, where
 			// Close frees without a stream, has passed it), so this returns at once, as does
 			// synchronizing the idle streams that freed.
-			if serr := errors.Join(rt.EventSynchronize(ev), tr.releaseFreed()); err == nil {
-				err = serr
-			}
-			done(err)
+			done(errors.Join(rt.EventSynchronize(ev), tr.releaseFreed()))
 		})
 		return nil
 	}).Wait(ctx)

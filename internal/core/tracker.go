@@ -245,6 +245,36 @@ func (t *Tracker) abort(err error) {
 	}
 }
 
+// fail completes, at once and with err, every callback still waiting on the GPU and every
+// event wait, and forgets their watermarks: for a device the watchdog found stuck, whose GPU
+// will pass none of them. Unlike abort, the callbacks themselves run now, so that every
+// caller waiting through one (a Synchronize, an event's, a buffer's Close) returns; given err,
+// each frees nothing, since freeing would wait for the GPU (the stuck device's release
+// abandons what it holds).
+func (t *Tracker) fail(err error) {
+	var all []completion
+	for _, tr := range slices.Clone(t.active) { // a track holds callbacks only while active
+		all = append(all, tr.open...)
+		for _, m := range tr.marks[tr.first:] {
+			all = append(all, m.done...)
+		}
+		tr.open, tr.marks, tr.first, tr.urgent = nil, nil, 0, false
+		t.idle(tr)
+	}
+	waits := t.waits
+	t.waits, t.pending = nil, 0
+	t.counts.completed.add(uint64(len(all) + len(waits)))
+	for _, c := range all {
+		c.run(err)
+		if c.user != nil {
+			c.user.Complete(struct{}{}, err)
+		}
+	}
+	for _, w := range waits {
+		w.done(err)
+	}
+}
+
 // idle takes tr, which holds no callbacks, out of the tracks poll walks; it stays in streams
 // for the stream's next work.
 func (t *Tracker) idle(tr *track) {

@@ -127,13 +127,13 @@ func (b *Backend) Close() error {
 	return err
 }
 
-// Stop ends the worker as Close does, but keeps the memory shared with it mapped: for a
-// device whose goroutine may still be reading it (one failed as stuck, not yet closed). Close
-// it afterwards.
+// Stop ends the worker at once (worker.Process.Abort), but keeps the memory shared with it
+// mapped: for a device stuck in a kernel that never ends, which only the worker's end frees,
+// and whose goroutine may still be reading that memory. Close it afterwards.
 func (b *Backend) Stop() error {
-	err := b.proc.Close()
+	b.proc.Abort()
 	b.settle()
-	return err
+	return nil
 }
 
 // Name is "isolated-" and the worker backend's name.

@@ -219,3 +219,24 @@ func TestCloseAfterKillReportsTheDeath(t *testing.T) {
 		require.NoError(t, q.Err(), "iteration %d: a clean close is no death", i)
 	}
 }
+
+// With heartbeats off, a call that waits on a frozen worker still finds it: after hungAfter
+// of silence the worker is pinged, and killed as hung when it does not answer. A worker busy
+// with a long call answers the ping and is left alone.
+func TestCallCheckWithoutHeartbeat(t *testing.T) {
+	eachTransport(t, func(t *testing.T, start startFunc) {
+		const hungAfter = 100 * time.Millisecond
+		busy := start(t, worker.WithHeartbeat(0, hungAfter))
+		_, err := busy.Call(context.Background(), []byte("sleep:1s"))
+		require.NoError(t, err, "a long call is not a hang")
+		require.NoError(t, busy.Close())
+
+		frozen := start(t, worker.WithHeartbeat(0, hungAfter))
+		require.NoError(t, syscall.Kill(frozen.Pid(), syscall.SIGSTOP))
+		errs := pendingCalls(t, frozen, 4, "after the freeze")
+		for _, err := range collect(t, errs, 4, 5*time.Second) {
+			require.ErrorIs(t, err, worker.ErrWorkerHung)
+		}
+		require.ErrorIs(t, frozen.Err(), worker.ErrWorkerHung)
+	})
+}
