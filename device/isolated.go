@@ -55,7 +55,9 @@ func openIsolated(ctx context.Context, c *config, ordinal int) (*Device, *remote
 		if c.simulator == nil {
 			c.simulator = sim.New()
 		}
-		ss := (*isim.Machine)(c.simulator).Spec()
+		// The machine's fault plan for ordinal goes to its first worker only: a worker started
+		// to replace one the plan failed must not fail the same way.
+		ss := (*isim.Machine)(c.simulator).WorkerSpec(ordinal)
 		spec.Sim = &ss
 	}
 	env, err := spec.Env()
@@ -84,6 +86,14 @@ func openIsolated(ctx context.Context, c *config, ordinal int) (*Device, *remote
 	if err != nil {
 		_ = rb.Close()
 		return nil, nil, err
+	}
+	if c.backend == BackendSim {
+		// The simulator's Fail and Lose reach the worker serving ordinal now, while it runs.
+		detach := (*isim.Machine)(c.simulator).Attach(ordinal, rb)
+		go func() {
+			<-rb.Process().Done()
+			detach()
+		}()
 	}
 	return d, rb, nil
 }

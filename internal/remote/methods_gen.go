@@ -60,6 +60,7 @@ const (
 	mHostDevicePointer
 	mHostFree
 	mInfo
+	mInject
 	mIpcCloseMemHandle
 	mIpcGetEventHandle
 	mIpcGetMemHandle
@@ -173,6 +174,7 @@ var methodNames = [numMethods]string{
 	mHostDevicePointer:             "HostDevicePointer",
 	mHostFree:                      "HostFree",
 	mInfo:                          "Info",
+	mInject:                        "Inject",
 	mIpcCloseMemHandle:             "IpcCloseMemHandle",
 	mIpcGetEventHandle:             "IpcGetEventHandle",
 	mIpcGetMemHandle:               "IpcGetMemHandle",
