@@ -203,7 +203,7 @@ func (d *Device) init(describe func(backend.Backend, backend.Device) (any, Limit
 		return fmt.Errorf("gpuactor: creating the device's stream: %w", err)
 	}
 	d.stream = &Stream{dev: d, h: h, own: true}
-	d.tracker = newTracker(rt, d.note, &d.trackCounts)
+	d.tracker = newTracker(rt, d.noteAfter, &d.trackCounts)
 	return nil
 }
 
@@ -328,14 +328,33 @@ func (d *Device) Err() error { return d.health.Err() }
 // note records a sticky error, or the loss of the GPU: the device is unusable from then on. It returns the error to
 // hand on: for a sticky error the device's failure, which wraps ErrDeviceFailed and the first
 // sticky error, so that every operation the failure ends reports the one failure.
-func (d *Device) note(err error) error {
+func (d *Device) note(err error) error { return d.noteAfter(err, "") }
+
+// noteAfter is note for an error a stream reported after the launch culprit names ("" when
+// unknown): the runtime reports a kernel's fault at a later call, so the failure names that
+// launch, or else the call that saw the fault — which need not have caused it.
+func (d *Device) noteAfter(err error, culprit string) error {
 	if err == nil || !(cudaerr.IsSticky(err) || errors.Is(err, cudaerr.DevicesUnavailable)) { // unavailable: the GPU is lost
 		return err
 	}
-	if d.health.Fail(fmt.Errorf("%w: %w", ErrDeviceFailed, err)) {
+	if d.health.Fail(d.failure(err, culprit)) {
 		d.log.Error("device failed with a sticky error", zap.Error(err))
 	}
 	return d.Err()
+}
+
+// failure is the device's failure for sticky error err, matching ErrDeviceFailed and err.
+func (d *Device) failure(err error, culprit string) error {
+	if errors.Is(err, ErrDeviceFailed) { // already a device's failure: one met through another Device
+		return err
+	}
+	if culprit != "" {
+		return fmt.Errorf("%w: device %d: sticky fault after the %s, seen at its stream's next check: %w", ErrDeviceFailed, d.ordinal, culprit, err)
+	}
+	if ce, ok := errors.AsType[*cudaerr.Error](err); ok && ce.Op != "" {
+		return fmt.Errorf("%w: device %d: sticky fault seen at %s (the call that met it, which need not have caused it): %w", ErrDeviceFailed, d.ordinal, ce.Op, err)
+	}
+	return fmt.Errorf("%w: %w", ErrDeviceFailed, err)
 }
 
 // Ext is per-device state of a public package, made by mk on first use under key and kept
