@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/gpuactor/gpuactor/internal/backendsel"
 	"github.com/gpuactor/gpuactor/internal/remote"
@@ -41,6 +42,10 @@ func Isolated(opts ...isolate.Option) Option {
 	}
 }
 
+// minCallCheck is the least time a call waits on a silent worker before the watchdog's check
+// pings it (WithWatchdog).
+const minCallCheck = time.Second
+
 // isolation is how an isolated device's worker is started (Isolated).
 type isolation struct {
 	opts []worker.Option
@@ -68,8 +73,10 @@ func openIsolated(ctx context.Context, c *config, ordinal int) (*Device, *remote
 		opts := append([]worker.Option{worker.WithEnv(env)}, c.isolated.opts...)
 		if c.watchdog > 0 {
 			// A worker frozen while the device's goroutine waits for its answer is stuck too,
-			// and the watchdog cannot see it from a goroutine that waits.
-			opts = append(opts, worker.WithCallTimeout(c.watchdog))
+			// and the watchdog cannot see it from a goroutine that waits. At least a second:
+			// a worker on a loaded machine may take a while to be scheduled, and a ping it
+			// answers late must not kill it.
+			opts = append(opts, worker.WithCallTimeout(max(c.watchdog, minCallCheck)))
 		}
 		return remote.Start(ctx, opts...)
 	}
