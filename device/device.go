@@ -192,6 +192,13 @@ func open(ctx context.Context, be backend.Backend, c *config, ordinal int, own i
 // and on what it made, fail with ErrClosed. Close is idempotent. Unlike the Close of what the
 // device makes, it takes no context: it is a program's last call on the device (defer
 // dev.Close()), and it waits for everything already sent.
+//
+// It returns what went wrong releasing a healthy device's resources, and nil for a device that
+// failed, before or while closing: Err says how. After a clean Close, Err stays nil and Health
+// fails with ErrClosed: a closed device is closed, not failed. An isolated device whose worker
+// was killed (or crashed) before or during Close is failed with isolate.ErrWorkerDied by the
+// time Close returns, every time, however the kill and the close raced; only the worker's own
+// exit at Close's request is a clean close.
 func (d *Device) Close() error { return d.core().Close() }
 
 // Shutdown stops the device within ctx, for a service shutting down: it refuses new work at

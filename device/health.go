@@ -11,7 +11,12 @@ import (
 // watchdog, the futures still waiting fail with an error wrapping ErrStuck and
 // ErrDeviceFailed, later calls are refused, Stats.Failure says so, and Close returns without
 // waiting, leaving the device's memory to the process's exit, the only thing that frees a GPU
-// running such a kernel (docs/faults.md). Choose d longer than the longest kernel.
+// running such a kernel (docs/faults.md). Every call already waiting for the GPU returns
+// then with that error too: Synchronize, an event's Synchronize, the Close of a buffer,
+// stream or module. On an isolated device the watchdog also bounds a call that waits on a
+// frozen worker (heartbeat or none): once the worker has said nothing for d (at least a
+// second) while the device waits for it, it is pinged, and killed as hung unless it answers
+// within as long again, failing the device with isolate.ErrWorkerDied. Choose d longer than the longest kernel.
 func WithWatchdog(d time.Duration) Option { return func(c *config) { c.watchdog = max(d, 0) } }
 
 // Health checks the device end to end: it returns the device's failure when it has one, else

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/gpuactor/gpuactor/internal/backendsel"
 	"github.com/gpuactor/gpuactor/internal/core"
@@ -42,6 +43,10 @@ func Isolated(opts ...isolate.Option) Option {
 	}
 }
 
+// minCallCheck is the least time a call waits on a silent worker before the watchdog's check
+// pings it (WithWatchdog).
+const minCallCheck = time.Second
+
 // isolation is how an isolated device's worker is started (Isolated).
 type isolation struct {
 	opts []worker.Option
@@ -63,7 +68,9 @@ func openIsolated(ctx context.Context, c *config, ordinal int) (*Device, *remote
 			}
 			c.simulator = (*sim.Simulator)(m)
 		}
-		ss := (*isim.Machine)(c.simulator).Spec()
+		// The machine's fault plan for ordinal goes to its first worker only: a worker started
+		// to replace one the plan failed must not fail the same way.
+		ss := (*isim.Machine)(c.simulator).WorkerSpec(ordinal)
 		spec.Sim = &ss
 	}
 	env, err := spec.Env()
@@ -72,6 +79,13 @@ func openIsolated(ctx context.Context, c *config, ordinal int) (*Device, *remote
 	}
 	start := func(ctx context.Context) (*worker.Process, error) {
 		opts := append([]worker.Option{worker.WithEnv(env)}, c.isolated.opts...)
+		if c.watchdog > 0 {
+			// A worker frozen while the device's goroutine waits for its answer is stuck too,
+			// and the watchdog cannot see it from a goroutine that waits. At least a second:
+			// a worker on a loaded machine may take a while to be scheduled, and a ping it
+			// answers late must not kill it.
+			opts = append(opts, worker.WithCallTimeout(max(c.watchdog, minCallCheck)))
+		}
 		return remote.Start(ctx, opts...)
 	}
 	rb, err := remote.New(ctx, start, remote.WithFailure(func(lost error) error {
@@ -87,6 +101,14 @@ func openIsolated(ctx context.Context, c *config, ordinal int) (*Device, *remote
 	if err != nil {
 		_ = rb.Close()
 		return nil, nil, err
+	}
+	if c.backend == BackendSim {
+		// The simulator's Fail and Lose reach the worker serving ordinal now, while it runs.
+		detach := (*isim.Machine)(c.simulator).Attach(ordinal, rb)
+		go func() {
+			<-rb.Process().Done()
+			detach()
+		}()
 	}
 	return d, rb, nil
 }

@@ -29,10 +29,12 @@ type Stats struct {
 	Mailbox  int
 	InFlight int64
 	// Sent counts the stream operations sent so far, Failed those that completed with an
-	// error. Latency is their time from send to completion (the GPU passing them, or their
-	// failure).
-	Sent, Failed uint64
-	Latency      Latency
+	// error, and Cancelled apart from them those that ended with their caller's context
+	// (context.Canceled or DeadlineExceeded: refused or abandoned because the caller left),
+	// which say nothing of the device's health. Latency is the time of all of them from send
+	// to completion (the GPU passing them, or their failure).
+	Sent, Failed, Cancelled uint64
+	Latency                 Latency
 
 	// Actor is the actor's counters: messages handled, and its time busy, spinning (which
 	// keeps a CPU busy) and parked.
@@ -112,18 +114,19 @@ func (d *Device) Stats() Stats {
 	c := d.core()
 	ops := c.OpStats()
 	st := Stats{
-		Ordinal:  d.Ordinal(),
-		Backend:  d.Backend(),
-		Isolated: d.Isolated(),
-		Closed:   c.Closed(),
-		InFlight: ops.InFlight,
-		Sent:     ops.Sent,
-		Failed:   ops.Failed,
-		Latency:  Latency{Sum: ops.Sum},
-		Actor:    c.ActorStats(),
-		Tracker:  TrackerStats(c.TrackerStats()),
-		Memory:   d.usage(),
-		Staging:  StagingStats(c.Staging().Stats()),
+		Ordinal:   d.Ordinal(),
+		Backend:   d.Backend(),
+		Isolated:  d.Isolated(),
+		Closed:    c.Closed(),
+		InFlight:  ops.InFlight,
+		Sent:      ops.Sent,
+		Failed:    ops.Failed,
+		Cancelled: ops.Cancelled,
+		Latency:   Latency{Sum: ops.Sum},
+		Actor:     c.ActorStats(),
+		Tracker:   TrackerStats(c.TrackerStats()),
+		Memory:    d.usage(),
+		Staging:   StagingStats(c.Staging().Stats()),
 	}
 	if inf, ok := c.Info().(*info); ok {
 		st.KernelCache = inf.cache.stats()

@@ -1,6 +1,7 @@
 package device_test
 
 import (
+	"context"
 	"encoding/json"
 	"sync"
 	"testing"
@@ -137,4 +138,52 @@ func TestLatencyQuantile(t *testing.T) {
 	assert.Equal(t, 32*time.Microsecond, l.Quantile(1))
 	assert.Equal(t, 24*time.Microsecond, l.Quantile(0.75), "halfway through the second bucket")
 	assert.Equal(t, 4*time.Microsecond, l.Quantile(0), "the bottom of the first")
+}
+
+// Operations refused because their caller's context ended count as Cancelled, not as Failed:
+// a caller that gives up says nothing of the device's health.
+func TestStatsCountCancelledApart(t *testing.T) {
+	ctx := testdev.Ctx(t)
+	dev, err := device.Open(ctx, 0, device.WithSimulator(sim.New()), device.WithKernelCache(""))
+	require.NoError(t, err)
+	defer func() { require.NoError(t, dev.Close()) }()
+	s, err := streams.New(ctx, dev)
+	require.NoError(t, err)
+	buf, err := dev.MallocBytes(ctx, 64)
+	require.NoError(t, err)
+	before := dev.Stats()
+
+	// Held behind a host function, operations whose caller leaves are refused when the actor
+	// reaches them.
+	gate := make(chan struct{})
+	s.HostFunc(ctx, func() { <-gate })
+	cctx, cancel := context.WithCancel(ctx)
+	var futs []*streams.Future
+	for range 10 {
+		futs = append(futs, s.Memset(cctx, buf, 0))
+	}
+	cancel()
+	for range 5 {
+		futs = append(futs, s.Memset(cctx, buf, 0)) // refused at once: its context has ended
+	}
+	close(gate)
+	require.NoError(t, s.Synchronize(ctx))
+	var cancelled uint64
+	for _, f := range futs {
+		if err := f.Wait(ctx); err != nil {
+			require.ErrorIs(t, err, context.Canceled)
+			cancelled++
+		}
+	}
+	require.GreaterOrEqual(t, cancelled, uint64(5))
+
+	closed, err := dev.MallocBytes(ctx, 64)
+	require.NoError(t, err)
+	require.NoError(t, closed.Close(ctx))
+	require.Error(t, s.Memset(ctx, closed, 0).Wait(ctx)) // a real failure
+
+	after := dev.Stats()
+	assert.Equal(t, before.Cancelled+cancelled, after.Cancelled)
+	assert.Equal(t, before.Failed+1, after.Failed, "only the real failure counts as failed")
+	assert.Zero(t, after.InFlight)
 }

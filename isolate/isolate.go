@@ -7,6 +7,12 @@
 //		dev, err := device.Open(ctx, 0, device.Isolated(isolate.WithHeartbeat(time.Second, 10*time.Second)))
 //		...
 //	}
+//
+// A device's Close ends its worker: asked to exit, it does, and the device reads as closed
+// (Health fails with device.ErrClosed; Err stays nil), never as failed. A worker that ends any
+// other way — killed, crashed, exited after a sticky fault — died, even while Close runs:
+// once Close returns, the device's Err matches ErrWorkerDied every time, however the kill
+// and the close raced, and Close itself returns nil, as it does for any failed device.
 package isolate
 
 import (
@@ -49,7 +55,11 @@ func WithStderr(w io.Writer) Option { return Option(worker.Box(worker.WithStderr
 // WithHeartbeat pings the worker every `every`, and kills it as hung once no answer came for
 // hungAfter (defaults 500 ms and 5 s): its device then fails with ErrWorkerDied. The worker
 // answers pings while a long GPU call runs, so only a frozen process counts as hung; a GPU
-// that stops making progress is the watchdog's (device.WithWatchdog). every <= 0: no heartbeat.
+// that stops making progress is the watchdog's (device.WithWatchdog). every <= 0: no periodic
+// heartbeat, but a worker that has said nothing for hungAfter while the device waits for an
+// answer is still pinged, and killed as hung unless it answers within hungAfter more, so that
+// a frozen worker cannot hold the device, or its Close, for good; hungAfter <= 0 as well:
+// nothing is checked.
 func WithHeartbeat(every, hungAfter time.Duration) Option {
 	return Option(worker.Box(worker.WithHeartbeat(every, hungAfter)))
 }

@@ -59,7 +59,10 @@ func WithSlowdown(ordinal int, factor float64) Option {
 // that no copy of it can drift.
 type FaultPlan = isim.FaultPlan
 
-// WithFaults injects plan's failures into device ordinal.
+// WithFaults injects plan's failures into device ordinal. A device opened isolated
+// (device.Isolated) runs in a worker of its own machine: the plan goes to the first worker
+// that serves ordinal only, so that the worker a restart starts in its place is healthy
+// instead of failing the same way, and so on for good.
 func WithFaults(ordinal int, plan FaultPlan) Option {
 	return func(c *config) {
 		if c.spec.Faults == nil {

@@ -13,6 +13,8 @@
 package sim
 
 import (
+	"fmt"
+
 	"github.com/gpuactor/gpuactor/cudaerr"
 	isim "github.com/gpuactor/gpuactor/internal/sim"
 )
@@ -34,14 +36,44 @@ func New(opts ...Option) *Simulator {
 // is not sticky), as a kernel's fault would: every later call on it fails, and so do the
 // operations it had not finished; so do the machine's other devices, unless it was made with
 // WithConfinedFaults. It returns an error only for an ordinal the machine lacks.
+//
+// Device ordinal opened isolated (device.Isolated) on this simulator runs in a worker process
+// of its own machine: Fail then fails that device in the worker running now, once, and returns
+// once the worker has the fault, leaving the machine in this process alone; the device meets
+// the fault at its next operation, and a worker started after (a restart) is healthy. Its
+// error says why it did not reach a worker.
 func (s *Simulator) Fail(ordinal int, code cudaerr.Code) error {
-	return (*isim.Machine)(s).Backend().Fail(ordinal, code)
+	m := (*isim.Machine)(s)
+	if err := s.check(ordinal); err != nil {
+		return err
+	}
+	if sent, err := m.Inject(ordinal, func(w isim.Injector) error { return w.Fail(ordinal, code) }); sent {
+		return err
+	}
+	return m.Backend().Fail(ordinal, code)
 }
 
 // Lose makes simulated device ordinal lost now: every later call fails with
 // cudaerr.DevicesUnavailable, as when a GPU falls off the bus. It returns an error only for an
-// ordinal the machine lacks.
-func (s *Simulator) Lose(ordinal int) error { return (*isim.Machine)(s).Backend().Lose(ordinal) }
+// ordinal the machine lacks. An isolated device's worker running now takes it as it takes Fail.
+func (s *Simulator) Lose(ordinal int) error {
+	m := (*isim.Machine)(s)
+	if err := s.check(ordinal); err != nil {
+		return err
+	}
+	if sent, err := m.Inject(ordinal, func(w isim.Injector) error { return w.Lose(ordinal) }); sent {
+		return err
+	}
+	return m.Backend().Lose(ordinal)
+}
+
+// check refuses an ordinal the machine lacks.
+func (s *Simulator) check(ordinal int) error {
+	if n := s.Devices(); ordinal < 0 || ordinal >= n {
+		return fmt.Errorf("sim: no device %d (the machine has %d)", ordinal, n)
+	}
+	return nil
+}
 
 // Devices is how many devices the machine has.
 func (s *Simulator) Devices() int {

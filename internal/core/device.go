@@ -160,6 +160,12 @@ func Open(ctx context.Context, be backend.Backend, cfg Config, ordinal int) (*De
 					d.log.Warn("closing what the device owns", zap.Error(err))
 				}
 			}
+			if d.Err() != nil {
+				// A failed device's Close reports nothing of its own: the failure is Err's,
+				// and an isolated device's worker found dead while closing (its release
+				// failing on the way) is known by now, whichever came first.
+				d.closeErr = nil
+			}
 		}),
 		actor.WithGuard(d.guard),
 		actor.WithErrorMap(d.note),
@@ -206,7 +212,7 @@ func (d *Device) init(describe func(backend.Backend, backend.Device) (any, Limit
 		return fmt.Errorf("gpuactor: creating the device's stream: %w", err)
 	}
 	d.stream = &Stream{dev: d, h: h, own: true}
-	d.tracker = newTracker(rt, d.note, &d.trackCounts)
+	d.tracker = newTracker(rt, d.noteAfter, &d.trackCounts)
 	return nil
 }
 
@@ -273,7 +279,9 @@ func (d *Device) release() {
 }
 
 // Close finishes the work already sent, frees every buffer, host buffer and module still
-// live, and stops the actor. Later calls fail with ErrClosed. Idempotent.
+// live, and stops the actor. Later calls fail with ErrClosed. It returns what went wrong
+// releasing a healthy device's resources, and nil for a device that failed, before or while
+// closing (Err says how). Idempotent.
 func (d *Device) Close() error {
 	if err := d.InHostFunc("Close"); err != nil {
 		return err
@@ -329,14 +337,33 @@ func (d *Device) Err() error { return d.health.Err() }
 // note records a sticky error, or the loss of the GPU: the device is unusable from then on. It returns the error to
 // hand on: for a sticky error the device's failure, which wraps ErrDeviceFailed and the first
 // sticky error, so that every operation the failure ends reports the one failure.
-func (d *Device) note(err error) error {
+func (d *Device) note(err error) error { return d.noteAfter(err, "") }
+
+// noteAfter is note for an error a stream reported after the launch culprit names ("" when
+// unknown): the runtime reports a kernel's fault at a later call, so the failure names that
+// launch, or else the call that saw the fault — which need not have caused it.
+func (d *Device) noteAfter(err error, culprit string) error {
 	if err == nil || !(cudaerr.IsSticky(err) || errors.Is(err, cudaerr.DevicesUnavailable)) { // unavailable: the GPU is lost
 		return err
 	}
-	if d.health.Fail(fmt.Errorf("%w: %w", ErrDeviceFailed, err)) {
+	if d.health.Fail(d.failure(err, culprit)) {
 		d.log.Error("device failed with a sticky error", zap.Error(err))
 	}
 	return d.Err()
+}
+
+// failure is the device's failure for sticky error err, matching ErrDeviceFailed and err.
+func (d *Device) failure(err error, culprit string) error {
+	if errors.Is(err, ErrDeviceFailed) { // already a device's failure: one met through another Device
+		return err
+	}
+	if culprit != "" {
+		return fmt.Errorf("%w: device %d: sticky fault after the %s, seen at its stream's next check: %w", ErrDeviceFailed, d.ordinal, culprit, err)
+	}
+	if ce, ok := errors.AsType[*cudaerr.Error](err); ok && ce.Op != "" {
+		return fmt.Errorf("%w: device %d: sticky fault seen at %s (the call that met it, which need not have caused it): %w", ErrDeviceFailed, d.ordinal, ce.Op, err)
+	}
+	return fmt.Errorf("%w: %w", ErrDeviceFailed, err)
 }
 
 // Ext is per-device state of a public package, made by mk on first use under key and kept
@@ -382,14 +409,15 @@ func (d *Device) Synchronize(ctx context.Context) error {
 			return err
 		}
 		tr.AfterAll(func(err error) {
+			if err != nil { // the device failed: ev may never complete (a stuck device's)
+				done(err)
+				return
+			}
 			// The pools give freed memory back at a synchronization that observes the free
 			// (poolrelease.go): ev is complete by now (the device's own stream, where
 			// Close frees without a stream, has passed it), so this returns at once, as does
 			// synchronizing the idle streams that freed.
-			if serr := errors.Join(rt.EventSynchronize(ev), tr.releaseFreed()); err == nil {
-				err = serr
-			}
-			done(err)
+			done(errors.Join(rt.EventSynchronize(ev), tr.releaseFreed()))
 		})
 		return nil
 	}).Wait(ctx)

@@ -55,10 +55,14 @@ type launchOp struct {
 	spec LaunchSpec
 }
 
-func (o *launchOp) Enqueue(rt backend.Device, _ *Tracker, h backend.Stream) error {
+func (o *launchOp) Enqueue(rt backend.Device, tr *Tracker, h backend.Stream) error {
 	spec := o.spec
 	o.spec = LaunchSpec{} // the future outlives the launch; its arguments need not
-	return spec.Enqueue(rt, h)
+	if err := spec.Enqueue(rt, h); err != nil {
+		return err
+	}
+	tr.Launched(h, spec.k.name)
+	return nil
 }
 
 // Enqueue launches the spec on stream h; on the actor thread. Buffers freed since the spec was

@@ -2,6 +2,7 @@ package core
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"sync/atomic"
 	"time"
@@ -28,7 +29,9 @@ type Tracker struct {
 	spare   [][]completion // emptied callback lists, reused for the next ones
 	lastNow time.Duration  // the actor's clock at the last poll
 	owned   map[any]func() error
-	note    func(error) error           // the device's sticky-fault check: the error to hand on
+	// note is the device's sticky-fault check, which returns the error to hand on; culprit
+	// names the launch the error followed on its stream, "" when unknown.
+	note    func(err error, culprit string) error
 	waits   []eventWait                 // AfterEvent callbacks, in registration order
 	capture captures                    // open stream captures (capture.go)
 	freed   map[backend.Stream]struct{} // streams with a stream-ordered free since Synchronize last saw them
@@ -64,7 +67,7 @@ func (t *Tracker) pollEvents() {
 			kept = append(kept, w)
 			continue
 		}
-		err = t.note(err)
+		err = t.note(err, "")
 		t.counts.completed.add(1)
 		w.done(err)
 		t.pending--
@@ -107,12 +110,14 @@ type track struct {
 	lastMark  time.Duration // when the last watermark was recorded (the actor's clock)
 	lastQuery time.Duration // when the oldest watermark was last asked
 	retired   bool          // its stream was destroyed: only its watermarks in flight remain
+	kernel    string        // the last kernel launched on the stream (Launched)
 }
 
 type mark struct {
-	ev   backend.Event
-	done []completion
-	at   time.Duration // when it was recorded (the watchdog's clock)
+	ev     backend.Event
+	done   []completion
+	at     time.Duration // when it was recorded (the watchdog's clock)
+	kernel string        // the last kernel launched on the stream before it; "" for none
 }
 
 // completion is a callback of After, or the promise of AfterPromise: completing a promise
@@ -143,7 +148,7 @@ func notReady(err error) bool {
 	return errors.Is(err, cudaerr.NotReady)
 }
 
-func newTracker(dev backend.Device, note func(error) error, counts *trackerCounts) *Tracker {
+func newTracker(dev backend.Device, note func(err error, culprit string) error, counts *trackerCounts) *Tracker {
 	if counts == nil {
 		counts = new(trackerCounts)
 	}
@@ -166,6 +171,11 @@ func (t *Tracker) add(s backend.Stream, c completion) {
 		c.run(nil)
 		return
 	}
+	t.addTo(t.trackOf(s), c)
+}
+
+// trackOf is s's track, made on first use.
+func (t *Tracker) trackOf(s backend.Stream) *track {
 	tr := t.lastT
 	if tr == nil || t.lastS != s {
 		tr = t.streams[s]
@@ -175,7 +185,16 @@ func (t *Tracker) add(s backend.Stream, c completion) {
 		}
 		t.lastS, t.lastT = s, tr
 	}
-	t.addTo(tr, c)
+	return tr
+}
+
+// Launched notes that kernel was launched on s, so that a sticky error the stream reports
+// after it names the launch it followed: the runtime reports a kernel's fault at the next
+// synchronization, not at its launch. Actor thread only.
+func (t *Tracker) Launched(s backend.Stream, kernel string) {
+	if !t.Capturing(s) {
+		t.trackOf(s).kernel = kernel
+	}
 }
 
 // addTo registers c on track tr. A retired track's stream is gone and its work done up to its
@@ -242,6 +261,36 @@ func (t *Tracker) abort(err error) {
 		for _, m := range tr.marks[tr.first:] {
 			fail(m.done)
 		}
+	}
+}
+
+// fail completes, at once and with err, every callback still waiting on the GPU and every
+// event wait, and forgets their watermarks: for a device the watchdog found stuck, whose GPU
+// will pass none of them. Unlike abort, the callbacks themselves run now, so that every
+// caller waiting through one (a Synchronize, an event's, a buffer's Close) returns; given err,
+// each frees nothing, since freeing would wait for the GPU (the stuck device's release
+// abandons what it holds).
+func (t *Tracker) fail(err error) {
+	var all []completion
+	for _, tr := range slices.Clone(t.active) { // a track holds callbacks only while active
+		all = append(all, tr.open...)
+		for _, m := range tr.marks[tr.first:] {
+			all = append(all, m.done...)
+		}
+		tr.open, tr.marks, tr.first, tr.urgent = nil, nil, 0, false
+		t.idle(tr)
+	}
+	waits := t.waits
+	t.waits, t.pending = nil, 0
+	t.counts.completed.add(uint64(len(all) + len(waits)))
+	for _, c := range all {
+		c.run(err)
+		if c.user != nil {
+			c.user.Complete(struct{}{}, err)
+		}
+	}
+	for _, w := range waits {
+		w.done(err)
 	}
 }
 
@@ -430,6 +479,9 @@ func (t *Tracker) passed(tr *track) {
 		if notReady(err) {
 			return
 		}
+		if err != nil && m.kernel != "" {
+			err = t.note(err, fmt.Sprintf("kernel %s launched on stream %#x", m.kernel, uintptr(tr.s)))
+		}
 		t.finish(m.done, err)
 		t.keepSpare(m.done)
 		t.release(m.ev)
@@ -465,7 +517,7 @@ func (t *Tracker) watermark(s backend.Stream, tr *track, now time.Duration) bool
 		clear(tr.marks[n:])
 		tr.marks, tr.first = tr.marks[:n], 0
 	}
-	tr.marks = append(tr.marks, mark{ev: ev, done: tr.open, at: now})
+	tr.marks = append(tr.marks, mark{ev: ev, done: tr.open, at: now, kernel: tr.kernel})
 	tr.open, tr.urgent, tr.lastMark = nil, false, now
 	return true
 }
@@ -473,7 +525,7 @@ func (t *Tracker) watermark(s backend.Stream, tr *track, now time.Duration) bool
 func (t *Tracker) release(ev backend.Event) { t.free = append(t.free, ev) }
 
 func (t *Tracker) finish(done []completion, err error) {
-	err = t.note(err)
+	err = t.note(err, "")
 	t.counts.completed.add(uint64(len(done))) // before the callbacks: a caller woken by one sees it counted
 	for _, c := range done {
 		c.run(err)

@@ -18,7 +18,7 @@ func trackerOn(t *testing.T) (*Tracker, backend.Device, backend.Stream) {
 	require.NoError(t, err)
 	s, err := dev.StreamCreate(backend.StreamNonBlocking, 0)
 	require.NoError(t, err)
-	tr := newTracker(dev, func(err error) error { return err }, nil)
+	tr := newTracker(dev, func(err error, _ string) error { return err }, nil)
 	t.Cleanup(func() { _ = tr.close() })
 	return tr, dev, s
 }

@@ -28,9 +28,10 @@ func (d *Device) watch(now time.Duration) {
 	}
 }
 
-// stall fails the device as stuck: its futures still waiting on the GPU fail at once with the
-// failure, later calls are refused, and its release abandons what it holds instead of waiting
-// for a GPU that will not answer.
+// stall fails the device as stuck: everything still waiting on the GPU — operations'
+// futures, and the callbacks that Synchronize, event waits and the Close of what the device
+// made wait through — completes at once with the failure, later calls are refused, and its
+// release abandons what it holds instead of waiting for a GPU that will not answer.
 func (d *Device) stall(age time.Duration) {
 	d.stuck.Store(true)
 	err := fmt.Errorf("%w: %w: device %d passed none of its work for %v (watchdog %v); a kernel may never end, and only ending the process frees the GPU",
@@ -38,7 +39,7 @@ func (d *Device) stall(age time.Duration) {
 	if d.health.Fail(err) {
 		d.log.Error("device stuck", zap.Duration("age", age), zap.Duration("watchdog", d.watchdog))
 	}
-	d.tracker.abort(d.Err())
+	d.tracker.fail(d.Err())
 	if d.onStuck != nil {
 		d.onStuck()
 	}

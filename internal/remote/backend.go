@@ -28,6 +28,8 @@ type Backend struct {
 
 	mu  sync.Mutex
 	dev *Device
+
+	settled sync.Once // settle's
 }
 
 // Option configures New.
@@ -79,17 +81,30 @@ func New(ctx context.Context, start func(context.Context) (*worker.Process, erro
 	return b, nil
 }
 
-// watch fails every device's Health once the worker is gone, so that a device actor sees the
+// watch fails every device's Health once the worker died, so that a device actor sees the
 // failure without a call of its own.
 func (b *Backend) watch() {
 	<-b.proc.Done()
-	err := b.lost(b.proc.Err())
-	if b.failure != nil {
-		err = b.failure(err)
-	}
-	for i := range max(b.count, 1) {
-		b.health.Of(i).Fail(err)
-	}
+	b.settle()
+}
+
+// settle records how the reaped worker ended: a death (the process's Err) fails every
+// device's Health; a clean close, which Close asked for, fails nothing, so that a closed
+// device reads as closed, not as failed. Once, from watch or from Close, whichever is first.
+func (b *Backend) settle() {
+	b.settled.Do(func() {
+		died := b.proc.Err()
+		if died == nil {
+			return
+		}
+		err := b.lost(died)
+		if b.failure != nil {
+			err = b.failure(err)
+		}
+		for i := range max(b.count, 1) {
+			b.health.Of(i).Fail(err)
+		}
+	})
 }
 
 // Process is the worker serving the backend.
@@ -97,10 +112,13 @@ func (b *Backend) Process() *worker.Process { return b.proc }
 
 // Close ends the worker: it asks it to exit, and kills it if it does not (worker.Process.Close),
 // and unmaps what the parent shares with it for the device's own use (the event board): the
-// device must not be used any more. The devices fail from then on. It returns once the worker
-// is reaped.
+// device must not be used any more. Calls fail from then on (with a *LostError wrapping
+// worker.ErrClosed); the devices' Health fails only if the worker died rather than exiting as
+// asked, and then it has failed by the time Close returns. It returns once the worker is
+// reaped.
 func (b *Backend) Close() error {
 	err := b.proc.Close()
+	b.settle()
 	b.mu.Lock()
 	if b.dev != nil {
 		b.dev.closeBoard()
@@ -109,10 +127,14 @@ func (b *Backend) Close() error {
 	return err
 }
 
-// Stop ends the worker as Close does, but keeps the memory shared with it mapped: for a
-// device whose goroutine may still be reading it (one failed as stuck, not yet closed). Close
-// it afterwards.
-func (b *Backend) Stop() error { return b.proc.Close() }
+// Stop ends the worker at once (worker.Process.Abort), but keeps the memory shared with it
+// mapped: for a device stuck in a kernel that never ends, which only the worker's end frees,
+// and whose goroutine may still be reading that memory. Close it afterwards.
+func (b *Backend) Stop() error {
+	b.proc.Abort()
+	b.settle()
+	return nil
+}
 
 // Name is "isolated-" and the worker backend's name.
 func (b *Backend) Name() string { return b.name }

@@ -69,6 +69,7 @@ const (
 	mHostDevicePointer
 	mHostFree
 	mInfo
+	mInject
 	mIpcCloseMemHandle
 	mIpcGetEventHandle
 	mIpcGetMemHandle
@@ -211,6 +212,7 @@ var methodNames = [numMethods]string{
 	mHostDevicePointer:                     "HostDevicePointer",
 	mHostFree:                              "HostFree",
 	mInfo:                                  "Info",
+	mInject:                                "Inject",
 	mIpcCloseMemHandle:                     "IpcCloseMemHandle",
 	mIpcGetEventHandle:                     "IpcGetEventHandle",
 	mIpcGetMemHandle:                       "IpcGetMemHandle",

@@ -19,6 +19,7 @@ import (
 //   - serveHostDevicePointer (serve_hooks.go)
 //   - serveHostFree (serve_hooks.go)
 //   - serveInfo (serve_hooks.go)
+//   - serveInject (inject.go)
 //   - serveLoadModule (serve_hooks.go)
 //   - serveLoadModuleKernels (serve_hooks.go)
 //   - serveLoadModuleShared (serve_hooks.go)
@@ -87,6 +88,7 @@ var table = [numMethods]entry{
 	mHostDevicePointer:                     {(*server).serveHostDevicePointer, false},
 	mHostFree:                              {(*server).serveHostFree, false},
 	mInfo:                                  {(*server).serveInfo, false},
+	mInject:                                {(*server).serveInject, false},
 	mIpcCloseMemHandle:                     {(*server).callIpcCloseMemHandle, false},
 	mIpcGetEventHandle:                     {(*server).callIpcGetEventHandle, false},
 	mIpcGetMemHandle:                       {(*server).callIpcGetMemHandle, false},

@@ -127,3 +127,15 @@ func TestInjectedSlowOperations(t *testing.T) {
 	require.NoError(t, hostOps(t, d, 4))
 	assert.GreaterOrEqual(t, time.Since(start), 20*time.Millisecond)
 }
+
+// A machine's fault plan goes to the first worker of its ordinal only: a worker started in its
+// place is made without it, and the other ordinals' plans are not the worker's.
+func TestWorkerSpecHandsThePlanOnce(t *testing.T) {
+	plan := FaultPlan{StickyAt: 3}
+	m := NewMachine(Spec{Devices: 2, Faults: map[int]FaultPlan{0: plan, 1: {LostAt: 5}}})
+	first := m.WorkerSpec(0)
+	require.Equal(t, map[int]FaultPlan{0: plan}, first.Faults)
+	assert.Empty(t, m.WorkerSpec(0).Faults, "a restarted worker is healthy")
+	assert.Equal(t, map[int]FaultPlan{1: {LostAt: 5}}, m.WorkerSpec(1).Faults)
+	assert.Len(t, m.Spec().Faults, 2, "the machine's own spec keeps every plan")
+}

@@ -200,3 +200,43 @@ func TestNoLeaks(t *testing.T) {
 		"descriptors: %d before, %d after", fds, testproc.OpenFDs())
 	testleak.Settle(t, goroutines)
 }
+
+// A worker killed just before Close died, and Err says so once Close returns, every time: the
+// kill's end is not taken for the exit Close asked for. A worker that exits as asked is
+// closed, and Err stays nil.
+func TestCloseAfterKillReportsTheDeath(t *testing.T) {
+	for i := range 6 {
+		p := start(t)
+		require.NoError(t, syscall.Kill(p.Pid(), syscall.SIGKILL))
+		require.NoError(t, p.Close(), "iteration %d", i)
+		require.ErrorIs(t, p.Err(), worker.ErrWorkerDied, "iteration %d", i)
+		assert.Contains(t, p.Err().Error(), "killed")
+
+		q := start(t)
+		_, err := q.Call(context.Background(), []byte("hi"))
+		require.NoError(t, err)
+		require.NoError(t, q.Close())
+		require.NoError(t, q.Err(), "iteration %d: a clean close is no death", i)
+	}
+}
+
+// With heartbeats off, a call that waits on a frozen worker still finds it: after hungAfter
+// of silence the worker is pinged, and killed as hung when it does not answer. A worker busy
+// with a long call answers the ping and is left alone.
+func TestCallCheckWithoutHeartbeat(t *testing.T) {
+	eachTransport(t, func(t *testing.T, start startFunc) {
+		const hungAfter = 100 * time.Millisecond
+		busy := start(t, worker.WithHeartbeat(0, hungAfter))
+		_, err := busy.Call(context.Background(), []byte("sleep:1s"))
+		require.NoError(t, err, "a long call is not a hang")
+		require.NoError(t, busy.Close())
+
+		frozen := start(t, worker.WithHeartbeat(0, hungAfter))
+		require.NoError(t, syscall.Kill(frozen.Pid(), syscall.SIGSTOP))
+		errs := pendingCalls(t, frozen, 4, "after the freeze")
+		for _, err := range collect(t, errs, 4, 5*time.Second) {
+			require.ErrorIs(t, err, worker.ErrWorkerHung)
+		}
+		require.ErrorIs(t, frozen.Err(), worker.ErrWorkerHung)
+	})
+}

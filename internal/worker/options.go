@@ -18,6 +18,7 @@ type config struct {
 	closeTimeout time.Duration
 	pingEvery    time.Duration
 	hungAfter    time.Duration
+	callTimeout  time.Duration
 	codec        ErrorCodec
 	ringSize     int
 	ringSpin     time.Duration
@@ -30,6 +31,7 @@ func defaultConfig() config {
 		closeTimeout: 5 * time.Second,
 		pingEvery:    500 * time.Millisecond,
 		hungAfter:    5 * time.Second,
+		callTimeout:  5 * time.Second,
 		codec:        DefaultCodec{},
 		ringSize:     DefaultRingSize,
 		ringSpin:     DefaultRingSpin,
@@ -73,9 +75,21 @@ func WithCloseTimeout(d time.Duration) Option {
 // WithHeartbeat pings the worker every `every` and kills it as hung, failing its calls with
 // ErrWorkerHung, once no answer came for hungAfter (defaults 500 ms and 5 s). The worker
 // answers from its reading goroutine, not from the handler, so a long call is not a hang;
-// every <= 0 turns heartbeats off.
+// every <= 0 turns heartbeats off. It sets the call check's timeout (WithCallTimeout) to
+// hungAfter too, so that with heartbeats off a frozen worker is still found while a call
+// waits for it.
 func WithHeartbeat(every, hungAfter time.Duration) Option {
-	return func(c *config) { c.pingEvery, c.hungAfter = every, hungAfter }
+	return func(c *config) { c.pingEvery, c.hungAfter, c.callTimeout = every, hungAfter, max(hungAfter, 0) }
+}
+
+// WithCallTimeout checks, once a call has waited d with nothing at all heard from the worker,
+// that the worker is alive: it is pinged, and killed as hung (its calls failing with
+// ErrWorkerHung) unless it answers within d more. The worker answers pings while a long call
+// runs, so only a frozen process is killed, heartbeat or none (default 5 s; d <= 0: never
+// checked, so that with heartbeats off a frozen worker holds its calls, and Close's wait for
+// them, for good).
+func WithCallTimeout(d time.Duration) Option {
+	return func(c *config) { c.callTimeout = max(d, 0) }
 }
 
 // WithErrorCodec sets how handlers' errors are rebuilt in the parent (default DefaultCodec);

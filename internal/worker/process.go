@@ -20,6 +20,7 @@ type Process struct {
 
 	nextID   atomic.Uint64
 	lastPong atomic.Int64 // unix nanoseconds of the last heartbeat answer
+	heard    atomic.Int64 // unix nanoseconds of the last frame from the worker (WithCallTimeout)
 
 	mu      sync.Mutex
 	pending map[uint64]chan reply
@@ -28,6 +29,9 @@ type Process struct {
 	err     error       // what Err reports
 	hung    bool
 	closing bool
+	// closeKill: Close killed the worker after its close timeout, so the end it sees is its
+	// own doing, not a death.
+	closeKill bool
 
 	exited chan struct{} // closed when the process was reaped
 	done   chan struct{} // closed when the process was reaped and every call failed
@@ -162,6 +166,10 @@ func (p *Process) failure() error {
 // do so, and kills it if it did not; it returns once the process was reaped. Calls pending or
 // made after fail with ErrClosed. It returns an error only when the worker had to be killed.
 // Idempotent.
+//
+// A worker that ends some other way while Close runs — killed by someone else, or exiting
+// with an error — died: Err reports it once Close returns, whichever came first, Close's
+// request or the death. Only an exit with status 0, or Close's own kill, is a clean close.
 func (p *Process) Close() error {
 	p.closeOnce.Do(func() {
 		p.mu.Lock()
@@ -183,12 +191,32 @@ func (p *Process) Close() error {
 		select {
 		case <-p.done:
 		case <-t.C:
+			p.mu.Lock()
+			p.closeKill = true
+			p.mu.Unlock()
 			_ = p.cmd.Process.Kill()
 			<-p.done
 			p.closeErr = fmt.Errorf("worker: process %d did not exit within %v of Close; killed", p.pid, p.cfg.closeTimeout)
 		}
 	})
 	return p.closeErr
+}
+
+// Abort ends the worker at once, without asking it to exit: for a worker whose GPU is stuck
+// in a kernel that never ends, which only the process's end frees (asking would wait Close's
+// timeout for a worker that cannot finish). It is the parent's doing, so it counts as a close,
+// not a death: calls pending or made after fail with ErrClosed. It returns once the process
+// was reaped; a later Close returns at once.
+func (p *Process) Abort() {
+	p.mu.Lock()
+	p.closing, p.closeKill = true, true
+	if p.failed == nil {
+		p.failed = ErrClosed
+		p.down.Store(true)
+	}
+	p.mu.Unlock()
+	p.kill()
+	<-p.done
 }
 
 // kill ends the worker at once; the waiter reaps it and fails the calls.
@@ -207,6 +235,10 @@ func (p *Process) run() {
 	if p.cfg.pingEvery > 0 {
 		go p.heartbeat()
 	}
+	if p.cfg.callTimeout > 0 {
+		p.heard.Store(time.Now().UnixNano())
+		go p.checkCalls()
+	}
 }
 
 // wait reaps the worker, then fails every pending call with how it ended, closes the
@@ -218,7 +250,9 @@ func (p *Process) wait() {
 	p.drainReaders()
 	p.mu.Lock()
 	var cause error
-	if p.closing && !p.hung {
+	// A worker Close asked to exit ends with status 0, or by Close's kill; any other end is a
+	// death, though Close had begun: what Err says must not depend on which came first.
+	if p.closing && !p.hung && (p.closeKill || p.cmd.ProcessState.Success()) {
 		cause = ErrClosed
 	} else {
 		d := &DiedError{Pid: p.pid, Status: p.cmd.ProcessState.String(), Hung: p.hung, Stderr: p.stderr.String()}
@@ -294,6 +328,9 @@ func (p *Process) read(t transport, control bool) {
 
 // dispatch routes one frame from the worker.
 func (p *Process) dispatch(f frame) {
+	if p.cfg.callTimeout > 0 {
+		p.heard.Store(time.Now().UnixNano())
+	}
 	switch f.kind {
 	case kindPong:
 		p.lastPong.Store(time.Now().UnixNano())
@@ -341,16 +378,7 @@ func (p *Process) heartbeat() {
 		case <-t.C:
 		}
 		if time.Since(time.Unix(0, p.lastPong.Load())) > p.cfg.hungAfter {
-			p.mu.Lock()
-			closing := p.closing
-			if !closing {
-				p.hung = true
-				p.err = &DiedError{Pid: p.pid, Status: "killed", Hung: true, HungAfter: p.cfg.hungAfter}
-			}
-			p.mu.Unlock()
-			if !closing { // Close has its own timeout
-				p.kill()
-			}
+			p.hang(p.cfg.hungAfter)
 			return
 		}
 		seq++
@@ -358,5 +386,58 @@ func (p *Process) heartbeat() {
 		case pings <- seq:
 		default: // the last ping is still being sent
 		}
+	}
+}
+
+// hang kills the worker as hung, silent for after: its calls fail with a *DiedError matching
+// ErrWorkerHung. Not while Close runs: Close has its own timeout.
+func (p *Process) hang(after time.Duration) {
+	p.mu.Lock()
+	closing := p.closing
+	if !closing {
+		p.hung = true
+		p.err = &DiedError{Pid: p.pid, Status: "killed", Hung: true, HungAfter: after}
+	}
+	p.mu.Unlock()
+	if !closing {
+		p.kill()
+	}
+}
+
+// checkCalls is WithCallTimeout's check: while calls wait and nothing has been heard from the
+// worker for the timeout, ping it, and kill it as hung when it does not answer either. A
+// worker busy with a long call answers the ping from its reading goroutine; only a frozen one
+// stays silent. It runs beside the heartbeat, and matters where that is off.
+func (p *Process) checkCalls() {
+	d := p.cfg.callTimeout
+	t := time.NewTicker(max(d/4, time.Millisecond))
+	defer t.Stop()
+	for {
+		select {
+		case <-p.done:
+			return
+		case <-t.C:
+		}
+		p.mu.Lock()
+		waiting := len(p.pending) > 0
+		p.mu.Unlock()
+		if !waiting || time.Since(time.Unix(0, p.heard.Load())) < d {
+			continue
+		}
+		heard := p.heard.Load()
+		go func() { _ = p.ctl.send(context.Background(), appendFrame(nil, kindPing, 0, 0, nil)) }()
+		answer := time.NewTimer(d)
+		for p.heard.Load() == heard {
+			select {
+			case <-p.done:
+				answer.Stop()
+				return
+			case <-answer.C:
+				p.hang(2 * d)
+				return
+			case <-t.C:
+			}
+		}
+		answer.Stop()
 	}
 }
