@@ -40,7 +40,7 @@ func TestInjectedFaultsOnIsolatedDevicesUnderRestart(t *testing.T) {
 		return device.Open(ctx, failed.Ordinal(), opts...)
 	}, supervise.WithRestarts(100, time.Minute), supervise.WithBackoff(time.Millisecond), supervise.OnRestart(func(int) { restarts.Add(1) })))
 	require.NoError(t, err)
-	defer func() { require.NoError(t, g.Close()) }()
+	defer func() { require.NoError(t, g.Close(context.Background())) }()
 
 	// replaced waits for the group to have replaced ordinal's device old with a healthy one,
 	// then runs 100 jobs, each of which must succeed, and checks that nothing failed since.
