@@ -39,7 +39,7 @@ func (s *service) inject(ctx context.Context, fault string, i int) error {
 	case faultPoison:
 		// On the simulator, sim.Simulator.Fail would fault the device without a kernel; a
 		// poisoned kernel works the same on a GPU and on the simulator.
-		k, err := s.kernels.get(ctx, d)
+		k, err := kernelsOn(ctx, s.prog, d)
 		if err != nil {
 			return err
 		}

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"sync"
 
 	"github.com/gpuactor/gpuactor/cuda"
 	"github.com/gpuactor/gpuactor/device"
@@ -39,87 +38,27 @@ var simKernels = map[string]cuda.SimKernel{
 	},
 }
 
-// kernels are one device's compiled kernels.
+// newProgram is the service's device code: compiled once per architecture and loaded on
+// whichever device asks for a kernel (device.Program), a device a restart brought back
+// included. --fmad=false keeps a*x+y two roundings, as Go computes it, so that the load
+// generator's exact element-by-element check holds on a GPU.
+func newProgram() *device.Program {
+	return device.NewProgram(device.Source{Name: "service.cu", Code: source, Sim: simKernels}, device.NVRTCOptions("--fmad=false"))
+}
+
+// kernels are the service's kernels on one device.
 type kernels struct {
 	saxpy, poison *device.Kernel
 }
 
-// kernelCache compiles the kernels once per device and hands them to the jobs that run there.
-// A device that a restart replaced is a new *device.Device: its kernels are compiled on first
-// use, and the replaced device's entry is dropped then.
-type kernelCache struct {
-	mu   sync.Mutex
-	devs map[*device.Device]*kernelEntry
-	live func() []*device.Device // the devices in use (Group.Devices), for pruning; nil: no pruning
-}
-
-type kernelEntry struct {
-	once sync.Once
-	k    kernels
-	err  error
-}
-
-// get returns d's kernels, compiling them on first use (the module comes from the kernel cache
-// on disk after the first device).
-func (c *kernelCache) get(ctx context.Context, d *device.Device) (kernels, error) {
-	c.mu.Lock()
-	if c.devs == nil {
-		c.devs = map[*device.Device]*kernelEntry{}
-	}
-	e, ok := c.devs[d]
-	if !ok {
-		if c.live != nil {
-			c.prune(c.live())
-		}
-		e = &kernelEntry{}
-		c.devs[d] = e
-	}
-	c.mu.Unlock()
-	// Not the request's context: the others waiting for this compile must not fail because
-	// its request was cancelled. A device that fails fails the compile.
-	e.once.Do(func() { e.k, e.err = compile(context.WithoutCancel(ctx), d) })
-	if e.err != nil {
-		c.mu.Lock()
-		if c.devs[d] == e { // compile again next time
-			delete(c.devs, d)
-		}
-		c.mu.Unlock()
-	}
-	return e.k, e.err
-}
-
-// setLive makes get drop the entries of devices live no longer lists.
-func (c *kernelCache) setLive(live func() []*device.Device) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.live = live
-}
-
-// prune drops the entries of devices not in live: those a restart replaced.
-func (c *kernelCache) prune(live []*device.Device) {
-	keep := make(map[*device.Device]bool, len(live))
-	for _, d := range live {
-		keep[d] = true
-	}
-	for d := range c.devs {
-		if !keep[d] {
-			delete(c.devs, d)
-		}
-	}
-}
-
-// compile builds the module on d. --fmad=false keeps a*x+y two roundings, as Go computes it,
-// so that the load generator's exact element-by-element check holds on a GPU.
-func compile(ctx context.Context, d *device.Device) (kernels, error) {
-	mod, err := d.Compile(ctx, device.Source{Name: "service.cu", Code: source, Sim: simKernels}, device.NVRTCOptions("--fmad=false"))
-	if err != nil {
-		return kernels{}, err
-	}
+// kernelsOn returns prog's kernels on d, loading them there on first use.
+func kernelsOn(ctx context.Context, prog *device.Program, d *device.Device) (kernels, error) {
 	var k kernels
-	if k.saxpy, err = mod.Kernel(ctx, "saxpy"); err != nil {
+	var err error
+	if k.saxpy, err = prog.Kernel(ctx, d, "saxpy"); err != nil {
 		return kernels{}, err
 	}
-	if k.poison, err = mod.Kernel(ctx, "poison"); err != nil {
+	if k.poison, err = prog.Kernel(ctx, d, "poison"); err != nil {
 		return kernels{}, err
 	}
 	return k, nil

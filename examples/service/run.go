@@ -44,10 +44,10 @@ func deviceOptions(c config) ([]device.Option, error) {
 	return opts, nil
 }
 
-// openGroup opens every device, warms it, and makes the group over them, which reopens a
-// device that fails (in a new worker), warmed before it takes work, and notes its failure in
-// faults. kc holds the kernels of every device, now and after restarts.
-func openGroup(ctx context.Context, c config, kc *kernelCache, faults *faultLog) (*group.Group, []*device.Device, error) {
+// openGroup opens every device and makes the group over them, which warms each device before it
+// takes work (WithSetup) and reopens a device that fails (in a new worker), warmed too, noting
+// its failure in faults. prog's kernels load on every device, now and after restarts.
+func openGroup(ctx context.Context, c config, prog *device.Program, faults *faultLog) (*group.Group, []*device.Device, error) {
 	opts, err := deviceOptions(c)
 	if err != nil {
 		return nil, nil, err
@@ -56,28 +56,16 @@ func openGroup(ctx context.Context, c config, kc *kernelCache, faults *faultLog)
 	if err != nil {
 		return nil, nil, err
 	}
-	for _, d := range devs {
-		if err := warm(ctx, kc, d); err != nil {
-			return nil, nil, errors.Join(err, closeAll(devs))
-		}
-	}
 	reopen := func(ctx context.Context, failed *device.Device) (*device.Device, error) {
 		faults.note(failed)
-		d, err := device.Open(ctx, failed.Ordinal(), opts...)
-		if err != nil {
-			return nil, err
-		}
-		if err := warm(ctx, kc, d); err != nil {
-			return nil, errors.Join(err, d.Close())
-		}
-		return d, nil
+		return device.Open(ctx, failed.Ordinal(), opts...)
 	}
-	g, err := group.New(ctx, devs, group.WithStreams(c.perDevice), group.WithLogger(c.log),
+	setup := func(ctx context.Context, d *device.Device) error { return warm(ctx, prog, d) }
+	g, err := group.New(ctx, devs, group.WithStreams(c.perDevice), group.WithLogger(c.log), group.WithSetup(setup),
 		group.WithRestart(reopen, supervise.WithRestarts(c.restarts, time.Minute)))
 	if err != nil {
 		return nil, nil, errors.Join(err, closeAll(devs))
 	}
-	kc.setLive(g.Devices)
 	return g, devs, nil
 }
 
@@ -88,22 +76,23 @@ func run(ctx context.Context, c config) (sum summary, err error) {
 	if c.fault != "" && c.fault != faultPoison && c.fault != faultKill {
 		return sum, fmt.Errorf("-fault %q: want %s or %s", c.fault, faultPoison, faultKill)
 	}
-	faults, kc := &faultLog{}, &kernelCache{}
-	g, devs, err := openGroup(ctx, c, kc, faults)
+	faults, prog := &faultLog{}, newProgram()
+	defer prog.Close(context.WithoutCancel(ctx))
+	g, devs, err := openGroup(ctx, c, prog, faults)
 	if err != nil {
 		return sum, err
 	}
 	if c.fault != "" && (c.faultDevice < 0 || c.faultDevice >= len(devs)) {
-		return sum, errors.Join(fmt.Errorf("-fault-device %d: the service has %d devices", c.faultDevice, len(devs)), g.Close(), closeAll(devs))
+		return sum, errors.Join(fmt.Errorf("-fault-device %d: the service has %d devices", c.faultDevice, len(devs)), g.Close(ctx), closeAll(devs))
 	}
 	for _, d := range devs {
 		p := d.Properties()
 		fmt.Fprintf(c.out, "device %d: %s (compute %s, %s backend, isolated %v)\n", d.Ordinal(), p.Name, p.ComputeCapability, d.Backend(), d.Isolated())
 	}
-	svc := newService(g, kc, faults)
+	svc := newService(g, prog, faults)
 	ln, err := net.Listen("tcp", c.addr)
 	if err != nil {
-		return sum, errors.Join(err, g.Close(), closeAll(devs))
+		return sum, errors.Join(err, g.Close(ctx), closeAll(devs))
 	}
 	srv := &http.Server{Handler: svc.handler(), ReadHeaderTimeout: 10 * time.Second}
 	served := make(chan error, 1)
@@ -139,13 +128,12 @@ func run(ctx context.Context, c config) (sum summary, err error) {
 		case <-ctx.Done():
 			errs = append(errs, <-injected)
 		case err := <-served:
-			return sum, errors.Join(err, g.Close(), closeAll(devs))
+			return sum, errors.Join(err, g.Close(ctx), closeAll(devs))
 		}
 	}
 
-	// Graceful: the server answers what it accepted, then the group finishes its jobs and
-	// closes its streams and the devices it reopened, then the devices the service opened
-	// finish their work within the deadline.
+	// Graceful: the server answers what it accepted, then the group finishes its jobs, closes
+	// its streams and shuts down every device it holds, within the deadline.
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.grace)
 	defer cancel()
 	errs = append(errs, srv.Shutdown(sctx))
@@ -153,7 +141,7 @@ func run(ctx context.Context, c config) (sum summary, err error) {
 		errs = append(errs, err)
 	}
 	now := g.Devices()
-	errs = append(errs, g.Close(), shutdownAll(sctx, devs))
+	errs = append(errs, g.Shutdown(sctx))
 	for _, d := range now {
 		st := d.Stats()
 		switch {
@@ -226,26 +214,6 @@ func awaitNothingLeft(ctx context.Context, g *group.Group, within time.Duration)
 		case <-time.After(10 * time.Millisecond):
 		}
 	}
-}
-
-// shutdownAll shuts every device of devs down within ctx, at once. Those the group closed
-// (it closes a device that failed) are closed already.
-func shutdownAll(ctx context.Context, devs []*device.Device) error {
-	errs := make(chan error, len(devs))
-	for _, d := range devs {
-		go func() {
-			if d.Err() != nil {
-				errs <- nil // failed and replaced: the group closed it; its error is in /healthz
-				return
-			}
-			errs <- d.Shutdown(ctx)
-		}()
-	}
-	var all []error
-	for range devs {
-		all = append(all, <-errs)
-	}
-	return errors.Join(all...)
 }
 
 // closeAll closes every device of devs: after a failed start.

@@ -31,15 +31,15 @@ const maxBody = 128 << 20
 // service runs saxpy requests as jobs of a group over every device.
 type service struct {
 	g       *group.Group
-	kernels *kernelCache
+	prog    *device.Program
 	metrics *prom.Registry
 	faults  *faultLog // each device's last failure, which its restart replaced
 }
 
 // newService serves requests on g; its metrics are g's (contrib/prometheus's group
 // collector) and the Go runtime's.
-func newService(g *group.Group, kernels *kernelCache, faults *faultLog) *service {
-	s := &service{g: g, kernels: kernels, metrics: prom.NewRegistry(), faults: faults}
+func newService(g *group.Group, prog *device.Program, faults *faultLog) *service {
+	s := &service{g: g, prog: prog, metrics: prom.NewRegistry(), faults: faults}
 	s.metrics.MustRegister(gpuprom.NewGroupCollector(g), collectors.NewGoCollector())
 	return s
 }
@@ -116,12 +116,12 @@ func (s *service) serveSaxpy(w http.ResponseWriter, r *http.Request) {
 // staged through the device's pinned pool, the kernel, and the answer back in out. ctx bounds
 // every wait; the buffers are freed whatever happens.
 func (s *service) saxpy(ctx context.Context, d *device.Device, st *streams.Stream, a float32, x, y, out []float32) error {
-	return saxpy(ctx, s.kernels, d, st, a, x, y, out)
+	return saxpy(ctx, s.prog, d, st, a, x, y, out)
 }
 
-// saxpy runs out = a*x + y on stream st of device d, with d's kernels from kc.
-func saxpy(ctx context.Context, kc *kernelCache, d *device.Device, st *streams.Stream, a float32, x, y, out []float32) error {
-	k, err := kc.get(ctx, d)
+// saxpy runs out = a*x + y on stream st of device d, with prog's kernels there.
+func saxpy(ctx context.Context, prog *device.Program, d *device.Device, st *streams.Stream, a float32, x, y, out []float32) error {
+	k, err := kernelsOn(ctx, prog, d)
 	if err != nil {
 		return err
 	}

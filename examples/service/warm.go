@@ -10,19 +10,16 @@ import (
 )
 
 // warm readies device d before it takes requests, when the service starts and after each
-// restart: it compiles the kernels (kc keeps them for d's jobs) and runs one small saxpy,
-// checked, which also makes the first slot of d's staging pool. A device that fails this does
-// not join the group; a restart that fails it counts as a failed restart.
-//
-// With device.Program and group.WithSetup this is the group's setup hook, and kc is the
-// Program.
-func warm(ctx context.Context, kc *kernelCache, d *device.Device) error {
+// restart (the group's setup hook, group.WithSetup): it loads prog's kernels on d and runs one
+// small saxpy, checked, which also makes the first slot of d's staging pool. A device that
+// fails this does not join the group; a restart that fails it counts as a failed restart.
+func warm(ctx context.Context, prog *device.Program, d *device.Device) error {
 	st, err := streams.New(ctx, d)
 	if err != nil {
 		return fmt.Errorf("warming device %d: %w", d.Ordinal(), err)
 	}
 	x, y, out := []float32{1, 2, 3, 4}, []float32{10, 20, 30, 40}, make([]float32, 4)
-	err = saxpy(ctx, kc, d, st, 2, x, y, out)
+	err = saxpy(ctx, prog, d, st, 2, x, y, out)
 	err = errors.Join(err, st.Close(context.WithoutCancel(ctx)))
 	if err != nil {
 		return fmt.Errorf("warming device %d: %w", d.Ordinal(), err)
