@@ -24,6 +24,9 @@ func (d Dependencies) Len() int { return len(d.nodes) }
 // Dependencies is the capture's current point: what the next operation queued on the
 // capturing stream would depend on. It returns once the runtime has answered.
 func (c *Capturing) Dependencies(ctx context.Context) (Dependencies, error) {
+	if c == nil {
+		return Dependencies{}, invalid("Dependencies of a nil capture")
+	}
 	if c.ended.Load() {
 		return Dependencies{}, invalid("Dependencies of an ended capture")
 	}
@@ -57,6 +60,9 @@ func (c *Capturing) AddDependencies(ctx context.Context, deps ...Dependencies) e
 }
 
 func (c *Capturing) updateDeps(ctx context.Context, what string, flags uint32, deps []Dependencies) error {
+	if c == nil {
+		return invalid("%s of a nil capture", what)
+	}
 	if c.ended.Load() {
 		return invalid("%s of an ended capture", what)
 	}

@@ -78,6 +78,8 @@ type AccessPolicyWindow struct {
 // an ErrInvalidArgument error naming the value and the limit.
 func (s *Stream) SetAccessPolicy(ctx context.Context, p AccessPolicy) error {
 	switch {
+	case s == nil:
+		return core.Invalid("SetAccessPolicy of a nil stream")
 	case p.Window == nil:
 		return core.Invalid("SetAccessPolicy with no Window: ClearAccessPolicy removes the window")
 	case !(p.HitRatio >= 0 && p.HitRatio <= 1):
@@ -138,6 +140,9 @@ func (s *Stream) AccessPolicy(ctx context.Context) (AccessPolicyWindow, error) {
 // SetSyncPolicy sets how host threads wait for the stream (cudaStreamAttributeSynchronizationPolicy);
 // it returns once the runtime has taken it.
 func (s *Stream) SetSyncPolicy(ctx context.Context, p SyncPolicy) error {
+	if s == nil {
+		return core.Invalid("SetSyncPolicy of a nil stream")
+	}
 	if p < SyncAuto || p > SyncBlocking {
 		return core.Invalid("SetSyncPolicy: unknown policy %d, want SyncAuto to SyncBlocking", int32(p))
 	}
