@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -28,6 +30,40 @@ type Source struct {
 type CompileOption func(*compileConfig)
 
 type compileConfig struct{ options []string }
+
+// ToolkitHeaders lets the source include the CUDA toolkit's headers that NVRTC does not carry
+// itself, such as cooperative_groups.h and the CUDA C++ library's cuda/std/... and
+// cuda/barrier: it adds the toolkit's include folder and its cccl folder, from $CUDA_HOME,
+// $CUDA_PATH or /usr/local/cuda, the first that has cooperative_groups.h. Where no toolkit is
+// found it adds nothing, and such an #include fails to compile naming the header.
+func ToolkitHeaders() CompileOption {
+	return func(c *compileConfig) { c.options = append(c.options, toolkitIncludes()...) }
+}
+
+// toolkitIncludes are the -I options of the first CUDA toolkit found, nil for none.
+func toolkitIncludes() []string {
+	for _, root := range []string{os.Getenv("CUDA_HOME"), os.Getenv("CUDA_PATH"), "/usr/local/cuda"} {
+		if root == "" {
+			continue
+		}
+		inc := filepath.Join(root, "include")
+		if _, err := os.Stat(filepath.Join(inc, "cooperative_groups.h")); err != nil {
+			continue
+		}
+		opts := []string{"-I" + inc}
+		if cccl := filepath.Join(inc, "cccl"); isDir(cccl) {
+			// CUDA 13 keeps libcu++ (cuda/std/...), which cooperative_groups.h includes, here.
+			opts = append(opts, "-I"+cccl)
+		}
+		return opts
+	}
+	return nil
+}
+
+func isDir(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
+}
 
 // NVRTCOptions adds NVRTC command-line options, e.g. "-use_fast_math" or "-DN=4".
 func NVRTCOptions(opts ...string) CompileOption {

@@ -1,6 +1,8 @@
 package device
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -43,4 +45,23 @@ func TestKernelCache(t *testing.T) {
 	require.NoError(t, off.put(k1, Cubin, []byte("x")))
 	_, ok = off.get(k1, Cubin)
 	assert.False(t, ok)
+}
+
+func TestToolkitHeadersFindsTheToolkit(t *testing.T) {
+	root := t.TempDir()
+	inc := filepath.Join(root, "include")
+	require.NoError(t, os.MkdirAll(filepath.Join(inc, "cccl"), 0o755))
+	t.Setenv("CUDA_HOME", root)
+	t.Setenv("CUDA_PATH", "")
+
+	var c compileConfig
+	ToolkitHeaders()(&c)
+	if _, err := os.Stat("/usr/local/cuda/include/cooperative_groups.h"); err != nil {
+		assert.Empty(t, c.options, "no cooperative_groups.h under CUDA_HOME, and no toolkit elsewhere")
+	}
+
+	require.NoError(t, os.WriteFile(filepath.Join(inc, "cooperative_groups.h"), nil, 0o644))
+	c = compileConfig{}
+	ToolkitHeaders()(&c)
+	assert.Equal(t, []string{"-I" + inc, "-I" + filepath.Join(inc, "cccl")}, c.options)
 }

@@ -3,8 +3,6 @@
 package device_test
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -101,15 +99,7 @@ func launchAttrModule(t *testing.T, dev *device.Device) *device.Module {
 		require.NoError(t, err)
 		return mod
 	}
-	var opts []string
-	for _, dir := range []string{os.Getenv("CUDA_HOME"), os.Getenv("CUDA_PATH"), "/usr/local/cuda"} {
-		if dir != "" {
-			if _, err := os.Stat(filepath.Join(dir, "include", "cooperative_groups.h")); err == nil {
-				opts = append(opts, "-I"+filepath.Join(dir, "include"))
-			}
-		}
-	}
-	mod, err := dev.Compile(ctx, device.Source{Name: "launchattr_test.cu", Code: launchAttrSource, Sim: launchAttrSim}, device.NVRTCOptions(opts...))
+	mod, err := dev.Compile(ctx, device.Source{Name: "launchattr_test.cu", Code: launchAttrSource, Sim: launchAttrSim}, device.ToolkitHeaders())
 	require.NoError(t, err)
 	return mod
 }

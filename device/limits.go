@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/gpuactor/gpuactor/cudaerr"
 	"github.com/gpuactor/gpuactor/internal/backend"
 	"github.com/gpuactor/gpuactor/internal/core"
 )
@@ -45,6 +46,11 @@ func (l Limit) String() string {
 // Limit reads limit l of the device (cudaDeviceGetLimit); it returns once the device's actor
 // has asked. A value that is not a cudaLimit is an error wrapping cudaerr.UnsupportedLimit.
 func (d *Device) Limit(ctx context.Context, l Limit) (uint64, error) {
+	if _, ok := limitNames[l]; !ok {
+		// Checked here, not left to the runtime, which answers cudaErrorInvalidValue for a
+		// number it does not know.
+		return 0, fmt.Errorf("gpuactor: device %d: reading limit %v: not a cudaLimit: %w", d.Ordinal(), l, cudaerr.UnsupportedLimit)
+	}
 	return core.Run(ctx, d.core(), func(rt backend.Device, _ *core.Tracker) (uint64, error) {
 		v, err := rt.Limit(backend.Limit(l))
 		if err != nil {
@@ -60,6 +66,9 @@ func (d *Device) Limit(ctx context.Context, l Limit) (uint64, error) {
 // cudaerr.MemoryAllocation when the device cannot reserve the memory, cudaerr.UnsupportedLimit
 // for a limit the device lacks), and the limit keeps its previous value.
 func (d *Device) SetLimit(ctx context.Context, l Limit, value uint64) error {
+	if _, ok := limitNames[l]; !ok {
+		return fmt.Errorf("gpuactor: device %d: setting limit %v to %d: not a cudaLimit: %w", d.Ordinal(), l, value, cudaerr.UnsupportedLimit)
+	}
 	return core.Do(ctx, d.core(), func(rt backend.Device, _ *core.Tracker) error {
 		if err := rt.SetLimit(backend.Limit(l), value); err != nil {
 			return fmt.Errorf("gpuactor: device %d: setting limit %v to %d: %w", d.Ordinal(), l, value, err)

@@ -58,13 +58,24 @@ func (s *Stream) CopyAttributes(ctx context.Context, src *Stream) error {
 }
 
 // RecordWithFlags queues a record of e on s with cudaEventRecordWithFlags flags; the future
-// completes when the GPU reaches it.
+// completes when the GPU reaches it. An external record (backend.EventRecordExternal) on a
+// stream that is not capturing is queued as a plain record: the runtime refuses the flag
+// there (cudaErrorIllegalState), and outside a capture the two mean the same.
 func (e *Event) RecordWithFlags(ctx context.Context, s *Stream, flags uint32) *Future {
 	n := e.issued.Add(1)
 	f := Queue(ctx, s, func(rt backend.Device, _ *Tracker, h backend.Stream) error {
 		defer e.noteRecorded(n)
 		if err := e.alive(); err != nil {
 			return err
+		}
+		if flags&backend.EventRecordExternal != 0 {
+			st, err := rt.StreamIsCapturing(h)
+			if err != nil {
+				return err
+			}
+			if st == backend.CaptureNone {
+				flags &^= backend.EventRecordExternal
+			}
 		}
 		return rt.EventRecordWithFlags(e.h, h, flags)
 	})

@@ -218,7 +218,8 @@ func (d *device) EventRecordWithFlags(h backend.Event, sh backend.Stream, flags 
 	}) {
 		return nil
 	}
-	return d.EventRecord(h, sh)
+	// As the runtime does: the external flag means something only in a capture.
+	return d.fail(op, cudaerr.IllegalState, "cudaEventRecordExternal on a stream that is not capturing")
 }
 
 // StreamIsCapturing is the status StreamCaptureInfo reports, asked as cudaStreamIsCapturing.

@@ -145,8 +145,10 @@ func TestEventRecordExternalInCapture(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, backend.NodeEventRecord, typ, "an external record is a node of the graph")
 
-	// Outside a capture it is an ordinary record.
-	require.NoError(t, d0.EventRecordWithFlags(e, s, backend.EventRecordExternal))
+	// Outside a capture the runtime refuses the flag (the public RecordExternal then records
+	// plainly), and the stream stays usable.
+	require.ErrorIs(t, d0.EventRecordWithFlags(e, s, backend.EventRecordExternal), cudaerr.IllegalState)
+	require.NoError(t, d0.EventRecordWithFlags(e, s, backend.EventRecordDefault))
 	require.NoError(t, d0.EventSynchronize(e))
 	require.NoError(t, d0.EventQuery(e))
 }
