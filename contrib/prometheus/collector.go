@@ -47,6 +47,7 @@ func New(devs []*device.Device, opts ...Option) *Collector {
 // descs are the metrics' descriptions, made once.
 type descs struct {
 	info, up, mailbox, inFlight, sent, failed, latency   *prom.Desc
+	cancelled                                            *prom.Desc
 	actorMessages, actorSeconds, actorPanics, actorParks *prom.Desc
 	memBytes, memCount, memLimit                         *prom.Desc
 	stagingPinned, stagingInUse, stagingLimit            *prom.Desc
@@ -67,7 +68,8 @@ func newDescs(cfg config) descs {
 		mailbox:        d("mailbox_messages", "Messages waiting for the device's actor."),
 		inFlight:       d("operations_in_flight", "Stream operations sent and not yet completed."),
 		sent:           d("operations_sent_total", "Stream operations sent."),
-		failed:         d("operations_failed_total", "Stream operations that completed with an error."),
+		failed:         d("operations_failed_total", "Stream operations that completed with an error, those whose caller's context ended apart."),
+		cancelled:      d("operations_cancelled_total", "Operations refused or ended because their caller's context ended."),
 		latency:        d("operation_latency_seconds", "Time from an operation's send to its completion on the GPU."),
 		actorMessages:  d("actor_messages_total", "Mailbox messages the device's actor ran."),
 		actorSeconds:   d("actor_seconds_total", "The actor's time by state: busy running messages, spinning (a CPU kept busy) or parked.", "state"),
@@ -97,7 +99,7 @@ func (c *Collector) Describe(ch chan<- *prom.Desc) { c.d.describe(ch) }
 // describe sends the descriptions of every device metric.
 func (ds *descs) describe(ch chan<- *prom.Desc) {
 	for _, d := range []*prom.Desc{
-		ds.info, ds.up, ds.mailbox, ds.inFlight, ds.sent, ds.failed, ds.latency,
+		ds.info, ds.up, ds.mailbox, ds.inFlight, ds.sent, ds.failed, ds.cancelled, ds.latency,
 		ds.actorMessages, ds.actorSeconds, ds.actorPanics, ds.actorParks,
 		ds.memBytes, ds.memCount, ds.memLimit,
 		ds.stagingPinned, ds.stagingInUse, ds.stagingLimit, ds.stagingWaits, ds.stagingWaiting,
@@ -134,6 +136,7 @@ func (ds *descs) collect(ch chan<- prom.Metric, st device.Stats) {
 	gauge(ds.inFlight, float64(st.InFlight))
 	counter(ds.sent, float64(st.Sent))
 	counter(ds.failed, float64(st.Failed))
+	counter(ds.cancelled, float64(st.Cancelled))
 	count, sum, buckets := histogram(st.Latency)
 	ch <- prom.MustNewConstHistogram(ds.latency, count, sum, buckets, lv...)
 

@@ -66,7 +66,14 @@ gpuactor_staging_limit_bytes{backend="sim",device="0",service="test"} 8.388608e+
 gpuactor_staging_in_use_bytes{backend="sim",device="0",service="test"} 0
 `), "gpuactor_up", "gpuactor_memory_bytes", "gpuactor_memory_limit_bytes", "gpuactor_staging_limit_bytes", "gpuactor_staging_in_use_bytes"))
 
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	require.ErrorIs(t, s.Memset(cctx, buf, 2).Wait(ctx), context.Canceled)
+
 	st := dev.Stats()
+	assert.Positive(t, st.Cancelled, "the memset whose context had ended")
+	assert.Equal(t, float64(st.Cancelled), testutil.ToFloat64(onlyMetric(c, "gpuactor_operations_cancelled_total")))
+	assert.Equal(t, float64(st.Failed), testutil.ToFloat64(onlyMetric(c, "gpuactor_operations_failed_total")), "not a failure")
 	assert.Equal(t, float64(st.Sent), testutil.ToFloat64(onlyMetric(c, "gpuactor_operations_sent_total")))
 	assert.GreaterOrEqual(t, st.Sent, uint64(11), "ten memsets and a copy")
 	assert.Equal(t, float64(st.Tracker.Completed), testutil.ToFloat64(onlyMetric(c, "gpuactor_tracker_completed_total")))

@@ -21,6 +21,7 @@ type GroupCollector struct {
 	d descs
 	// The group's own metrics: per device, and the group's waiting count.
 	healthy, restarts, queued, running, done, failed *prom.Desc
+	retries                                          *prom.Desc
 	memBytes, memReserved, waiting                   *prom.Desc
 }
 
@@ -49,6 +50,7 @@ func NewGroupCollector(g *group.Group, opts ...Option) *GroupCollector {
 		running:     d("jobs_running", "Jobs running on the device now.", dev...),
 		done:        d("jobs_done_total", "Jobs that ended without an error on the device, over its restarts.", dev...),
 		failed:      d("jobs_failed_total", "Jobs that ended with an error on the device, over its restarts.", dev...),
+		retries:     d("job_retries_total", "Runs of idempotent jobs that the device's failure ended and that ran again elsewhere (not in done or failed).", dev...),
 		memBytes:    d("memory_bytes", "Device memory the jobs on the device may declare at once (group.Bytes).", dev...),
 		memReserved: d("memory_reserved_bytes", "Device memory the jobs placed on the device declared.", dev...),
 		waiting:     d("jobs_waiting", "Jobs placed on no device yet, waiting for the first free stream of any."),
@@ -58,7 +60,7 @@ func NewGroupCollector(g *group.Group, opts ...Option) *GroupCollector {
 // Describe sends the descriptions of every metric the GroupCollector exports.
 func (c *GroupCollector) Describe(ch chan<- *prom.Desc) {
 	c.d.describe(ch)
-	for _, d := range []*prom.Desc{c.healthy, c.restarts, c.queued, c.running, c.done, c.failed, c.memBytes, c.memReserved, c.waiting} {
+	for _, d := range []*prom.Desc{c.healthy, c.restarts, c.queued, c.running, c.done, c.failed, c.retries, c.memBytes, c.memReserved, c.waiting} {
 		ch <- d
 	}
 }
@@ -81,6 +83,7 @@ func (c *GroupCollector) Collect(ch chan<- prom.Metric) {
 		gauge(c.running, float64(ds.Running))
 		counter(c.done, float64(ds.Done))
 		counter(c.failed, float64(ds.Failed))
+		counter(c.retries, float64(ds.Retries))
 		gauge(c.memBytes, float64(ds.MemoryBytes))
 		gauge(c.memReserved, float64(ds.MemoryReserved))
 		c.d.collect(ch, ds.Device)

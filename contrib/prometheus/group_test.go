@@ -111,6 +111,9 @@ gpuactor_up{backend="sim",device="1",service="test"} 1
 	assert.Equal(t, float64(st.Devices[0].Done), done["0"])
 	assert.Equal(t, float64(st.Devices[1].Done), done["1"])
 	assert.Equal(t, 10.0, done["0"]+done["1"], "every job ran, on either device")
+	retries := seriesOf(t, c, "gpuactor_group_job_retries_total")
+	assert.Equal(t, float64(st.Devices[0].Retries), retries["0"])
+	assert.Equal(t, float64(st.Devices[1].Retries), retries["1"])
 	sent := seriesOf(t, c, "gpuactor_operations_sent_total")
 	assert.Equal(t, float64(now.Stats().Sent), sent["1"], "device 1's figures are the new device's")
 
