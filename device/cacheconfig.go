@@ -4,56 +4,31 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/gpuactor/gpuactor/cuda"
+
 	"github.com/gpuactor/gpuactor/internal/backend"
 	"github.com/gpuactor/gpuactor/internal/core"
 )
 
-// CachePreference is a cudaFuncCache: how a kernel that states no preference of its own would
-// like each multiprocessor's on-chip memory split between L1 cache and shared memory. It is a
-// preference: the device uses the split a kernel's shared memory needs.
-type CachePreference int32
-
-// The preferences.
-const (
-	PreferNone   CachePreference = 0 // no preference (the default)
-	PreferShared CachePreference = 1 // more shared memory, less L1
-	PreferL1     CachePreference = 2 // more L1, less shared memory
-	PreferEqual  CachePreference = 3 // as much L1 as shared memory
-)
-
-// String is the preference's runtime name, e.g. "cudaFuncCachePreferShared".
-func (p CachePreference) String() string {
-	switch p {
-	case PreferNone:
-		return "cudaFuncCachePreferNone"
-	case PreferShared:
-		return "cudaFuncCachePreferShared"
-	case PreferL1:
-		return "cudaFuncCachePreferL1"
-	case PreferEqual:
-		return "cudaFuncCachePreferEqual"
-	}
-	return fmt.Sprintf("cudaFuncCache(%d)", int32(p))
-}
-
-// CacheConfig is the device's cache preference (cudaDeviceGetCacheConfig); it returns once the
-// actor has asked.
-func (d *Device) CacheConfig(ctx context.Context) (CachePreference, error) {
-	return core.Run(ctx, d.core(), func(rt backend.Device, _ *core.Tracker) (CachePreference, error) {
+// CacheConfig is the device's preferred split of on-chip memory between L1 and shared memory
+// for kernels that state none of their own (cudaDeviceGetCacheConfig); it returns once the
+// actor has asked. The device uses the split a kernel's shared memory needs.
+func (d *Device) CacheConfig(ctx context.Context) (cuda.CacheConfig, error) {
+	return core.Run(ctx, d.core(), func(rt backend.Device, _ *core.Tracker) (cuda.CacheConfig, error) {
 		c, err := rt.CacheConfig()
 		if err != nil {
 			return 0, fmt.Errorf("gpuactor: device %d: reading its cache preference: %w", d.Ordinal(), err)
 		}
-		return CachePreference(c), nil
+		return cuda.CacheConfig(c), nil
 	}).Await(ctx)
 }
 
 // SetCacheConfig sets the device's cache preference for kernels launched after it
 // (cudaDeviceSetCacheConfig); it returns once the device has taken it. A value that is not one
 // of the preferences is ErrInvalidArgument.
-func (d *Device) SetCacheConfig(ctx context.Context, p CachePreference) error {
-	if p < PreferNone || p > PreferEqual {
-		return core.Invalid("SetCacheConfig: %v is not one of PreferNone, PreferShared, PreferL1 and PreferEqual", p)
+func (d *Device) SetCacheConfig(ctx context.Context, p cuda.CacheConfig) error {
+	if p > cuda.CachePreferEqual {
+		return core.Invalid("SetCacheConfig: %v is not one of cuda.CachePreferNone, CachePreferShared, CachePreferL1 and CachePreferEqual", p)
 	}
 	return core.Do(ctx, d.core(), func(rt backend.Device, _ *core.Tracker) error {
 		if err := rt.SetCacheConfig(int32(p)); err != nil {

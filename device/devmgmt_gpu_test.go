@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gpuactor/gpuactor/cuda"
 	"github.com/gpuactor/gpuactor/cudaerr"
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/internal/testdev"
@@ -238,10 +239,10 @@ func TestCacheAndSharedMemConfig(t *testing.T) {
 		old, err := dev.CacheConfig(ctx)
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = dev.SetCacheConfig(ctx, old) })
-		require.NoError(t, dev.SetCacheConfig(ctx, device.PreferShared))
+		require.NoError(t, dev.SetCacheConfig(ctx, cuda.CachePreferShared))
 		got, err := dev.CacheConfig(ctx)
 		require.NoError(t, err)
-		assert.Equal(t, device.PreferShared, got)
+		assert.Equal(t, cuda.CachePreferShared, got)
 		require.ErrorIs(t, dev.SetCacheConfig(ctx, 7), device.ErrInvalidArgument)
 
 		require.NoError(t, dev.SetSharedMemConfig(ctx, device.BankSizeEightByte))

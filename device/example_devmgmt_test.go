@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/gpuactor/gpuactor/cuda"
 	"github.com/gpuactor/gpuactor/cudaerr"
 	"github.com/gpuactor/gpuactor/device"
 )
@@ -133,7 +134,7 @@ func ExampleDevice_SetCacheConfig() {
 		panic(err)
 	}
 	defer dev.Close()
-	if err := dev.SetCacheConfig(ctx, device.PreferShared); err != nil {
+	if err := dev.SetCacheConfig(ctx, cuda.CachePreferShared); err != nil {
 		panic(err)
 	}
 	p, err := dev.CacheConfig(ctx)
