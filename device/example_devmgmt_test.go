@@ -139,7 +139,7 @@ func ExampleDevice_SetCacheConfig() {
 	}
 	p, err := dev.CacheConfig(ctx)
 	fmt.Println(p, err)
-	// Output: cudaFuncCachePreferShared <nil>
+	// Output: prefer-shared <nil>
 }
 
 // Make a NIC's GPUDirect RDMA writes visible before a kernel reads them.
