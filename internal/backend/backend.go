@@ -198,6 +198,7 @@ type Device interface {
 	PeerDevice
 	RawDevice
 	ExternalDevice
+	PitchedDevice
 	DeviceManagement
 	LaunchControl
 	StreamControl

@@ -168,6 +168,10 @@ const (
 	fnProfilerStart
 	fnProfilerStop
 	fnStreamIsCapturing
+	// Pitched (2D and 3D) memory (pitched.go).
+	fnMallocPitch
+	fnMemcpy2DAsync
+	fnMemset2DAsync
 	numRuntimeSyms
 )
 
@@ -332,4 +336,8 @@ var runtimeSymNames = [numRuntimeSyms]string{
 	fnProfilerStart:                                      "cudaProfilerStart",
 	fnProfilerStop:                                       "cudaProfilerStop",
 	fnStreamIsCapturing:                                  "cudaStreamIsCapturing",
+	// Pitched (2D and 3D) memory.
+	fnMallocPitch:   "cudaMallocPitch",
+	fnMemcpy2DAsync: "cudaMemcpy2DAsync",
+	fnMemset2DAsync: "cudaMemset2DAsync",
 }

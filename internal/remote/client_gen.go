@@ -9,6 +9,8 @@ import (
 // The backend.Device methods below are generated; these are written by hand, as their
 // signature alone cannot say how they cross:
 //
+//   - Copy2DDtoH (pitched.go)
+//   - Copy2DHtoD (pitched.go)
 //   - CopyDtoH (hostmem.go)
 //   - CopyHtoD (hostmem.go)
 //   - EventCreate (device.go)
@@ -67,6 +69,19 @@ func (d *Device) CanAccessPeer(a0 int) (bool, error) {
 	}
 	v0 := r.bool()
 	return v0, r.err
+}
+
+// Copy2DDtoD runs backend.Device.Copy2DDtoD in the worker.
+func (d *Device) Copy2DDtoD(a0 backend.DevicePtr, a1 uint64, a2 backend.DevicePtr, a3 uint64, a4 uint64, a5 uint64, a6 backend.Stream) error {
+	e := posted(mCopy2DDtoD, a6)
+	e.u64(uint64(a0))
+	e.u64(a1)
+	e.u64(uint64(a2))
+	e.u64(a3)
+	e.u64(a4)
+	e.u64(a5)
+	e.u64(uint64(a6))
+	return d.post(e)
 }
 
 // CopyDtoD runs backend.Device.CopyDtoD in the worker.
@@ -788,6 +803,20 @@ func (d *Device) MallocManaged(a0 uint64, a1 uint32) (backend.DevicePtr, error) 
 	return v0, r.err
 }
 
+// MallocPitch runs backend.Device.MallocPitch in the worker.
+func (d *Device) MallocPitch(a0 uint64, a1 uint64) (backend.DevicePtr, uint64, error) {
+	e := request(mMallocPitch)
+	e.u64(a0)
+	e.u64(a1)
+	r, err := d.do(e)
+	if err != nil {
+		return 0, 0, err
+	}
+	v0 := backend.DevicePtr(r.u64())
+	v1 := r.u64()
+	return v0, v1, r.err
+}
+
 // MemAdvise runs backend.Device.MemAdvise in the worker.
 func (d *Device) MemAdvise(a0 backend.DevicePtr, a1 uint64, a2 backend.Advice, a3 backend.Location) error {
 	e := request(mMemAdvise)
@@ -959,6 +988,18 @@ func (d *Device) Memset(a0 backend.DevicePtr, a1 byte, a2 uint64, a3 backend.Str
 	e.u64(uint64(a1))
 	e.u64(a2)
 	e.u64(uint64(a3))
+	return d.post(e)
+}
+
+// Memset2D runs backend.Device.Memset2D in the worker.
+func (d *Device) Memset2D(a0 backend.DevicePtr, a1 uint64, a2 byte, a3 uint64, a4 uint64, a5 backend.Stream) error {
+	e := posted(mMemset2D, a5)
+	e.u64(uint64(a0))
+	e.u64(a1)
+	e.u64(uint64(a2))
+	e.u64(a3)
+	e.u64(a4)
+	e.u64(uint64(a5))
 	return d.post(e)
 }
 

@@ -11,6 +11,9 @@ const (
 	mBoard
 	mCacheConfig
 	mCanAccessPeer
+	mCopy2DDtoD
+	mCopy2DDtoH
+	mCopy2DHtoD
 	mCopyDtoD
 	mCopyDtoH
 	mCopyHtoD
@@ -86,6 +89,7 @@ const (
 	mMallocAsync
 	mMallocFromPoolAsync
 	mMallocManaged
+	mMallocPitch
 	mMemAdvise
 	mMemInfo
 	mMemPoolCreate
@@ -101,6 +105,7 @@ const (
 	mMemRangeAttribute
 	mMemcpyPeerAsync
 	mMemset
+	mMemset2D
 	mModuleKernel
 	mName
 	mOccupancyAvailableDynamicSMemPerBlock
@@ -154,6 +159,9 @@ var methodNames = [numMethods]string{
 	mBoard:                                 "Board",
 	mCacheConfig:                           "CacheConfig",
 	mCanAccessPeer:                         "CanAccessPeer",
+	mCopy2DDtoD:                            "Copy2DDtoD",
+	mCopy2DDtoH:                            "Copy2DDtoH",
+	mCopy2DHtoD:                            "Copy2DHtoD",
 	mCopyDtoD:                              "CopyDtoD",
 	mCopyDtoH:                              "CopyDtoH",
 	mCopyHtoD:                              "CopyHtoD",
@@ -229,6 +237,7 @@ var methodNames = [numMethods]string{
 	mMallocAsync:                           "MallocAsync",
 	mMallocFromPoolAsync:                   "MallocFromPoolAsync",
 	mMallocManaged:                         "MallocManaged",
+	mMallocPitch:                           "MallocPitch",
 	mMemAdvise:                             "MemAdvise",
 	mMemInfo:                               "MemInfo",
 	mMemPoolCreate:                         "MemPoolCreate",
@@ -244,6 +253,7 @@ var methodNames = [numMethods]string{
 	mMemRangeAttribute:                     "MemRangeAttribute",
 	mMemcpyPeerAsync:                       "MemcpyPeerAsync",
 	mMemset:                                "Memset",
+	mMemset2D:                              "Memset2D",
 	mModuleKernel:                          "ModuleKernel",
 	mName:                                  "Name",
 	mOccupancyAvailableDynamicSMemPerBlock: "OccupancyAvailableDynamicSMemPerBlock",

@@ -610,6 +610,43 @@ var paritySteps = []struct {
 		}
 		return []any{g, a, b}, dv.GraphDestroy(g)
 	}},
+	{"Pitched", []string{"MallocPitch", "Copy2DHtoD", "Copy2DDtoD", "Memset2D", "Copy2DDtoH"}, func(dv backend.Device, st *pstate) (any, error) {
+		// 7 rows of 5 bytes: host rows 8 apart, device rows a pitch apart.
+		p, pitch, err := dv.MallocPitch(5, 7)
+		if err != nil {
+			return nil, err
+		}
+		defer func() { _ = dv.Free(p) }()
+		buf := unsafe.Slice((*byte)(st.hp), 4096)
+		for i := range buf[:56] {
+			buf[i] = byte(i + 1)
+		}
+		if err := dv.Copy2DHtoD(p, pitch, st.hp, 8, 5, 7, st.s); err != nil {
+			return nil, err
+		}
+		if err := dv.Memset2D(p+1, pitch, 0xab, 2, 3, st.s); err != nil {
+			return nil, err
+		}
+		q, qpitch, err := dv.MallocPitch(5, 7)
+		if err != nil {
+			return nil, err
+		}
+		defer func() { _ = dv.Free(q) }()
+		if err := dv.Copy2DDtoD(q, qpitch, p, pitch, 5, 7, st.s); err != nil {
+			return nil, err
+		}
+		if err := dv.StreamSynchronize(st.s); err != nil { // the copy reads buf when it runs
+			return nil, err
+		}
+		clear(buf[:64])
+		if err := dv.Copy2DDtoH(st.hp, 9, q, qpitch, 5, 7, st.s); err != nil {
+			return nil, err
+		}
+		if err := dv.StreamSynchronize(st.s); err != nil {
+			return nil, err
+		}
+		return []any{pitch, append([]byte(nil), buf[:64]...)}, nil
+	}},
 	{"Teardown", []string{"HostFree", "EventDestroy", "StreamDestroy", "MemPoolDestroy", "UnloadModule", "Free"}, func(dv backend.Device, st *pstate) (any, error) {
 		var errs []string
 		for _, err := range []error{dv.HostFree(st.hp), dv.EventDestroy(st.e), dv.EventDestroy(st.e2), dv.StreamDestroy(st.s),

@@ -11,6 +11,8 @@ import (
 // the hand-written serve hooks:
 //
 //   - serveBoard (serve_hooks.go)
+//   - serveCopy2DDtoH (pitched.go)
+//   - serveCopy2DHtoD (pitched.go)
 //   - serveCopyDtoH (serve_hooks.go)
 //   - serveCopyHtoD (serve_hooks.go)
 //   - serveGraphAddCopyDtoH (serve_hooks.go)
@@ -30,6 +32,9 @@ var table = [numMethods]entry{
 	mBoard:                                 {(*server).serveBoard, false},
 	mCacheConfig:                           {(*server).callCacheConfig, false},
 	mCanAccessPeer:                         {(*server).callCanAccessPeer, false},
+	mCopy2DDtoD:                            {(*server).callCopy2DDtoD, true},
+	mCopy2DDtoH:                            {(*server).serveCopy2DDtoH, true},
+	mCopy2DHtoD:                            {(*server).serveCopy2DHtoD, true},
 	mCopyDtoD:                              {(*server).callCopyDtoD, true},
 	mCopyDtoH:                              {(*server).serveCopyDtoH, true},
 	mCopyHtoD:                              {(*server).serveCopyHtoD, true},
@@ -105,6 +110,7 @@ var table = [numMethods]entry{
 	mMallocAsync:                           {(*server).callMallocAsync, false},
 	mMallocFromPoolAsync:                   {(*server).callMallocFromPoolAsync, false},
 	mMallocManaged:                         {(*server).callMallocManaged, false},
+	mMallocPitch:                           {(*server).callMallocPitch, false},
 	mMemAdvise:                             {(*server).callMemAdvise, false},
 	mMemInfo:                               {(*server).callMemInfo, false},
 	mMemPoolCreate:                         {(*server).callMemPoolCreate, false},
@@ -120,6 +126,7 @@ var table = [numMethods]entry{
 	mMemRangeAttribute:                     {(*server).serveMemRangeAttribute, false},
 	mMemcpyPeerAsync:                       {(*server).callMemcpyPeerAsync, true},
 	mMemset:                                {(*server).callMemset, true},
+	mMemset2D:                              {(*server).callMemset2D, true},
 	mModuleKernel:                          {(*server).callModuleKernel, false},
 	mName:                                  {(*server).callName, false},
 	mOccupancyAvailableDynamicSMemPerBlock: {(*server).callOccupancyAvailableDynamicSMemPerBlock, false},
@@ -198,6 +205,20 @@ func (s *server) callCanAccessPeer(in *dec, out *enc) error {
 	}
 	out.bool(v0)
 	return nil
+}
+
+func (s *server) callCopy2DDtoD(in *dec, out *enc) error {
+	a0 := backend.DevicePtr(in.u64())
+	a1 := in.u64()
+	a2 := backend.DevicePtr(in.u64())
+	a3 := in.u64()
+	a4 := in.u64()
+	a5 := in.u64()
+	a6 := backend.Stream(in.u64())
+	if in.err != nil {
+		return in.err
+	}
+	return s.dev.Copy2DDtoD(a0, a1, a2, a3, a4, a5, a6)
 }
 
 func (s *server) callCopyDtoD(in *dec, out *enc) error {
@@ -923,6 +944,21 @@ func (s *server) callMallocManaged(in *dec, out *enc) error {
 	return nil
 }
 
+func (s *server) callMallocPitch(in *dec, out *enc) error {
+	a0 := in.u64()
+	a1 := in.u64()
+	if in.err != nil {
+		return in.err
+	}
+	v0, v1, err := s.dev.MallocPitch(a0, a1)
+	if err != nil {
+		return err
+	}
+	out.u64(uint64(v0))
+	out.u64(v1)
+	return nil
+}
+
 func (s *server) callMemAdvise(in *dec, out *enc) error {
 	a0 := backend.DevicePtr(in.u64())
 	a1 := in.u64()
@@ -1082,6 +1118,19 @@ func (s *server) callMemset(in *dec, out *enc) error {
 		return in.err
 	}
 	return s.dev.Memset(a0, a1, a2, a3)
+}
+
+func (s *server) callMemset2D(in *dec, out *enc) error {
+	a0 := backend.DevicePtr(in.u64())
+	a1 := in.u64()
+	a2 := byte(in.u64())
+	a3 := in.u64()
+	a4 := in.u64()
+	a5 := backend.Stream(in.u64())
+	if in.err != nil {
+		return in.err
+	}
+	return s.dev.Memset2D(a0, a1, a2, a3, a4, a5)
 }
 
 func (s *server) callModuleKernel(in *dec, out *enc) error {
