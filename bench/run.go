@@ -180,7 +180,7 @@ func loadEmpty(ctx context.Context, dev *device.Device) (*device.Kernel, error) 
 
 // runTask runs one row on e and records its result (and its failure) in rep.
 func runTask(e *env, kind device.BackendKind, t task, round, repeat int, rep *Report, prog *progress) {
-	if (t.s.name == "d2d" || t.s.name == "peer_copy") && kind == device.BackendSim {
+	if (t.s.name == "d2d" || t.s.name == "d2d_pitched" || t.s.name == "peer_copy") && kind == device.BackendSim {
 		t.size = 64 << 20 // the simulator copies with the CPU: keep CI quick
 	}
 	prog.step(fmt.Sprintf("%s %s %s", kind, t.s.name, sizeLabel(t.size)))

@@ -532,6 +532,41 @@ static void peer_copy(const Ctx& c) {
   CHECK(cudaSetDevice(c.device));
 }
 
+// d2d_pitched: cudaMemcpy2DAsync of a whole 8192x8192 float array between two cudaMallocPitch
+// allocations, in bytes read plus written per second, as d2d.
+static void d2d_pitched(const Ctx& c) {
+  const size_t side = 8192, row = side * sizeof(float), size = row * side;
+  const int iters = 10;
+  std::vector<uint8_t> want(size);
+  fill_pattern(want.data(), size, 11);
+  void *src = nullptr, *dst = nullptr;
+  size_t spitch = 0, dpitch = 0;
+  CHECK(cudaMallocPitch(&src, &spitch, row, side));
+  CHECK(cudaMallocPitch(&dst, &dpitch, row, side));
+  CHECK(cudaMemcpy2D(src, spitch, want.data(), row, row, side, cudaMemcpyHostToDevice));
+  CHECK(cudaMemset2D(dst, dpitch, 0, row, side));
+
+  CHECK(cudaMemcpy2DAsync(dst, dpitch, src, spitch, row, side, cudaMemcpyDeviceToDevice, c.s));  // warm-up
+  CHECK(cudaStreamSynchronize(c.s));
+  std::vector<double> per;
+  for (int r = 0; r < c.repeats; ++r) {
+    auto t0 = clk::now();
+    for (int i = 0; i < iters; ++i)
+      CHECK(cudaMemcpy2DAsync(dst, dpitch, src, spitch, row, side, cudaMemcpyDeviceToDevice, c.s));
+    CHECK(cudaStreamSynchronize(c.s));
+    per.push_back(2.0 * static_cast<double>(size) * iters / seconds_since(t0) / 1e9);
+  }
+
+  std::vector<uint8_t> back(size);
+  CHECK(cudaMemcpy2D(back.data(), row, dst, dpitch, row, side, cudaMemcpyDeviceToHost));
+  long long at = first_mismatch(back.data(), want.data(), size);
+  bool ok = at < 0;
+  std::string why = ok ? "" : mismatch_msg("destination", at, back.data(), want.data());
+  emit_result("d2d_pitched", static_cast<long long>(size), "GB/s", median(per), NAN, c.repeats, ok, why);
+  CHECK(cudaFree(dst));
+  CHECK(cudaFree(src));
+}
+
 static void malloc_free(const Ctx& c) {
   const size_t size = size_t(1) << 20;
   const int kPairs = 200;
@@ -905,6 +940,7 @@ static int suite_main(int argc, char** argv) {
       {"h2d_staged", sized("h2d_staged", true, Way::staged, 8)},
       {"d2h_staged", sized("d2h_staged", false, Way::staged, 9)},
       {"d2d", [&] { d2d(c); }},
+      {"d2d_pitched", [&] { d2d_pitched(c); }},
       {"malloc_free", [&] { malloc_free(c); }},
       {"mallocasync_free", [&] { mallocasync_free(c); }},
       {"stream_query", [&] { stream_query(c); }},
