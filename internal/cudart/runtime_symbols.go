@@ -172,6 +172,7 @@ const (
 	fnMallocPitch
 	fnMemcpy2DAsync
 	fnMemset2DAsync
+	fnMemcpy3DAsync
 	numRuntimeSyms
 )
 
@@ -340,4 +341,5 @@ var runtimeSymNames = [numRuntimeSyms]string{
 	fnMallocPitch:   "cudaMallocPitch",
 	fnMemcpy2DAsync: "cudaMemcpy2DAsync",
 	fnMemset2DAsync: "cudaMemset2DAsync",
+	fnMemcpy3DAsync: "cudaMemcpy3DAsync",
 }
