@@ -168,6 +168,8 @@ const (
 	fnProfilerStart
 	fnProfilerStop
 	fnStreamIsCapturing
+	// Module globals (global.go).
+	fnLibraryGetGlobal // 12.8+
 	numRuntimeSyms
 )
 
@@ -332,4 +334,6 @@ var runtimeSymNames = [numRuntimeSyms]string{
 	fnProfilerStart:                                      "cudaProfilerStart",
 	fnProfilerStop:                                       "cudaProfilerStop",
 	fnStreamIsCapturing:                                  "cudaStreamIsCapturing",
+	// Module globals (global.go).
+	fnLibraryGetGlobal: "cudaLibraryGetGlobal",
 }

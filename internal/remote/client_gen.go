@@ -962,6 +962,20 @@ func (d *Device) Memset(a0 backend.DevicePtr, a1 byte, a2 uint64, a3 backend.Str
 	return d.post(e)
 }
 
+// ModuleGlobal runs backend.Device.ModuleGlobal in the worker.
+func (d *Device) ModuleGlobal(a0 backend.Module, a1 string) (backend.DevicePtr, uint64, error) {
+	e := request(mModuleGlobal)
+	e.u64(uint64(a0))
+	e.str(a1)
+	r, err := d.do(e)
+	if err != nil {
+		return 0, 0, err
+	}
+	v0 := backend.DevicePtr(r.u64())
+	v1 := r.u64()
+	return v0, v1, r.err
+}
+
 // ModuleKernel runs backend.Device.ModuleKernel in the worker.
 func (d *Device) ModuleKernel(a0 backend.Module, a1 string) (backend.Kernel, error) {
 	e := request(mModuleKernel)

@@ -101,6 +101,7 @@ const (
 	mMemRangeAttribute
 	mMemcpyPeerAsync
 	mMemset
+	mModuleGlobal
 	mModuleKernel
 	mName
 	mOccupancyAvailableDynamicSMemPerBlock
@@ -244,6 +245,7 @@ var methodNames = [numMethods]string{
 	mMemRangeAttribute:                     "MemRangeAttribute",
 	mMemcpyPeerAsync:                       "MemcpyPeerAsync",
 	mMemset:                                "Memset",
+	mModuleGlobal:                          "ModuleGlobal",
 	mModuleKernel:                          "ModuleKernel",
 	mName:                                  "Name",
 	mOccupancyAvailableDynamicSMemPerBlock: "OccupancyAvailableDynamicSMemPerBlock",

@@ -164,6 +164,11 @@ var paritySteps = []struct {
 		}
 		return []any{st.mod, st.k}, dv.StreamSynchronize(st.s)
 	}},
+	// The worker's module has no variables: a lookup fails alike, naming the variable.
+	{"ModuleGlobal", []string{"ModuleGlobal"}, func(dv backend.Device, st *pstate) (any, error) {
+		p, n, err := dv.ModuleGlobal(st.mod, "table")
+		return []any{p, n}, err
+	}},
 	{"Occupancy", []string{"OccupancyMaxActiveBlocksPerSM"}, func(dv backend.Device, st *pstate) (any, error) {
 		var out []any
 		for _, c := range []struct {
