@@ -205,6 +205,7 @@ type Device interface {
 	LaunchControl
 	StreamControl
 	ModuleGlobals
+	HostMemoryFlags
 
 	// Ordinal is the device's index.
 	Ordinal() int

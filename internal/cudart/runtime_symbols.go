@@ -170,6 +170,8 @@ const (
 	fnStreamIsCapturing
 	// Module globals (global.go).
 	fnLibraryGetGlobal // 12.8+
+	// Host memory flags (hostflags.go).
+	fnHostGetFlags
 	numRuntimeSyms
 )
 
@@ -336,4 +338,6 @@ var runtimeSymNames = [numRuntimeSyms]string{
 	fnStreamIsCapturing:                                  "cudaStreamIsCapturing",
 	// Module globals (global.go).
 	fnLibraryGetGlobal: "cudaLibraryGetGlobal",
+	// Host memory flags (hostflags.go).
+	fnHostGetFlags: "cudaHostGetFlags",
 }

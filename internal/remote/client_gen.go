@@ -21,6 +21,7 @@ import (
 //   - HostAlloc (hostmem.go)
 //   - HostDevicePointer (hostmem.go)
 //   - HostFree (hostmem.go)
+//   - HostGetFlags (hostmem.go)
 //   - HostRegister (refuse.go)
 //   - HostUnregister (refuse.go)
 //   - ImportExternalMemoryFD (refuse.go)
