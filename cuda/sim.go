@@ -30,6 +30,8 @@ type KernelCall struct {
 	SharedMem   uint32
 	Args        []Arg
 	Mem         DeviceMemory
+	// Globals finds the variables of the kernel's module (read them with SimGlobal).
+	Globals SimGlobals
 }
 
 // Threads is the total number of threads of the launch (grid × block).

@@ -24,6 +24,11 @@ type Source struct {
 	Name string // file name for diagnostics and the cache key, e.g. "saxpy.cu"
 	Code string
 	Sim  map[string]cuda.SimKernel
+	// SimGlobals declares the code's __device__ and __constant__ variables for the simulator,
+	// by name, with their initial bytes, whose length is the variable's size; kernels in Sim
+	// read them with cuda.SimGlobal. The cuda backend ignores it: the compiled code defines
+	// its variables.
+	SimGlobals map[string][]byte
 }
 
 // CompileOption configures Compile.
@@ -93,7 +98,7 @@ func (d *Device) Compile(ctx context.Context, src Source, opts ...CompileOption)
 	if err != nil {
 		return nil, err
 	}
-	spec := backend.ModuleSpec{Image: image, ImageKind: backend.ImageKind(kind), SimKernels: src.Sim}
+	spec := backend.ModuleSpec{Image: image, ImageKind: backend.ImageKind(kind), SimKernels: src.Sim, SimGlobals: src.SimGlobals}
 	m, err := core.LoadModule(ctx, d.core(), src.Name, spec, core.CUDASignatures(src.Code))
 	return (*Module)(m), err
 }

@@ -34,6 +34,9 @@ var (
 	ErrKernelArgs = core.ErrKernelArgs
 	// ErrNoKernel: the module has no kernel of that name (on the simulator: no Go implementation).
 	ErrNoKernel = core.ErrNoKernel
+	// ErrNoGlobal: the module has no __device__ or __constant__ variable of that name (on the
+	// simulator: none declared in Source.SimGlobals).
+	ErrNoGlobal = core.ErrNoGlobal
 	// ErrDeviceFailed: an earlier sticky error (illegal address, launch failure…) corrupted the
 	// device's context; every later call fails with it. Only a new process recovers the device.
 	ErrDeviceFailed = core.ErrDeviceFailed

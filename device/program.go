@@ -174,7 +174,7 @@ func (p *Program) loadOn(ctx context.Context, d *Device) (*Module, error) {
 	if err != nil {
 		return nil, err
 	}
-	spec := backend.ModuleSpec{Image: c.image, ImageKind: backend.ImageKind(c.kind), SimKernels: p.src.Sim}
+	spec := backend.ModuleSpec{Image: c.image, ImageKind: backend.ImageKind(c.kind), SimKernels: p.src.Sim, SimGlobals: p.src.SimGlobals}
 	m, err := core.LoadModule(ctx, d.core(), p.src.Name, spec, core.CUDASignatures(p.src.Code))
 	return (*Module)(m), err
 }

@@ -168,6 +168,9 @@ type ModuleSpec struct {
 	ImageKind ImageKind
 	// SimKernels maps kernel names to their Go implementations (used by the simulator only).
 	SimKernels map[string]SimKernel
+	// SimGlobals maps the names of the module's __device__ and __constant__ variables to
+	// their initial bytes, whose length is the variable's size (used by the simulator only).
+	SimGlobals map[string][]byte
 }
 
 // Backend is a CUDA runtime: the real one or the simulator. Its methods are safe to call from
@@ -202,6 +205,8 @@ type Device interface {
 	DeviceManagement
 	LaunchControl
 	StreamControl
+	ModuleGlobals
+	HostMemoryFlags
 
 	// Ordinal is the device's index.
 	Ordinal() int

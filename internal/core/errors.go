@@ -17,6 +17,7 @@ var (
 	ErrLaunchConfig = errors.New("gpuactor: launch configuration outside device limits")
 	ErrKernelArgs   = errors.New("gpuactor: kernel arguments do not match parameters")
 	ErrNoKernel     = errors.New("gpuactor: no such kernel")
+	ErrNoGlobal     = errors.New("gpuactor: no such module variable")
 	ErrDeviceFailed = errors.New("gpuactor: device failed")
 	ErrMemoryLimit  = errors.New("gpuactor: device memory limit reached")
 	ErrInHostFunc   = errors.New("gpuactor: not allowed in a host function")

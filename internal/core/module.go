@@ -19,6 +19,7 @@ type Module struct {
 
 	mu      sync.Mutex
 	kernels map[string]*Kernel
+	globals map[string]*Buffer // views of the module's variables, looked up so far (global.go)
 }
 
 // Kernel is a launchable function of a Module: the state device.Kernel is a face over.
@@ -122,6 +123,7 @@ func (d *Device) retireModule(m *Module) error {
 	}
 	m.closed.Store(true)
 	delete(d.live.modules, m)
+	d.retireGlobals(m)
 	return nil
 }
 

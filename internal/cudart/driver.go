@@ -41,6 +41,8 @@ const (
 	drvOccupancyMaxPotentialClusterSize // 12.0+
 	drvOccupancyMaxActiveClusters       // 12.0+
 	drvGraphKernelNodeSetAttribute
+	// Module globals (global.go).
+	drvModuleGetGlobal
 	numDriverSyms
 )
 
@@ -71,6 +73,8 @@ var driverSymNames = [numDriverSyms]string{
 	drvOccupancyMaxPotentialClusterSize:                   "cuOccupancyMaxPotentialClusterSize",
 	drvOccupancyMaxActiveClusters:                         "cuOccupancyMaxActiveClusters",
 	drvGraphKernelNodeSetAttribute:                        "cuGraphKernelNodeSetAttribute",
+	// Module globals (global.go): the entry point resolves to cuModuleGetGlobal_v2.
+	drvModuleGetGlobal: "cuModuleGetGlobal",
 }
 
 // cudaDriverEntryPointQueryResult values.

@@ -173,6 +173,10 @@ const (
 	fnMemcpy2DAsync
 	fnMemset2DAsync
 	fnMemcpy3DAsync
+	// Module globals (global.go).
+	fnLibraryGetGlobal // 12.8+
+	// Host memory flags (hostflags.go).
+	fnHostGetFlags
 	numRuntimeSyms
 )
 
@@ -342,4 +346,8 @@ var runtimeSymNames = [numRuntimeSyms]string{
 	fnMemcpy2DAsync: "cudaMemcpy2DAsync",
 	fnMemset2DAsync: "cudaMemset2DAsync",
 	fnMemcpy3DAsync: "cudaMemcpy3DAsync",
+	// Module globals (global.go).
+	fnLibraryGetGlobal: "cudaLibraryGetGlobal",
+	// Host memory flags (hostflags.go).
+	fnHostGetFlags: "cudaHostGetFlags",
 }

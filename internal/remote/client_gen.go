@@ -23,6 +23,7 @@ import (
 //   - HostAlloc (hostmem.go)
 //   - HostDevicePointer (hostmem.go)
 //   - HostFree (hostmem.go)
+//   - HostGetFlags (hostmem.go)
 //   - HostRegister (refuse.go)
 //   - HostUnregister (refuse.go)
 //   - ImportExternalMemoryFD (refuse.go)
@@ -1001,6 +1002,20 @@ func (d *Device) Memset2D(a0 backend.DevicePtr, a1 uint64, a2 byte, a3 uint64, a
 	e.u64(a4)
 	e.u64(uint64(a5))
 	return d.post(e)
+}
+
+// ModuleGlobal runs backend.Device.ModuleGlobal in the worker.
+func (d *Device) ModuleGlobal(a0 backend.Module, a1 string) (backend.DevicePtr, uint64, error) {
+	e := request(mModuleGlobal)
+	e.u64(uint64(a0))
+	e.str(a1)
+	r, err := d.do(e)
+	if err != nil {
+		return 0, 0, err
+	}
+	v0 := backend.DevicePtr(r.u64())
+	v1 := r.u64()
+	return v0, v1, r.err
 }
 
 // ModuleKernel runs backend.Device.ModuleKernel in the worker.

@@ -116,7 +116,7 @@ func (d *Device) LoadModule(spec backend.ModuleSpec) (backend.Module, error) {
 		return d.loadShared(spec)
 	}
 	m := mLoadModule
-	if len(spec.SimKernels) > 0 {
+	if len(spec.SimKernels) > 0 || len(spec.SimGlobals) > 0 {
 		m = mLoadModuleKernels
 	}
 	e := request(m)
@@ -124,6 +124,7 @@ func (d *Device) LoadModule(spec backend.ModuleSpec) (backend.Module, error) {
 	e.bytes(spec.Image)
 	if m == mLoadModuleKernels {
 		kernelNames(&e, spec.SimKernels)
+		simGlobals(&e, spec.SimGlobals)
 	}
 	r, err := d.do(e)
 	if err != nil {
@@ -146,6 +147,21 @@ func kernelNames(e *enc, kernels map[string]backend.SimKernel) {
 	}
 }
 
+// simGlobals writes a module's simulator variables, sorted by name: unlike kernels they are
+// data, so they cross whole.
+func simGlobals(e *enc, globals map[string][]byte) {
+	names := make([]string, 0, len(globals))
+	for n := range globals {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	e.u64(uint64(len(names)))
+	for _, n := range names {
+		e.str(n)
+		e.bytes(globals[n])
+	}
+}
+
 // loadShared loads an image larger than a call carries: it goes in a memfd the worker maps
 // and copies from.
 func (d *Device) loadShared(spec backend.ModuleSpec) (backend.Module, error) {
@@ -161,6 +177,7 @@ func (d *Device) loadShared(spec backend.ModuleSpec) (backend.Module, error) {
 	e.u64(uint64(f.Fd()))
 	e.u64(uint64(len(spec.Image)))
 	kernelNames(&e, spec.SimKernels)
+	simGlobals(&e, spec.SimGlobals)
 	r, err := d.do(e)
 	_ = f.Close()
 	_ = unmapShared(mem)

@@ -48,7 +48,7 @@ func (d *Device) HostAlloc(size uint64, flags uint32) (unsafe.Pointer, error) {
 		_ = unmapShared(mem)
 		return nil, err
 	}
-	reg := &region{mem: mem, peer: r.u64()}
+	reg := &region{mem: mem, peer: r.u64(), flags: flags}
 	d.b.host.add(reg)
 	return reg.at(0), nil
 }
@@ -67,6 +67,17 @@ func (d *Device) HostFree(p unsafe.Pointer) error {
 	err := d.void(mHostFree, reg.peer)
 	_ = unmapShared(reg.mem)
 	return err
+}
+
+// HostGetFlags is the flags HostAlloc was given for the memory holding p, answered in the
+// parent: the worker registered its mapping, which has no HostAlloc flags there.
+func (d *Device) HostGetFlags(p unsafe.Pointer) (uint32, error) {
+	reg, _, ok := d.b.host.find(uintptr(p), 0)
+	if !ok {
+		return 0, &cudaerr.Error{Op: "cudaHostGetFlags", Code: cudaerr.InvalidValue,
+			Message: fmt.Sprintf("%p is not pinned host memory from cudaHostAlloc", p)}
+	}
+	return reg.flags, nil
 }
 
 // peerOf translates n bytes at p, in HostAlloc's memory, to the worker's address.

@@ -54,3 +54,35 @@ func TestUnregisteredSimKernelIsRefused(t *testing.T) {
 	_, _, err = dv.MemInfo()
 	require.NoError(t, err)
 }
+
+// A module's simulator variables cross with it, bytes and all: the worker's kernel reads and
+// writes them, and the parent finds them by name.
+func TestSimGlobalsCross(t *testing.T) {
+	_, dv := open(t)
+	mod, err := dv.LoadModule(backend.ModuleSpec{SimKernels: map[string]backend.SimKernel{"bump": nil},
+		SimGlobals: map[string][]byte{"counter": {5, 0, 0, 0}, "step": {3, 0, 0, 0}}})
+	require.NoError(t, err)
+	k, err := dv.ModuleKernel(mod, "bump")
+	require.NoError(t, err)
+	p, size, err := dv.ModuleGlobal(mod, "counter")
+	require.NoError(t, err)
+	require.Equal(t, uint64(4), size)
+	hp, err := dv.HostAlloc(4, 0)
+	require.NoError(t, err)
+	s, err := dv.StreamCreate(backend.StreamNonBlocking, 0)
+	require.NoError(t, err)
+	one := backend.Dim3{X: 1, Y: 1, Z: 1}
+	require.NoError(t, dv.Launch(k, one, one, 0, s, nil))
+	require.NoError(t, dv.Launch(k, one, one, 0, s, nil))
+	require.NoError(t, dv.CopyDtoH(hp, p, 4, s))
+	require.NoError(t, dv.StreamSynchronize(s))
+	assert.Equal(t, int32(11), *(*int32)(hp), "5 + 3 + 3")
+
+	_, _, err = dv.ModuleGlobal(mod, "nope")
+	require.ErrorIs(t, err, cudaerr.SymbolNotFound)
+	assert.Contains(t, err.Error(), `"nope"`)
+
+	require.NoError(t, dv.StreamDestroy(s))
+	require.NoError(t, dv.HostFree(hp))
+	require.NoError(t, dv.UnloadModule(mod))
+}

@@ -49,6 +49,10 @@ var testKernels = map[string]backend.SimKernel{
 		}
 		return nil
 	},
+	"bump": func(c *cuda.KernelCall) error { // bump(): adds the global "step" to the global "counter"
+		cuda.SimGlobal[int32](c, "counter")[0] += cuda.SimGlobal[int32](c, "step")[0]
+		return nil
+	},
 }
 
 // backendVar picks the worker's backend: "cudart" for the GPU tests, the simulator otherwise.

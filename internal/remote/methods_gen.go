@@ -106,6 +106,7 @@ const (
 	mMemcpyPeerAsync
 	mMemset
 	mMemset2D
+	mModuleGlobal
 	mModuleKernel
 	mName
 	mOccupancyAvailableDynamicSMemPerBlock
@@ -254,6 +255,7 @@ var methodNames = [numMethods]string{
 	mMemcpyPeerAsync:                       "MemcpyPeerAsync",
 	mMemset:                                "Memset",
 	mMemset2D:                              "Memset2D",
+	mModuleGlobal:                          "ModuleGlobal",
 	mModuleKernel:                          "ModuleKernel",
 	mName:                                  "Name",
 	mOccupancyAvailableDynamicSMemPerBlock: "OccupancyAvailableDynamicSMemPerBlock",

@@ -3,6 +3,7 @@
 package remote_test
 
 import (
+	"errors"
 	"path/filepath"
 	"reflect"
 	"testing"
@@ -163,6 +164,11 @@ var paritySteps = []struct {
 			return nil, err
 		}
 		return []any{st.mod, st.k}, dv.StreamSynchronize(st.s)
+	}},
+	// The worker's module has no variables: a lookup fails alike, naming the variable.
+	{"ModuleGlobal", []string{"ModuleGlobal"}, func(dv backend.Device, st *pstate) (any, error) {
+		p, n, err := dv.ModuleGlobal(st.mod, "table")
+		return []any{p, n}, err
 	}},
 	{"Occupancy", []string{"OccupancyMaxActiveBlocksPerSM"}, func(dv backend.Device, st *pstate) (any, error) {
 		var out []any
@@ -593,6 +599,20 @@ var paritySteps = []struct {
 		}
 		attrs, err := dv.PointerAttributes(uintptr(st.hp))
 		return []any{append([]byte(nil), buf...), dp != 0, attrs.Type, attrs.HostPointer == uintptr(st.hp)}, err
+	}},
+	// The flags HostAlloc was given, inside the allocation too; memory not from it is refused.
+	{"HostGetFlags", []string{"HostGetFlags"}, func(dv backend.Device, st *pstate) (any, error) {
+		f0, err := dv.HostGetFlags(st.hp)
+		if err != nil {
+			return nil, err
+		}
+		f1, err := dv.HostGetFlags(unsafe.Add(st.hp, 100))
+		if err != nil {
+			return nil, err
+		}
+		var local [8]byte
+		_, err = dv.HostGetFlags(unsafe.Pointer(&local[0]))
+		return []any{f0, f1, errors.Is(err, cudaerr.InvalidValue)}, nil
 	}},
 	{"PointerAttributesOfDevice", nil, func(dv backend.Device, st *pstate) (any, error) { return dv.PointerAttributes(uintptr(st.p)) }},
 	{"HostGraphNodes", []string{"GraphAddCopyHtoD", "GraphAddCopyDtoH"}, func(dv backend.Device, st *pstate) (any, error) {

@@ -9,8 +9,9 @@ import (
 // region is one host allocation both processes map: this process's mapping and the other
 // process's address of the same memory.
 type region struct {
-	mem  []byte
-	peer uint64
+	mem   []byte
+	peer  uint64
+	flags uint32 // HostAlloc's flags, answered here (HostGetFlags)
 }
 
 func (r *region) base() uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(r.mem))) }

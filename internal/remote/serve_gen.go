@@ -127,6 +127,7 @@ var table = [numMethods]entry{
 	mMemcpyPeerAsync:                       {(*server).callMemcpyPeerAsync, true},
 	mMemset:                                {(*server).callMemset, true},
 	mMemset2D:                              {(*server).callMemset2D, true},
+	mModuleGlobal:                          {(*server).callModuleGlobal, false},
 	mModuleKernel:                          {(*server).callModuleKernel, false},
 	mName:                                  {(*server).callName, false},
 	mOccupancyAvailableDynamicSMemPerBlock: {(*server).callOccupancyAvailableDynamicSMemPerBlock, false},
@@ -1131,6 +1132,21 @@ func (s *server) callMemset2D(in *dec, out *enc) error {
 		return in.err
 	}
 	return s.dev.Memset2D(a0, a1, a2, a3, a4, a5)
+}
+
+func (s *server) callModuleGlobal(in *dec, out *enc) error {
+	a0 := backend.Module(in.u64())
+	a1 := in.str()
+	if in.err != nil {
+		return in.err
+	}
+	v0, v1, err := s.dev.ModuleGlobal(a0, a1)
+	if err != nil {
+		return err
+	}
+	out.u64(uint64(v0))
+	out.u64(v1)
+	return nil
 }
 
 func (s *server) callModuleKernel(in *dec, out *enc) error {

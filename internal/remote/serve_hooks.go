@@ -158,10 +158,11 @@ func (s *server) serveLoadModuleShared(in *dec, out *enc) error {
 	img := append([]byte(nil), mem...)
 	_ = unmapShared(mem)
 	kernels, err := s.resolveKernels(in)
+	globals := readSimGlobals(in)
 	if err != nil || in.err != nil {
 		return firstErr(in.err, err)
 	}
-	mod, err := s.dev.LoadModule(backend.ModuleSpec{ImageKind: kind, Image: img, SimKernels: kernels})
+	mod, err := s.dev.LoadModule(backend.ModuleSpec{ImageKind: kind, Image: img, SimKernels: kernels, SimGlobals: globals})
 	out.u64(uint64(mod))
 	return err
 }
@@ -190,12 +191,27 @@ func (s *server) serveLoadModuleKernels(in *dec, out *enc) error {
 	// The image is a view into the request ring's buffer: copy it, as a backend may keep it.
 	img := in.clone()
 	kernels, err := s.resolveKernels(in)
+	globals := readSimGlobals(in)
 	if err != nil || in.err != nil {
 		return firstErr(in.err, err)
 	}
-	mod, err := s.dev.LoadModule(backend.ModuleSpec{ImageKind: kind, Image: img, SimKernels: kernels})
+	mod, err := s.dev.LoadModule(backend.ModuleSpec{ImageKind: kind, Image: img, SimKernels: kernels, SimGlobals: globals})
 	out.u64(uint64(mod))
 	return err
+}
+
+// readSimGlobals reads a module's simulator variables (simGlobals); nil when it has none.
+func readSimGlobals(in *dec) map[string][]byte {
+	n := in.count(16)
+	if n == 0 || in.err != nil {
+		return nil
+	}
+	globals := make(map[string][]byte, n)
+	for range n {
+		name := in.str()
+		globals[name] = in.clone()
+	}
+	return globals
 }
 
 // resolveKernels reads a module's kernel names and finds each in the worker's registry

@@ -302,6 +302,7 @@ type hostRange struct {
 	base      uintptr
 	size      uint64
 	allocated bool
+	flags     uint32         // HostAlloc's flags (hostflags.go)
 	buf       []byte         // HostAlloc's memory
 	keep      unsafe.Pointer // HostRegister's memory, kept alive while registered
 }
@@ -431,7 +432,7 @@ func (d *device) HostAlloc(size uint64, flags uint32) (unsafe.Pointer, error) {
 		return nil, d.fail(op, cudaerr.MemoryAllocation, "%d bytes of host memory: %v", size, err)
 	}
 	p := unsafe.Pointer(unsafe.SliceData(buf))
-	d.b.host.add(&hostRange{base: uintptr(p), size: size, allocated: true, buf: buf})
+	d.b.host.add(&hostRange{base: uintptr(p), size: size, allocated: true, flags: flags, buf: buf})
 	return p, nil
 }
 

@@ -22,7 +22,8 @@ type module struct {
 	fns map[string]backend.SimKernel
 
 	mu      sync.Mutex
-	kernels map[string]*kernel // looked up so far
+	kernels map[string]*kernel     // looked up so far
+	globals map[string]*allocation // the spec's SimGlobals, placed at load (global.go)
 }
 
 // kernel is a kernel looked up in a module.
@@ -42,7 +43,7 @@ func (d *device) LoadModule(spec backend.ModuleSpec) (backend.Module, error) {
 	if err := d.alive(op); err != nil {
 		return 0, err
 	}
-	if len(spec.Image) == 0 && len(spec.SimKernels) == 0 {
+	if len(spec.Image) == 0 && len(spec.SimKernels) == 0 && len(spec.SimGlobals) == 0 {
 		return 0, d.fail(op, cudaerr.InvalidValue, "the module spec has neither an image nor sim kernels")
 	}
 	m := &module{dev: d, fns: make(map[string]backend.SimKernel, len(spec.SimKernels)), kernels: map[string]*kernel{}}
@@ -50,6 +51,9 @@ func (d *device) LoadModule(spec backend.ModuleSpec) (backend.Module, error) {
 		if fn != nil {
 			m.fns[name] = fn
 		}
+	}
+	if err := d.loadGlobals(op, m, spec.SimGlobals); err != nil {
+		return 0, err
 	}
 	m.h = backend.Module(d.b.nextHandle())
 	d.b.mu.Lock()
@@ -134,6 +138,7 @@ func (d *device) UnloadModule(h backend.Module) error {
 	for _, k := range m.kernels {
 		delete(d.b.kernels, k.h)
 	}
+	d.freeGlobals(m)
 	return nil
 }
 
@@ -202,7 +207,8 @@ func (d *device) checkLaunch(grid, block backend.Dim3, sharedMem uint32) string 
 // sticky error.
 func (d *device) runKernel(k *kernel, s *stream, grid, block backend.Dim3, sharedMem uint32, args []backend.Arg) {
 	mem := &memView{d: d}
-	call := &backend.KernelCall{Grid: grid, Block: block, SharedMem: sharedMem, Args: args, Mem: mem}
+	call := &backend.KernelCall{Grid: grid, Block: block, SharedMem: sharedMem, Args: args, Mem: mem,
+		Globals: moduleGlobals{k.mod}}
 	var (
 		err       error
 		recovered any
