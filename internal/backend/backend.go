@@ -201,6 +201,7 @@ type Device interface {
 	DeviceManagement
 	LaunchControl
 	StreamControl
+	BatchCopier
 
 	// Ordinal is the device's index.
 	Ordinal() int

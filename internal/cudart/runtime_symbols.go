@@ -168,6 +168,8 @@ const (
 	fnProfilerStart
 	fnProfilerStop
 	fnStreamIsCapturing
+	// Batched copies (batchcopy.go); optional: a loop of cudaMemcpyAsync stands in where absent.
+	fnMemcpyBatchAsync // 12.8+; 13.0 dropped the failIdx parameter
 	numRuntimeSyms
 )
 
@@ -332,4 +334,6 @@ var runtimeSymNames = [numRuntimeSyms]string{
 	fnProfilerStart:                                      "cudaProfilerStart",
 	fnProfilerStop:                                       "cudaProfilerStop",
 	fnStreamIsCapturing:                                  "cudaStreamIsCapturing",
+	// Batched copies.
+	fnMemcpyBatchAsync: "cudaMemcpyBatchAsync",
 }

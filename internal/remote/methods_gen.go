@@ -99,6 +99,7 @@ const (
 	mMemPoolTrimTo
 	mMemPrefetch
 	mMemRangeAttribute
+	mMemcpyBatchAsync
 	mMemcpyPeerAsync
 	mMemset
 	mModuleKernel
@@ -242,6 +243,7 @@ var methodNames = [numMethods]string{
 	mMemPoolTrimTo:                         "MemPoolTrimTo",
 	mMemPrefetch:                           "MemPrefetch",
 	mMemRangeAttribute:                     "MemRangeAttribute",
+	mMemcpyBatchAsync:                      "MemcpyBatchAsync",
 	mMemcpyPeerAsync:                       "MemcpyPeerAsync",
 	mMemset:                                "Memset",
 	mModuleKernel:                          "ModuleKernel",
