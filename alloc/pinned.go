@@ -131,3 +131,12 @@ func (p *Pinned[T]) Close(ctx context.Context) error {
 	}
 	return p.HostBuffer.Close(ctx)
 }
+
+// Flags are the flags the buffer was allocated with (cudaHostGetFlags), as
+// device.HostBuffer.Flags reports them; an error for a nil buffer.
+func (p *Pinned[T]) Flags(ctx context.Context) (PinnedFlag, error) {
+	if p == nil {
+		return 0, core.Invalid("Flags of a nil pinned buffer")
+	}
+	return p.HostBuffer.Flags(ctx)
+}

@@ -207,6 +207,7 @@ type Device interface {
 	StreamControl
 	ModuleGlobals
 	HostMemoryFlags
+	BatchCopier
 
 	// Ordinal is the device's index.
 	Ordinal() int

@@ -177,6 +177,8 @@ const (
 	fnLibraryGetGlobal // 12.8+
 	// Host memory flags (hostflags.go).
 	fnHostGetFlags
+	// Batched copies (batchcopy.go); optional: a loop of cudaMemcpyAsync stands in where absent.
+	fnMemcpyBatchAsync // 12.8+; 13.0 dropped the failIdx parameter
 	numRuntimeSyms
 )
 
@@ -350,4 +352,6 @@ var runtimeSymNames = [numRuntimeSyms]string{
 	fnLibraryGetGlobal: "cudaLibraryGetGlobal",
 	// Host memory flags (hostflags.go).
 	fnHostGetFlags: "cudaHostGetFlags",
+	// Batched copies.
+	fnMemcpyBatchAsync: "cudaMemcpyBatchAsync",
 }

@@ -34,6 +34,7 @@ import (
 //   - MemPoolExportFD (refuse.go)
 //   - MemPoolImportFD (refuse.go)
 //   - MemRangeAttribute (device.go)
+//   - MemcpyBatchAsync (batchcopy.go)
 //   - Ordinal (device.go)
 //   - PointerAttributes (hostmem.go)
 

@@ -103,6 +103,7 @@ const (
 	mMemPoolTrimTo
 	mMemPrefetch
 	mMemRangeAttribute
+	mMemcpyBatchAsync
 	mMemcpyPeerAsync
 	mMemset
 	mMemset2D
@@ -252,6 +253,7 @@ var methodNames = [numMethods]string{
 	mMemPoolTrimTo:                         "MemPoolTrimTo",
 	mMemPrefetch:                           "MemPrefetch",
 	mMemRangeAttribute:                     "MemRangeAttribute",
+	mMemcpyBatchAsync:                      "MemcpyBatchAsync",
 	mMemcpyPeerAsync:                       "MemcpyPeerAsync",
 	mMemset:                                "Memset",
 	mMemset2D:                              "Memset2D",

@@ -614,6 +614,33 @@ var paritySteps = []struct {
 		_, err = dv.HostGetFlags(unsafe.Pointer(&local[0]))
 		return []any{f0, f1, errors.Is(err, cudaerr.InvalidValue)}, nil
 	}},
+	{"BatchCopy", []string{"MemcpyBatchAsync"}, func(dv backend.Device, st *pstate) (any, error) {
+		// Host to device, device to device, device to host, in one batch; then a batch whose
+		// third copy runs past the end of q, which must name that copy.
+		buf := unsafe.Slice((*byte)(st.hp), 4096)
+		for i := range buf {
+			buf[i] = byte(3 * i)
+		}
+		half := unsafe.Add(st.hp, 2048)
+		idx, err := dv.MemcpyBatchAsync([]backend.BatchCopy{
+			{Dst: st.p, SrcHost: st.hp, N: 1024},
+			{Dst: st.q, Src: st.p + 4096, N: 512}, // not written by this batch
+			{DstHost: half, Src: st.q + 8192, N: 256},
+		}, st.s)
+		if err != nil {
+			return idx, err
+		}
+		if err := dv.StreamSynchronize(st.s); err != nil {
+			return nil, err
+		}
+		bad, berr := dv.MemcpyBatchAsync([]backend.BatchCopy{
+			{Dst: st.q, Src: st.p, N: 64},
+			{Dst: st.q + 64, Src: st.p, N: 64},
+			{Dst: st.q + (1<<16 - 32), Src: st.p, N: 64},
+		}, st.s)
+		empty, eerr := dv.MemcpyBatchAsync(nil, st.s)
+		return []any{idx, append([]byte(nil), buf[2048:2048+256]...), bad, errText(berr), empty, eerr}, dv.StreamSynchronize(st.s)
+	}},
 	{"PointerAttributesOfDevice", nil, func(dv backend.Device, st *pstate) (any, error) { return dv.PointerAttributes(uintptr(st.p)) }},
 	{"HostGraphNodes", []string{"GraphAddCopyHtoD", "GraphAddCopyDtoH"}, func(dv backend.Device, st *pstate) (any, error) {
 		g, err := dv.GraphCreate()

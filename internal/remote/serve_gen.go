@@ -26,6 +26,7 @@ import (
 //   - serveLoadModuleKernels (serve_hooks.go)
 //   - serveLoadModuleShared (serve_hooks.go)
 //   - serveMemRangeAttribute (serve_hooks.go)
+//   - serveMemcpyBatchAsync (batchcopy.go)
 //   - serveOpen (serve_hooks.go)
 var table = [numMethods]entry{
 	mAttribute:                             {(*server).callAttribute, false},
@@ -124,6 +125,7 @@ var table = [numMethods]entry{
 	mMemPoolTrimTo:                         {(*server).callMemPoolTrimTo, false},
 	mMemPrefetch:                           {(*server).callMemPrefetch, false},
 	mMemRangeAttribute:                     {(*server).serveMemRangeAttribute, false},
+	mMemcpyBatchAsync:                      {(*server).serveMemcpyBatchAsync, false},
 	mMemcpyPeerAsync:                       {(*server).callMemcpyPeerAsync, true},
 	mMemset:                                {(*server).callMemset, true},
 	mMemset2D:                              {(*server).callMemset2D, true},
