@@ -88,17 +88,27 @@ func copyRows(to []byte, dpitch uint64, from []byte, spitch, width, height uint6
 	}
 }
 
-// Copy2DDtoD copies height rows of width bytes between device memory on s.
-func (d *device) Copy2DDtoD(dst backend.DevicePtr, dpitch uint64, src backend.DevicePtr, spitch, width, height uint64, s backend.Stream) error {
-	const op = "cudaMemcpy2DAsync"
+// begin2D makes the checks every 2D copy starts with: the device, the stream, and the shape
+// against both pitches. A nil stream and a nil error mean there is nothing to copy.
+func (d *device) begin2D(op string, s backend.Stream, width, height, dpitch, spitch uint64) (*stream, error) {
 	if err := d.alive(op); err != nil {
-		return err
+		return nil, err
 	}
 	st, err := d.ownStream(op, s)
 	if err != nil || width == 0 || height == 0 {
-		return err
+		return nil, err
 	}
 	if err := d.check2D(op, width, height, dpitch, spitch); err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+// Copy2DDtoD copies height rows of width bytes between device memory on s.
+func (d *device) Copy2DDtoD(dst backend.DevicePtr, dpitch uint64, src backend.DevicePtr, spitch, width, height uint64, s backend.Stream) error {
+	const op = "cudaMemcpy2DAsync"
+	st, err := d.begin2D(op, s, width, height, dpitch, spitch)
+	if st == nil {
 		return err
 	}
 	const what = "2D device-to-device copy"
@@ -131,14 +141,8 @@ func (d *device) Copy2DDtoD(dst backend.DevicePtr, dpitch uint64, src backend.De
 // pageable memory the rows are staged at once, so the caller may reuse src on return.
 func (d *device) Copy2DHtoD(dst backend.DevicePtr, dpitch uint64, src unsafe.Pointer, spitch, width, height uint64, s backend.Stream) error {
 	const op = "cudaMemcpy2DAsync"
-	if err := d.alive(op); err != nil {
-		return err
-	}
-	st, err := d.ownStream(op, s)
-	if err != nil || width == 0 || height == 0 {
-		return err
-	}
-	if err := d.check2D(op, width, height, dpitch, spitch); err != nil {
+	st, err := d.begin2D(op, s, width, height, dpitch, spitch)
+	if st == nil {
 		return err
 	}
 	if src == nil {
@@ -168,14 +172,8 @@ func (d *device) Copy2DHtoD(dst backend.DevicePtr, dpitch uint64, src unsafe.Poi
 // pageable memory it returns once the copy is done; into pinned memory at once.
 func (d *device) Copy2DDtoH(dst unsafe.Pointer, dpitch uint64, src backend.DevicePtr, spitch, width, height uint64, s backend.Stream) error {
 	const op = "cudaMemcpy2DAsync"
-	if err := d.alive(op); err != nil {
-		return err
-	}
-	st, err := d.ownStream(op, s)
-	if err != nil || width == 0 || height == 0 {
-		return err
-	}
-	if err := d.check2D(op, width, height, dpitch, spitch); err != nil {
+	st, err := d.begin2D(op, s, width, height, dpitch, spitch)
+	if st == nil {
 		return err
 	}
 	if dst == nil {
