@@ -28,6 +28,9 @@ func (b *Buffer) core() *core.Buffer { return (*core.Buffer)(b) }
 // is allocated. It is the untyped form of alloc.Malloc, which allocates elements of a type
 // and ties the buffer to a stream.
 func (d *Device) MallocBytes(ctx context.Context, size uint64) (*Buffer, error) {
+	if d == nil {
+		return nil, core.Invalid("MallocBytes on a nil device")
+	}
 	b := new(Buffer)
 	if err := core.Malloc(ctx, d.core(), b.core(), size); err != nil {
 		return nil, err

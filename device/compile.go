@@ -81,6 +81,9 @@ func NVRTCOptions(opts ...string) CompileOption {
 // is installed, so syntax errors show up in tests; the kernels then run as their Go
 // implementations. Compiling runs on the calling goroutine, never on the device's actor.
 func (d *Device) Compile(ctx context.Context, src Source, opts ...CompileOption) (*Module, error) {
+	if d == nil {
+		return nil, core.Invalid("Compile on a nil device")
+	}
 	if strings.TrimSpace(src.Code) == "" {
 		return nil, core.Invalid("Compile of empty source %q", src.Name)
 	}

@@ -31,6 +31,9 @@ func (d *Device) core() *core.Device { return (*core.Device)(d) }
 // info is the device's description. A device that core opened without one (over a wrapped
 // backend, in the module's tests and benchmarks) reads its properties on first use.
 func (d *Device) info() *info {
+	if d == nil {
+		return &info{} // a nil device: zero properties, no backend
+	}
 	cd := d.core()
 	return cd.InfoOr(func() any {
 		inf := &info{kind: kindOf(cd.Backend())}
@@ -234,4 +237,9 @@ func (d *Device) MemInfo(ctx context.Context) (free, total uint64, err error) {
 }
 
 // Synchronize waits until all work sent to the device so far has completed on the GPU.
-func (d *Device) Synchronize(ctx context.Context) error { return d.core().Synchronize(ctx) }
+func (d *Device) Synchronize(ctx context.Context) error {
+	if d == nil {
+		return core.Invalid("Synchronize of a nil device")
+	}
+	return d.core().Synchronize(ctx)
+}

@@ -30,6 +30,9 @@ func (h *HostBuffer) core() *core.HostBuffer { return (*core.HostBuffer)(h) }
 // once they are allocated. It is the untyped form of alloc.MallocPinned, which allocates
 // elements of a type.
 func (d *Device) MallocPinnedBytes(ctx context.Context, size uint64, flags ...HostFlag) (*HostBuffer, error) {
+	if d == nil {
+		return nil, core.Invalid("MallocPinnedBytes on a nil device")
+	}
 	var f uint32
 	for _, fl := range flags {
 		f |= uint32(fl)

@@ -118,6 +118,9 @@ func (d *Device) Isolated() bool { return d.info().isolated }
 
 // WorkerPID is the process id of an isolated device's worker; 0 for a device in process.
 func (d *Device) WorkerPID() int {
+	if d == nil {
+		return 0
+	}
 	if rb, ok := d.core().Backend().(*remote.Backend); ok {
 		return rb.Process().Pid()
 	}

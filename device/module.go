@@ -35,6 +35,9 @@ const (
 // before 12.4 they are not known and not checked. sim supplies the kernels' Go implementations for the simulator
 // (ignored by the cuda backend).
 func (d *Device) LoadModule(ctx context.Context, name string, image []byte, kind ImageKind, sim map[string]cuda.SimKernel) (*Module, error) {
+	if d == nil {
+		return nil, core.Invalid("LoadModule on a nil device")
+	}
 	if len(image) == 0 && d.Backend() != BackendSim {
 		return nil, core.Invalid("LoadModule of an empty image")
 	}

@@ -25,6 +25,9 @@ const (
 // AttrGPUDirectRDMAFlushWritesOptions has no bit set cannot flush: that is an error wrapping
 // cudaerr.NotSupported. A scope other than the two is ErrInvalidArgument.
 func (d *Device) FlushGPUDirectRDMAWrites(ctx context.Context, scope FlushScope) error {
+	if d == nil {
+		return core.Invalid("FlushGPUDirectRDMAWrites on a nil device")
+	}
 	if scope != FlushToOwner && scope != FlushToAllDevices {
 		return core.Invalid("FlushGPUDirectRDMAWrites: scope %d is neither FlushToOwner nor FlushToAllDevices", int32(scope))
 	}

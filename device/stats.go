@@ -111,6 +111,9 @@ func (l Latency) Quantile(q float64) time.Duration {
 // taken at one instant together, except Memory, which is one reading of its own (see Usage).
 // MemInfo, which asks the runtime, is separate.
 func (d *Device) Stats() Stats {
+	if d == nil {
+		return Stats{Ordinal: -1, Closed: true, Failure: "nil device"}
+	}
 	c := d.core()
 	ops := c.OpStats()
 	st := Stats{

@@ -283,6 +283,9 @@ func (d *Device) release() {
 // releasing a healthy device's resources, and nil for a device that failed, before or while
 // closing (Err says how). Idempotent.
 func (d *Device) Close() error {
+	if d == nil {
+		return errNilDevice
+	}
 	if err := d.InHostFunc("Close"); err != nil {
 		return err
 	}
@@ -293,14 +296,27 @@ func (d *Device) Close() error {
 }
 
 // Ordinal is the device's index in its backend.
-func (d *Device) Ordinal() int { return d.ordinal }
+func (d *Device) Ordinal() int {
+	if d == nil {
+		return -1
+	}
+	return d.ordinal
+}
 
 // BackendName is the backend's name: "cuda" or "sim".
-func (d *Device) BackendName() string { return d.be.Name() }
+func (d *Device) BackendName() string {
+	if d == nil {
+		return ""
+	}
+	return d.be.Name()
+}
 
 // Info is what Config.Describe returned when the device opened, or what InfoOr made since;
 // nil for neither.
 func (d *Device) Info() any {
+	if d == nil {
+		return nil
+	}
 	if p := d.info.Load(); p != nil {
 		return *p
 	}
@@ -332,7 +348,12 @@ func (d *Device) Stream() *Stream { return d.stream }
 
 // Err is the sticky error that failed the device, or nil while it is healthy. A failure met
 // through another Device opened on the same GPU fails this one too.
-func (d *Device) Err() error { return d.health.Err() }
+func (d *Device) Err() error {
+	if d == nil {
+		return errNilDevice
+	}
+	return d.health.Err()
+}
 
 // note records a sticky error, or the loss of the GPU: the device is unusable from then on. It returns the error to
 // hand on: for a sticky error the device's failure, which wraps ErrDeviceFailed and the first

@@ -12,6 +12,10 @@ import (
 // returns a future of fn's result: the way onto the thread for calls that ask or configure
 // rather than queue GPU work. The device's guard applies: a failed device refuses fn.
 func Run[T any](ctx context.Context, d *Device, fn func(rt backend.Device, tr *Tracker) (T, error)) *actor.Future[T] {
+	if d == nil {
+		var zero T
+		return actor.Completed(zero, errNilDevice)
+	}
 	return actor.Call(ctx, d.act, func() (T, error) { return fn(d.rt, d.tracker) })
 }
 
@@ -90,3 +94,7 @@ func Make[T any](ctx context.Context, d *Device, mk func(rt backend.Device, tr *
 	}
 	return f.Await(context.WithoutCancel(ctx)) // made as the caller left: the caller takes it
 }
+
+// errNilDevice answers a call on a nil *Device: a mistake of the caller's, refused rather than
+// a panic.
+var errNilDevice = Invalid("call on a nil device")

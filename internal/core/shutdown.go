@@ -22,6 +22,9 @@ func (d *Device) shutdownErr() error {
 // background, freeing everything once the GPU has passed the work it was given (which no
 // deadline can cut short).
 func (d *Device) Shutdown(ctx context.Context) error {
+	if d == nil {
+		return errNilDevice
+	}
 	if err := d.InHostFunc("Shutdown"); err != nil {
 		return err
 	}

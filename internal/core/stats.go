@@ -73,4 +73,4 @@ func (d *Device) OpStats() OpStats {
 }
 
 // Closed reports whether the device's Close (or Shutdown) has begun.
-func (d *Device) Closed() bool { return d.act.Closed() }
+func (d *Device) Closed() bool { return d == nil || d.act.Closed() }

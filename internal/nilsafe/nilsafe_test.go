@@ -39,6 +39,7 @@ var handles = []any{
 	(*device.HostBuffer)(nil),
 	(*device.Module)(nil),
 	(*device.Kernel)(nil),
+	(*device.Device)(nil),
 }
 
 var (
