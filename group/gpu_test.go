@@ -22,22 +22,8 @@ import (
 func TestJobsOverEveryDevice(t *testing.T) {
 	testdev.Backends(t, func(t *testing.T, opts []device.Option) {
 		ctx := testdev.Ctx(t)
-		devs, err := device.OpenAll(ctx, opts...)
-		require.NoError(t, err)
-		t.Cleanup(func() {
-			for _, d := range devs {
-				require.NoError(t, d.Close())
-			}
-		})
+		devs, prog := openEveryDevice(t, opts)
 		t.Logf("%d devices", len(devs))
-		kernels := map[int]*device.Kernel{}
-		for _, d := range devs {
-			mod, err := d.Compile(ctx, device.Source{Name: "add.cu", Code: testdev.AddU32,
-				Sim: map[string]cuda.SimKernel{"add_u32": testdev.AddU32Sim}})
-			require.NoError(t, err)
-			kernels[d.Ordinal()], err = mod.Kernel(ctx, "add_u32")
-			require.NoError(t, err)
-		}
 		g, err := group.New(ctx, devs)
 		require.NoError(t, err)
 		const jobs, n = 400, 4096
@@ -54,7 +40,11 @@ func TestJobsOverEveryDevice(t *testing.T) {
 					xs[k] = uint32(i*n + k)
 				}
 				streams.CopyToDevice(ctx, s, buf, xs)
-				s.Launch(ctx, kernels[d.Ordinal()], cuda.LaunchConfig{Grid: cuda.Dim(n / 256), Block: cuda.Dim(256)}, buf, uint32(i), int32(n))
+				k, err := prog.Kernel(ctx, d, "add_u32")
+				if err != nil {
+					return err
+				}
+				s.Launch(ctx, k, cuda.LaunchConfig{Grid: cuda.Dim(n / 256), Block: cuda.Dim(256)}, buf, uint32(i), int32(n))
 				if err := streams.CopyFromDevice(ctx, s, xs, buf).Wait(ctx); err != nil {
 					return err
 				}
@@ -82,4 +72,22 @@ func TestJobsOverEveryDevice(t *testing.T) {
 			assert.Zero(t, d.Stats().Memory.DeviceBytes(), "device %d", d.Ordinal())
 		}
 	})
+}
+
+// openEveryDevice opens every device of the backend opts name (closed when the test ends) and
+// the add kernel's program, which loads on whichever device a job runs on.
+func openEveryDevice(t *testing.T, opts []device.Option) ([]*device.Device, *device.Program) {
+	t.Helper()
+	ctx := testdev.Ctx(t)
+	devs, err := device.OpenAll(ctx, opts...)
+	require.NoError(t, err)
+	prog := device.NewProgram(device.Source{Name: "add.cu", Code: testdev.AddU32,
+		Sim: map[string]cuda.SimKernel{"add_u32": testdev.AddU32Sim}})
+	t.Cleanup(func() {
+		require.NoError(t, prog.Close(context.Background()))
+		for _, d := range devs {
+			require.NoError(t, d.Close())
+		}
+	})
+	return devs, prog
 }

@@ -21,21 +21,7 @@ import (
 func TestPipeOverEveryDevice(t *testing.T) {
 	testdev.Backends(t, func(t *testing.T, opts []device.Option) {
 		ctx := testdev.Ctx(t)
-		devs, err := device.OpenAll(ctx, opts...)
-		require.NoError(t, err)
-		t.Cleanup(func() {
-			for _, d := range devs {
-				require.NoError(t, d.Close())
-			}
-		})
-		kernels := map[int]*device.Kernel{}
-		for _, d := range devs {
-			mod, err := d.Compile(ctx, device.Source{Name: "add.cu", Code: testdev.AddU32,
-				Sim: map[string]cuda.SimKernel{"add_u32": testdev.AddU32Sim}})
-			require.NoError(t, err)
-			kernels[d.Ordinal()], err = mod.Kernel(ctx, "add_u32")
-			require.NoError(t, err)
-		}
+		devs, prog := openEveryDevice(t, opts)
 		g, err := group.New(ctx, devs)
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = g.Close(context.Background()) }) // on a failure; before the devices close
@@ -62,7 +48,11 @@ func TestPipeOverEveryDevice(t *testing.T) {
 				xs[k] = uint32(i*n + k)
 			}
 			streams.CopyToDevice(ctx, s, buf, xs)
-			s.Launch(ctx, kernels[d.Ordinal()], cuda.LaunchConfig{Grid: cuda.Dim(n / 256), Block: cuda.Dim(256)}, buf, uint32(i), int32(n))
+			k, err := prog.Kernel(ctx, d, "add_u32")
+			if err != nil {
+				return answer{}, err
+			}
+			s.Launch(ctx, k, cuda.LaunchConfig{Grid: cuda.Dim(n / 256), Block: cuda.Dim(256)}, buf, uint32(i), int32(n))
 			return answer{xs, d.Ordinal()}, streams.CopyFromDevice(ctx, s, xs, buf).Wait(ctx)
 		}
 		per := make([]int, len(devs))
