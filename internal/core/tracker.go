@@ -500,14 +500,14 @@ func (t *Tracker) watermark(s backend.Stream, tr *track, now time.Duration) bool
 	} else {
 		var err error
 		if ev, err = t.dev.EventCreate(backend.EventDisableTiming); err != nil {
-			t.finish(tr.open, err)
+			t.finishAfter(tr.open, err, tr.culprit(s))
 			tr.open = nil
 			return false
 		}
 	}
 	if err := t.dev.EventRecord(ev, s); err != nil {
 		t.release(ev)
-		t.finish(tr.open, err)
+		t.finishAfter(tr.open, err, tr.culprit(s))
 		tr.open = nil
 		return false
 	}
@@ -522,10 +522,23 @@ func (t *Tracker) watermark(s backend.Stream, tr *track, now time.Duration) bool
 	return true
 }
 
+// culprit names the last kernel launched on stream s, tr's stream, for a sticky error met while
+// tracking it; "" when none was.
+func (tr *track) culprit(s backend.Stream) string {
+	if tr.kernel == "" {
+		return ""
+	}
+	return fmt.Sprintf("kernel %s launched on stream %#x", tr.kernel, uintptr(s))
+}
+
 func (t *Tracker) release(ev backend.Event) { t.free = append(t.free, ev) }
 
-func (t *Tracker) finish(done []completion, err error) {
-	err = t.note(err, "")
+func (t *Tracker) finish(done []completion, err error) { t.finishAfter(done, err, "") }
+
+// finishAfter is finish for an error met while tracking a stream whose last launch culprit
+// names ("" for none): a kernel's fault can surface at the tracker's own calls first.
+func (t *Tracker) finishAfter(done []completion, err error, culprit string) {
+	err = t.note(err, culprit)
 	t.counts.completed.add(uint64(len(done))) // before the callbacks: a caller woken by one sees it counted
 	for _, c := range done {
 		c.run(err)
