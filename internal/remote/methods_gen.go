@@ -55,17 +55,28 @@ const (
 	mGraphClone
 	mGraphCreate
 	mGraphDebugDot
+	mGraphDebugDotFlags
 	mGraphDestroy
+	mGraphDestroyNode
 	mGraphEdges
 	mGraphExecDestroy
+	mGraphExecFlags
 	mGraphExecKernelNodeSetParams
 	mGraphExecUpdate
 	mGraphInstantiate
+	mGraphInstantiateWithParams
 	mGraphLaunch
 	mGraphLaunchN
+	mGraphMemAttribute
+	mGraphMemTrim
+	mGraphNodeDependencies
+	mGraphNodeDependents
+	mGraphNodeEnabled
+	mGraphNodeFindInClone
 	mGraphNodeSetEnabled
 	mGraphNodeType
 	mGraphNodes
+	mGraphRemoveDependencies
 	mGraphRootNodes
 	mGraphUpload
 	mHostAlloc
@@ -124,6 +135,7 @@ const (
 	mResetPersistingL2Cache
 	mSetCacheConfig
 	mSetCurrentMemPool
+	mSetGraphMemAttribute
 	mSetLimit
 	mSetSharedMemConfig
 	mSharedMemConfig
@@ -205,17 +217,28 @@ var methodNames = [numMethods]string{
 	mGraphClone:                            "GraphClone",
 	mGraphCreate:                           "GraphCreate",
 	mGraphDebugDot:                         "GraphDebugDot",
+	mGraphDebugDotFlags:                    "GraphDebugDotFlags",
 	mGraphDestroy:                          "GraphDestroy",
+	mGraphDestroyNode:                      "GraphDestroyNode",
 	mGraphEdges:                            "GraphEdges",
 	mGraphExecDestroy:                      "GraphExecDestroy",
+	mGraphExecFlags:                        "GraphExecFlags",
 	mGraphExecKernelNodeSetParams:          "GraphExecKernelNodeSetParams",
 	mGraphExecUpdate:                       "GraphExecUpdate",
 	mGraphInstantiate:                      "GraphInstantiate",
+	mGraphInstantiateWithParams:            "GraphInstantiateWithParams",
 	mGraphLaunch:                           "GraphLaunch",
 	mGraphLaunchN:                          "GraphLaunchN",
+	mGraphMemAttribute:                     "GraphMemAttribute",
+	mGraphMemTrim:                          "GraphMemTrim",
+	mGraphNodeDependencies:                 "GraphNodeDependencies",
+	mGraphNodeDependents:                   "GraphNodeDependents",
+	mGraphNodeEnabled:                      "GraphNodeEnabled",
+	mGraphNodeFindInClone:                  "GraphNodeFindInClone",
 	mGraphNodeSetEnabled:                   "GraphNodeSetEnabled",
 	mGraphNodeType:                         "GraphNodeType",
 	mGraphNodes:                            "GraphNodes",
+	mGraphRemoveDependencies:               "GraphRemoveDependencies",
 	mGraphRootNodes:                        "GraphRootNodes",
 	mGraphUpload:                           "GraphUpload",
 	mHostAlloc:                             "HostAlloc",
@@ -274,6 +297,7 @@ var methodNames = [numMethods]string{
 	mResetPersistingL2Cache:                "ResetPersistingL2Cache",
 	mSetCacheConfig:                        "SetCacheConfig",
 	mSetCurrentMemPool:                     "SetCurrentMemPool",
+	mSetGraphMemAttribute:                  "SetGraphMemAttribute",
 	mSetLimit:                              "SetLimit",
 	mSetSharedMemConfig:                    "SetSharedMemConfig",
 	mSharedMemConfig:                       "SharedMemConfig",

@@ -31,6 +31,7 @@ type graphState struct {
 	allocs   map[backend.DevicePtr]*simAlloc
 	captures map[*stream]*capture
 	recorded map[*event]*capturedRecord // events recorded inside a capture
+	high     graphMemHigh               // graph memory high watermarks (graph_mem.go)
 }
 
 func (gs *graphState) init() {
@@ -57,6 +58,7 @@ type snode struct {
 	label string
 	deps  []*snode
 	orig  backend.GraphNode // the node this one was cloned from (itself when not a clone)
+	from  backend.GraphNode // the node of the source graph a cloned node copies (FindInClone)
 
 	kern   *kernel
 	params backend.KernelNode // kernel nodes
@@ -222,6 +224,7 @@ func (d *device) cloneLocked(g *sgraph, register bool) *sgraph {
 	m := make(map[*snode]*snode, len(g.nodes))
 	for _, n := range g.nodes {
 		cp := *n
+		cp.from = n.h
 		cp.deps = make([]*snode, len(n.deps))
 		for i, dep := range n.deps {
 			cp.deps[i] = m[dep]
@@ -659,6 +662,7 @@ func (d *device) GraphAddMemAllocNode(g backend.Graph, deps []backend.GraphNode,
 	}
 	d.graphs.mu.Lock()
 	d.graphs.allocs[sa.ptr] = sa
+	d.graphs.noteMemLocked()
 	d.graphs.mu.Unlock()
 	return n, sa.ptr, nil
 }

@@ -138,6 +138,7 @@ func (d *device) GraphLaunch(h backend.GraphExec, sh backend.Stream) error {
 			n.alloc.live = true
 		}
 	}
+	gs.noteMemLocked() // the launch's peak: its allocations made, none freed yet
 	for _, n := range x.g.nodes {
 		if n.typ == backend.NodeMemFree {
 			n.alloc.live = false
