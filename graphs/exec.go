@@ -76,9 +76,9 @@ func (g *Graph) Instantiate(ctx context.Context, opts ...InstantiateOption) (*Ex
 		if g.closed.Load() {
 			return nil, closed("graph")
 		}
-		h, err := rt.GraphInstantiate(g.h, c.flags)
+		h, err := g.instantiate(rt, c.flags)
 		if err != nil {
-			return nil, fmt.Errorf("gpuactor/graphs: instantiating a graph: %w", err)
+			return nil, err
 		}
 		x := &Exec{dev: g.dev, h: h, res: g.res.retain(), sources: map[*Graph]bool{g: true}}
 		tr.Own(x, func() error { return x.destroy(rt) })
@@ -216,6 +216,9 @@ func (x *Exec) run(ctx context.Context, op func(rt backend.Device, tr *core.Trac
 func (x *Exec) member(n *Node) error {
 	if n == nil {
 		return invalid("nil node")
+	}
+	if n.destroyed.Load() {
+		return fmt.Errorf("%w: %s", ErrNodeDestroyed, n)
 	}
 	x.mu.Lock()
 	ok := x.sources[n.g]

@@ -23,6 +23,7 @@ type Graph struct {
 	h      backend.Graph
 	res    *resources
 	closed atomic.Bool
+	source *Graph // the graph this one is a Clone of (NodeInClone)
 
 	mu    sync.Mutex
 	nodes map[backend.GraphNode]*Node
@@ -195,7 +196,9 @@ func (g *Graph) Clone(ctx context.Context) (*Graph, error) {
 		if err != nil {
 			return nil, fmt.Errorf("gpuactor/graphs: cloning a graph: %w", err)
 		}
-		return adopt(g.dev, rt, tr, h, g.res), nil
+		c := adopt(g.dev, rt, tr, h, g.res)
+		c.source = g
+		return c, nil
 	}, dropGraph)
 }
 
