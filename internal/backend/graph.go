@@ -153,6 +153,7 @@ type GraphDevice interface {
 	GraphTopologyDevice
 	GraphInstantiateDevice
 	GraphMemDevice
+	GraphUserObjectDevice
 
 	// StreamBeginCapture starts capturing s into a new graph.
 	StreamBeginCapture(s Stream, mode CaptureMode) error

@@ -72,3 +72,23 @@ func (d *device) GraphMemAttribute(attr backend.GraphMemAttr) (uint64, error) {
 func (d *device) SetGraphMemAttribute(attr backend.GraphMemAttr, value uint64) error {
 	return d.rt.SetGraphMemAttribute(d.ordinal, attr, value)
 }
+
+func (d *device) UserObjectCreate(destroy func()) (backend.UserObject, error) {
+	return d.rt.UserObjectCreate(destroy)
+}
+
+func (d *device) UserObjectRetain(o backend.UserObject, count uint32) error {
+	return d.rt.UserObjectRetain(o, count)
+}
+
+func (d *device) UserObjectRelease(o backend.UserObject, count uint32) error {
+	return d.rt.UserObjectRelease(o, count)
+}
+
+func (d *device) GraphRetainUserObject(g backend.Graph, o backend.UserObject, count uint32, move bool) error {
+	return d.rt.GraphRetainUserObject(g, o, count, move)
+}
+
+func (d *device) GraphReleaseUserObject(g backend.Graph, o backend.UserObject, count uint32) error {
+	return d.rt.GraphReleaseUserObject(g, o, count)
+}

@@ -179,8 +179,8 @@ const (
 	fnHostGetFlags
 	// Batched copies (batchcopy.go); optional: a loop of cudaMemcpyAsync stands in where absent.
 	fnMemcpyBatchAsync // 12.8+; 13.0 dropped the failIdx parameter
-	// Graph topology, instantiation with parameters, graph memory (graph_topology.go,
-	// graph_instantiate.go, graph_mem.go).
+	// Graph topology, instantiation with parameters, graph memory, user objects
+	// (graph_topology.go, graph_instantiate.go, graph_mem.go, graph_userobj.go).
 	fnGraphNodeGetDependencies   // 13.0: with edge data; before: without
 	fnGraphNodeGetDependentNodes // 13.0: with edge data; before: without
 	fnGraphRemoveDependencies    // 13.0: with edge data; before: without
@@ -192,6 +192,11 @@ const (
 	fnDeviceGraphMemTrim
 	fnDeviceGetGraphMemAttribute
 	fnDeviceSetGraphMemAttribute
+	fnUserObjectCreate
+	fnUserObjectRetain
+	fnUserObjectRelease
+	fnGraphRetainUserObject
+	fnGraphReleaseUserObject
 	numRuntimeSyms
 )
 
@@ -367,7 +372,7 @@ var runtimeSymNames = [numRuntimeSyms]string{
 	fnHostGetFlags: "cudaHostGetFlags",
 	// Batched copies.
 	fnMemcpyBatchAsync: "cudaMemcpyBatchAsync",
-	// Graph topology, instantiation with parameters, graph memory.
+	// Graph topology, instantiation with parameters, graph memory, user objects.
 	fnGraphNodeGetDependencies:   "cudaGraphNodeGetDependencies",
 	fnGraphNodeGetDependentNodes: "cudaGraphNodeGetDependentNodes",
 	fnGraphRemoveDependencies:    "cudaGraphRemoveDependencies",
@@ -379,4 +384,9 @@ var runtimeSymNames = [numRuntimeSyms]string{
 	fnDeviceGraphMemTrim:         "cudaDeviceGraphMemTrim",
 	fnDeviceGetGraphMemAttribute: "cudaDeviceGetGraphMemAttribute",
 	fnDeviceSetGraphMemAttribute: "cudaDeviceSetGraphMemAttribute",
+	fnUserObjectCreate:           "cudaUserObjectCreate",
+	fnUserObjectRetain:           "cudaUserObjectRetain",
+	fnUserObjectRelease:          "cudaUserObjectRelease",
+	fnGraphRetainUserObject:      "cudaGraphRetainUserObject",
+	fnGraphReleaseUserObject:     "cudaGraphReleaseUserObject",
 }

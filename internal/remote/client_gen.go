@@ -37,6 +37,7 @@ import (
 //   - MemcpyBatchAsync (batchcopy.go)
 //   - Ordinal (device.go)
 //   - PointerAttributes (hostmem.go)
+//   - UserObjectCreate (refuse_userobj.go)
 
 // Attribute runs backend.Device.Attribute in the worker.
 func (d *Device) Attribute(a0 backend.Attr) (int, error) {
@@ -745,12 +746,39 @@ func (d *Device) GraphNodes(a0 backend.Graph) ([]backend.GraphNode, error) {
 	return v0, r.err
 }
 
+// GraphReleaseUserObject runs backend.Device.GraphReleaseUserObject in the worker.
+func (d *Device) GraphReleaseUserObject(a0 backend.Graph, a1 backend.UserObject, a2 uint32) error {
+	e := request(mGraphReleaseUserObject)
+	e.u64(uint64(a0))
+	e.u64(uint64(a1))
+	e.u64(uint64(a2))
+	r, err := d.do(e)
+	if err != nil {
+		return err
+	}
+	return r.err
+}
+
 // GraphRemoveDependencies runs backend.Device.GraphRemoveDependencies in the worker.
 func (d *Device) GraphRemoveDependencies(a0 backend.Graph, a1 []backend.GraphNode, a2 []backend.GraphNode) error {
 	e := request(mGraphRemoveDependencies)
 	e.u64(uint64(a0))
 	encListGraphNode(&e, a1)
 	encListGraphNode(&e, a2)
+	r, err := d.do(e)
+	if err != nil {
+		return err
+	}
+	return r.err
+}
+
+// GraphRetainUserObject runs backend.Device.GraphRetainUserObject in the worker.
+func (d *Device) GraphRetainUserObject(a0 backend.Graph, a1 backend.UserObject, a2 uint32, a3 bool) error {
+	e := request(mGraphRetainUserObject)
+	e.u64(uint64(a0))
+	e.u64(uint64(a1))
+	e.u64(uint64(a2))
+	e.bool(a3)
 	r, err := d.do(e)
 	if err != nil {
 		return err
@@ -1637,6 +1665,30 @@ func (d *Device) UUID() (backend.DeviceUUID, error) {
 func (d *Device) UnloadModule(a0 backend.Module) error {
 	e := request(mUnloadModule)
 	e.u64(uint64(a0))
+	r, err := d.do(e)
+	if err != nil {
+		return err
+	}
+	return r.err
+}
+
+// UserObjectRelease runs backend.Device.UserObjectRelease in the worker.
+func (d *Device) UserObjectRelease(a0 backend.UserObject, a1 uint32) error {
+	e := request(mUserObjectRelease)
+	e.u64(uint64(a0))
+	e.u64(uint64(a1))
+	r, err := d.do(e)
+	if err != nil {
+		return err
+	}
+	return r.err
+}
+
+// UserObjectRetain runs backend.Device.UserObjectRetain in the worker.
+func (d *Device) UserObjectRetain(a0 backend.UserObject, a1 uint32) error {
+	e := request(mUserObjectRetain)
+	e.u64(uint64(a0))
+	e.u64(uint64(a1))
 	r, err := d.do(e)
 	if err != nil {
 		return err

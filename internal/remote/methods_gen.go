@@ -76,7 +76,9 @@ const (
 	mGraphNodeSetEnabled
 	mGraphNodeType
 	mGraphNodes
+	mGraphReleaseUserObject
 	mGraphRemoveDependencies
+	mGraphRetainUserObject
 	mGraphRootNodes
 	mGraphUpload
 	mHostAlloc
@@ -162,6 +164,8 @@ const (
 	mSynchronize
 	mUUID
 	mUnloadModule
+	mUserObjectRelease
+	mUserObjectRetain
 	mWaitExternalSemaphore
 
 	numMethods // one past the last id
@@ -238,7 +242,9 @@ var methodNames = [numMethods]string{
 	mGraphNodeSetEnabled:                   "GraphNodeSetEnabled",
 	mGraphNodeType:                         "GraphNodeType",
 	mGraphNodes:                            "GraphNodes",
+	mGraphReleaseUserObject:                "GraphReleaseUserObject",
 	mGraphRemoveDependencies:               "GraphRemoveDependencies",
+	mGraphRetainUserObject:                 "GraphRetainUserObject",
 	mGraphRootNodes:                        "GraphRootNodes",
 	mGraphUpload:                           "GraphUpload",
 	mHostAlloc:                             "HostAlloc",
@@ -324,5 +330,7 @@ var methodNames = [numMethods]string{
 	mSynchronize:                           "Synchronize",
 	mUUID:                                  "UUID",
 	mUnloadModule:                          "UnloadModule",
+	mUserObjectRelease:                     "UserObjectRelease",
+	mUserObjectRetain:                      "UserObjectRetain",
 	mWaitExternalSemaphore:                 "WaitExternalSemaphore",
 }

@@ -98,7 +98,9 @@ var table = [numMethods]entry{
 	mGraphNodeSetEnabled:                   {(*server).callGraphNodeSetEnabled, false},
 	mGraphNodeType:                         {(*server).callGraphNodeType, false},
 	mGraphNodes:                            {(*server).callGraphNodes, false},
+	mGraphReleaseUserObject:                {(*server).callGraphReleaseUserObject, false},
 	mGraphRemoveDependencies:               {(*server).callGraphRemoveDependencies, false},
+	mGraphRetainUserObject:                 {(*server).callGraphRetainUserObject, false},
 	mGraphRootNodes:                        {(*server).callGraphRootNodes, false},
 	mGraphUpload:                           {(*server).callGraphUpload, false},
 	mHostAlloc:                             {(*server).serveHostAlloc, false},
@@ -184,6 +186,8 @@ var table = [numMethods]entry{
 	mSynchronize:                           {(*server).callSynchronize, false},
 	mUUID:                                  {(*server).callUUID, false},
 	mUnloadModule:                          {(*server).callUnloadModule, false},
+	mUserObjectRelease:                     {(*server).callUserObjectRelease, false},
+	mUserObjectRetain:                      {(*server).callUserObjectRetain, false},
 	mWaitExternalSemaphore:                 {(*server).callWaitExternalSemaphore, false},
 }
 
@@ -891,6 +895,16 @@ func (s *server) callGraphNodes(in *dec, out *enc) error {
 	return nil
 }
 
+func (s *server) callGraphReleaseUserObject(in *dec, out *enc) error {
+	a0 := backend.Graph(in.u64())
+	a1 := backend.UserObject(in.u64())
+	a2 := uint32(in.u64())
+	if in.err != nil {
+		return in.err
+	}
+	return s.dev.GraphReleaseUserObject(a0, a1, a2)
+}
+
 func (s *server) callGraphRemoveDependencies(in *dec, out *enc) error {
 	a0 := backend.Graph(in.u64())
 	a1 := decListGraphNode(in)
@@ -899,6 +913,17 @@ func (s *server) callGraphRemoveDependencies(in *dec, out *enc) error {
 		return in.err
 	}
 	return s.dev.GraphRemoveDependencies(a0, a1, a2)
+}
+
+func (s *server) callGraphRetainUserObject(in *dec, out *enc) error {
+	a0 := backend.Graph(in.u64())
+	a1 := backend.UserObject(in.u64())
+	a2 := uint32(in.u64())
+	a3 := in.bool()
+	if in.err != nil {
+		return in.err
+	}
+	return s.dev.GraphRetainUserObject(a0, a1, a2, a3)
 }
 
 func (s *server) callGraphRootNodes(in *dec, out *enc) error {
@@ -1719,6 +1744,24 @@ func (s *server) callUnloadModule(in *dec, out *enc) error {
 		return in.err
 	}
 	return s.dev.UnloadModule(a0)
+}
+
+func (s *server) callUserObjectRelease(in *dec, out *enc) error {
+	a0 := backend.UserObject(in.u64())
+	a1 := uint32(in.u64())
+	if in.err != nil {
+		return in.err
+	}
+	return s.dev.UserObjectRelease(a0, a1)
+}
+
+func (s *server) callUserObjectRetain(in *dec, out *enc) error {
+	a0 := backend.UserObject(in.u64())
+	a1 := uint32(in.u64())
+	if in.err != nil {
+		return in.err
+	}
+	return s.dev.UserObjectRetain(a0, a1)
 }
 
 func (s *server) callWaitExternalSemaphore(in *dec, out *enc) error {

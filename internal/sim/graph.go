@@ -30,8 +30,9 @@ type graphState struct {
 	nodes    map[backend.GraphNode]*snode
 	allocs   map[backend.DevicePtr]*simAlloc
 	captures map[*stream]*capture
-	recorded map[*event]*capturedRecord // events recorded inside a capture
-	high     graphMemHigh               // graph memory high watermarks (graph_mem.go)
+	recorded map[*event]*capturedRecord    // events recorded inside a capture
+	high     graphMemHigh                  // graph memory high watermarks (graph_mem.go)
+	users    map[backend.UserObject]*suobj // user objects (graph_userobj.go)
 }
 
 func (gs *graphState) init() {
@@ -42,6 +43,7 @@ func (gs *graphState) init() {
 		gs.allocs = map[backend.DevicePtr]*simAlloc{}
 		gs.captures = map[*stream]*capture{}
 		gs.recorded = map[*event]*capturedRecord{}
+		gs.users = map[backend.UserObject]*suobj{}
 	}
 }
 
@@ -49,6 +51,7 @@ func (gs *graphState) init() {
 type sgraph struct {
 	h     backend.Graph
 	nodes []*snode
+	users map[*suobj]int // references to user objects (graph_userobj.go)
 }
 
 // snode is one node. Exactly the fields of its type are set.
@@ -197,6 +200,7 @@ func (d *device) GraphDestroy(h backend.Graph) error {
 
 // dropNodesLocked forgets g's node handles and releases its allocations.
 func (d *device) dropNodesLocked(g *sgraph) {
+	d.releaseUsersLocked(g)
 	for _, n := range g.nodes {
 		if d.graphs.nodes[n.h] == n {
 			delete(d.graphs.nodes, n.h)
@@ -221,6 +225,7 @@ func (d *device) releaseLocked(a *simAlloc) {
 // known (clones the user sees), else they stay private (executable graphs, child nodes).
 func (d *device) cloneLocked(g *sgraph, register bool) *sgraph {
 	c := &sgraph{}
+	d.copyUsersLocked(g, c)
 	m := make(map[*snode]*snode, len(g.nodes))
 	for _, n := range g.nodes {
 		cp := *n
