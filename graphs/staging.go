@@ -35,7 +35,7 @@ func stage[T cuda.Numeric](rt backend.Device, g *Graph, n int) (*Staged[T], uint
 	if err != nil {
 		return nil, 0, fmt.Errorf("gpuactor/graphs: allocating %d bytes of pinned staging: %w", size, err)
 	}
-	g.res.pinned = append(g.res.pinned, p)
+	g.res.addPinned(p)
 	return &Staged[T]{data: unsafe.Slice((*T)(p), n)}, size, nil
 }
 
