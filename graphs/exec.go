@@ -49,7 +49,10 @@ func AutoFreeOnLaunch() InstantiateOption {
 // not pay for it.
 func Upload(s *streams.Stream) InstantiateOption { return func(c *instConfig) { c.upload = s } }
 
-// DeviceLaunch makes the Exec launchable from device code (kernel, copy and memset nodes only).
+// DeviceLaunch makes the Exec launchable from device code (kernel, copy, memset and empty
+// nodes only; another kind fails Instantiate with an *InstantiateError naming the node).
+// gpuactor itself does not launch graphs from kernels: that needs -rdc and libcudadevrt
+// linking, which its NVRTC path does not do (docs/runtime-api/graph-G.md).
 func DeviceLaunch() InstantiateOption {
 	return func(c *instConfig) { c.flags |= backend.InstantiateDeviceLaunch }
 }
