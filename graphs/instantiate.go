@@ -19,6 +19,9 @@ type InstantiateError struct {
 }
 
 func (e *InstantiateError) Error() string {
+	if e == nil {
+		return "gpuactor/graphs: <nil InstantiateError>"
+	}
 	if e.Node != nil {
 		return fmt.Sprintf("gpuactor/graphs: instantiating a graph: %s (at %s): %v", e.Reason, e.Node, e.Err)
 	}
@@ -26,7 +29,12 @@ func (e *InstantiateError) Error() string {
 }
 
 // Unwrap returns the runtime's error.
-func (e *InstantiateError) Unwrap() error { return e.Err }
+func (e *InstantiateError) Unwrap() error {
+	if e == nil {
+		return nil
+	}
+	return e.Err
+}
 
 // instantiate makes the executable graph of g with flags; on the actor thread.
 func (g *Graph) instantiate(rt backend.Device, flags uint64) (backend.GraphExec, error) {
