@@ -184,3 +184,23 @@ func TestExecEnabled(t *testing.T) {
 		require.NoError(t, x.Close(f.Ctx))
 	})
 }
+
+// An Exec refuses an update from its graph after a node was destroyed there (the topology
+// changed), saying so, and keeps running as it was.
+func TestUpdateAfterTopologyChange(t *testing.T) {
+	eachBackend(t, func(t *testing.T, f *fixture) {
+		d := f.diamond(t)
+		testdev.Write(t, f.Ctx, d.other, make([]uint32, n))
+		x, err := d.g.Instantiate(f.Ctx)
+		require.NoError(t, err)
+		require.NoError(t, d.side.Destroy(f.Ctx))
+		err = x.Update(f.Ctx, d.g)
+		var ue *graphs.UpdateError
+		require.ErrorAs(t, err, &ue)
+		assert.Contains(t, ue.Reason, "topology")
+		f.launch(t, x, f.Stream(t))
+		assert.Equal(t, testdev.Filled(n, 15), f.read(t, d.out))
+		assert.Equal(t, testdev.Filled(n, 1), f.read(t, d.other), "the Exec still has the node")
+		require.NoError(t, x.Close(f.Ctx))
+	})
+}
