@@ -92,13 +92,17 @@ func TestGraphMemoryUsage(t *testing.T) {
 		x, err := g.Instantiate(f.Ctx)
 		require.NoError(t, err)
 		require.NoError(t, graphs.ResetMemoryHighWatermarks(f.Ctx, f.Dev))
+		// Graph allocations an earlier test left unfreed in this process stay counted (on a
+		// GPU the context outlives the device handle): figures are compared with these.
+		before, err := graphs.ReadMemoryUsage(f.Ctx, f.Dev)
+		require.NoError(t, err)
 		f.launch(t, x, s)
 
 		u, err := graphs.ReadMemoryUsage(f.Ctx, f.Dev)
 		require.NoError(t, err)
-		assert.Zero(t, u.Used, "the launch freed what it allocated")
-		assert.GreaterOrEqual(t, u.UsedHigh, uint64(4*n), "the launch's allocation")
-		assert.GreaterOrEqual(t, u.Reserved, uint64(4*n))
+		assert.Equal(t, before.Used, u.Used, "the launch freed what it allocated")
+		assert.GreaterOrEqual(t, u.UsedHigh, before.Used+4*n, "the launch's allocation")
+		assert.GreaterOrEqual(t, u.Reserved, before.Used+4*n)
 		assert.GreaterOrEqual(t, u.ReservedHigh, u.Reserved)
 
 		require.NoError(t, x.Close(f.Ctx))
@@ -108,7 +112,12 @@ func TestGraphMemoryUsage(t *testing.T) {
 		require.NoError(t, graphs.ResetMemoryHighWatermarks(f.Ctx, f.Dev))
 		u, err = graphs.ReadMemoryUsage(f.Ctx, f.Dev)
 		require.NoError(t, err)
-		assert.Equal(t, graphs.MemoryUsage{}, u, "nothing allocated or reserved after the trim")
+		assert.Equal(t, before.Used, u.Used)
+		assert.LessOrEqual(t, u.UsedHigh, u.Used, "reset")
+		assert.LessOrEqual(t, u.ReservedHigh, u.Reserved, "reset")
+		if before.Used == 0 {
+			assert.Zero(t, u.Reserved, "nothing in use: the trim gave everything back")
+		}
 
 		_, err = graphs.ReadMemoryUsage(f.Ctx, nil)
 		require.ErrorIs(t, err, device.ErrInvalidArgument)
