@@ -18,7 +18,16 @@
 // launch per message pays the actor's per-message cost every time. An Exec's kernel nodes can be given new
 // arguments (SetKernelArgs), nodes enabled and disabled, and the whole Exec updated from
 // another graph of the same topology (Update); an update that cannot apply fails with an
-// *UpdateError saying why.
+// *UpdateError saying why. Instantiate reports a graph it cannot make executable with an
+// *InstantiateError naming the node at fault.
+//
+// A graph's shape can be read and edited after its nodes are added: Node.Dependencies and
+// Dependents, Graph.Depend (refusing an edge that would close a cycle, ErrCycle) and
+// RemoveDependency, Node.Destroy, and Graph.NodeInClone to find a node's copy in a Clone;
+// DebugDOT writes it in Graphviz DOT with the runtime's detail flags. ReadMemoryUsage,
+// ResetMemoryHighWatermarks and TrimMemory report and give back the memory a device keeps
+// for allocation nodes. A UserObject (NewUserObject) lets a Go resource live exactly as long
+// as the graphs, copies and executable graphs that hold it.
 //
 // Everything runs on the device's actor thread, like the rest of gpuactor, and on the
 // simulator too: there nodes run in dependency order, independent ones concurrently.
@@ -33,7 +42,7 @@
 // launch's future. In Global and ThreadLocal modes the device stops polling for completions
 // while the capture is open (those modes forbid the queries it makes); Relaxed does not.
 //
-// A nil handle (*Graph, *Exec, *Node, *Capturing, *Recorder, *Template, *Staged) or a nil
+// A nil handle (*Graph, *Exec, *Node, *Capturing, *Recorder, *Template, *Staged, *UserObject) or a nil
 // stream or event argument is refused with an error wrapping device.ErrInvalidArgument that
 // names it (a future completes with it at once); accessors of a nil handle return zero
 // values, and nothing panics.

@@ -49,7 +49,10 @@ func AutoFreeOnLaunch() InstantiateOption {
 // not pay for it.
 func Upload(s *streams.Stream) InstantiateOption { return func(c *instConfig) { c.upload = s } }
 
-// DeviceLaunch makes the Exec launchable from device code (kernel, copy and memset nodes only).
+// DeviceLaunch makes the Exec launchable from device code (kernel, copy, memset and empty
+// nodes only; another kind fails Instantiate with an *InstantiateError naming the node).
+// gpuactor itself does not launch graphs from kernels: that needs -rdc and libcudadevrt
+// linking, which its NVRTC path does not do (docs/runtime-api/graph-G.md).
 func DeviceLaunch() InstantiateOption {
 	return func(c *instConfig) { c.flags |= backend.InstantiateDeviceLaunch }
 }
@@ -76,9 +79,9 @@ func (g *Graph) Instantiate(ctx context.Context, opts ...InstantiateOption) (*Ex
 		if g.closed.Load() {
 			return nil, closed("graph")
 		}
-		h, err := rt.GraphInstantiate(g.h, c.flags)
+		h, err := g.instantiate(rt, c.flags)
 		if err != nil {
-			return nil, fmt.Errorf("gpuactor/graphs: instantiating a graph: %w", err)
+			return nil, err
 		}
 		x := &Exec{dev: g.dev, h: h, res: g.res.retain(), sources: map[*Graph]bool{g: true}}
 		tr.Own(x, func() error { return x.destroy(rt) })
@@ -216,6 +219,9 @@ func (x *Exec) run(ctx context.Context, op func(rt backend.Device, tr *core.Trac
 func (x *Exec) member(n *Node) error {
 	if n == nil {
 		return invalid("nil node")
+	}
+	if n.destroyed.Load() {
+		return fmt.Errorf("%w: %s", ErrNodeDestroyed, n)
 	}
 	x.mu.Lock()
 	ok := x.sources[n.g]

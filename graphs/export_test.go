@@ -1,6 +1,7 @@
 package graphs
 
 import (
+	"slices"
 	"time"
 
 	"github.com/gpuactor/gpuactor/internal/backend"
@@ -21,3 +22,16 @@ func ChunkSize(x *Exec) int { return x.chunkSize() }
 
 // RunCost is what a run of x cost to launch in its last LaunchN message.
 func RunCost(x *Exec) time.Duration { return time.Duration(x.runCost.Load()) }
+
+// PinnedRefs returns a function reporting, later, how many holders each pinned staging block
+// g holds now has (0: freed).
+func PinnedRefs(g *Graph) func() []int {
+	blocks := slices.Clone(g.res.pinned)
+	return func() []int {
+		out := make([]int, len(blocks))
+		for i, m := range blocks {
+			out[i] = m.refs
+		}
+		return out
+	}
+}

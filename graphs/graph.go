@@ -23,22 +23,37 @@ type Graph struct {
 	h      backend.Graph
 	res    *resources
 	closed atomic.Bool
+	source *Graph // the graph this one is a Clone of (NodeInClone)
 
 	mu    sync.Mutex
 	nodes map[backend.GraphNode]*Node
 }
 
 // resources is what a graph's nodes point at outside the runtime: pinned host memory of
-// staged copies, and the panics of host nodes. Clones, executable graphs and parents (a
-// child node copies its graph) share them, so they are reference-counted: freed when the last
-// holder is destroyed. Counted on the actor thread only.
+// staged copies, and the panics of host nodes. Clones and executable graphs share a graph's
+// resources, so they are reference-counted: released when the last holder is destroyed.
+// Counted on the actor thread only.
+//
+// A graph that takes another as a child (or an Exec updated from another graph) holds the
+// pinned blocks the other has at that moment, each block counting its holders: the runtime
+// copies the child then, so later nodes of the child are not the parent's concern. Holding
+// blocks rather than the other graph's resources means that two graphs made each other's
+// child hold no cycle, and their memory is freed when both are destroyed. For host-node
+// panics a graph still remembers the others it took (children), uncounted.
 type resources struct {
 	refs     int
-	pinned   []unsafe.Pointer
-	mu       sync.Mutex // guards children, which launches read from their callers' goroutines
+	pinned   []*pinnedMem // the blocks this holds a reference to: its own and those it took
+	mu       sync.Mutex   // guards children, which launches read from their callers' goroutines
 	children []*resources
 	panicked atomic.Pointer[actor.PanicError]
 	hosts    atomic.Bool // the graph has host nodes of gpuactor's: launches check panicked
+}
+
+// pinnedMem is a block of pinned staging memory with the number of resources holding it;
+// freed when the last lets go. Actor thread only.
+type pinnedMem struct {
+	p    unsafe.Pointer
+	refs int
 }
 
 // anyHosts reports whether the graph or a child has host nodes whose panics are reported.
@@ -46,9 +61,9 @@ func (r *resources) anyHosts() bool {
 	return r.hosts.Load() || r.some(func(c *resources) bool { return c.hosts.Load() })
 }
 
-// some reports whether f holds for a resources r holds, directly or through others, visiting
-// each once: holds can form cycles (two graphs each made the other's child), and each node's
-// lock is held only while its list is read.
+// some reports whether f holds for a resources r took, directly or through others, visiting
+// each once: the graphs taken can form cycles (two graphs each made the other's child), and
+// each node's lock is held only while its list is read.
 func (r *resources) some(f func(*resources) bool) bool {
 	r.mu.Lock()
 	stack := slices.Clone(r.children)
@@ -76,36 +91,50 @@ func (r *resources) some(f func(*resources) bool) bool {
 
 func (r *resources) retain() *resources { r.refs++; return r }
 
-// release drops a reference and frees what nobody holds any more; on the actor thread.
+// addPinned makes r the first holder of a new block; on the actor thread.
+func (r *resources) addPinned(p unsafe.Pointer) {
+	r.pinned = append(r.pinned, &pinnedMem{p: p, refs: 1})
+}
+
+// release drops a reference and, with the last, lets go of the blocks r holds, freeing those
+// nobody else holds; on the actor thread.
 func (r *resources) release(rt backend.Device) error {
 	if r.refs--; r.refs > 0 {
 		return nil
 	}
 	var errs []error
-	for _, p := range r.pinned {
-		errs = append(errs, rt.HostFree(p))
+	for _, m := range r.pinned {
+		if m.refs--; m.refs == 0 {
+			errs = append(errs, rt.HostFree(m.p))
+			m.p = nil
+		}
 	}
 	r.pinned = nil
 	r.mu.Lock()
-	children := r.children
 	r.children = nil
 	r.mu.Unlock()
-	for _, c := range children {
-		errs = append(errs, c.release(rt))
-	}
 	return errors.Join(errs...)
 }
 
-// hold makes r keep c (a child graph's, or an update's) until r is released. Holding itself
-// (an Exec updated from its own graph or a clone, which share resources) or what it already
-// holds changes nothing, so an Exec updated per request does not grow.
+// hold makes r keep the blocks c holds now (a child graph's, or an update's) until r is
+// released, and remember c for its host nodes' panics. Holding itself (an Exec updated from
+// its own graph or a clone, which share resources) or what it already holds changes nothing,
+// so an Exec updated per request does not grow. On the actor thread.
 func (r *resources) hold(c *resources) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if c == r || slices.Contains(r.children, c) {
+	if c == r {
 		return
 	}
-	r.children = append(r.children, c.retain())
+	for _, m := range c.pinned {
+		if !slices.Contains(r.pinned, m) {
+			m.refs++
+			r.pinned = append(r.pinned, m)
+		}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !slices.Contains(r.children, c) {
+		r.children = append(r.children, c)
+	}
 }
 
 // takePanic returns and clears the first panic of a host node of the graph or its children.
@@ -195,7 +224,9 @@ func (g *Graph) Clone(ctx context.Context) (*Graph, error) {
 		if err != nil {
 			return nil, fmt.Errorf("gpuactor/graphs: cloning a graph: %w", err)
 		}
-		return adopt(g.dev, rt, tr, h, g.res), nil
+		c := adopt(g.dev, rt, tr, h, g.res)
+		c.source = g
+		return c, nil
 	}, dropGraph)
 }
 

@@ -3,6 +3,7 @@ package graphs
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/gpuactor/gpuactor/internal/backend"
 	"github.com/gpuactor/gpuactor/internal/core"
@@ -35,6 +36,8 @@ type Node struct {
 	kind  Kind
 	label string
 	spec  *core.LaunchSpec // kernel nodes added through gpuactor: what SetKernelArgs starts from
+
+	destroyed atomic.Bool // Destroy removed it from its graph (topology.go)
 }
 
 // Kind is the node's type.
@@ -80,8 +83,8 @@ func (d Deps) handles(g *Graph) ([]backend.GraphNode, error) {
 		if n == nil {
 			return nil, invalid("dependency %d is a nil node", i)
 		}
-		if n.g != g {
-			return nil, fmt.Errorf("%w: dependency %d (%s)", ErrForeignNode, i, n)
+		if err := n.usable(g); err != nil {
+			return nil, fmt.Errorf("dependency %d: %w", i, err)
 		}
 		out[i] = n.h
 	}
@@ -187,11 +190,14 @@ func (g *Graph) Depend(ctx context.Context, from, to *Node) error {
 		return invalid("Depend on a nil node")
 	}
 	for _, n := range []*Node{from, to} {
-		if n.g != g {
-			return fmt.Errorf("%w: %s", ErrForeignNode, n)
+		if err := n.usable(g); err != nil {
+			return err
 		}
 	}
 	_, err := exec(ctx, g, func(rt backend.Device, _ *core.Tracker) (struct{}, error) {
+		if err := g.checkAcyclic(rt, from, to); err != nil {
+			return struct{}{}, err
+		}
 		return struct{}{}, rt.GraphAddDependencies(g.h, []backend.GraphNode{from.h}, []backend.GraphNode{to.h})
 	})
 	return err

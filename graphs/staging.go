@@ -14,7 +14,8 @@ import (
 // Staged is a graph's own pinned host memory, holding n values of T, that a copy node reads
 // (AddUpload) or writes (AddDownload) at every launch. Fill it before a launch and read it
 // after the launch's future has completed, never while a launch may run. It lives as long as
-// the graph, its clones or executable graphs made from it.
+// the graph, its clones, the graphs it was made a child of and the executable graphs made
+// from any of them: it is freed when the last of these is closed.
 type Staged[T cuda.Numeric] struct {
 	data []T
 }
@@ -35,7 +36,7 @@ func stage[T cuda.Numeric](rt backend.Device, g *Graph, n int) (*Staged[T], uint
 	if err != nil {
 		return nil, 0, fmt.Errorf("gpuactor/graphs: allocating %d bytes of pinned staging: %w", size, err)
 	}
-	g.res.pinned = append(g.res.pinned, p)
+	g.res.addPinned(p)
 	return &Staged[T]{data: unsafe.Slice((*T)(p), n)}, size, nil
 }
 

@@ -179,6 +179,24 @@ const (
 	fnHostGetFlags
 	// Batched copies (batchcopy.go); optional: a loop of cudaMemcpyAsync stands in where absent.
 	fnMemcpyBatchAsync // 12.8+; 13.0 dropped the failIdx parameter
+	// Graph topology, instantiation with parameters, graph memory, user objects
+	// (graph_topology.go, graph_instantiate.go, graph_mem.go, graph_userobj.go).
+	fnGraphNodeGetDependencies   // 13.0: with edge data; before: without
+	fnGraphNodeGetDependentNodes // 13.0: with edge data; before: without
+	fnGraphRemoveDependencies    // 13.0: with edge data; before: without
+	fnGraphDestroyNode
+	fnGraphNodeFindInClone
+	fnGraphNodeGetEnabled
+	fnGraphInstantiateWithParams // 12.0+
+	fnGraphExecGetFlags          // 12.0+
+	fnDeviceGraphMemTrim
+	fnDeviceGetGraphMemAttribute
+	fnDeviceSetGraphMemAttribute
+	fnUserObjectCreate
+	fnUserObjectRetain
+	fnUserObjectRelease
+	fnGraphRetainUserObject
+	fnGraphReleaseUserObject
 	numRuntimeSyms
 )
 
@@ -354,4 +372,21 @@ var runtimeSymNames = [numRuntimeSyms]string{
 	fnHostGetFlags: "cudaHostGetFlags",
 	// Batched copies.
 	fnMemcpyBatchAsync: "cudaMemcpyBatchAsync",
+	// Graph topology, instantiation with parameters, graph memory, user objects.
+	fnGraphNodeGetDependencies:   "cudaGraphNodeGetDependencies",
+	fnGraphNodeGetDependentNodes: "cudaGraphNodeGetDependentNodes",
+	fnGraphRemoveDependencies:    "cudaGraphRemoveDependencies",
+	fnGraphDestroyNode:           "cudaGraphDestroyNode",
+	fnGraphNodeFindInClone:       "cudaGraphNodeFindInClone",
+	fnGraphNodeGetEnabled:        "cudaGraphNodeGetEnabled",
+	fnGraphInstantiateWithParams: "cudaGraphInstantiateWithParams",
+	fnGraphExecGetFlags:          "cudaGraphExecGetFlags",
+	fnDeviceGraphMemTrim:         "cudaDeviceGraphMemTrim",
+	fnDeviceGetGraphMemAttribute: "cudaDeviceGetGraphMemAttribute",
+	fnDeviceSetGraphMemAttribute: "cudaDeviceSetGraphMemAttribute",
+	fnUserObjectCreate:           "cudaUserObjectCreate",
+	fnUserObjectRetain:           "cudaUserObjectRetain",
+	fnUserObjectRelease:          "cudaUserObjectRelease",
+	fnGraphRetainUserObject:      "cudaGraphRetainUserObject",
+	fnGraphReleaseUserObject:     "cudaGraphReleaseUserObject",
 }

@@ -29,6 +29,7 @@ var handles = []any{
 	(*graphs.Recorder)(nil),
 	(*graphs.Template)(nil),
 	(*graphs.Staged[float32])(nil),
+	(*graphs.UserObject)(nil),
 	(*alloc.Buffer[float32])(nil),
 	(*alloc.Pinned[float32])(nil),
 	(*alloc.Managed[float32])(nil),

@@ -37,6 +37,7 @@ import (
 //   - MemcpyBatchAsync (batchcopy.go)
 //   - Ordinal (device.go)
 //   - PointerAttributes (hostmem.go)
+//   - UserObjectCreate (refuse_userobj.go)
 
 // Attribute runs backend.Device.Attribute in the worker.
 func (d *Device) Attribute(a0 backend.Attr) (int, error) {
@@ -489,9 +490,33 @@ func (d *Device) GraphDebugDot(a0 backend.Graph, a1 string) error {
 	return r.err
 }
 
+// GraphDebugDotFlags runs backend.Device.GraphDebugDotFlags in the worker.
+func (d *Device) GraphDebugDotFlags(a0 backend.Graph, a1 string, a2 uint32) error {
+	e := request(mGraphDebugDotFlags)
+	e.u64(uint64(a0))
+	e.str(a1)
+	e.u64(uint64(a2))
+	r, err := d.do(e)
+	if err != nil {
+		return err
+	}
+	return r.err
+}
+
 // GraphDestroy runs backend.Device.GraphDestroy in the worker.
 func (d *Device) GraphDestroy(a0 backend.Graph) error {
 	e := request(mGraphDestroy)
+	e.u64(uint64(a0))
+	r, err := d.do(e)
+	if err != nil {
+		return err
+	}
+	return r.err
+}
+
+// GraphDestroyNode runs backend.Device.GraphDestroyNode in the worker.
+func (d *Device) GraphDestroyNode(a0 backend.GraphNode) error {
+	e := request(mGraphDestroyNode)
 	e.u64(uint64(a0))
 	r, err := d.do(e)
 	if err != nil {
@@ -522,6 +547,18 @@ func (d *Device) GraphExecDestroy(a0 backend.GraphExec) error {
 		return err
 	}
 	return r.err
+}
+
+// GraphExecFlags runs backend.Device.GraphExecFlags in the worker.
+func (d *Device) GraphExecFlags(a0 backend.GraphExec) (uint64, error) {
+	e := request(mGraphExecFlags)
+	e.u64(uint64(a0))
+	r, err := d.do(e)
+	if err != nil {
+		return 0, err
+	}
+	v0 := r.u64()
+	return v0, r.err
 }
 
 // GraphExecKernelNodeSetParams runs backend.Device.GraphExecKernelNodeSetParams in the worker.
@@ -563,6 +600,21 @@ func (d *Device) GraphInstantiate(a0 backend.Graph, a1 uint64) (backend.GraphExe
 	return v0, r.err
 }
 
+// GraphInstantiateWithParams runs backend.Device.GraphInstantiateWithParams in the worker.
+func (d *Device) GraphInstantiateWithParams(a0 backend.Graph, a1 uint64, a2 backend.Stream) (backend.GraphExec, backend.InstantiateInfo, error) {
+	e := request(mGraphInstantiateWithParams)
+	e.u64(uint64(a0))
+	e.u64(a1)
+	e.u64(uint64(a2))
+	r, err := d.do(e)
+	if err != nil {
+		return 0, backend.InstantiateInfo{}, err
+	}
+	v0 := backend.GraphExec(r.u64())
+	v1 := decInstantiateInfo(&r)
+	return v0, v1, r.inline()
+}
+
 // GraphLaunch runs backend.Device.GraphLaunch in the worker.
 func (d *Device) GraphLaunch(a0 backend.GraphExec, a1 backend.Stream) error {
 	e := posted(mGraphLaunch, a1)
@@ -583,6 +635,78 @@ func (d *Device) GraphLaunchN(a0 backend.GraphExec, a1 backend.Stream, a2 int) (
 	}
 	v0 := int(r.i64())
 	return v0, r.inline()
+}
+
+// GraphMemAttribute runs backend.Device.GraphMemAttribute in the worker.
+func (d *Device) GraphMemAttribute(a0 backend.GraphMemAttr) (uint64, error) {
+	e := request(mGraphMemAttribute)
+	e.i64(int64(a0))
+	r, err := d.do(e)
+	if err != nil {
+		return 0, err
+	}
+	v0 := r.u64()
+	return v0, r.err
+}
+
+// GraphMemTrim runs backend.Device.GraphMemTrim in the worker.
+func (d *Device) GraphMemTrim() error {
+	e := request(mGraphMemTrim)
+	r, err := d.do(e)
+	if err != nil {
+		return err
+	}
+	return r.err
+}
+
+// GraphNodeDependencies runs backend.Device.GraphNodeDependencies in the worker.
+func (d *Device) GraphNodeDependencies(a0 backend.GraphNode) ([]backend.GraphNode, error) {
+	e := request(mGraphNodeDependencies)
+	e.u64(uint64(a0))
+	r, err := d.do(e)
+	if err != nil {
+		return nil, err
+	}
+	v0 := decListGraphNode(&r)
+	return v0, r.err
+}
+
+// GraphNodeDependents runs backend.Device.GraphNodeDependents in the worker.
+func (d *Device) GraphNodeDependents(a0 backend.GraphNode) ([]backend.GraphNode, error) {
+	e := request(mGraphNodeDependents)
+	e.u64(uint64(a0))
+	r, err := d.do(e)
+	if err != nil {
+		return nil, err
+	}
+	v0 := decListGraphNode(&r)
+	return v0, r.err
+}
+
+// GraphNodeEnabled runs backend.Device.GraphNodeEnabled in the worker.
+func (d *Device) GraphNodeEnabled(a0 backend.GraphExec, a1 backend.GraphNode) (bool, error) {
+	e := request(mGraphNodeEnabled)
+	e.u64(uint64(a0))
+	e.u64(uint64(a1))
+	r, err := d.do(e)
+	if err != nil {
+		return false, err
+	}
+	v0 := r.bool()
+	return v0, r.err
+}
+
+// GraphNodeFindInClone runs backend.Device.GraphNodeFindInClone in the worker.
+func (d *Device) GraphNodeFindInClone(a0 backend.Graph, a1 backend.GraphNode) (backend.GraphNode, error) {
+	e := request(mGraphNodeFindInClone)
+	e.u64(uint64(a0))
+	e.u64(uint64(a1))
+	r, err := d.do(e)
+	if err != nil {
+		return 0, err
+	}
+	v0 := backend.GraphNode(r.u64())
+	return v0, r.err
 }
 
 // GraphNodeSetEnabled runs backend.Device.GraphNodeSetEnabled in the worker.
@@ -620,6 +744,46 @@ func (d *Device) GraphNodes(a0 backend.Graph) ([]backend.GraphNode, error) {
 	}
 	v0 := decListGraphNode(&r)
 	return v0, r.err
+}
+
+// GraphReleaseUserObject runs backend.Device.GraphReleaseUserObject in the worker.
+func (d *Device) GraphReleaseUserObject(a0 backend.Graph, a1 backend.UserObject, a2 uint32) error {
+	e := request(mGraphReleaseUserObject)
+	e.u64(uint64(a0))
+	e.u64(uint64(a1))
+	e.u64(uint64(a2))
+	r, err := d.do(e)
+	if err != nil {
+		return err
+	}
+	return r.err
+}
+
+// GraphRemoveDependencies runs backend.Device.GraphRemoveDependencies in the worker.
+func (d *Device) GraphRemoveDependencies(a0 backend.Graph, a1 []backend.GraphNode, a2 []backend.GraphNode) error {
+	e := request(mGraphRemoveDependencies)
+	e.u64(uint64(a0))
+	encListGraphNode(&e, a1)
+	encListGraphNode(&e, a2)
+	r, err := d.do(e)
+	if err != nil {
+		return err
+	}
+	return r.err
+}
+
+// GraphRetainUserObject runs backend.Device.GraphRetainUserObject in the worker.
+func (d *Device) GraphRetainUserObject(a0 backend.Graph, a1 backend.UserObject, a2 uint32, a3 bool) error {
+	e := request(mGraphRetainUserObject)
+	e.u64(uint64(a0))
+	e.u64(uint64(a1))
+	e.u64(uint64(a2))
+	e.bool(a3)
+	r, err := d.do(e)
+	if err != nil {
+		return err
+	}
+	return r.err
 }
 
 // GraphRootNodes runs backend.Device.GraphRootNodes in the worker.
@@ -1190,6 +1354,18 @@ func (d *Device) SetCurrentMemPool(a0 backend.MemPool) error {
 	return r.err
 }
 
+// SetGraphMemAttribute runs backend.Device.SetGraphMemAttribute in the worker.
+func (d *Device) SetGraphMemAttribute(a0 backend.GraphMemAttr, a1 uint64) error {
+	e := request(mSetGraphMemAttribute)
+	e.i64(int64(a0))
+	e.u64(a1)
+	r, err := d.do(e)
+	if err != nil {
+		return err
+	}
+	return r.err
+}
+
 // SetLimit runs backend.Device.SetLimit in the worker.
 func (d *Device) SetLimit(a0 backend.Limit, a1 uint64) error {
 	e := request(mSetLimit)
@@ -1489,6 +1665,30 @@ func (d *Device) UUID() (backend.DeviceUUID, error) {
 func (d *Device) UnloadModule(a0 backend.Module) error {
 	e := request(mUnloadModule)
 	e.u64(uint64(a0))
+	r, err := d.do(e)
+	if err != nil {
+		return err
+	}
+	return r.err
+}
+
+// UserObjectRelease runs backend.Device.UserObjectRelease in the worker.
+func (d *Device) UserObjectRelease(a0 backend.UserObject, a1 uint32) error {
+	e := request(mUserObjectRelease)
+	e.u64(uint64(a0))
+	e.u64(uint64(a1))
+	r, err := d.do(e)
+	if err != nil {
+		return err
+	}
+	return r.err
+}
+
+// UserObjectRetain runs backend.Device.UserObjectRetain in the worker.
+func (d *Device) UserObjectRetain(a0 backend.UserObject, a1 uint32) error {
+	e := request(mUserObjectRetain)
+	e.u64(uint64(a0))
+	e.u64(uint64(a1))
 	r, err := d.do(e)
 	if err != nil {
 		return err

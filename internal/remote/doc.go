@@ -47,8 +47,8 @@
 //
 // Methods that need what one process cannot hand another fail with cudaerr.NotSupported
 // ("not supported on an isolated device: <method>") and touch nothing: HostRegister and
-// HostUnregister (memory the parent already has), ManagedHost, LaunchHostFunc and
-// GraphAddHostNode (parent closures), and the file-descriptor methods
+// HostUnregister (memory the parent already has), ManagedHost, LaunchHostFunc,
+// GraphAddHostNode and UserObjectCreate (parent closures), and the file-descriptor methods
 // ImportExternalMemoryFD, ImportExternalSemaphoreFD, MemPoolExportFD and MemPoolImportFD.
 //
 // # Simulator kernels

@@ -55,17 +55,30 @@ const (
 	mGraphClone
 	mGraphCreate
 	mGraphDebugDot
+	mGraphDebugDotFlags
 	mGraphDestroy
+	mGraphDestroyNode
 	mGraphEdges
 	mGraphExecDestroy
+	mGraphExecFlags
 	mGraphExecKernelNodeSetParams
 	mGraphExecUpdate
 	mGraphInstantiate
+	mGraphInstantiateWithParams
 	mGraphLaunch
 	mGraphLaunchN
+	mGraphMemAttribute
+	mGraphMemTrim
+	mGraphNodeDependencies
+	mGraphNodeDependents
+	mGraphNodeEnabled
+	mGraphNodeFindInClone
 	mGraphNodeSetEnabled
 	mGraphNodeType
 	mGraphNodes
+	mGraphReleaseUserObject
+	mGraphRemoveDependencies
+	mGraphRetainUserObject
 	mGraphRootNodes
 	mGraphUpload
 	mHostAlloc
@@ -124,6 +137,7 @@ const (
 	mResetPersistingL2Cache
 	mSetCacheConfig
 	mSetCurrentMemPool
+	mSetGraphMemAttribute
 	mSetLimit
 	mSetSharedMemConfig
 	mSharedMemConfig
@@ -150,6 +164,8 @@ const (
 	mSynchronize
 	mUUID
 	mUnloadModule
+	mUserObjectRelease
+	mUserObjectRetain
 	mWaitExternalSemaphore
 
 	numMethods // one past the last id
@@ -205,17 +221,30 @@ var methodNames = [numMethods]string{
 	mGraphClone:                            "GraphClone",
 	mGraphCreate:                           "GraphCreate",
 	mGraphDebugDot:                         "GraphDebugDot",
+	mGraphDebugDotFlags:                    "GraphDebugDotFlags",
 	mGraphDestroy:                          "GraphDestroy",
+	mGraphDestroyNode:                      "GraphDestroyNode",
 	mGraphEdges:                            "GraphEdges",
 	mGraphExecDestroy:                      "GraphExecDestroy",
+	mGraphExecFlags:                        "GraphExecFlags",
 	mGraphExecKernelNodeSetParams:          "GraphExecKernelNodeSetParams",
 	mGraphExecUpdate:                       "GraphExecUpdate",
 	mGraphInstantiate:                      "GraphInstantiate",
+	mGraphInstantiateWithParams:            "GraphInstantiateWithParams",
 	mGraphLaunch:                           "GraphLaunch",
 	mGraphLaunchN:                          "GraphLaunchN",
+	mGraphMemAttribute:                     "GraphMemAttribute",
+	mGraphMemTrim:                          "GraphMemTrim",
+	mGraphNodeDependencies:                 "GraphNodeDependencies",
+	mGraphNodeDependents:                   "GraphNodeDependents",
+	mGraphNodeEnabled:                      "GraphNodeEnabled",
+	mGraphNodeFindInClone:                  "GraphNodeFindInClone",
 	mGraphNodeSetEnabled:                   "GraphNodeSetEnabled",
 	mGraphNodeType:                         "GraphNodeType",
 	mGraphNodes:                            "GraphNodes",
+	mGraphReleaseUserObject:                "GraphReleaseUserObject",
+	mGraphRemoveDependencies:               "GraphRemoveDependencies",
+	mGraphRetainUserObject:                 "GraphRetainUserObject",
 	mGraphRootNodes:                        "GraphRootNodes",
 	mGraphUpload:                           "GraphUpload",
 	mHostAlloc:                             "HostAlloc",
@@ -274,6 +303,7 @@ var methodNames = [numMethods]string{
 	mResetPersistingL2Cache:                "ResetPersistingL2Cache",
 	mSetCacheConfig:                        "SetCacheConfig",
 	mSetCurrentMemPool:                     "SetCurrentMemPool",
+	mSetGraphMemAttribute:                  "SetGraphMemAttribute",
 	mSetLimit:                              "SetLimit",
 	mSetSharedMemConfig:                    "SetSharedMemConfig",
 	mSharedMemConfig:                       "SharedMemConfig",
@@ -300,5 +330,7 @@ var methodNames = [numMethods]string{
 	mSynchronize:                           "Synchronize",
 	mUUID:                                  "UUID",
 	mUnloadModule:                          "UnloadModule",
+	mUserObjectRelease:                     "UserObjectRelease",
+	mUserObjectRetain:                      "UserObjectRetain",
 	mWaitExternalSemaphore:                 "WaitExternalSemaphore",
 }

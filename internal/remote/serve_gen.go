@@ -77,17 +77,30 @@ var table = [numMethods]entry{
 	mGraphClone:                            {(*server).callGraphClone, false},
 	mGraphCreate:                           {(*server).callGraphCreate, false},
 	mGraphDebugDot:                         {(*server).callGraphDebugDot, false},
+	mGraphDebugDotFlags:                    {(*server).callGraphDebugDotFlags, false},
 	mGraphDestroy:                          {(*server).callGraphDestroy, false},
+	mGraphDestroyNode:                      {(*server).callGraphDestroyNode, false},
 	mGraphEdges:                            {(*server).callGraphEdges, false},
 	mGraphExecDestroy:                      {(*server).callGraphExecDestroy, false},
+	mGraphExecFlags:                        {(*server).callGraphExecFlags, false},
 	mGraphExecKernelNodeSetParams:          {(*server).callGraphExecKernelNodeSetParams, false},
 	mGraphExecUpdate:                       {(*server).callGraphExecUpdate, false},
 	mGraphInstantiate:                      {(*server).callGraphInstantiate, false},
+	mGraphInstantiateWithParams:            {(*server).callGraphInstantiateWithParams, false},
 	mGraphLaunch:                           {(*server).callGraphLaunch, true},
 	mGraphLaunchN:                          {(*server).callGraphLaunchN, false},
+	mGraphMemAttribute:                     {(*server).callGraphMemAttribute, false},
+	mGraphMemTrim:                          {(*server).callGraphMemTrim, false},
+	mGraphNodeDependencies:                 {(*server).callGraphNodeDependencies, false},
+	mGraphNodeDependents:                   {(*server).callGraphNodeDependents, false},
+	mGraphNodeEnabled:                      {(*server).callGraphNodeEnabled, false},
+	mGraphNodeFindInClone:                  {(*server).callGraphNodeFindInClone, false},
 	mGraphNodeSetEnabled:                   {(*server).callGraphNodeSetEnabled, false},
 	mGraphNodeType:                         {(*server).callGraphNodeType, false},
 	mGraphNodes:                            {(*server).callGraphNodes, false},
+	mGraphReleaseUserObject:                {(*server).callGraphReleaseUserObject, false},
+	mGraphRemoveDependencies:               {(*server).callGraphRemoveDependencies, false},
+	mGraphRetainUserObject:                 {(*server).callGraphRetainUserObject, false},
 	mGraphRootNodes:                        {(*server).callGraphRootNodes, false},
 	mGraphUpload:                           {(*server).callGraphUpload, false},
 	mHostAlloc:                             {(*server).serveHostAlloc, false},
@@ -146,6 +159,7 @@ var table = [numMethods]entry{
 	mResetPersistingL2Cache:                {(*server).callResetPersistingL2Cache, false},
 	mSetCacheConfig:                        {(*server).callSetCacheConfig, false},
 	mSetCurrentMemPool:                     {(*server).callSetCurrentMemPool, false},
+	mSetGraphMemAttribute:                  {(*server).callSetGraphMemAttribute, false},
 	mSetLimit:                              {(*server).callSetLimit, false},
 	mSetSharedMemConfig:                    {(*server).callSetSharedMemConfig, false},
 	mSharedMemConfig:                       {(*server).callSharedMemConfig, false},
@@ -172,6 +186,8 @@ var table = [numMethods]entry{
 	mSynchronize:                           {(*server).callSynchronize, false},
 	mUUID:                                  {(*server).callUUID, false},
 	mUnloadModule:                          {(*server).callUnloadModule, false},
+	mUserObjectRelease:                     {(*server).callUserObjectRelease, false},
+	mUserObjectRetain:                      {(*server).callUserObjectRetain, false},
 	mWaitExternalSemaphore:                 {(*server).callWaitExternalSemaphore, false},
 }
 
@@ -642,12 +658,30 @@ func (s *server) callGraphDebugDot(in *dec, out *enc) error {
 	return s.dev.GraphDebugDot(a0, a1)
 }
 
+func (s *server) callGraphDebugDotFlags(in *dec, out *enc) error {
+	a0 := backend.Graph(in.u64())
+	a1 := in.str()
+	a2 := uint32(in.u64())
+	if in.err != nil {
+		return in.err
+	}
+	return s.dev.GraphDebugDotFlags(a0, a1, a2)
+}
+
 func (s *server) callGraphDestroy(in *dec, out *enc) error {
 	a0 := backend.Graph(in.u64())
 	if in.err != nil {
 		return in.err
 	}
 	return s.dev.GraphDestroy(a0)
+}
+
+func (s *server) callGraphDestroyNode(in *dec, out *enc) error {
+	a0 := backend.GraphNode(in.u64())
+	if in.err != nil {
+		return in.err
+	}
+	return s.dev.GraphDestroyNode(a0)
 }
 
 func (s *server) callGraphEdges(in *dec, out *enc) error {
@@ -670,6 +704,19 @@ func (s *server) callGraphExecDestroy(in *dec, out *enc) error {
 		return in.err
 	}
 	return s.dev.GraphExecDestroy(a0)
+}
+
+func (s *server) callGraphExecFlags(in *dec, out *enc) error {
+	a0 := backend.GraphExec(in.u64())
+	if in.err != nil {
+		return in.err
+	}
+	v0, err := s.dev.GraphExecFlags(a0)
+	if err != nil {
+		return err
+	}
+	out.u64(v0)
+	return nil
 }
 
 func (s *server) callGraphExecKernelNodeSetParams(in *dec, out *enc) error {
@@ -707,6 +754,19 @@ func (s *server) callGraphInstantiate(in *dec, out *enc) error {
 	return nil
 }
 
+func (s *server) callGraphInstantiateWithParams(in *dec, out *enc) error {
+	a0 := backend.Graph(in.u64())
+	a1 := in.u64()
+	a2 := backend.Stream(in.u64())
+	if in.err != nil {
+		return in.err
+	}
+	v0, v1, err := s.dev.GraphInstantiateWithParams(a0, a1, a2)
+	out.u64(uint64(v0))
+	encInstantiateInfo(out, v1)
+	return inline(out, err)
+}
+
 func (s *server) callGraphLaunch(in *dec, out *enc) error {
 	a0 := backend.GraphExec(in.u64())
 	a1 := backend.Stream(in.u64())
@@ -726,6 +786,77 @@ func (s *server) callGraphLaunchN(in *dec, out *enc) error {
 	v0, err := s.dev.GraphLaunchN(a0, a1, a2)
 	out.i64(int64(v0))
 	return inline(out, err)
+}
+
+func (s *server) callGraphMemAttribute(in *dec, out *enc) error {
+	a0 := backend.GraphMemAttr(in.i64())
+	if in.err != nil {
+		return in.err
+	}
+	v0, err := s.dev.GraphMemAttribute(a0)
+	if err != nil {
+		return err
+	}
+	out.u64(v0)
+	return nil
+}
+
+func (s *server) callGraphMemTrim(in *dec, out *enc) error {
+	return s.dev.GraphMemTrim()
+}
+
+func (s *server) callGraphNodeDependencies(in *dec, out *enc) error {
+	a0 := backend.GraphNode(in.u64())
+	if in.err != nil {
+		return in.err
+	}
+	v0, err := s.dev.GraphNodeDependencies(a0)
+	if err != nil {
+		return err
+	}
+	encListGraphNode(out, v0)
+	return nil
+}
+
+func (s *server) callGraphNodeDependents(in *dec, out *enc) error {
+	a0 := backend.GraphNode(in.u64())
+	if in.err != nil {
+		return in.err
+	}
+	v0, err := s.dev.GraphNodeDependents(a0)
+	if err != nil {
+		return err
+	}
+	encListGraphNode(out, v0)
+	return nil
+}
+
+func (s *server) callGraphNodeEnabled(in *dec, out *enc) error {
+	a0 := backend.GraphExec(in.u64())
+	a1 := backend.GraphNode(in.u64())
+	if in.err != nil {
+		return in.err
+	}
+	v0, err := s.dev.GraphNodeEnabled(a0, a1)
+	if err != nil {
+		return err
+	}
+	out.bool(v0)
+	return nil
+}
+
+func (s *server) callGraphNodeFindInClone(in *dec, out *enc) error {
+	a0 := backend.Graph(in.u64())
+	a1 := backend.GraphNode(in.u64())
+	if in.err != nil {
+		return in.err
+	}
+	v0, err := s.dev.GraphNodeFindInClone(a0, a1)
+	if err != nil {
+		return err
+	}
+	out.u64(uint64(v0))
+	return nil
 }
 
 func (s *server) callGraphNodeSetEnabled(in *dec, out *enc) error {
@@ -762,6 +893,37 @@ func (s *server) callGraphNodes(in *dec, out *enc) error {
 	}
 	encListGraphNode(out, v0)
 	return nil
+}
+
+func (s *server) callGraphReleaseUserObject(in *dec, out *enc) error {
+	a0 := backend.Graph(in.u64())
+	a1 := backend.UserObject(in.u64())
+	a2 := uint32(in.u64())
+	if in.err != nil {
+		return in.err
+	}
+	return s.dev.GraphReleaseUserObject(a0, a1, a2)
+}
+
+func (s *server) callGraphRemoveDependencies(in *dec, out *enc) error {
+	a0 := backend.Graph(in.u64())
+	a1 := decListGraphNode(in)
+	a2 := decListGraphNode(in)
+	if in.err != nil {
+		return in.err
+	}
+	return s.dev.GraphRemoveDependencies(a0, a1, a2)
+}
+
+func (s *server) callGraphRetainUserObject(in *dec, out *enc) error {
+	a0 := backend.Graph(in.u64())
+	a1 := backend.UserObject(in.u64())
+	a2 := uint32(in.u64())
+	a3 := in.bool()
+	if in.err != nil {
+		return in.err
+	}
+	return s.dev.GraphRetainUserObject(a0, a1, a2, a3)
 }
 
 func (s *server) callGraphRootNodes(in *dec, out *enc) error {
@@ -1307,6 +1469,15 @@ func (s *server) callSetCurrentMemPool(in *dec, out *enc) error {
 	return s.dev.SetCurrentMemPool(a0)
 }
 
+func (s *server) callSetGraphMemAttribute(in *dec, out *enc) error {
+	a0 := backend.GraphMemAttr(in.i64())
+	a1 := in.u64()
+	if in.err != nil {
+		return in.err
+	}
+	return s.dev.SetGraphMemAttribute(a0, a1)
+}
+
 func (s *server) callSetLimit(in *dec, out *enc) error {
 	a0 := backend.Limit(in.i64())
 	a1 := in.u64()
@@ -1575,6 +1746,24 @@ func (s *server) callUnloadModule(in *dec, out *enc) error {
 	return s.dev.UnloadModule(a0)
 }
 
+func (s *server) callUserObjectRelease(in *dec, out *enc) error {
+	a0 := backend.UserObject(in.u64())
+	a1 := uint32(in.u64())
+	if in.err != nil {
+		return in.err
+	}
+	return s.dev.UserObjectRelease(a0, a1)
+}
+
+func (s *server) callUserObjectRetain(in *dec, out *enc) error {
+	a0 := backend.UserObject(in.u64())
+	a1 := uint32(in.u64())
+	if in.err != nil {
+		return in.err
+	}
+	return s.dev.UserObjectRetain(a0, a1)
+}
+
 func (s *server) callWaitExternalSemaphore(in *dec, out *enc) error {
 	a0 := backend.ExternalSemaphore(in.u64())
 	a1 := in.u64()
@@ -1691,6 +1880,17 @@ func decFuncAttributes(d *dec) (v backend.FuncAttributes) {
 
 func decIPCHandle(d *dec) (v backend.IPCHandle) {
 	d.fixed(v[:])
+	return v
+}
+
+func encInstantiateInfo(e *enc, v backend.InstantiateInfo) {
+	e.i64(int64(v.Result))
+	e.u64(uint64(v.ErrorNode))
+}
+
+func decInstantiateInfo(d *dec) (v backend.InstantiateInfo) {
+	v.Result = backend.InstantiateResult(d.i64())
+	v.ErrorNode = backend.GraphNode(d.u64())
 	return v
 }
 

@@ -30,7 +30,9 @@ type graphState struct {
 	nodes    map[backend.GraphNode]*snode
 	allocs   map[backend.DevicePtr]*simAlloc
 	captures map[*stream]*capture
-	recorded map[*event]*capturedRecord // events recorded inside a capture
+	recorded map[*event]*capturedRecord    // events recorded inside a capture
+	high     graphMemHigh                  // graph memory high watermarks (graph_mem.go)
+	users    map[backend.UserObject]*suobj // user objects (graph_userobj.go)
 }
 
 func (gs *graphState) init() {
@@ -41,6 +43,7 @@ func (gs *graphState) init() {
 		gs.allocs = map[backend.DevicePtr]*simAlloc{}
 		gs.captures = map[*stream]*capture{}
 		gs.recorded = map[*event]*capturedRecord{}
+		gs.users = map[backend.UserObject]*suobj{}
 	}
 }
 
@@ -48,6 +51,7 @@ func (gs *graphState) init() {
 type sgraph struct {
 	h     backend.Graph
 	nodes []*snode
+	users map[*suobj]int // references to user objects (graph_userobj.go)
 }
 
 // snode is one node. Exactly the fields of its type are set.
@@ -57,6 +61,7 @@ type snode struct {
 	label string
 	deps  []*snode
 	orig  backend.GraphNode // the node this one was cloned from (itself when not a clone)
+	from  backend.GraphNode // the node of the source graph a cloned node copies (FindInClone)
 
 	kern   *kernel
 	params backend.KernelNode // kernel nodes
@@ -195,6 +200,7 @@ func (d *device) GraphDestroy(h backend.Graph) error {
 
 // dropNodesLocked forgets g's node handles and releases its allocations.
 func (d *device) dropNodesLocked(g *sgraph) {
+	d.releaseUsersLocked(g)
 	for _, n := range g.nodes {
 		if d.graphs.nodes[n.h] == n {
 			delete(d.graphs.nodes, n.h)
@@ -219,9 +225,11 @@ func (d *device) releaseLocked(a *simAlloc) {
 // known (clones the user sees), else they stay private (executable graphs, child nodes).
 func (d *device) cloneLocked(g *sgraph, register bool) *sgraph {
 	c := &sgraph{}
+	d.copyUsersLocked(g, c)
 	m := make(map[*snode]*snode, len(g.nodes))
 	for _, n := range g.nodes {
 		cp := *n
+		cp.from = n.h
 		cp.deps = make([]*snode, len(n.deps))
 		for i, dep := range n.deps {
 			cp.deps[i] = m[dep]
@@ -659,6 +667,7 @@ func (d *device) GraphAddMemAllocNode(g backend.Graph, deps []backend.GraphNode,
 	}
 	d.graphs.mu.Lock()
 	d.graphs.allocs[sa.ptr] = sa
+	d.graphs.noteMemLocked()
 	d.graphs.mu.Unlock()
 	return n, sa.ptr, nil
 }

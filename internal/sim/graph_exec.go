@@ -138,14 +138,19 @@ func (d *device) GraphLaunch(h backend.GraphExec, sh backend.Stream) error {
 			n.alloc.live = true
 		}
 	}
+	gs.noteMemLocked() // the launch's peak: its allocations made, none freed yet
 	for _, n := range x.g.nodes {
 		if n.typ == backend.NodeMemFree {
 			n.alloc.live = false
 		}
 	}
 	plan, records := d.planLocked(x.g, x.disabled, s)
+	pinned := d.pinUsersLocked(x.g, nil) // the launch keeps the graph's user objects alive
 	gs.mu.Unlock()
-	seq := d.submit(s, &task{name: fmt.Sprintf("graph %#x", uintptr(h)), run: func() { d.runPlan(plan) }})
+	seq := d.submit(s, &task{name: fmt.Sprintf("graph %#x", uintptr(h)), run: func() {
+		defer d.unpinUsers(pinned)
+		d.runPlan(plan)
+	}})
 	// Event record nodes complete when the whole launch has: later than on a GPU, never earlier.
 	for _, ev := range records {
 		rec := &record{s: newStream(d, 0, backend.StreamNonBlocking, leastPriority)}
