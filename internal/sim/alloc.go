@@ -780,15 +780,24 @@ func (a *allocState) findManagedQuiet(addr uint64) (*managedRange, bool) {
 	return nil, false
 }
 
-// HostDevicePointer is p itself for pinned host memory, as under unified addressing. Simulated
-// kernels cannot dereference it: they only see device memory.
+// HostDevicePointer is p itself for mapped host memory, as under unified addressing: memory
+// from HostAlloc, or registered with HostRegisterMapped. Simulated kernels dereference it as
+// the host bytes (mapped.go).
 func (d *device) HostDevicePointer(p unsafe.Pointer) (backend.DevicePtr, error) {
 	const op = "cudaHostGetDevicePointer"
 	if err := d.alive(op); err != nil {
 		return 0, err
 	}
-	if !d.b.host.pinned(p, 1) {
+	h := &d.b.host
+	h.mu.Lock()
+	r := h.findLocked(uintptr(p))
+	mapped := r != nil && r.mappedLocked()
+	h.mu.Unlock()
+	switch {
+	case r == nil:
 		return 0, d.fail(op, cudaerr.InvalidValue, "%p is not pinned host memory", p)
+	case !mapped:
+		return 0, d.fail(op, cudaerr.InvalidValue, "%p is host memory registered without HostRegisterMapped: it has no device address", p)
 	}
 	return backend.DevicePtr(uintptr(p)), nil
 }
