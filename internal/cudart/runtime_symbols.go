@@ -179,6 +179,8 @@ const (
 	fnHostGetFlags
 	// Batched copies (batchcopy.go); optional: a loop of cudaMemcpyAsync stands in where absent.
 	fnMemcpyBatchAsync // 12.8+; 13.0 dropped the failIdx parameter
+	// Managed-memory range attributes, several at once (memrange.go).
+	fnMemRangeGetAttributes
 	numRuntimeSyms
 )
 
@@ -354,4 +356,6 @@ var runtimeSymNames = [numRuntimeSyms]string{
 	fnHostGetFlags: "cudaHostGetFlags",
 	// Batched copies.
 	fnMemcpyBatchAsync: "cudaMemcpyBatchAsync",
+	// Managed-memory range attributes, several at once (memrange.go).
+	fnMemRangeGetAttributes: "cudaMemRangeGetAttributes",
 }

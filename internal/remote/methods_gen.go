@@ -103,6 +103,7 @@ const (
 	mMemPoolTrimTo
 	mMemPrefetch
 	mMemRangeAttribute
+	mMemRangeInfo
 	mMemcpyBatchAsync
 	mMemcpyPeerAsync
 	mMemset
@@ -253,6 +254,7 @@ var methodNames = [numMethods]string{
 	mMemPoolTrimTo:                         "MemPoolTrimTo",
 	mMemPrefetch:                           "MemPrefetch",
 	mMemRangeAttribute:                     "MemRangeAttribute",
+	mMemRangeInfo:                          "MemRangeInfo",
 	mMemcpyBatchAsync:                      "MemcpyBatchAsync",
 	mMemcpyPeerAsync:                       "MemcpyPeerAsync",
 	mMemset:                                "Memset",
