@@ -2,6 +2,8 @@ package alloc_test
 
 import (
 	"errors"
+	"fmt"
+	"reflect"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -10,6 +12,7 @@ import (
 	"github.com/gpuactor/gpuactor/cudaerr"
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/internal/testfix"
+	"github.com/gpuactor/gpuactor/streams"
 )
 
 // chunk is 2 MiB of float32: a whole number of pages on every platform (4 KiB, 64 KiB or
@@ -99,5 +102,60 @@ func TestManagedRangeBadInput(t *testing.T) {
 		var nilM *alloc.Managed[int64]
 		_, err = nilM.RangeAttributes(f.Ctx, 0, 1)
 		require.ErrorIs(t, err, device.ErrInvalidArgument)
+	})
+}
+
+// Goroutines advising, prefetching and reading disjoint ranges of one allocation at once
+// each see their own range's attributes, whatever the others do.
+func TestManagedRangesConcurrent(t *testing.T) {
+	eachBackend(t, func(t *testing.T, f *fixture) {
+		const parts = 6
+		m, err := alloc.MallocManaged[float32](f.Ctx, f.Dev, parts*chunk)
+		require.NoError(t, err)
+		defer m.Close(f.Ctx)
+		dev := alloc.OnDevice(f.Dev)
+		errs := make(chan error, parts)
+		for i := range parts {
+			go func() {
+				errs <- func() error {
+					s, err := streams.New(f.Ctx, f.Dev)
+					if err != nil {
+						return err
+					}
+					defer s.Close(f.Ctx)
+					first := i * chunk
+					want := alloc.RangeAttributes{ReadMostly: i%2 == 0}
+					if want.ReadMostly {
+						if err := m.AdviseRange(f.Ctx, first, chunk, alloc.SetReadMostly, alloc.Location{}); err != nil {
+							return err
+						}
+					}
+					if i%3 == 0 {
+						want.AccessedBy = []alloc.Location{dev}
+						if err := m.AdviseRange(f.Ctx, first, chunk, alloc.SetAccessedBy, dev); err != nil {
+							return err
+						}
+					}
+					want.LastPrefetchLocation = alloc.Host()
+					if i%2 == 1 {
+						want.LastPrefetchLocation = dev
+					}
+					if err := m.PrefetchRange(f.Ctx, s, first, chunk, want.LastPrefetchLocation).Wait(f.Ctx); err != nil {
+						return err
+					}
+					got, err := m.RangeAttributes(f.Ctx, first, chunk)
+					if err != nil {
+						return err
+					}
+					if !reflect.DeepEqual(want, got) {
+						return fmt.Errorf("range %d: %+v, want %+v", i, got, want)
+					}
+					return nil
+				}()
+			}()
+		}
+		for range parts {
+			require.NoError(t, <-errs)
+		}
 	})
 }
