@@ -23,7 +23,8 @@ func Host() Location { return Location{kind: backend.LocationHost} }
 func HostNUMA(node int) Location { return Location{kind: backend.LocationHostNUMA, id: node} }
 
 // HostNUMACurrent is the memory of the host NUMA node nearest the CPU of the device's actor
-// thread, which makes the call (CUDA 13.0 runtimes). The runtime reports it back as that node.
+// thread, which makes the call (CUDA 13.0 runtimes). Range attributes report it as the node
+// the runtime chose (the simulator's is node 0), or as HostNUMACurrent itself.
 func HostNUMACurrent() Location { return Location{kind: backend.LocationHostNUMACurrent} }
 
 // OnDevice is d's memory.
