@@ -53,6 +53,7 @@ func TestIsolatedMappedPinnedAndManaged(t *testing.T) {
 		_, err = alloc.MallocManaged[float32](ctx, dev, 1024)
 		require.ErrorIs(t, err, cudaerr.NotSupported)
 		assert.Contains(t, err.Error(), "isolated device")
+		assert.Contains(t, err.Error(), "worker's process only")
 		testdev.RequireUsable(t, dev)
 	})
 }
