@@ -632,11 +632,16 @@ func (d *device) PointerAttributes(p uintptr) (backend.PointerAttrs, error) {
 	h := &d.b.host
 	h.mu.Lock()
 	r := h.findLocked(p)
+	mapped := r != nil && r.mappedLocked()
 	h.mu.Unlock()
 	if r == nil {
 		return unknown, nil
 	}
-	return backend.PointerAttrs{Type: backend.MemoryHost, Device: d.ordinal, DevicePointer: p, HostPointer: p}, nil
+	a := backend.PointerAttrs{Type: backend.MemoryHost, Device: d.ordinal, HostPointer: p}
+	if mapped { // devices address it at its host address (mapped.go)
+		a.DevicePointer = p
+	}
+	return a, nil
 }
 
 // findManagedQuiet is managedLocked without recording an error.

@@ -110,3 +110,30 @@ func TestMemRangeBadInput(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, d.Free(m2))
 }
+
+// Pinned memory from HostAlloc and memory registered mapped have a device address (their
+// host address); memory registered without the flag has none, and says so both ways.
+func TestMappedHostAddresses(t *testing.T) {
+	_, d, _ := open(t)
+	p, err := d.HostAlloc(256, 0)
+	require.NoError(t, err)
+	defer d.HostFree(p)
+	dp, err := d.HostDevicePointer(p)
+	require.NoError(t, err)
+	require.Equal(t, backend.DevicePtr(uintptr(p)), dp)
+
+	mapped, plain := make([]byte, 4096), make([]byte, 4096)
+	require.NoError(t, d.HostRegister(hostPtr(mapped), 4096, backend.HostRegisterMapped))
+	defer d.HostUnregister(hostPtr(mapped))
+	require.NoError(t, d.HostRegister(hostPtr(plain), 4096, 0))
+	defer d.HostUnregister(hostPtr(plain))
+	a, err := d.PointerAttributes(uintptr(hostPtr(mapped)) + 8)
+	require.NoError(t, err)
+	require.Equal(t, uintptr(hostPtr(mapped))+8, a.DevicePointer)
+	a, err = d.PointerAttributes(uintptr(hostPtr(plain)))
+	require.NoError(t, err)
+	require.Equal(t, backend.MemoryHost, a.Type)
+	require.Zero(t, a.DevicePointer, "no device address without HostRegisterMapped")
+	_, err = d.HostDevicePointer(hostPtr(plain))
+	requireCode(t, err, cudaerr.InvalidValue, "registered without the mapped flag")
+}
