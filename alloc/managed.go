@@ -161,15 +161,9 @@ func (m *Managed[T]) Host() []T {
 }
 
 // Prefetch queues the migration of the whole allocation to loc on s (a stream of the
-// memory's device); the future completes when the GPU reaches it.
+// memory's device); the future completes when the GPU reaches it. PrefetchRange moves part.
 func (m *Managed[T]) Prefetch(ctx context.Context, s *streams.Stream, loc Location) *streams.Future {
-	return m.onStream(ctx, s, func(rt backend.Device, h backend.Stream, p cuda.DevicePtr, n uint64) error {
-		l, err := loc.backend()
-		if err != nil {
-			return err
-		}
-		return rt.MemPrefetch(p, n, l, h)
-	})
+	return m.PrefetchRange(ctx, s, 0, m.Len(), loc)
 }
 
 // Attach queues the attachment of the memory to s (cudaStreamAttachMemAsync): with
@@ -213,92 +207,4 @@ func (m *Managed[T]) onStream(ctx context.Context, s *streams.Stream, op func(rt
 		}
 		return op(rt, h, p, n)
 	})
-}
-
-// Advice is a hint about how managed memory is used.
-type Advice int32
-
-// Advice values (cudaMemoryAdvise).
-const (
-	SetReadMostly          = Advice(backend.AdviseSetReadMostly)
-	UnsetReadMostly        = Advice(backend.AdviseUnsetReadMostly)
-	SetPreferredLocation   = Advice(backend.AdviseSetPreferredLocation)
-	UnsetPreferredLocation = Advice(backend.AdviseUnsetPreferredLocation)
-	SetAccessedBy          = Advice(backend.AdviseSetAccessedBy)
-	UnsetAccessedBy        = Advice(backend.AdviseUnsetAccessedBy)
-)
-
-// Advise gives advice about the whole allocation; loc is the location the advice names
-// (ignored by the read-mostly advice and UnsetPreferredLocation).
-func (m *Managed[T]) Advise(ctx context.Context, advice Advice, loc Location) error {
-	if m == nil || m.Buffer == nil {
-		return core.Invalid("Advise on a nil managed buffer")
-	}
-	if advice < SetReadMostly || advice > UnsetAccessedBy {
-		return core.Invalid("unknown advice %d", int32(advice))
-	}
-	d := m.Device()
-	buf, cd := m.Buffer, coreDev(d)
-	return core.Do(ctx, cd, func(rt backend.Device, _ *core.Tracker) error {
-		p, n, err := cd.Resolve("managed buffer", buf)
-		if err != nil {
-			return err
-		}
-		l := backend.Location{Type: backend.LocationDevice, ID: int32(d.Ordinal())}
-		if loc.IsSet() {
-			if l, err = loc.backend(); err != nil {
-				return err
-			}
-		} else if advice != SetReadMostly && advice != UnsetReadMostly && advice != UnsetPreferredLocation {
-			return core.Invalid("advice %d needs a location", int32(advice))
-		}
-		return rt.MemAdvise(p, n, backend.Advice(advice), l)
-	})
-}
-
-// RangeAttributes is what the driver reports of a managed allocation.
-type RangeAttributes struct {
-	ReadMostly           bool
-	PreferredLocation    Location   // unset when none was advised
-	LastPrefetchLocation Location   // unset before any prefetch
-	AccessedBy           []Location // devices (or the host) advised with SetAccessedBy
-}
-
-// Attributes reads the allocation's range attributes.
-func (m *Managed[T]) Attributes(ctx context.Context) (RangeAttributes, error) {
-	if m == nil || m.Buffer == nil {
-		return RangeAttributes{}, core.Invalid("Attributes of a nil managed buffer")
-	}
-	d := m.Device()
-	buf, cd := m.Buffer, coreDev(d)
-	return core.Run(ctx, cd, func(rt backend.Device, _ *core.Tracker) (RangeAttributes, error) {
-		var a RangeAttributes
-		p, n, err := cd.Resolve("managed buffer", buf)
-		if err != nil {
-			return a, err
-		}
-		var one [1]int32
-		if err := rt.MemRangeAttribute(p, n, backend.RangeReadMostly, one[:]); err != nil {
-			return a, err
-		}
-		a.ReadMostly = one[0] != 0
-		if err := rt.MemRangeAttribute(p, n, backend.RangePreferredLocation, one[:]); err != nil {
-			return a, err
-		}
-		a.PreferredLocation = locationOf(one[0])
-		if err := rt.MemRangeAttribute(p, n, backend.RangeLastPrefetchLocation, one[:]); err != nil {
-			return a, err
-		}
-		a.LastPrefetchLocation = locationOf(one[0])
-		by := make([]int32, 64) // at most one entry per device: 64 is past any machine
-		if err := rt.MemRangeAttribute(p, n, backend.RangeAccessedBy, by); err != nil {
-			return a, err
-		}
-		for _, v := range by {
-			if l := locationOf(v); l.IsSet() {
-				a.AccessedBy = append(a.AccessedBy, l)
-			}
-		}
-		return a, nil
-	}).Await(ctx)
 }

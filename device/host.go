@@ -44,9 +44,13 @@ func (d *Device) MallocPinnedBytes(ctx context.Context, size uint64, flags ...Ho
 // Host is the buffer's memory, or nil once closed.
 func (h *HostBuffer) Host() []byte { return h.core().Host() }
 
-// DevicePtr is the address kernels on the buffer's device use for its memory (allocated with
-// HostMapped); it returns once the device's actor has asked the runtime. Under unified
-// addressing it equals the host address.
+// DevicePtr is the address kernels use for the buffer's memory (cudaHostGetDevicePointer):
+// a kernel given it as an argument reads and writes the host's bytes directly (zero copy),
+// and the host sees its writes once the kernel's stream is done. Under unified addressing all
+// pinned memory is mapped, HostMapped or not, and the address equals the host address, except
+// for HostWriteCombined memory. On an isolated device it is the worker's address of the memory
+// both processes share. It returns once the device's actor has asked the runtime; after Close
+// it is an ErrClosed error.
 func (h *HostBuffer) DevicePtr(ctx context.Context) (cuda.DevicePtr, error) {
 	return h.core().DevicePtr(ctx)
 }

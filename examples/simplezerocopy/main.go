@@ -63,13 +63,13 @@ extern "C" __global__ void vectorAddGPU(float* a, float* b, float* c, int N) {
 }
 `
 
-// simKernels is vectorAddGPU for the simulator. Simulated kernels see only device memory, so
-// it finds the mapped host vectors through views.
-func simKernels(views *sample.HostViews[float32]) map[string]cuda.SimKernel {
+// simKernels is vectorAddGPU for the simulator, which maps pinned host memory into its
+// kernels' address space as a GPU does: the vectors' device addresses are the host's memory.
+func simKernels() map[string]cuda.SimKernel {
 	return map[string]cuda.SimKernel{
 		"vectorAddGPU": func(c *cuda.KernelCall) error {
 			n := int(min(uint64(max(c.Int32(3), 0)), c.Threads()))
-			a, b, sum := views.Slice(c, 0, n), views.Slice(c, 1, n), views.Slice(c, 2, n)
+			a, b, sum := cuda.SimSlice[float32](c, 0, n), cuda.SimSlice[float32](c, 1, n), cuda.SimSlice[float32](c, 2, n)
 			for i := range sum {
 				sum[i] = a[i] + b[i]
 			}
@@ -148,8 +148,7 @@ func run(c config) (err error) {
 		return errNoMapping
 	}
 
-	views := &sample.HostViews[float32]{}
-	mod, err := dev.Compile(ctx, device.Source{Name: "simplezerocopy.cu", Code: source, Sim: simKernels(views)})
+	mod, err := dev.Compile(ctx, device.Source{Name: "simplezerocopy.cu", Code: source, Sim: simKernels()})
 	if err != nil {
 		return err
 	}
@@ -188,9 +187,6 @@ func run(c config) (err error) {
 	for n := range a {
 		a[n] = float32(rng.Next()) / float32(math.MaxInt32)
 		b[n] = float32(rng.Next()) / float32(math.MaxInt32)
-	}
-	for _, v := range vs {
-		views.Add(v.dev, v.host)
 	}
 
 	fmt.Println("> vectorAddGPU kernel will add vectors using mapped CPU memory...")

@@ -196,6 +196,7 @@ type Backend interface {
 // unique across the whole Backend, so one device may name another device's event.
 type Device interface {
 	AllocDevice
+	MemRangeDevice
 	GraphDevice
 	IPCDevice
 	PeerDevice

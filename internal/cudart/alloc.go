@@ -186,6 +186,9 @@ func (r *Runtime) MallocManaged(size uint64, flags uint32) (DevicePtr, error) {
 // MemPrefetchAsync migrates managed memory to loc on s: the cudaMemLocation form (flags 0) on
 // 13.0, the int-device form (cudaCpuDeviceId for the host) before.
 func (r *Runtime) MemPrefetchAsync(p DevicePtr, n uint64, loc backend.Location, s Stream) error {
+	if err := r.hostNUMABefore13("cudaMemPrefetchAsync", loc); err != nil {
+		return err
+	}
 	if r.major >= 13 {
 		return r.call(fnMemPrefetchAsync, uintptr(p), uintptr(n), locationWord(loc), 0, uintptr(s))
 	}
@@ -194,6 +197,9 @@ func (r *Runtime) MemPrefetchAsync(p DevicePtr, n uint64, loc backend.Location, 
 
 // MemAdvise advises on managed memory: the cudaMemLocation form on 13.0, int device before.
 func (r *Runtime) MemAdvise(p DevicePtr, n uint64, advice backend.Advice, loc backend.Location) error {
+	if err := r.hostNUMABefore13("cudaMemAdvise", loc); err != nil {
+		return err
+	}
 	if r.major >= 13 {
 		return r.call(fnMemAdvise, uintptr(p), uintptr(n), uintptr(advice), locationWord(loc))
 	}

@@ -197,6 +197,8 @@ const (
 	fnUserObjectRelease
 	fnGraphRetainUserObject
 	fnGraphReleaseUserObject
+	// Managed-memory range attributes, several at once (memrange.go).
+	fnMemRangeGetAttributes
 	numRuntimeSyms
 )
 
@@ -389,4 +391,6 @@ var runtimeSymNames = [numRuntimeSyms]string{
 	fnUserObjectRelease:          "cudaUserObjectRelease",
 	fnGraphRetainUserObject:      "cudaGraphRetainUserObject",
 	fnGraphReleaseUserObject:     "cudaGraphReleaseUserObject",
+	// Managed-memory range attributes, several at once (memrange.go).
+	fnMemRangeGetAttributes: "cudaMemRangeGetAttributes",
 }

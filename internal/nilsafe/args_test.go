@@ -49,6 +49,7 @@ func TestNilStreamAndEventArguments(t *testing.T) {
 		"Exec.Launch":              func() *streams.Future { return x.Launch(ctx, nilStream) },
 		"Exec.LaunchN":             func() *streams.Future { return x.LaunchN(ctx, nilStream, 2) },
 		"Managed.Prefetch":         func() *streams.Future { return managed.Prefetch(ctx, nilStream, alloc.Host()) },
+		"Managed.PrefetchRange":    func() *streams.Future { return managed.PrefetchRange(ctx, nilStream, 0, 1, alloc.Host()) },
 		"Managed.Attach":           func() *streams.Future { return managed.Attach(ctx, nilStream, alloc.AttachGlobal) },
 	}
 	errs := map[string]func() error{

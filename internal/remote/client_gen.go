@@ -1135,6 +1135,20 @@ func (d *Device) MemPrefetch(a0 backend.DevicePtr, a1 uint64, a2 backend.Locatio
 	return r.err
 }
 
+// MemRangeInfo runs backend.Device.MemRangeInfo in the worker.
+func (d *Device) MemRangeInfo(a0 backend.DevicePtr, a1 uint64, a2 int) (backend.RangeInfo, error) {
+	e := request(mMemRangeInfo)
+	e.u64(uint64(a0))
+	e.u64(a1)
+	e.i64(int64(a2))
+	r, err := d.do(e)
+	if err != nil {
+		return backend.RangeInfo{}, err
+	}
+	v0 := decRangeInfo(&r)
+	return v0, r.err
+}
+
 // MemcpyPeerAsync runs backend.Device.MemcpyPeerAsync in the worker.
 func (d *Device) MemcpyPeerAsync(a0 backend.DevicePtr, a1 int, a2 backend.DevicePtr, a3 int, a4 uint64, a5 backend.Stream) error {
 	e := posted(mMemcpyPeerAsync, a5)

@@ -116,6 +116,7 @@ const (
 	mMemPoolTrimTo
 	mMemPrefetch
 	mMemRangeAttribute
+	mMemRangeInfo
 	mMemcpyBatchAsync
 	mMemcpyPeerAsync
 	mMemset
@@ -282,6 +283,7 @@ var methodNames = [numMethods]string{
 	mMemPoolTrimTo:                         "MemPoolTrimTo",
 	mMemPrefetch:                           "MemPrefetch",
 	mMemRangeAttribute:                     "MemRangeAttribute",
+	mMemRangeInfo:                          "MemRangeInfo",
 	mMemcpyBatchAsync:                      "MemcpyBatchAsync",
 	mMemcpyPeerAsync:                       "MemcpyPeerAsync",
 	mMemset:                                "Memset",

@@ -20,6 +20,12 @@ func refuse(what string) error {
 		Message: fmt.Sprintf("not supported on an isolated device: %s", what)}
 }
 
+// refuseWhy is refuse with the reason the caller needs to choose another way.
+func refuseWhy(what, why string) error {
+	return &cudaerr.Error{Op: what, Code: cudaerr.NotSupported,
+		Message: fmt.Sprintf("not supported on an isolated device: %s (%s)", what, why)}
+}
+
 // HostUnregister is refused (HostRegister is).
 func (d *Device) HostUnregister(p unsafe.Pointer) error { return refuse("HostUnregister") }
 
@@ -30,7 +36,7 @@ func (d *Device) LaunchHostFunc(s backend.Stream, fn func()) error {
 
 // ManagedHost is refused: managed memory is mapped in the worker only.
 func (d *Device) ManagedHost(p backend.DevicePtr, n uint64) (unsafe.Pointer, error) {
-	return nil, refuse("ManagedHost")
+	return nil, refuseWhy("ManagedHost", "managed memory would be mapped in the worker's process only, where this process cannot read or write it; use pinned memory (alloc.MallocPinned) and copies, or an in-process device")
 }
 
 // GraphAddHostNode is refused: fn is a closure of the parent.

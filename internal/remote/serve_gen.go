@@ -138,6 +138,7 @@ var table = [numMethods]entry{
 	mMemPoolTrimTo:                         {(*server).callMemPoolTrimTo, false},
 	mMemPrefetch:                           {(*server).callMemPrefetch, false},
 	mMemRangeAttribute:                     {(*server).serveMemRangeAttribute, false},
+	mMemRangeInfo:                          {(*server).callMemRangeInfo, false},
 	mMemcpyBatchAsync:                      {(*server).serveMemcpyBatchAsync, false},
 	mMemcpyPeerAsync:                       {(*server).callMemcpyPeerAsync, true},
 	mMemset:                                {(*server).callMemset, true},
@@ -1261,6 +1262,21 @@ func (s *server) callMemPrefetch(in *dec, out *enc) error {
 	return s.dev.MemPrefetch(a0, a1, a2, a3)
 }
 
+func (s *server) callMemRangeInfo(in *dec, out *enc) error {
+	a0 := backend.DevicePtr(in.u64())
+	a1 := in.u64()
+	a2 := int(in.i64())
+	if in.err != nil {
+		return in.err
+	}
+	v0, err := s.dev.MemRangeInfo(a0, a1, a2)
+	if err != nil {
+		return err
+	}
+	encRangeInfo(out, v0)
+	return nil
+}
+
 func (s *server) callMemcpyPeerAsync(in *dec, out *enc) error {
 	a0 := backend.DevicePtr(in.u64())
 	a1 := int(in.i64())
@@ -1977,6 +1993,25 @@ func decListGraphNode(d *dec) []backend.GraphNode {
 	return v
 }
 
+func encListInt32(e *enc, v []int32) {
+	e.u64(uint64(len(v)))
+	for _, x := range v {
+		e.i64(int64(x))
+	}
+}
+
+func decListInt32(d *dec) []int32 {
+	n := d.count(8)
+	if n == 0 {
+		return nil
+	}
+	v := make([]int32, n)
+	for i := range v {
+		v[i] = int32(d.i64())
+	}
+	return v
+}
+
 func encListUint64(e *enc, v []uint64) {
 	e.u64(uint64(len(v)))
 	for _, x := range v {
@@ -2032,6 +2067,21 @@ func decPoolProps(d *dec) (v backend.PoolProps) {
 	v.Location = decLocation(d)
 	v.HandleTypes = uint32(d.u64())
 	v.MaxSize = d.u64()
+	return v
+}
+
+func encRangeInfo(e *enc, v backend.RangeInfo) {
+	e.bool(v.ReadMostly)
+	encLocation(e, v.Preferred)
+	encLocation(e, v.LastPrefetch)
+	encListInt32(e, v.AccessedBy)
+}
+
+func decRangeInfo(d *dec) (v backend.RangeInfo) {
+	v.ReadMostly = d.bool()
+	v.Preferred = decLocation(d)
+	v.LastPrefetch = decLocation(d)
+	v.AccessedBy = decListInt32(d)
 	return v
 }
 

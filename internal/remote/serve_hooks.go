@@ -62,8 +62,10 @@ func (s *server) serveHostAlloc(in *dec, out *enc) error {
 		return &cudaerr.Error{Op: "cudaHostAlloc", Code: cudaerr.MemoryAllocation, Message: err.Error()}
 	}
 	reg := &region{mem: mem}
-	// HostAlloc's portable and mapped flags have HostRegister's values.
-	if err := s.dev.HostRegister(reg.at(0), size, flags&(backend.HostAllocPortable|backend.HostAllocMapped)); err != nil {
+	// HostAlloc's portable and mapped flags have HostRegister's values. The registration is
+	// mapped whatever the flags: under unified addressing all HostAlloc memory is, so
+	// HostDevicePointer answers for it as it does in process.
+	if err := s.dev.HostRegister(reg.at(0), size, flags&backend.HostAllocPortable|backend.HostRegisterMapped); err != nil {
 		_ = unmapShared(mem)
 		return err
 	}

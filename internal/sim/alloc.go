@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"sort"
 	"sync"
 	"unsafe"
 
@@ -60,12 +59,9 @@ type block struct {
 }
 
 type managedRange struct {
-	addr, size   uint64
-	flags        uint32
-	readMostly   bool
-	preferred    int32
-	lastPrefetch int32
-	accessedBy   map[int32]bool
+	addr, size uint64
+	flags      uint32
+	attrs      rangeAttrs // advice and prefetches, page by page (memrange.go)
 }
 
 const noDevice = -2 // cudaInvalidDeviceId
@@ -535,8 +531,7 @@ func (d *device) MallocManaged(size uint64, flags uint32) (backend.DevicePtr, er
 	}
 	a := d.alloc
 	a.mu.Lock()
-	a.managed[al.addr] = &managedRange{addr: al.addr, size: size, flags: flags, preferred: noDevice,
-		lastPrefetch: noDevice, accessedBy: map[int32]bool{}}
+	a.managed[al.addr] = &managedRange{addr: al.addr, size: size, flags: flags, attrs: newRangeAttrs(size)}
 	a.mu.Unlock()
 	return backend.DevicePtr(al.addr), nil
 }
@@ -580,132 +575,6 @@ func (d *device) ManagedHost(p backend.DevicePtr, n uint64) (unsafe.Pointer, err
 		return nil, d.fail(op, cudaerr.InvalidValue, "%s", detail)
 	}
 	return unsafe.Pointer(unsafe.SliceData(b)), nil
-}
-
-// location checks loc and returns it as the older calls' device number.
-func (d *device) location(op string, loc backend.Location) (int32, error) {
-	switch loc.Type {
-	case backend.LocationHost:
-		return backend.CPUDevice, nil
-	case backend.LocationDevice:
-		if loc.ID < 0 || int(loc.ID) >= len(d.b.devices) {
-			return 0, d.fail(op, cudaerr.InvalidDevice, "device %d does not exist", loc.ID)
-		}
-		return loc.ID, nil
-	}
-	return 0, d.fail(op, cudaerr.InvalidValue, "location type %d is not a device or the host", int32(loc.Type))
-}
-
-// MemPrefetch records the migration when s reaches it; memory is always where the host and
-// every device can use it.
-func (d *device) MemPrefetch(p backend.DevicePtr, n uint64, loc backend.Location, s backend.Stream) error {
-	const op = "cudaMemPrefetchAsync"
-	if err := d.alive(op); err != nil {
-		return err
-	}
-	st, err := d.ownStream(op, s)
-	if err != nil {
-		return err
-	}
-	to, err := d.location(op, loc)
-	if err != nil {
-		return err
-	}
-	a := d.alloc
-	a.mu.Lock()
-	m, err := a.managedLocked(op, p, n)
-	a.mu.Unlock()
-	if err != nil {
-		return err
-	}
-	d.submit(st, &task{name: "managed prefetch", run: func() {
-		a.mu.Lock()
-		m.lastPrefetch = to
-		a.mu.Unlock()
-	}})
-	return nil
-}
-
-// MemAdvise records advice.
-func (d *device) MemAdvise(p backend.DevicePtr, n uint64, advice backend.Advice, loc backend.Location) error {
-	const op = "cudaMemAdvise"
-	if err := d.alive(op); err != nil {
-		return err
-	}
-	a := d.alloc
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	m, err := a.managedLocked(op, p, n)
-	if err != nil {
-		return err
-	}
-	switch advice {
-	case backend.AdviseSetReadMostly, backend.AdviseUnsetReadMostly:
-		m.readMostly = advice == backend.AdviseSetReadMostly
-		return nil
-	case backend.AdviseUnsetPreferredLocation:
-		m.preferred = noDevice
-		return nil
-	}
-	to, err := d.location(op, loc)
-	if err != nil {
-		return err
-	}
-	switch advice {
-	case backend.AdviseSetPreferredLocation:
-		m.preferred = to
-	case backend.AdviseSetAccessedBy:
-		m.accessedBy[to] = true
-	case backend.AdviseUnsetAccessedBy:
-		delete(m.accessedBy, to)
-	default:
-		return d.fail(op, cudaerr.InvalidValue, "unknown advice %d", int32(advice))
-	}
-	return nil
-}
-
-// MemRangeAttribute reads what MemAdvise and MemPrefetch recorded.
-func (d *device) MemRangeAttribute(p backend.DevicePtr, n uint64, attr backend.RangeAttr, out []int32) error {
-	const op = "cudaMemRangeGetAttribute"
-	if err := d.alive(op); err != nil {
-		return err
-	}
-	if len(out) == 0 || (attr != backend.RangeAccessedBy && len(out) != 1) {
-		return d.fail(op, cudaerr.InvalidValue, "%d result words for range attribute %d", len(out), int32(attr))
-	}
-	a := d.alloc
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	m, err := a.managedLocked(op, p, n)
-	if err != nil {
-		return err
-	}
-	switch attr {
-	case backend.RangeReadMostly:
-		out[0] = 0
-		if m.readMostly {
-			out[0] = 1
-		}
-	case backend.RangePreferredLocation:
-		out[0] = m.preferred
-	case backend.RangeLastPrefetchLocation:
-		out[0] = m.lastPrefetch
-	case backend.RangeAccessedBy:
-		var devs []int32
-		for dev := range m.accessedBy {
-			devs = append(devs, dev)
-		}
-		sort.Slice(devs, func(i, j int) bool { return devs[i] < devs[j] })
-		for i := range out {
-			out[i] = noDevice
-			if i < len(devs) {
-				out[i] = devs[i]
-			}
-		}
-	default:
-		return d.fail(op, cudaerr.InvalidValue, "unknown range attribute %d", int32(attr))
-	}
-	return nil
 }
 
 // StreamAttachMem checks the attachment and queues it (nothing to move on the simulator).
@@ -763,11 +632,16 @@ func (d *device) PointerAttributes(p uintptr) (backend.PointerAttrs, error) {
 	h := &d.b.host
 	h.mu.Lock()
 	r := h.findLocked(p)
+	mapped := r != nil && r.mappedLocked()
 	h.mu.Unlock()
 	if r == nil {
 		return unknown, nil
 	}
-	return backend.PointerAttrs{Type: backend.MemoryHost, Device: d.ordinal, DevicePointer: p, HostPointer: p}, nil
+	a := backend.PointerAttrs{Type: backend.MemoryHost, Device: d.ordinal, HostPointer: p}
+	if mapped { // devices address it at its host address (mapped.go)
+		a.DevicePointer = p
+	}
+	return a, nil
 }
 
 // findManagedQuiet is managedLocked without recording an error.
@@ -780,15 +654,24 @@ func (a *allocState) findManagedQuiet(addr uint64) (*managedRange, bool) {
 	return nil, false
 }
 
-// HostDevicePointer is p itself for pinned host memory, as under unified addressing. Simulated
-// kernels cannot dereference it: they only see device memory.
+// HostDevicePointer is p itself for mapped host memory, as under unified addressing: memory
+// from HostAlloc, or registered with HostRegisterMapped. Simulated kernels dereference it as
+// the host bytes (mapped.go).
 func (d *device) HostDevicePointer(p unsafe.Pointer) (backend.DevicePtr, error) {
 	const op = "cudaHostGetDevicePointer"
 	if err := d.alive(op); err != nil {
 		return 0, err
 	}
-	if !d.b.host.pinned(p, 1) {
+	h := &d.b.host
+	h.mu.Lock()
+	r := h.findLocked(uintptr(p))
+	mapped := r != nil && r.mappedLocked()
+	h.mu.Unlock()
+	switch {
+	case r == nil:
 		return 0, d.fail(op, cudaerr.InvalidValue, "%p is not pinned host memory", p)
+	case !mapped:
+		return 0, d.fail(op, cudaerr.InvalidValue, "%p is host memory registered without HostRegisterMapped: it has no device address", p)
 	}
 	return backend.DevicePtr(uintptr(p)), nil
 }

@@ -302,7 +302,7 @@ type hostRange struct {
 	base      uintptr
 	size      uint64
 	allocated bool
-	flags     uint32         // HostAlloc's flags (hostflags.go)
+	flags     uint32         // HostAlloc's or HostRegister's flags (hostflags.go, mapped.go)
 	buf       []byte         // HostAlloc's memory
 	keep      unsafe.Pointer // HostRegister's memory, kept alive while registered
 }
@@ -470,7 +470,7 @@ func (d *device) HostRegister(p unsafe.Pointer, size uint64, flags uint32) error
 		return d.fail(op, cudaerr.MemoryAllocation, "%d bytes of host memory to page-lock: past the simulator's %d-byte limit (half the machine's RAM), %d in use",
 			size, d.b.host.limit, d.b.host.inUse())
 	}
-	if old := d.b.host.add(&hostRange{base: uintptr(p), size: size, keep: p}); old != nil {
+	if old := d.b.host.add(&hostRange{base: uintptr(p), size: size, flags: flags, keep: p}); old != nil {
 		d.b.host.unreserve(size)
 		what := "registered"
 		if old.allocated {

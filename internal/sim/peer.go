@@ -120,9 +120,14 @@ func (d *device) DisablePeerAccess(peer int) error {
 	return nil
 }
 
-// kernelView resolves [p, p+n) for a kernel of d: d's own memory, or a peer's whose access d
-// enabled.
+// kernelView resolves [p, p+n) for a kernel of d: d's own memory, a peer's whose access d
+// enabled, or mapped host memory (mapped.go).
 func (d *device) kernelView(p backend.DevicePtr, n uint64) ([]byte, string) {
+	if uint64(p) < addrBase { // below every device address: host memory, if anything
+		if b, detail, ok := d.b.host.mappedView(uintptr(p), n); ok {
+			return b, detail
+		}
+	}
 	if owner := d.b.ownerOf(uint64(p)); owner != nil && owner != d && d.peers.has(owner.ordinal) {
 		return owner.resolve(p, n)
 	}
@@ -131,6 +136,11 @@ func (d *device) kernelView(p backend.DevicePtr, n uint64) ([]byte, string) {
 
 // kernelExtent is extent for a kernel of d, peers' memory included as kernelView does.
 func (d *device) kernelExtent(p backend.DevicePtr) (uint64, string) {
+	if uint64(p) < addrBase {
+		if n, detail, ok := d.b.host.mappedExtent(uintptr(p)); ok {
+			return n, detail
+		}
+	}
 	if owner := d.b.ownerOf(uint64(p)); owner != nil && owner != d && d.peers.has(owner.ordinal) {
 		return owner.extent(p)
 	}
