@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"runtime/debug"
 	"slices"
@@ -46,8 +47,11 @@ func (gs *graphState) init() {
 
 // sgraph is a cudaGraph_t.
 type sgraph struct {
-	h     backend.Graph
-	nodes []*snode
+	h      backend.Graph
+	nodes  []*snode
+	conds  map[backend.ConditionalHandle]condSpec // handles made on this graph (graph_conditional.go)
+	body   *snode                                 // for a conditional node's body: the node
+	parent *sgraph                                // and the graph that holds the node
 }
 
 // snode is one node. Exactly the fields of its type are set.
@@ -64,6 +68,7 @@ type snode struct {
 	child  *sgraph            // child-graph nodes: a private copy
 	ev     *event             // event record and wait nodes
 	alloc  *simAlloc          // mem-alloc and mem-free nodes
+	cond   *scond             // conditional nodes (graph_conditional.go)
 }
 
 // simAlloc is the memory of a mem-alloc node: reserved while any graph or executable graph
@@ -83,6 +88,7 @@ type sexec struct {
 	byOrig   map[backend.GraphNode]*snode // every node handle the exec answers to
 	disabled map[*snode]bool
 	flags    uint64
+	conds    *condVals // the conditional variables of the graph and its bodies
 }
 
 // capture is a stream capture in progress: the streams taking part and, for each, the nodes
@@ -94,6 +100,7 @@ type capture struct {
 	graph   *sgraph
 	tails   map[*stream][]*snode
 	invalid string // why the capture was invalidated; "" while it is valid
+	into    bool   // capturing into an existing graph (cudaStreamBeginCaptureToGraph)
 }
 
 // capturedRecord is an event recorded in a capture: waiting on it joins the capture.
@@ -183,6 +190,9 @@ func (d *device) GraphDestroy(h backend.Graph) error {
 	if err != nil {
 		return err
 	}
+	if g.body != nil {
+		return d.fail(op, cudaerr.InvalidValue, "graph %#x is a body of conditional node %#x, destroyed with it", uintptr(h), uintptr(g.body.h))
+	}
 	for c := range gs.captures {
 		if gs.captures[c].graph == g {
 			return d.fail(op, cudaerr.IllegalState, "graph %#x is still being captured into", uintptr(h))
@@ -205,6 +215,9 @@ func (d *device) dropNodesLocked(g *sgraph) {
 		if n.child != nil {
 			d.dropNodesLocked(n.child)
 		}
+		if n.cond != nil {
+			d.dropBodiesLocked(n.cond)
+		}
 	}
 }
 
@@ -218,7 +231,7 @@ func (d *device) releaseLocked(a *simAlloc) {
 // cloneLocked copies g's nodes (child graphs deeply); register makes the copies' handles
 // known (clones the user sees), else they stay private (executable graphs, child nodes).
 func (d *device) cloneLocked(g *sgraph, register bool) *sgraph {
-	c := &sgraph{}
+	c := &sgraph{conds: maps.Clone(g.conds)}
 	m := make(map[*snode]*snode, len(g.nodes))
 	for _, n := range g.nodes {
 		cp := *n
@@ -229,6 +242,9 @@ func (d *device) cloneLocked(g *sgraph, register bool) *sgraph {
 		cp.params.Args = slices.Clone(n.params.Args)
 		if n.child != nil {
 			cp.child = d.cloneLocked(n.child, false)
+		}
+		if n.cond != nil {
+			cp.cond = d.cloneCondLocked(n.cond)
 		}
 		if n.typ == backend.NodeMemAlloc {
 			n.alloc.refs++
@@ -256,6 +272,9 @@ func (d *device) GraphClone(h backend.Graph) (backend.Graph, error) {
 	gs.init()
 	g, err := d.graphLocked(op, h)
 	if err != nil {
+		return 0, err
+	}
+	if err := d.refuseConditionalsLocked(op, g, "cloned"); err != nil {
 		return 0, err
 	}
 	c := d.cloneLocked(g, true)
@@ -595,7 +614,7 @@ func (d *device) GraphAddChildNode(gh backend.Graph, deps []backend.GraphNode, c
 	if err == nil {
 		if child == gh {
 			err = d.fail(op, cudaerr.InvalidValue, "a graph cannot be its own child")
-		} else {
+		} else if err = d.refuseConditionalsLocked(op, c, "a child graph"); err == nil {
 			cp = d.cloneLocked(c, false)
 		}
 	}

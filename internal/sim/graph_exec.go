@@ -36,8 +36,12 @@ func (d *device) GraphInstantiate(h backend.Graph, flags uint64) (backend.GraphE
 			}
 		}
 	}
+	if err := d.checkBodiesLocked(op, g); err != nil {
+		return 0, err
+	}
 	x := &sexec{h: backend.GraphExec(d.b.nextHandle()), flags: flags, disabled: map[*snode]bool{}}
 	x.g = d.cloneLocked(g, false)
+	x.conds = newCondVals(x.g)
 	x.byOrig = make(map[backend.GraphNode]*snode, len(g.nodes))
 	for i, n := range g.nodes {
 		x.byOrig[n.h] = x.g.nodes[i]
@@ -143,9 +147,10 @@ func (d *device) GraphLaunch(h backend.GraphExec, sh backend.Stream) error {
 			n.alloc.live = false
 		}
 	}
-	plan, records := d.planLocked(x.g, x.disabled, s)
+	conds := x.conds
+	plan, records := d.planLocked(x.g, x.disabled, s, conds)
 	gs.mu.Unlock()
-	seq := d.submit(s, &task{name: fmt.Sprintf("graph %#x", uintptr(h)), run: func() { d.runPlan(plan) }})
+	seq := d.submit(s, &task{name: fmt.Sprintf("graph %#x", uintptr(h)), run: func() { conds.launch(); d.runPlan(plan) }})
 	// Event record nodes complete when the whole launch has: later than on a GPU, never earlier.
 	for _, ev := range records {
 		rec := &record{s: newStream(d, 0, backend.StreamNonBlocking, leastPriority)}
@@ -165,7 +170,7 @@ type step struct {
 }
 
 // planLocked snapshots g's nodes for one launch on s; it returns the events the launch records.
-func (d *device) planLocked(g *sgraph, disabled map[*snode]bool, s *stream) ([]step, []*event) {
+func (d *device) planLocked(g *sgraph, disabled map[*snode]bool, s *stream, conds *condVals) ([]step, []*event) {
 	idx := make(map[*snode]int, len(g.nodes))
 	plan := make([]step, len(g.nodes))
 	var records []*event
@@ -181,9 +186,11 @@ func (d *device) planLocked(g *sgraph, disabled map[*snode]bool, s *stream) ([]s
 		case backend.NodeKernel:
 			k, p := n.kern, n.params
 			p.Args = slices.Clone(p.Args)
-			plan[i].work = func() { d.runKernel(k, s, p.Grid, p.Block, p.SharedMem, p.Args) }
+			plan[i].work = func() { d.runKernelIn(k, s, p.Grid, p.Block, p.SharedMem, p.Args, conds.sim()) }
+		case backend.NodeConditional:
+			plan[i].work = d.planConditionalLocked(n.cond, s, conds)
 		case backend.NodeGraph:
-			sub, subRecords := d.planLocked(n.child, nil, s)
+			sub, subRecords := d.planLocked(n.child, nil, s, conds)
 			records = append(records, subRecords...)
 			plan[i].work = func() { d.runPlan(sub) }
 		case backend.NodeEventRecord:
