@@ -179,6 +179,12 @@ const (
 	fnHostGetFlags
 	// Batched copies (batchcopy.go); optional: a loop of cudaMemcpyAsync stands in where absent.
 	fnMemcpyBatchAsync // 12.8+; 13.0 dropped the failIdx parameter
+	// Conditional nodes and the generic node calls (graph_conditional.go).
+	fnGraphConditionalHandleCreate // 12.3+
+	fnGraphAddNode                 // 12.3+; 13.0 gave it the 12.4 _v2 edge-data parameter
+	fnGraphNodeSetParams           // 12.3+
+	fnGraphExecNodeSetParams       // 12.3+
+	fnStreamBeginCaptureToGraph    // 12.3+
 	numRuntimeSyms
 )
 
@@ -354,4 +360,10 @@ var runtimeSymNames = [numRuntimeSyms]string{
 	fnHostGetFlags: "cudaHostGetFlags",
 	// Batched copies.
 	fnMemcpyBatchAsync: "cudaMemcpyBatchAsync",
+	// Conditional nodes and the generic node calls (graph_conditional.go).
+	fnGraphConditionalHandleCreate: "cudaGraphConditionalHandleCreate",
+	fnGraphAddNode:                 "cudaGraphAddNode",
+	fnGraphNodeSetParams:           "cudaGraphNodeSetParams",
+	fnGraphExecNodeSetParams:       "cudaGraphExecNodeSetParams",
+	fnStreamBeginCaptureToGraph:    "cudaStreamBeginCaptureToGraph",
 }

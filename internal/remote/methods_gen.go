@@ -52,18 +52,22 @@ const (
 	mGraphAddMemAllocNode
 	mGraphAddMemFreeNode
 	mGraphAddMemsetNode
+	mGraphAddNode
 	mGraphClone
+	mGraphConditionalHandleCreate
 	mGraphCreate
 	mGraphDebugDot
 	mGraphDestroy
 	mGraphEdges
 	mGraphExecDestroy
 	mGraphExecKernelNodeSetParams
+	mGraphExecNodeSetParams
 	mGraphExecUpdate
 	mGraphInstantiate
 	mGraphLaunch
 	mGraphLaunchN
 	mGraphNodeSetEnabled
+	mGraphNodeSetParams
 	mGraphNodeType
 	mGraphNodes
 	mGraphRootNodes
@@ -130,6 +134,7 @@ const (
 	mSignalExternalSemaphore
 	mStreamAttachMem
 	mStreamBeginCapture
+	mStreamBeginCaptureToGraph
 	mStreamCaptureInfo
 	mStreamCopyAttributes
 	mStreamCreate
@@ -202,18 +207,22 @@ var methodNames = [numMethods]string{
 	mGraphAddMemAllocNode:                  "GraphAddMemAllocNode",
 	mGraphAddMemFreeNode:                   "GraphAddMemFreeNode",
 	mGraphAddMemsetNode:                    "GraphAddMemsetNode",
+	mGraphAddNode:                          "GraphAddNode",
 	mGraphClone:                            "GraphClone",
+	mGraphConditionalHandleCreate:          "GraphConditionalHandleCreate",
 	mGraphCreate:                           "GraphCreate",
 	mGraphDebugDot:                         "GraphDebugDot",
 	mGraphDestroy:                          "GraphDestroy",
 	mGraphEdges:                            "GraphEdges",
 	mGraphExecDestroy:                      "GraphExecDestroy",
 	mGraphExecKernelNodeSetParams:          "GraphExecKernelNodeSetParams",
+	mGraphExecNodeSetParams:                "GraphExecNodeSetParams",
 	mGraphExecUpdate:                       "GraphExecUpdate",
 	mGraphInstantiate:                      "GraphInstantiate",
 	mGraphLaunch:                           "GraphLaunch",
 	mGraphLaunchN:                          "GraphLaunchN",
 	mGraphNodeSetEnabled:                   "GraphNodeSetEnabled",
+	mGraphNodeSetParams:                    "GraphNodeSetParams",
 	mGraphNodeType:                         "GraphNodeType",
 	mGraphNodes:                            "GraphNodes",
 	mGraphRootNodes:                        "GraphRootNodes",
@@ -280,6 +289,7 @@ var methodNames = [numMethods]string{
 	mSignalExternalSemaphore:               "SignalExternalSemaphore",
 	mStreamAttachMem:                       "StreamAttachMem",
 	mStreamBeginCapture:                    "StreamBeginCapture",
+	mStreamBeginCaptureToGraph:             "StreamBeginCaptureToGraph",
 	mStreamCaptureInfo:                     "StreamCaptureInfo",
 	mStreamCopyAttributes:                  "StreamCopyAttributes",
 	mStreamCreate:                          "StreamCreate",
