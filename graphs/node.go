@@ -35,6 +35,8 @@ type Node struct {
 	kind  Kind
 	label string
 	spec  *core.LaunchSpec // kernel nodes added through gpuactor: what SetKernelArgs starts from
+	// bodies are a conditional node's body graphs (conditional.go); guarded by g.mu.
+	bodies []*Graph
 }
 
 // Kind is the node's type.
