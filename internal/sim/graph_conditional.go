@@ -299,3 +299,37 @@ func (d *device) planConditionalLocked(c *scond, s *stream, conds *condVals) fun
 		}
 	}
 }
+
+// mapBodies makes the nodes of orig's conditional bodies, at any depth, answer for their
+// copies in clone (an executable graph's), so that the calls that change an executable
+// graph's nodes reach those inside bodies too.
+func mapBodies(byOrig map[backend.GraphNode]*snode, orig, clone *sgraph) {
+	for i, n := range orig.nodes {
+		if n.cond == nil || i >= len(clone.nodes) || clone.nodes[i].cond == nil {
+			continue
+		}
+		for j, b := range n.cond.bodies {
+			cb := clone.nodes[i].cond.bodies[j]
+			for k, bn := range b.nodes {
+				if k < len(cb.nodes) {
+					byOrig[bn.h] = cb.nodes[k]
+				}
+			}
+			mapBodies(byOrig, b, cb)
+		}
+	}
+}
+
+// sameConditional reports whether an update may take a's bodies in place of b's: the same
+// handle, type and number of bodies, each with as many nodes.
+func sameConditional(a, b *scond) bool {
+	if a.p != b.p || len(a.bodies) != len(b.bodies) {
+		return false
+	}
+	for i := range a.bodies {
+		if len(a.bodies[i].nodes) != len(b.bodies[i].nodes) {
+			return false
+		}
+	}
+	return true
+}

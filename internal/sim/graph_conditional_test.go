@@ -277,3 +277,41 @@ func TestSimSetConditionalOutsideAGraphFaults(t *testing.T) {
 	err := f.d.StreamSynchronize(f.s)
 	requireCode(t, err, cudaerr.LaunchFailure)
 }
+
+// The calls that change an executable graph's nodes reach nodes inside its bodies, and an
+// update takes new body parameters when the conditional node is the same.
+func TestConditionalBodiesInAnExecutableGraph(t *testing.T) {
+	f := newCondFixture(t)
+	build := func(slot uint64) (backend.Graph, backend.GraphNode) {
+		g, err := f.d.GraphCreate()
+		require.NoError(t, err)
+		h, err := f.d.GraphConditionalHandleCreate(g, 1, backend.CondAssignDefault)
+		require.NoError(t, err)
+		_, bodies := f.add(g, nil, cond(h, backend.CondIf, 1))
+		n, _ := f.add(bodies[0], nil, f.kernel("mark", ptrArg(f.p), u64Arg(slot)))
+		return g, n
+	}
+	g, n := build(1)
+	x, err := f.d.GraphInstantiate(g, 0)
+	require.NoError(t, err)
+	f.set()
+	assert.Equal(t, []int64{0, 1, 0, 0}, f.launch(x)[:4])
+	require.NoError(t, f.d.GraphExecNodeSetParams(x, n, f.kernel("mark", ptrArg(f.p), u64Arg(2))))
+	f.set()
+	assert.Equal(t, []int64{0, 0, 1, 0}, f.launch(x)[:4], "the body's kernel node changed in the exec")
+
+	// The same graph with the body's kernel changed updates; a graph whose conditional node
+	// has another handle does not.
+	require.NoError(t, f.d.GraphNodeSetParams(n, f.kernel("mark", ptrArg(f.p), u64Arg(3))))
+	info, err := f.d.GraphExecUpdate(x, g)
+	require.NoError(t, err)
+	assert.Equal(t, backend.UpdateSuccess, info.Result)
+	f.set()
+	assert.Equal(t, []int64{0, 0, 0, 1}, f.launch(x)[:4])
+	other, _ := build(1)
+	info, err = f.d.GraphExecUpdate(x, other)
+	requireCode(t, err, cudaerr.GraphExecUpdateFailure)
+	assert.Equal(t, backend.UpdateParametersChanged, info.Result)
+	f.set()
+	assert.Equal(t, []int64{0, 0, 0, 1}, f.launch(x)[:4], "a refused update leaves the exec as it was")
+}

@@ -46,6 +46,7 @@ func (d *device) GraphInstantiate(h backend.Graph, flags uint64) (backend.GraphE
 	for i, n := range g.nodes {
 		x.byOrig[n.h] = x.g.nodes[i]
 	}
+	mapBodies(x.byOrig, g, x.g)
 	gs.execs[x.h] = x
 	return x.h, nil
 }
@@ -342,6 +343,9 @@ func (d *device) GraphExecUpdate(h backend.GraphExec, gh backend.Graph) (backend
 		if n.typ == backend.NodeGraph && len(n.child.nodes) != len(old.child.nodes) {
 			return refuse(backend.UpdateTopologyChanged, n, old)
 		}
+		if n.typ == backend.NodeConditional && !sameConditional(n.cond, old.cond) {
+			return refuse(backend.UpdateParametersChanged, n, old)
+		}
 	}
 	for i, n := range g.nodes {
 		old := x.g.nodes[i]
@@ -351,7 +355,12 @@ func (d *device) GraphExecUpdate(h backend.GraphExec, gh backend.Graph) (backend
 			d.dropNodesLocked(old.child)
 			old.child = d.cloneLocked(n.child, false)
 		}
+		if n.cond != nil {
+			d.dropBodiesLocked(old.cond)
+			old.cond = d.cloneCondLocked(n.cond)
+		}
 		x.byOrig[n.h] = old
 	}
+	mapBodies(x.byOrig, g, x.g)
 	return backend.UpdateInfo{Result: backend.UpdateSuccess}, nil
 }
