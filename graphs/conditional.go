@@ -13,6 +13,14 @@ import (
 // ConditionalNode is the kind of if, if/else, while and switch nodes.
 const ConditionalNode = Kind(backend.NodeConditional)
 
+// ConditionalDecls declares, for kernel source compiled at run time (device.Compile, which has
+// no cuda_runtime.h), what a kernel needs to set a condition: the cudaGraphConditionalHandle
+// type and the device function cudaGraphSetConditional(handle, value), as the CUDA headers
+// declare them. Put it before the kernels that use them.
+const ConditionalDecls = `typedef unsigned long long cudaGraphConditionalHandle;
+extern "C" __device__ void cudaGraphSetConditional(cudaGraphConditionalHandle handle, unsigned int value);
+`
+
 // ErrForeignCondition: a Condition of one graph used in a graph that is neither it nor one of
 // its conditional bodies.
 var ErrForeignCondition = errors.New("gpuactor/graphs: condition belongs to another graph")

@@ -15,11 +15,8 @@ import (
 	"github.com/gpuactor/gpuactor/streams"
 )
 
-// condSource's kernels set conditions from the GPU. NVRTC has no cuda_runtime.h: the handle
-// type and the device function are declared as the runtime's headers declare them.
-const condSource = `
-typedef unsigned long long cudaGraphConditionalHandle;
-extern "C" __device__ void cudaGraphSetConditional(cudaGraphConditionalHandle handle, unsigned int value);
+// condSource's kernels set conditions from the GPU.
+const condSource = graphs.ConditionalDecls + `
 
 // countdown: p[0] -= 1, p[1] += 1 (the iterations), and h stays set while p[0] > 0.
 extern "C" __global__ void countdown(int *p, cudaGraphConditionalHandle h) {

@@ -4,14 +4,13 @@ import (
 	"fmt"
 
 	"github.com/gpuactor/gpuactor/cuda"
+	"github.com/gpuactor/gpuactor/graphs"
 )
 
 // kernelSource holds the C sample's kernels, unchanged but for extern "C" (so that gpuactor
-// finds them by name) and the declarations NVRTC needs: it has no cuda_runtime.h, so the
-// handle type and cudaGraphSetConditional are declared as the runtime's headers declare them.
-const kernelSource = `
-typedef unsigned long long cudaGraphConditionalHandle;
-extern "C" __device__ void cudaGraphSetConditional(cudaGraphConditionalHandle handle, unsigned int value);
+// finds them by name), after graphs.ConditionalDecls: NVRTC has no cuda_runtime.h, which
+// declares the handle type and cudaGraphSetConditional in C.
+const kernelSource = graphs.ConditionalDecls + `
 
 extern "C" __global__ void ifGraphKernelA(char *dPtr, cudaGraphConditionalHandle handle) {
     unsigned int value = *dPtr & 0x01;

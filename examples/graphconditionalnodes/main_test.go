@@ -40,9 +40,7 @@ func TestMain(m *testing.M) {
 
 // countdown decrements p[0], counts its runs in p[1], and keeps the loop's condition set
 // while p[0] > 0.
-const countdownSource = `
-typedef unsigned long long cudaGraphConditionalHandle;
-extern "C" __device__ void cudaGraphSetConditional(cudaGraphConditionalHandle handle, unsigned int value);
+const countdownSource = graphs.ConditionalDecls + `
 extern "C" __global__ void countdown(int *p, cudaGraphConditionalHandle h) {
     p[0] -= 1;
     p[1] += 1;
