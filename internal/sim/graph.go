@@ -446,6 +446,8 @@ func writeDot(b *strings.Builder, g *sgraph, prefix string) {
 			fmt.Fprintf(b, "subgraph cluster_%s {\nlabel=%q;\n%s [shape=point];\n", id, "child graph", id)
 			writeDot(b, n.child, id+"_")
 			b.WriteString("}\n")
+		} else if n.cond != nil {
+			writeCondDot(b, n, id)
 		} else {
 			fmt.Fprintf(b, "%s [label=%q];\n", id, n.typ.String()+": "+n.label)
 		}

@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"sync/atomic"
 
 	"github.com/gpuactor/gpuactor/cuda"
@@ -332,4 +333,16 @@ func sameConditional(a, b *scond) bool {
 		}
 	}
 	return true
+}
+
+// writeCondDot draws a conditional node as a cluster of its bodies, each a cluster of its own.
+func writeCondDot(b *strings.Builder, n *snode, id string) {
+	fmt.Fprintf(b, "subgraph cluster_%s {\nlabel=%q;\n%s [shape=diamond,label=%q];\n", id, n.typ.String()+": "+n.label, id, n.cond.p.Type.String())
+	for i, body := range n.cond.bodies {
+		bid := fmt.Sprintf("%s_b%d", id, i)
+		fmt.Fprintf(b, "subgraph cluster_%s {\nlabel=%q;\n", bid, fmt.Sprintf("body %d", i))
+		writeDot(b, body, bid+"_")
+		b.WriteString("}\n")
+	}
+	b.WriteString("}\n")
 }

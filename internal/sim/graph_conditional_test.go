@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"os"
 	"testing"
 	"unsafe"
 
@@ -314,4 +315,22 @@ func TestConditionalBodiesInAnExecutableGraph(t *testing.T) {
 	assert.Equal(t, backend.UpdateParametersChanged, info.Result)
 	f.set()
 	assert.Equal(t, []int64{0, 0, 0, 1}, f.launch(x)[:4], "a refused update leaves the exec as it was")
+}
+
+// The DOT file draws a conditional node with its bodies and their nodes.
+func TestConditionalDot(t *testing.T) {
+	f := newCondFixture(t)
+	g, err := f.d.GraphCreate()
+	require.NoError(t, err)
+	h, err := f.d.GraphConditionalHandleCreate(g, 0, 0)
+	require.NoError(t, err)
+	_, bodies := f.add(g, nil, cond(h, backend.CondSwitch, 2))
+	f.add(bodies[1], nil, f.kernel("mark", ptrArg(f.p), u64Arg(0)))
+	path := t.TempDir() + "/g.dot"
+	require.NoError(t, f.d.GraphDebugDot(g, path))
+	dot, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Contains(t, string(dot), `label="body 1"`)
+	assert.Contains(t, string(dot), `n0_b1_0 [label="kernel: kernel \"mark\""]`, "the body's node, in its cluster")
+	assert.Contains(t, string(dot), "shape=diamond")
 }
