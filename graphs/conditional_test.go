@@ -228,3 +228,39 @@ func TestConditionBadInput(t *testing.T) {
 		require.NoError(t, err)
 	})
 }
+
+// What CUDA forbids of a graph with conditional nodes (a clone, a child) is refused, and a
+// condition of a capture that was aborted goes with its graph.
+func TestConditionalGraphRestrictions(t *testing.T) {
+	eachCond(t, func(t *testing.T, f *condFix) {
+		g, err := graphs.New(f.Ctx, f.Dev)
+		require.NoError(t, err)
+		cond, err := g.NewCondition(f.Ctx)
+		require.NoError(t, err)
+		_, _, err = g.AddIf(f.Ctx, nil, cond)
+		require.NoError(t, err)
+		_, err = g.Clone(f.Ctx)
+		require.Error(t, err, "a graph with conditional nodes cannot be cloned")
+		parent, err := graphs.New(f.Ctx, f.Dev)
+		require.NoError(t, err)
+		_, err = parent.AddChild(f.Ctx, nil, g)
+		require.Error(t, err, "nor be a child graph")
+
+		cp, err := graphs.BeginCapture(f.Ctx, f.s)
+		require.NoError(t, err)
+		c2, err := cp.NewCondition(f.Ctx)
+		require.NoError(t, err)
+		_, body, err := cp.AddWhile(f.Ctx, c2)
+		require.NoError(t, err)
+		require.NoError(t, cp.Abort(f.Ctx))
+		_, err = c2.Graph().AddEmpty(f.Ctx, nil)
+		require.ErrorIs(t, err, device.ErrClosed, "the aborted capture's graph is gone")
+		_, err = body.AddEmpty(f.Ctx, nil)
+		require.ErrorIs(t, err, device.ErrClosed, "and its bodies with it")
+
+		// The device goes on.
+		x, err := g.Instantiate(f.Ctx)
+		require.NoError(t, err)
+		assert.Equal(t, int32(0), f.run(t, x, 0)[1])
+	})
+}
