@@ -113,16 +113,14 @@ func (b *body) refuseClose() error {
 // destroyed: the runtime destroys them with it.
 func (g *Graph) closeBodies() {
 	g.mu.Lock()
-	nodes := make([]*Node, 0, len(g.nodes))
+	var bodies []*Graph
 	for _, n := range g.nodes {
-		nodes = append(nodes, n)
+		bodies = append(bodies, n.bodies...)
 	}
 	g.mu.Unlock()
-	for _, n := range nodes {
-		for _, b := range n.bodies {
-			b.closed.Store(true)
-			b.closeBodies()
-		}
+	for _, b := range bodies {
+		b.closed.Store(true)
+		b.closeBodies()
 	}
 }
 
