@@ -89,6 +89,7 @@ type sexec struct {
 	disabled map[*snode]bool
 	flags    uint64
 	conds    *condVals // the conditional variables of the graph and its bodies
+	from     *sgraph   // the graph it was instantiated from
 }
 
 // capture is a stream capture in progress: the streams taking part and, for each, the nodes

@@ -346,3 +346,17 @@ func writeCondDot(b *strings.Builder, n *snode, id string) {
 	}
 	b.WriteString("}\n")
 }
+
+// oneInstantiationLocked refuses a second executable graph of a graph with conditional nodes
+// while the first exists, as CUDA does.
+func (d *device) oneInstantiationLocked(op string, g *sgraph) error {
+	if !hasConditional(g) {
+		return nil
+	}
+	for _, x := range d.graphs.execs {
+		if x.from == g {
+			return d.fail(op, cudaerr.InvalidValue, "graph %#x has conditional nodes and is already instantiated as %#x: destroy that executable graph first", uintptr(g.h), uintptr(x.h))
+		}
+	}
+	return nil
+}

@@ -334,3 +334,21 @@ func TestConditionalDot(t *testing.T) {
 	assert.Contains(t, string(dot), `n0_b1_0 [label="kernel: kernel \"mark\""]`, "the body's node, in its cluster")
 	assert.Contains(t, string(dot), "shape=diamond")
 }
+
+// A graph with conditional nodes has one executable graph at a time.
+func TestConditionalGraphInstantiatesOnce(t *testing.T) {
+	f := newCondFixture(t)
+	g, err := f.d.GraphCreate()
+	require.NoError(t, err)
+	h, err := f.d.GraphConditionalHandleCreate(g, 0, 0)
+	require.NoError(t, err)
+	f.add(g, nil, cond(h, backend.CondIf, 1))
+	x, err := f.d.GraphInstantiate(g, 0)
+	require.NoError(t, err)
+	_, err = f.d.GraphInstantiate(g, 0)
+	requireCode(t, err, cudaerr.InvalidValue)
+	assert.Contains(t, err.Error(), "already instantiated")
+	require.NoError(t, f.d.GraphExecDestroy(x))
+	_, err = f.d.GraphInstantiate(g, 0)
+	require.NoError(t, err, "once the first is destroyed")
+}

@@ -39,7 +39,10 @@ func (d *device) GraphInstantiate(h backend.Graph, flags uint64) (backend.GraphE
 	if err := d.checkBodiesLocked(op, g); err != nil {
 		return 0, err
 	}
-	x := &sexec{h: backend.GraphExec(d.b.nextHandle()), flags: flags, disabled: map[*snode]bool{}}
+	if err := d.oneInstantiationLocked(op, g); err != nil {
+		return 0, err
+	}
+	x := &sexec{h: backend.GraphExec(d.b.nextHandle()), flags: flags, disabled: map[*snode]bool{}, from: g}
 	x.g = d.cloneLocked(g, false)
 	x.conds = newCondVals(x.g)
 	x.byOrig = make(map[backend.GraphNode]*snode, len(g.nodes))
