@@ -32,6 +32,9 @@ type KernelCall struct {
 	Mem         DeviceMemory
 	// Globals finds the variables of the kernel's module (read them with SimGlobal).
 	Globals SimGlobals
+	// Conditionals sets the conditional variables of the graph launch the kernel runs in
+	// (SimSetConditional); nil outside a graph launch.
+	Conditionals SimConditionals
 }
 
 // Threads is the total number of threads of the launch (grid × block).

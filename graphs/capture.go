@@ -51,9 +51,11 @@ func WithMode(m Mode) CaptureOption { return func(c *capConfig) { c.mode = m } }
 // Capturing is a capture in progress on a stream: what is queued on the stream from
 // BeginCapture to End becomes a graph instead of running.
 type Capturing struct {
-	s     *streams.Stream
-	res   *resources // of the graph to be: host functions captured through a Recorder
-	ended atomic.Bool
+	into    *Graph // the graph captured into (BeginCaptureInto); nil for a new graph
+	pending *Graph // the new graph, once a condition or conditional node needed it (capturecond.go)
+	s       *streams.Stream
+	res     *resources // of the graph to be: host functions captured through a Recorder
+	ended   atomic.Bool
 }
 
 // BeginCapture starts capturing s. If ctx ends before the capture has begun, a capture that
@@ -109,8 +111,8 @@ func (c *Capturing) end(rt backend.Device, tr *core.Tracker, h backend.Stream, d
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrCapture, err)
 	}
-	if discard {
-		return rt.GraphDestroy(g)
+	if discard && c.into == nil {
+		return errors.Join(rt.GraphDestroy(g), c.dropPending(rt))
 	}
 	return nil
 }
@@ -139,7 +141,7 @@ func (c *Capturing) End(ctx context.Context) (*Graph, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrCapture, err)
 		}
-		return adopt(c.s.Device(), rt, tr, g, c.res), nil
+		return c.result(rt, tr, g), nil
 	}).Await(ctx)
 }
 

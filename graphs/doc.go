@@ -29,6 +29,22 @@
 // for allocation nodes. A UserObject (NewUserObject) lets a Go resource live exactly as long
 // as the graphs, copies and executable graphs that hold it.
 //
+// Conditional nodes (CUDA 12.3+; if/else and switch 12.8+) choose on the GPU what runs: a
+// Condition (NewCondition) is a variable of a graph that kernels set with
+// cudaGraphSetConditional, taking Condition.Handle as a cudaGraphConditionalHandle argument
+// (simulated kernels call cuda.SimSetConditional). AddIf runs its body when the condition is
+// non-zero, AddIfElse one of two bodies, AddSwitch body[v] for a value v below its count and
+// nothing otherwise, AddWhile its body for as long as the condition stays non-zero (checked
+// when the node is reached and after each run: give the condition Default(1) for a
+// do-while). Bodies are *Graph values to build into (kernel, copy, memset, empty, child and
+// conditional nodes only), or to capture into with BeginCaptureInto/CaptureInto; they belong
+// to their node: Close on one is refused, and they close with the graph that holds the node.
+// A condition serves its graph and that graph's bodies at any depth; used anywhere else it is
+// ErrForeignCondition. Inside a stream capture, Capturing.NewCondition and Capturing.AddWhile
+// (AddIf…) add them to the graph being captured. A graph with conditional nodes cannot be
+// cloned or made a child; each Exec has its own copy of its conditions, reset to their
+// Default at every launch when they have one and kept from launch to launch otherwise.
+//
 // Everything runs on the device's actor thread, like the rest of gpuactor, and on the
 // simulator too: there nodes run in dependency order, independent ones concurrently.
 //

@@ -27,6 +27,7 @@ type Graph struct {
 
 	mu    sync.Mutex
 	nodes map[backend.GraphNode]*Node
+	body  *body // set on a conditional node's body graph (conditional.go)
 }
 
 // resources is what a graph's nodes point at outside the runtime: pinned host memory of
@@ -198,6 +199,9 @@ func exec[T any](ctx context.Context, g *Graph, op func(rt backend.Device, tr *c
 // Close destroys the graph and returns once it is destroyed. Executable graphs made from it
 // stay valid. Closing twice is a device.ErrClosed error.
 func (g *Graph) Close(ctx context.Context) error {
+	if g != nil && g.body != nil {
+		return g.body.refuseClose()
+	}
 	_, err := exec(ctx, g, func(rt backend.Device, tr *core.Tracker) (struct{}, error) {
 		tr.Disown(g)
 		return struct{}{}, g.destroy(rt)
@@ -207,6 +211,7 @@ func (g *Graph) Close(ctx context.Context) error {
 
 func (g *Graph) destroy(rt backend.Device) error {
 	g.closed.Store(true)
+	g.closeBodies()
 	err := rt.GraphDestroy(g.h)
 	return errors.Join(err, g.res.release(rt))
 }

@@ -38,6 +38,8 @@ type Node struct {
 	spec  *core.LaunchSpec // kernel nodes added through gpuactor: what SetKernelArgs starts from
 
 	destroyed atomic.Bool // Destroy removed it from its graph (topology.go)
+	// bodies are a conditional node's body graphs (conditional.go); guarded by g.mu.
+	bodies []*Graph
 }
 
 // Kind is the node's type.

@@ -215,7 +215,7 @@ func TestPortsTable(t *testing.T) {
 		}
 	}
 	for _, n := range []string{"asyncapi", "simpleoccupancy", "simplestreams", "simplecallback", "streamorderedallocation", "simplecudagraphs",
-		"graphmemorynodes", "simplezerocopy", "simplemultigpu", "devicequery", "simplep2p", "simpleipc", "p2pbandwidthlatency"} {
+		"graphmemorynodes", "graphconditionalnodes", "simplezerocopy", "simplemultigpu", "devicequery", "simplep2p", "simpleipc", "p2pbandwidthlatency"} {
 		assert.True(t, seen[n], n)
 	}
 }

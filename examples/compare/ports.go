@@ -149,6 +149,18 @@ var ports = []port{
 		},
 	},
 	{
+		// Every line the kernels and the host print is a result: the order the conditional
+		// nodes ran in is the sample's whole output.
+		name: "graphconditionalnodes", sample: "3_CUDA_Features/graphConditionalNodes", exe: "graphConditionalNodes",
+		sources: []string{"graphConditionalNodes.cu"}, flags: cudaFlags,
+		variants: []variant{{}},
+		results: []*regexp.Regexp{
+			re(`^(GPU|Host): `),
+			re(`: (Building graph\.\.\.|Complete)$`),
+			re(`^Skipping execution`),
+		},
+	},
+	{
 		name: "simplezerocopy", sample: "0_Introduction/simpleZeroCopy", exe: "simpleZeroCopy",
 		sources: []string{"simpleZeroCopy.cu"}, flags: cudaFlags,
 		variants: []variant{

@@ -79,6 +79,8 @@ func (t NodeType) String() string {
 		return "mem-alloc"
 	case NodeMemFree:
 		return "mem-free"
+	case NodeConditional:
+		return "conditional"
 	}
 	return "other"
 }
@@ -154,6 +156,7 @@ type GraphDevice interface {
 	GraphInstantiateDevice
 	GraphMemDevice
 	GraphUserObjectDevice
+	GraphConditionals
 
 	// StreamBeginCapture starts capturing s into a new graph.
 	StreamBeginCapture(s Stream, mode CaptureMode) error

@@ -216,6 +216,8 @@ func (d *Device) packArg(k *Kernel, i int, a any, want *param) (backend.Arg, *Bu
 		return backend.Arg{Kind: cuda.Int64, Bits: uint64(v)}, nil, 0, nil
 	case uint64:
 		return backend.Arg{Kind: cuda.Uint64, Bits: v}, nil, 0, nil
+	case cuda.ConditionalHandle: // cudaGraphConditionalHandle: unsigned long long
+		return backend.Arg{Kind: cuda.Uint64, Bits: uint64(v)}, nil, 0, nil
 	case float32:
 		return backend.Arg{Kind: cuda.Float32, Bits: uint64(math.Float32bits(v))}, nil, 0, nil
 	case float64:
@@ -238,7 +240,7 @@ func (d *Device) packArg(k *Kernel, i int, a any, want *param) (backend.Arg, *Bu
 		arg, err := goInt(k, i, v, want)
 		return arg, nil, 0, err
 	}
-	return backend.Arg{}, nil, 0, fmt.Errorf("%w: kernel %s argument %d has unsupported Go type %T (use int32, uint32, int64, uint64, float32, float64, a device buffer or slice, or cuda.DevicePtr)", ErrKernelArgs, k.name, i, a)
+	return backend.Arg{}, nil, 0, fmt.Errorf("%w: kernel %s argument %d has unsupported Go type %T (use int32, uint32, int64, uint64, float32, float64, a device buffer or slice, cuda.DevicePtr or cuda.ConditionalHandle)", ErrKernelArgs, k.name, i, a)
 }
 
 // goInt fits a Go int or uint to the kernel's declared integer parameter.

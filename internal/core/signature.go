@@ -109,7 +109,8 @@ func cudaParamKind(decl string) (ArgKind, bool) {
 		return cuda.Uint32, true
 	case "long long", "long long int", "signed long long", "signed long long int", "long", "long int", "int64_t", "ptrdiff_t":
 		return cuda.Int64, true
-	case "unsigned long long", "unsigned long long int", "unsigned long", "unsigned long int", "uint64_t", "size_t":
+	case "unsigned long long", "unsigned long long int", "unsigned long", "unsigned long int", "uint64_t", "size_t",
+		"cudaGraphConditionalHandle":
 		return cuda.Uint64, true
 	case "float":
 		return cuda.Float32, true

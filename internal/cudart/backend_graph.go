@@ -62,7 +62,7 @@ func (d *device) StreamEndCapture(s Stream) (backend.Graph, error) {
 		hosts := d.graphs.captures[info.ID]
 		delete(d.graphs.captures, info.ID)
 		if err == nil && g != 0 {
-			d.graphs.graphs[g] = hosts
+			d.graphs.graphs[g] = append(d.graphs.graphs[g], hosts...) // a graph captured into keeps its own
 		} else {
 			graphHosts.release(hosts)
 		}

@@ -199,6 +199,12 @@ const (
 	fnGraphReleaseUserObject
 	// Managed-memory range attributes, several at once (memrange.go).
 	fnMemRangeGetAttributes
+	// Conditional nodes and the generic node calls (graph_conditional.go).
+	fnGraphConditionalHandleCreate // 12.3+
+	fnGraphAddNode                 // 12.3+; 13.0 gave it the 12.4 _v2 edge-data parameter
+	fnGraphNodeSetParams           // 12.3+
+	fnGraphExecNodeSetParams       // 12.3+
+	fnStreamBeginCaptureToGraph    // 12.3+
 	numRuntimeSyms
 )
 
@@ -393,4 +399,10 @@ var runtimeSymNames = [numRuntimeSyms]string{
 	fnGraphReleaseUserObject:     "cudaGraphReleaseUserObject",
 	// Managed-memory range attributes, several at once (memrange.go).
 	fnMemRangeGetAttributes: "cudaMemRangeGetAttributes",
+	// Conditional nodes and the generic node calls (graph_conditional.go).
+	fnGraphConditionalHandleCreate: "cudaGraphConditionalHandleCreate",
+	fnGraphAddNode:                 "cudaGraphAddNode",
+	fnGraphNodeSetParams:           "cudaGraphNodeSetParams",
+	fnGraphExecNodeSetParams:       "cudaGraphExecNodeSetParams",
+	fnStreamBeginCaptureToGraph:    "cudaStreamBeginCaptureToGraph",
 }

@@ -455,6 +455,21 @@ func (d *Device) GraphAddMemsetNode(a0 backend.Graph, a1 []backend.GraphNode, a2
 	return v0, r.err
 }
 
+// GraphAddNode runs backend.Device.GraphAddNode in the worker.
+func (d *Device) GraphAddNode(a0 backend.Graph, a1 []backend.GraphNode, a2 backend.NodeParams) (backend.GraphNode, []backend.Graph, error) {
+	e := request(mGraphAddNode)
+	e.u64(uint64(a0))
+	encListGraphNode(&e, a1)
+	encNodeParams(&e, a2)
+	r, err := d.do(e)
+	if err != nil {
+		return 0, nil, err
+	}
+	v0 := backend.GraphNode(r.u64())
+	v1 := decListGraph(&r)
+	return v0, v1, r.err
+}
+
 // GraphClone runs backend.Device.GraphClone in the worker.
 func (d *Device) GraphClone(a0 backend.Graph) (backend.Graph, error) {
 	e := request(mGraphClone)
@@ -464,6 +479,20 @@ func (d *Device) GraphClone(a0 backend.Graph) (backend.Graph, error) {
 		return 0, err
 	}
 	v0 := backend.Graph(r.u64())
+	return v0, r.err
+}
+
+// GraphConditionalHandleCreate runs backend.Device.GraphConditionalHandleCreate in the worker.
+func (d *Device) GraphConditionalHandleCreate(a0 backend.Graph, a1 uint32, a2 uint32) (backend.ConditionalHandle, error) {
+	e := request(mGraphConditionalHandleCreate)
+	e.u64(uint64(a0))
+	e.u64(uint64(a1))
+	e.u64(uint64(a2))
+	r, err := d.do(e)
+	if err != nil {
+		return 0, err
+	}
+	v0 := backend.ConditionalHandle(r.u64())
 	return v0, r.err
 }
 
@@ -567,6 +596,19 @@ func (d *Device) GraphExecKernelNodeSetParams(a0 backend.GraphExec, a1 backend.G
 	e.u64(uint64(a0))
 	e.u64(uint64(a1))
 	encKernelNode(&e, a2)
+	r, err := d.do(e)
+	if err != nil {
+		return err
+	}
+	return r.err
+}
+
+// GraphExecNodeSetParams runs backend.Device.GraphExecNodeSetParams in the worker.
+func (d *Device) GraphExecNodeSetParams(a0 backend.GraphExec, a1 backend.GraphNode, a2 backend.NodeParams) error {
+	e := request(mGraphExecNodeSetParams)
+	e.u64(uint64(a0))
+	e.u64(uint64(a1))
+	encNodeParams(&e, a2)
 	r, err := d.do(e)
 	if err != nil {
 		return err
@@ -715,6 +757,18 @@ func (d *Device) GraphNodeSetEnabled(a0 backend.GraphExec, a1 backend.GraphNode,
 	e.u64(uint64(a0))
 	e.u64(uint64(a1))
 	e.bool(a2)
+	r, err := d.do(e)
+	if err != nil {
+		return err
+	}
+	return r.err
+}
+
+// GraphNodeSetParams runs backend.Device.GraphNodeSetParams in the worker.
+func (d *Device) GraphNodeSetParams(a0 backend.GraphNode, a1 backend.NodeParams) error {
+	e := request(mGraphNodeSetParams)
+	e.u64(uint64(a0))
+	encNodeParams(&e, a1)
 	r, err := d.do(e)
 	if err != nil {
 		return err
@@ -1446,6 +1500,20 @@ func (d *Device) StreamBeginCapture(a0 backend.Stream, a1 backend.CaptureMode) e
 	e := request(mStreamBeginCapture)
 	e.u64(uint64(a0))
 	e.i64(int64(a1))
+	r, err := d.do(e)
+	if err != nil {
+		return err
+	}
+	return r.err
+}
+
+// StreamBeginCaptureToGraph runs backend.Device.StreamBeginCaptureToGraph in the worker.
+func (d *Device) StreamBeginCaptureToGraph(a0 backend.Stream, a1 backend.Graph, a2 []backend.GraphNode, a3 backend.CaptureMode) error {
+	e := request(mStreamBeginCaptureToGraph)
+	e.u64(uint64(a0))
+	e.u64(uint64(a1))
+	encListGraphNode(&e, a2)
+	e.i64(int64(a3))
 	r, err := d.do(e)
 	if err != nil {
 		return err

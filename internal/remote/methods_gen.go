@@ -52,7 +52,9 @@ const (
 	mGraphAddMemAllocNode
 	mGraphAddMemFreeNode
 	mGraphAddMemsetNode
+	mGraphAddNode
 	mGraphClone
+	mGraphConditionalHandleCreate
 	mGraphCreate
 	mGraphDebugDot
 	mGraphDebugDotFlags
@@ -62,6 +64,7 @@ const (
 	mGraphExecDestroy
 	mGraphExecFlags
 	mGraphExecKernelNodeSetParams
+	mGraphExecNodeSetParams
 	mGraphExecUpdate
 	mGraphInstantiate
 	mGraphInstantiateWithParams
@@ -74,6 +77,7 @@ const (
 	mGraphNodeEnabled
 	mGraphNodeFindInClone
 	mGraphNodeSetEnabled
+	mGraphNodeSetParams
 	mGraphNodeType
 	mGraphNodes
 	mGraphReleaseUserObject
@@ -145,6 +149,7 @@ const (
 	mSignalExternalSemaphore
 	mStreamAttachMem
 	mStreamBeginCapture
+	mStreamBeginCaptureToGraph
 	mStreamCaptureInfo
 	mStreamCopyAttributes
 	mStreamCreate
@@ -219,7 +224,9 @@ var methodNames = [numMethods]string{
 	mGraphAddMemAllocNode:                  "GraphAddMemAllocNode",
 	mGraphAddMemFreeNode:                   "GraphAddMemFreeNode",
 	mGraphAddMemsetNode:                    "GraphAddMemsetNode",
+	mGraphAddNode:                          "GraphAddNode",
 	mGraphClone:                            "GraphClone",
+	mGraphConditionalHandleCreate:          "GraphConditionalHandleCreate",
 	mGraphCreate:                           "GraphCreate",
 	mGraphDebugDot:                         "GraphDebugDot",
 	mGraphDebugDotFlags:                    "GraphDebugDotFlags",
@@ -229,6 +236,7 @@ var methodNames = [numMethods]string{
 	mGraphExecDestroy:                      "GraphExecDestroy",
 	mGraphExecFlags:                        "GraphExecFlags",
 	mGraphExecKernelNodeSetParams:          "GraphExecKernelNodeSetParams",
+	mGraphExecNodeSetParams:                "GraphExecNodeSetParams",
 	mGraphExecUpdate:                       "GraphExecUpdate",
 	mGraphInstantiate:                      "GraphInstantiate",
 	mGraphInstantiateWithParams:            "GraphInstantiateWithParams",
@@ -241,6 +249,7 @@ var methodNames = [numMethods]string{
 	mGraphNodeEnabled:                      "GraphNodeEnabled",
 	mGraphNodeFindInClone:                  "GraphNodeFindInClone",
 	mGraphNodeSetEnabled:                   "GraphNodeSetEnabled",
+	mGraphNodeSetParams:                    "GraphNodeSetParams",
 	mGraphNodeType:                         "GraphNodeType",
 	mGraphNodes:                            "GraphNodes",
 	mGraphReleaseUserObject:                "GraphReleaseUserObject",
@@ -312,6 +321,7 @@ var methodNames = [numMethods]string{
 	mSignalExternalSemaphore:               "SignalExternalSemaphore",
 	mStreamAttachMem:                       "StreamAttachMem",
 	mStreamBeginCapture:                    "StreamBeginCapture",
+	mStreamBeginCaptureToGraph:             "StreamBeginCaptureToGraph",
 	mStreamCaptureInfo:                     "StreamCaptureInfo",
 	mStreamCopyAttributes:                  "StreamCopyAttributes",
 	mStreamCreate:                          "StreamCreate",

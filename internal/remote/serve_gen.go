@@ -74,7 +74,9 @@ var table = [numMethods]entry{
 	mGraphAddMemAllocNode:                  {(*server).callGraphAddMemAllocNode, false},
 	mGraphAddMemFreeNode:                   {(*server).callGraphAddMemFreeNode, false},
 	mGraphAddMemsetNode:                    {(*server).callGraphAddMemsetNode, false},
+	mGraphAddNode:                          {(*server).callGraphAddNode, false},
 	mGraphClone:                            {(*server).callGraphClone, false},
+	mGraphConditionalHandleCreate:          {(*server).callGraphConditionalHandleCreate, false},
 	mGraphCreate:                           {(*server).callGraphCreate, false},
 	mGraphDebugDot:                         {(*server).callGraphDebugDot, false},
 	mGraphDebugDotFlags:                    {(*server).callGraphDebugDotFlags, false},
@@ -84,6 +86,7 @@ var table = [numMethods]entry{
 	mGraphExecDestroy:                      {(*server).callGraphExecDestroy, false},
 	mGraphExecFlags:                        {(*server).callGraphExecFlags, false},
 	mGraphExecKernelNodeSetParams:          {(*server).callGraphExecKernelNodeSetParams, false},
+	mGraphExecNodeSetParams:                {(*server).callGraphExecNodeSetParams, false},
 	mGraphExecUpdate:                       {(*server).callGraphExecUpdate, false},
 	mGraphInstantiate:                      {(*server).callGraphInstantiate, false},
 	mGraphInstantiateWithParams:            {(*server).callGraphInstantiateWithParams, false},
@@ -96,6 +99,7 @@ var table = [numMethods]entry{
 	mGraphNodeEnabled:                      {(*server).callGraphNodeEnabled, false},
 	mGraphNodeFindInClone:                  {(*server).callGraphNodeFindInClone, false},
 	mGraphNodeSetEnabled:                   {(*server).callGraphNodeSetEnabled, false},
+	mGraphNodeSetParams:                    {(*server).callGraphNodeSetParams, false},
 	mGraphNodeType:                         {(*server).callGraphNodeType, false},
 	mGraphNodes:                            {(*server).callGraphNodes, false},
 	mGraphReleaseUserObject:                {(*server).callGraphReleaseUserObject, false},
@@ -167,6 +171,7 @@ var table = [numMethods]entry{
 	mSignalExternalSemaphore:               {(*server).callSignalExternalSemaphore, false},
 	mStreamAttachMem:                       {(*server).callStreamAttachMem, false},
 	mStreamBeginCapture:                    {(*server).callStreamBeginCapture, false},
+	mStreamBeginCaptureToGraph:             {(*server).callStreamBeginCaptureToGraph, false},
 	mStreamCaptureInfo:                     {(*server).callStreamCaptureInfo, false},
 	mStreamCopyAttributes:                  {(*server).callStreamCopyAttributes, false},
 	mStreamCreate:                          {(*server).callStreamCreate, false},
@@ -628,12 +633,43 @@ func (s *server) callGraphAddMemsetNode(in *dec, out *enc) error {
 	return nil
 }
 
+func (s *server) callGraphAddNode(in *dec, out *enc) error {
+	a0 := backend.Graph(in.u64())
+	a1 := decListGraphNode(in)
+	a2 := decNodeParams(in)
+	if in.err != nil {
+		return in.err
+	}
+	v0, v1, err := s.dev.GraphAddNode(a0, a1, a2)
+	if err != nil {
+		return err
+	}
+	out.u64(uint64(v0))
+	encListGraph(out, v1)
+	return nil
+}
+
 func (s *server) callGraphClone(in *dec, out *enc) error {
 	a0 := backend.Graph(in.u64())
 	if in.err != nil {
 		return in.err
 	}
 	v0, err := s.dev.GraphClone(a0)
+	if err != nil {
+		return err
+	}
+	out.u64(uint64(v0))
+	return nil
+}
+
+func (s *server) callGraphConditionalHandleCreate(in *dec, out *enc) error {
+	a0 := backend.Graph(in.u64())
+	a1 := uint32(in.u64())
+	a2 := uint32(in.u64())
+	if in.err != nil {
+		return in.err
+	}
+	v0, err := s.dev.GraphConditionalHandleCreate(a0, a1, a2)
 	if err != nil {
 		return err
 	}
@@ -728,6 +764,16 @@ func (s *server) callGraphExecKernelNodeSetParams(in *dec, out *enc) error {
 		return in.err
 	}
 	return s.dev.GraphExecKernelNodeSetParams(a0, a1, a2)
+}
+
+func (s *server) callGraphExecNodeSetParams(in *dec, out *enc) error {
+	a0 := backend.GraphExec(in.u64())
+	a1 := backend.GraphNode(in.u64())
+	a2 := decNodeParams(in)
+	if in.err != nil {
+		return in.err
+	}
+	return s.dev.GraphExecNodeSetParams(a0, a1, a2)
 }
 
 func (s *server) callGraphExecUpdate(in *dec, out *enc) error {
@@ -868,6 +914,15 @@ func (s *server) callGraphNodeSetEnabled(in *dec, out *enc) error {
 		return in.err
 	}
 	return s.dev.GraphNodeSetEnabled(a0, a1, a2)
+}
+
+func (s *server) callGraphNodeSetParams(in *dec, out *enc) error {
+	a0 := backend.GraphNode(in.u64())
+	a1 := decNodeParams(in)
+	if in.err != nil {
+		return in.err
+	}
+	return s.dev.GraphNodeSetParams(a0, a1)
 }
 
 func (s *server) callGraphNodeType(in *dec, out *enc) error {
@@ -1550,6 +1605,17 @@ func (s *server) callStreamBeginCapture(in *dec, out *enc) error {
 	return s.dev.StreamBeginCapture(a0, a1)
 }
 
+func (s *server) callStreamBeginCaptureToGraph(in *dec, out *enc) error {
+	a0 := backend.Stream(in.u64())
+	a1 := backend.Graph(in.u64())
+	a2 := decListGraphNode(in)
+	a3 := backend.CaptureMode(in.i64())
+	if in.err != nil {
+		return in.err
+	}
+	return s.dev.StreamBeginCaptureToGraph(a0, a1, a2, a3)
+}
+
 func (s *server) callStreamCaptureInfo(in *dec, out *enc) error {
 	a0 := backend.Stream(in.u64())
 	if in.err != nil {
@@ -1833,6 +1899,19 @@ func decCaptureInfo(d *dec) (v backend.CaptureInfo) {
 	return v
 }
 
+func encConditionalNode(e *enc, v backend.ConditionalNode) {
+	e.u64(uint64(v.Handle))
+	e.i64(int64(v.Type))
+	e.u64(uint64(v.Size))
+}
+
+func decConditionalNode(d *dec) (v backend.ConditionalNode) {
+	v.Handle = backend.ConditionalHandle(d.u64())
+	v.Type = backend.CondType(d.i64())
+	v.Size = uint32(d.u64())
+	return v
+}
+
 func encDeviceUUID(e *enc, v backend.DeviceUUID) {
 	e.b = append(e.b, v.UUID[:]...)
 	e.b = append(e.b, v.LUID[:]...)
@@ -1974,6 +2053,25 @@ func decListArg(d *dec) []backend.Arg {
 	return v
 }
 
+func encListGraph(e *enc, v []backend.Graph) {
+	e.u64(uint64(len(v)))
+	for _, x := range v {
+		e.u64(uint64(x))
+	}
+}
+
+func decListGraph(d *dec) []backend.Graph {
+	n := d.count(8)
+	if n == 0 {
+		return nil
+	}
+	v := make([]backend.Graph, n)
+	for i := range v {
+		v[i] = backend.Graph(d.u64())
+	}
+	return v
+}
+
 func encListGraphNode(e *enc, v []backend.GraphNode) {
 	e.u64(uint64(len(v)))
 	for _, x := range v {
@@ -2039,6 +2137,34 @@ func encLocation(e *enc, v backend.Location) {
 func decLocation(d *dec) (v backend.Location) {
 	v.Type = backend.LocationType(d.i64())
 	v.ID = int32(d.i64())
+	return v
+}
+
+func encMemsetNode(e *enc, v backend.MemsetNode) {
+	e.u64(uint64(v.Dst))
+	e.u64(uint64(v.Value))
+	e.u64(v.Size)
+}
+
+func decMemsetNode(d *dec) (v backend.MemsetNode) {
+	v.Dst = backend.DevicePtr(d.u64())
+	v.Value = byte(d.u64())
+	v.Size = d.u64()
+	return v
+}
+
+func encNodeParams(e *enc, v backend.NodeParams) {
+	e.i64(int64(v.Type))
+	encKernelNode(e, v.Kernel)
+	encMemsetNode(e, v.Memset)
+	encConditionalNode(e, v.Conditional)
+}
+
+func decNodeParams(d *dec) (v backend.NodeParams) {
+	v.Type = backend.NodeType(d.i64())
+	v.Kernel = decKernelNode(d)
+	v.Memset = decMemsetNode(d)
+	v.Conditional = decConditionalNode(d)
 	return v
 }
 

@@ -76,8 +76,10 @@ func (d *device) StreamEndCapture(sh backend.Stream) (backend.Graph, error) {
 		}
 	}
 	discard := func(code cudaerr.Code, why string) (backend.Graph, error) {
-		delete(gs.graphs, c.graph.h)
-		d.dropNodesLocked(c.graph)
+		if !c.into { // a graph captured into stays the caller's, with what was captured
+			delete(gs.graphs, c.graph.h)
+			d.dropNodesLocked(c.graph)
+		}
 		return 0, d.fail(op, code, "%s", why)
 	}
 	if c.invalid != "" {

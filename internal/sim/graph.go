@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"runtime/debug"
 	"slices"
@@ -49,9 +50,12 @@ func (gs *graphState) init() {
 
 // sgraph is a cudaGraph_t.
 type sgraph struct {
-	h     backend.Graph
-	nodes []*snode
-	users map[*suobj]int // references to user objects (graph_userobj.go)
+	h      backend.Graph
+	nodes  []*snode
+	users  map[*suobj]int                         // references to user objects (graph_userobj.go)
+	conds  map[backend.ConditionalHandle]condSpec // handles made on this graph (graph_conditional.go)
+	body   *snode                                 // for a conditional node's body: the node
+	parent *sgraph                                // and the graph that holds the node
 }
 
 // snode is one node. Exactly the fields of its type are set.
@@ -69,6 +73,7 @@ type snode struct {
 	child  *sgraph            // child-graph nodes: a private copy
 	ev     *event             // event record and wait nodes
 	alloc  *simAlloc          // mem-alloc and mem-free nodes
+	cond   *scond             // conditional nodes (graph_conditional.go)
 }
 
 // simAlloc is the memory of a mem-alloc node: reserved while any graph or executable graph
@@ -88,6 +93,8 @@ type sexec struct {
 	byOrig   map[backend.GraphNode]*snode // every node handle the exec answers to
 	disabled map[*snode]bool
 	flags    uint64
+	conds    *condVals // the conditional variables of the graph and its bodies
+	from     *sgraph   // the graph it was instantiated from
 }
 
 // capture is a stream capture in progress: the streams taking part and, for each, the nodes
@@ -99,6 +106,7 @@ type capture struct {
 	graph   *sgraph
 	tails   map[*stream][]*snode
 	invalid string // why the capture was invalidated; "" while it is valid
+	into    bool   // capturing into an existing graph (cudaStreamBeginCaptureToGraph)
 }
 
 // capturedRecord is an event recorded in a capture: waiting on it joins the capture.
@@ -188,6 +196,9 @@ func (d *device) GraphDestroy(h backend.Graph) error {
 	if err != nil {
 		return err
 	}
+	if g.body != nil {
+		return d.fail(op, cudaerr.InvalidValue, "graph %#x is a body of conditional node %#x, destroyed with it", uintptr(h), uintptr(g.body.h))
+	}
 	for c := range gs.captures {
 		if gs.captures[c].graph == g {
 			return d.fail(op, cudaerr.IllegalState, "graph %#x is still being captured into", uintptr(h))
@@ -211,6 +222,9 @@ func (d *device) dropNodesLocked(g *sgraph) {
 		if n.child != nil {
 			d.dropNodesLocked(n.child)
 		}
+		if n.cond != nil {
+			d.dropBodiesLocked(n.cond)
+		}
 	}
 }
 
@@ -224,7 +238,7 @@ func (d *device) releaseLocked(a *simAlloc) {
 // cloneLocked copies g's nodes (child graphs deeply); register makes the copies' handles
 // known (clones the user sees), else they stay private (executable graphs, child nodes).
 func (d *device) cloneLocked(g *sgraph, register bool) *sgraph {
-	c := &sgraph{}
+	c := &sgraph{conds: maps.Clone(g.conds)}
 	d.copyUsersLocked(g, c)
 	m := make(map[*snode]*snode, len(g.nodes))
 	for _, n := range g.nodes {
@@ -237,6 +251,9 @@ func (d *device) cloneLocked(g *sgraph, register bool) *sgraph {
 		cp.params.Args = slices.Clone(n.params.Args)
 		if n.child != nil {
 			cp.child = d.cloneLocked(n.child, false)
+		}
+		if n.cond != nil {
+			cp.cond = d.cloneCondLocked(n.cond)
 		}
 		if n.typ == backend.NodeMemAlloc {
 			n.alloc.refs++
@@ -264,6 +281,9 @@ func (d *device) GraphClone(h backend.Graph) (backend.Graph, error) {
 	gs.init()
 	g, err := d.graphLocked(op, h)
 	if err != nil {
+		return 0, err
+	}
+	if err := d.refuseConditionalsLocked(op, g, "cloned"); err != nil {
 		return 0, err
 	}
 	c := d.cloneLocked(g, true)
@@ -435,6 +455,8 @@ func writeDot(b *strings.Builder, g *sgraph, prefix string) {
 			fmt.Fprintf(b, "subgraph cluster_%s {\nlabel=%q;\n%s [shape=point];\n", id, "child graph", id)
 			writeDot(b, n.child, id+"_")
 			b.WriteString("}\n")
+		} else if n.cond != nil {
+			writeCondDot(b, n, id)
 		} else {
 			fmt.Fprintf(b, "%s [label=%q];\n", id, n.typ.String()+": "+n.label)
 		}
@@ -603,7 +625,7 @@ func (d *device) GraphAddChildNode(gh backend.Graph, deps []backend.GraphNode, c
 	if err == nil {
 		if child == gh {
 			err = d.fail(op, cudaerr.InvalidValue, "a graph cannot be its own child")
-		} else {
+		} else if err = d.refuseConditionalsLocked(op, c, "a child graph"); err == nil {
 			cp = d.cloneLocked(c, false)
 		}
 	}

@@ -36,12 +36,20 @@ func (d *device) GraphInstantiate(h backend.Graph, flags uint64) (backend.GraphE
 			}
 		}
 	}
-	x := &sexec{h: backend.GraphExec(d.b.nextHandle()), flags: flags, disabled: map[*snode]bool{}}
+	if err := d.checkBodiesLocked(op, g); err != nil {
+		return 0, err
+	}
+	if err := d.oneInstantiationLocked(op, g); err != nil {
+		return 0, err
+	}
+	x := &sexec{h: backend.GraphExec(d.b.nextHandle()), flags: flags, disabled: map[*snode]bool{}, from: g}
 	x.g = d.cloneLocked(g, false)
+	x.conds = newCondVals(x.g)
 	x.byOrig = make(map[backend.GraphNode]*snode, len(g.nodes))
 	for i, n := range g.nodes {
 		x.byOrig[n.h] = x.g.nodes[i]
 	}
+	mapBodies(x.byOrig, g, x.g)
 	gs.execs[x.h] = x
 	return x.h, nil
 }
@@ -144,11 +152,13 @@ func (d *device) GraphLaunch(h backend.GraphExec, sh backend.Stream) error {
 			n.alloc.live = false
 		}
 	}
-	plan, records := d.planLocked(x.g, x.disabled, s)
+	conds := x.conds
+	plan, records := d.planLocked(x.g, x.disabled, s, conds)
 	pinned := d.pinUsersLocked(x.g, nil) // the launch keeps the graph's user objects alive
 	gs.mu.Unlock()
 	seq := d.submit(s, &task{name: fmt.Sprintf("graph %#x", uintptr(h)), run: func() {
 		defer d.unpinUsers(pinned)
+		conds.launch()
 		d.runPlan(plan)
 	}})
 	// Event record nodes complete when the whole launch has: later than on a GPU, never earlier.
@@ -170,7 +180,7 @@ type step struct {
 }
 
 // planLocked snapshots g's nodes for one launch on s; it returns the events the launch records.
-func (d *device) planLocked(g *sgraph, disabled map[*snode]bool, s *stream) ([]step, []*event) {
+func (d *device) planLocked(g *sgraph, disabled map[*snode]bool, s *stream, conds *condVals) ([]step, []*event) {
 	idx := make(map[*snode]int, len(g.nodes))
 	plan := make([]step, len(g.nodes))
 	var records []*event
@@ -186,9 +196,11 @@ func (d *device) planLocked(g *sgraph, disabled map[*snode]bool, s *stream) ([]s
 		case backend.NodeKernel:
 			k, p := n.kern, n.params
 			p.Args = slices.Clone(p.Args)
-			plan[i].work = func() { d.runKernel(k, s, p.Grid, p.Block, p.SharedMem, p.Args) }
+			plan[i].work = func() { d.runKernelIn(k, s, p.Grid, p.Block, p.SharedMem, p.Args, conds.sim()) }
+		case backend.NodeConditional:
+			plan[i].work = d.planConditionalLocked(n.cond, s, conds)
 		case backend.NodeGraph:
-			sub, subRecords := d.planLocked(n.child, nil, s)
+			sub, subRecords := d.planLocked(n.child, nil, s, conds)
 			records = append(records, subRecords...)
 			plan[i].work = func() { d.runPlan(sub) }
 		case backend.NodeEventRecord:
@@ -340,6 +352,9 @@ func (d *device) GraphExecUpdate(h backend.GraphExec, gh backend.Graph) (backend
 		if n.typ == backend.NodeGraph && len(n.child.nodes) != len(old.child.nodes) {
 			return refuse(backend.UpdateTopologyChanged, n, old)
 		}
+		if n.typ == backend.NodeConditional && !sameConditional(n.cond, old.cond) {
+			return refuse(backend.UpdateParametersChanged, n, old)
+		}
 	}
 	for i, n := range g.nodes {
 		old := x.g.nodes[i]
@@ -349,7 +364,12 @@ func (d *device) GraphExecUpdate(h backend.GraphExec, gh backend.Graph) (backend
 			d.dropNodesLocked(old.child)
 			old.child = d.cloneLocked(n.child, false)
 		}
+		if n.cond != nil {
+			d.dropBodiesLocked(old.cond)
+			old.cond = d.cloneCondLocked(n.cond)
+		}
 		x.byOrig[n.h] = old
 	}
+	mapBodies(x.byOrig, g, x.g)
 	return backend.UpdateInfo{Result: backend.UpdateSuccess}, nil
 }

@@ -11,6 +11,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/gpuactor/gpuactor/cuda"
 	"github.com/gpuactor/gpuactor/cudaerr"
 	"github.com/gpuactor/gpuactor/internal/backend"
 )
@@ -206,9 +207,14 @@ func (d *device) checkLaunch(grid, block backend.Dim3, sharedMem uint32) string 
 // runKernel runs one launch on the stream's goroutine and turns a failure into the device's
 // sticky error.
 func (d *device) runKernel(k *kernel, s *stream, grid, block backend.Dim3, sharedMem uint32, args []backend.Arg) {
+	d.runKernelIn(k, s, grid, block, sharedMem, args, nil)
+}
+
+// runKernelIn is runKernel in a graph launch whose conditional variables the kernel may set.
+func (d *device) runKernelIn(k *kernel, s *stream, grid, block backend.Dim3, sharedMem uint32, args []backend.Arg, conds cuda.SimConditionals) {
 	mem := &memView{d: d}
 	call := &backend.KernelCall{Grid: grid, Block: block, SharedMem: sharedMem, Args: args, Mem: mem,
-		Globals: moduleGlobals{k.mod}}
+		Globals: moduleGlobals{k.mod}, Conditionals: conds}
 	var (
 		err       error
 		recovered any
