@@ -150,6 +150,8 @@ type KernelNode struct {
 // to one device and called from its actor's thread only. Host functions given to a graph run
 // once per launch, on a thread the backend owns, and must not call the backend.
 type GraphDevice interface {
+	GraphParamsDevice // per-kind node parameters (graph_params.go)
+
 	// StreamBeginCapture starts capturing s into a new graph.
 	StreamBeginCapture(s Stream, mode CaptureMode) error
 	// StreamEndCapture ends the capture begun on s and returns the graph (whose ownership

@@ -179,6 +179,27 @@ const (
 	fnHostGetFlags
 	// Batched copies (batchcopy.go); optional: a loop of cudaMemcpyAsync stands in where absent.
 	fnMemcpyBatchAsync // 12.8+; 13.0 dropped the failIdx parameter
+	// Per-kind graph node parameters (graph_params.go); every one is in 11.4 and later.
+	fnGraphKernelNodeSetParams
+	fnGraphMemcpyNodeGetParams
+	fnGraphMemcpyNodeSetParams1D
+	fnGraphExecMemcpyNodeSetParams1D
+	fnGraphMemsetNodeGetParams
+	fnGraphMemsetNodeSetParams
+	fnGraphExecMemsetNodeSetParams
+	fnGraphHostNodeGetParams
+	fnGraphHostNodeSetParams
+	fnGraphExecHostNodeSetParams
+	fnGraphChildGraphNodeGetGraph
+	fnGraphExecChildGraphNodeSetParams
+	fnGraphEventRecordNodeGetEvent
+	fnGraphEventRecordNodeSetEvent
+	fnGraphEventWaitNodeGetEvent
+	fnGraphEventWaitNodeSetEvent
+	fnGraphExecEventRecordNodeSetEvent
+	fnGraphExecEventWaitNodeSetEvent
+	fnGraphMemAllocNodeGetParams
+	fnGraphMemFreeNodeGetParams
 	numRuntimeSyms
 )
 
@@ -354,4 +375,25 @@ var runtimeSymNames = [numRuntimeSyms]string{
 	fnHostGetFlags: "cudaHostGetFlags",
 	// Batched copies.
 	fnMemcpyBatchAsync: "cudaMemcpyBatchAsync",
+	// Per-kind graph node parameters.
+	fnGraphKernelNodeSetParams:         "cudaGraphKernelNodeSetParams",
+	fnGraphMemcpyNodeGetParams:         "cudaGraphMemcpyNodeGetParams",
+	fnGraphMemcpyNodeSetParams1D:       "cudaGraphMemcpyNodeSetParams1D",
+	fnGraphExecMemcpyNodeSetParams1D:   "cudaGraphExecMemcpyNodeSetParams1D",
+	fnGraphMemsetNodeGetParams:         "cudaGraphMemsetNodeGetParams",
+	fnGraphMemsetNodeSetParams:         "cudaGraphMemsetNodeSetParams",
+	fnGraphExecMemsetNodeSetParams:     "cudaGraphExecMemsetNodeSetParams",
+	fnGraphHostNodeGetParams:           "cudaGraphHostNodeGetParams",
+	fnGraphHostNodeSetParams:           "cudaGraphHostNodeSetParams",
+	fnGraphExecHostNodeSetParams:       "cudaGraphExecHostNodeSetParams",
+	fnGraphChildGraphNodeGetGraph:      "cudaGraphChildGraphNodeGetGraph",
+	fnGraphExecChildGraphNodeSetParams: "cudaGraphExecChildGraphNodeSetParams",
+	fnGraphEventRecordNodeGetEvent:     "cudaGraphEventRecordNodeGetEvent",
+	fnGraphEventRecordNodeSetEvent:     "cudaGraphEventRecordNodeSetEvent",
+	fnGraphEventWaitNodeGetEvent:       "cudaGraphEventWaitNodeGetEvent",
+	fnGraphEventWaitNodeSetEvent:       "cudaGraphEventWaitNodeSetEvent",
+	fnGraphExecEventRecordNodeSetEvent: "cudaGraphExecEventRecordNodeSetEvent",
+	fnGraphExecEventWaitNodeSetEvent:   "cudaGraphExecEventWaitNodeSetEvent",
+	fnGraphMemAllocNodeGetParams:       "cudaGraphMemAllocNodeGetParams",
+	fnGraphMemFreeNodeGetParams:        "cudaGraphMemFreeNodeGetParams",
 }

@@ -52,17 +52,34 @@ const (
 	mGraphAddMemAllocNode
 	mGraphAddMemFreeNode
 	mGraphAddMemsetNode
+	mGraphChildGraphNodeGetGraph
 	mGraphClone
 	mGraphCreate
 	mGraphDebugDot
 	mGraphDestroy
 	mGraphEdges
+	mGraphEventRecordNodeGetEvent
+	mGraphEventRecordNodeSetEvent
+	mGraphEventWaitNodeGetEvent
+	mGraphEventWaitNodeSetEvent
+	mGraphExecChildGraphNodeSetParams
 	mGraphExecDestroy
+	mGraphExecEventRecordNodeSetEvent
+	mGraphExecEventWaitNodeSetEvent
 	mGraphExecKernelNodeSetParams
+	mGraphExecMemcpyNodeSetParams1D
+	mGraphExecMemsetNodeSetParams
 	mGraphExecUpdate
 	mGraphInstantiate
+	mGraphKernelNodeSetParams
 	mGraphLaunch
 	mGraphLaunchN
+	mGraphMemAllocNodeGetParams
+	mGraphMemFreeNodeGetParams
+	mGraphMemcpyNodeGetParams
+	mGraphMemcpyNodeSetParams1D
+	mGraphMemsetNodeGetParams
+	mGraphMemsetNodeSetParams
 	mGraphNodeSetEnabled
 	mGraphNodeType
 	mGraphNodes
@@ -202,17 +219,34 @@ var methodNames = [numMethods]string{
 	mGraphAddMemAllocNode:                  "GraphAddMemAllocNode",
 	mGraphAddMemFreeNode:                   "GraphAddMemFreeNode",
 	mGraphAddMemsetNode:                    "GraphAddMemsetNode",
+	mGraphChildGraphNodeGetGraph:           "GraphChildGraphNodeGetGraph",
 	mGraphClone:                            "GraphClone",
 	mGraphCreate:                           "GraphCreate",
 	mGraphDebugDot:                         "GraphDebugDot",
 	mGraphDestroy:                          "GraphDestroy",
 	mGraphEdges:                            "GraphEdges",
+	mGraphEventRecordNodeGetEvent:          "GraphEventRecordNodeGetEvent",
+	mGraphEventRecordNodeSetEvent:          "GraphEventRecordNodeSetEvent",
+	mGraphEventWaitNodeGetEvent:            "GraphEventWaitNodeGetEvent",
+	mGraphEventWaitNodeSetEvent:            "GraphEventWaitNodeSetEvent",
+	mGraphExecChildGraphNodeSetParams:      "GraphExecChildGraphNodeSetParams",
 	mGraphExecDestroy:                      "GraphExecDestroy",
+	mGraphExecEventRecordNodeSetEvent:      "GraphExecEventRecordNodeSetEvent",
+	mGraphExecEventWaitNodeSetEvent:        "GraphExecEventWaitNodeSetEvent",
 	mGraphExecKernelNodeSetParams:          "GraphExecKernelNodeSetParams",
+	mGraphExecMemcpyNodeSetParams1D:        "GraphExecMemcpyNodeSetParams1D",
+	mGraphExecMemsetNodeSetParams:          "GraphExecMemsetNodeSetParams",
 	mGraphExecUpdate:                       "GraphExecUpdate",
 	mGraphInstantiate:                      "GraphInstantiate",
+	mGraphKernelNodeSetParams:              "GraphKernelNodeSetParams",
 	mGraphLaunch:                           "GraphLaunch",
 	mGraphLaunchN:                          "GraphLaunchN",
+	mGraphMemAllocNodeGetParams:            "GraphMemAllocNodeGetParams",
+	mGraphMemFreeNodeGetParams:             "GraphMemFreeNodeGetParams",
+	mGraphMemcpyNodeGetParams:              "GraphMemcpyNodeGetParams",
+	mGraphMemcpyNodeSetParams1D:            "GraphMemcpyNodeSetParams1D",
+	mGraphMemsetNodeGetParams:              "GraphMemsetNodeGetParams",
+	mGraphMemsetNodeSetParams:              "GraphMemsetNodeSetParams",
 	mGraphNodeSetEnabled:                   "GraphNodeSetEnabled",
 	mGraphNodeType:                         "GraphNodeType",
 	mGraphNodes:                            "GraphNodes",

@@ -74,17 +74,34 @@ var table = [numMethods]entry{
 	mGraphAddMemAllocNode:                  {(*server).callGraphAddMemAllocNode, false},
 	mGraphAddMemFreeNode:                   {(*server).callGraphAddMemFreeNode, false},
 	mGraphAddMemsetNode:                    {(*server).callGraphAddMemsetNode, false},
+	mGraphChildGraphNodeGetGraph:           {(*server).callGraphChildGraphNodeGetGraph, false},
 	mGraphClone:                            {(*server).callGraphClone, false},
 	mGraphCreate:                           {(*server).callGraphCreate, false},
 	mGraphDebugDot:                         {(*server).callGraphDebugDot, false},
 	mGraphDestroy:                          {(*server).callGraphDestroy, false},
 	mGraphEdges:                            {(*server).callGraphEdges, false},
+	mGraphEventRecordNodeGetEvent:          {(*server).callGraphEventRecordNodeGetEvent, false},
+	mGraphEventRecordNodeSetEvent:          {(*server).callGraphEventRecordNodeSetEvent, false},
+	mGraphEventWaitNodeGetEvent:            {(*server).callGraphEventWaitNodeGetEvent, false},
+	mGraphEventWaitNodeSetEvent:            {(*server).callGraphEventWaitNodeSetEvent, false},
+	mGraphExecChildGraphNodeSetParams:      {(*server).callGraphExecChildGraphNodeSetParams, false},
 	mGraphExecDestroy:                      {(*server).callGraphExecDestroy, false},
+	mGraphExecEventRecordNodeSetEvent:      {(*server).callGraphExecEventRecordNodeSetEvent, false},
+	mGraphExecEventWaitNodeSetEvent:        {(*server).callGraphExecEventWaitNodeSetEvent, false},
 	mGraphExecKernelNodeSetParams:          {(*server).callGraphExecKernelNodeSetParams, false},
+	mGraphExecMemcpyNodeSetParams1D:        {(*server).callGraphExecMemcpyNodeSetParams1D, false},
+	mGraphExecMemsetNodeSetParams:          {(*server).callGraphExecMemsetNodeSetParams, false},
 	mGraphExecUpdate:                       {(*server).callGraphExecUpdate, false},
 	mGraphInstantiate:                      {(*server).callGraphInstantiate, false},
+	mGraphKernelNodeSetParams:              {(*server).callGraphKernelNodeSetParams, false},
 	mGraphLaunch:                           {(*server).callGraphLaunch, true},
 	mGraphLaunchN:                          {(*server).callGraphLaunchN, false},
+	mGraphMemAllocNodeGetParams:            {(*server).callGraphMemAllocNodeGetParams, false},
+	mGraphMemFreeNodeGetParams:             {(*server).callGraphMemFreeNodeGetParams, false},
+	mGraphMemcpyNodeGetParams:              {(*server).callGraphMemcpyNodeGetParams, false},
+	mGraphMemcpyNodeSetParams1D:            {(*server).callGraphMemcpyNodeSetParams1D, false},
+	mGraphMemsetNodeGetParams:              {(*server).callGraphMemsetNodeGetParams, false},
+	mGraphMemsetNodeSetParams:              {(*server).callGraphMemsetNodeSetParams, false},
 	mGraphNodeSetEnabled:                   {(*server).callGraphNodeSetEnabled, false},
 	mGraphNodeType:                         {(*server).callGraphNodeType, false},
 	mGraphNodes:                            {(*server).callGraphNodes, false},
@@ -611,6 +628,19 @@ func (s *server) callGraphAddMemsetNode(in *dec, out *enc) error {
 	return nil
 }
 
+func (s *server) callGraphChildGraphNodeGetGraph(in *dec, out *enc) error {
+	a0 := backend.GraphNode(in.u64())
+	if in.err != nil {
+		return in.err
+	}
+	v0, err := s.dev.GraphChildGraphNodeGetGraph(a0)
+	if err != nil {
+		return err
+	}
+	out.u64(uint64(v0))
+	return nil
+}
+
 func (s *server) callGraphClone(in *dec, out *enc) error {
 	a0 := backend.Graph(in.u64())
 	if in.err != nil {
@@ -664,12 +694,86 @@ func (s *server) callGraphEdges(in *dec, out *enc) error {
 	return nil
 }
 
+func (s *server) callGraphEventRecordNodeGetEvent(in *dec, out *enc) error {
+	a0 := backend.GraphNode(in.u64())
+	if in.err != nil {
+		return in.err
+	}
+	v0, err := s.dev.GraphEventRecordNodeGetEvent(a0)
+	if err != nil {
+		return err
+	}
+	out.u64(uint64(v0))
+	return nil
+}
+
+func (s *server) callGraphEventRecordNodeSetEvent(in *dec, out *enc) error {
+	a0 := backend.GraphNode(in.u64())
+	a1 := backend.Event(in.u64())
+	if in.err != nil {
+		return in.err
+	}
+	return s.dev.GraphEventRecordNodeSetEvent(a0, a1)
+}
+
+func (s *server) callGraphEventWaitNodeGetEvent(in *dec, out *enc) error {
+	a0 := backend.GraphNode(in.u64())
+	if in.err != nil {
+		return in.err
+	}
+	v0, err := s.dev.GraphEventWaitNodeGetEvent(a0)
+	if err != nil {
+		return err
+	}
+	out.u64(uint64(v0))
+	return nil
+}
+
+func (s *server) callGraphEventWaitNodeSetEvent(in *dec, out *enc) error {
+	a0 := backend.GraphNode(in.u64())
+	a1 := backend.Event(in.u64())
+	if in.err != nil {
+		return in.err
+	}
+	return s.dev.GraphEventWaitNodeSetEvent(a0, a1)
+}
+
+func (s *server) callGraphExecChildGraphNodeSetParams(in *dec, out *enc) error {
+	a0 := backend.GraphExec(in.u64())
+	a1 := backend.GraphNode(in.u64())
+	a2 := backend.Graph(in.u64())
+	if in.err != nil {
+		return in.err
+	}
+	return s.dev.GraphExecChildGraphNodeSetParams(a0, a1, a2)
+}
+
 func (s *server) callGraphExecDestroy(in *dec, out *enc) error {
 	a0 := backend.GraphExec(in.u64())
 	if in.err != nil {
 		return in.err
 	}
 	return s.dev.GraphExecDestroy(a0)
+}
+
+func (s *server) callGraphExecEventRecordNodeSetEvent(in *dec, out *enc) error {
+	a0 := backend.GraphExec(in.u64())
+	a1 := backend.GraphNode(in.u64())
+	a2 := backend.Event(in.u64())
+	if in.err != nil {
+		return in.err
+	}
+	return s.dev.GraphExecEventRecordNodeSetEvent(a0, a1, a2)
+}
+
+func (s *server) callGraphExecEventWaitNodeSetEvent(in *dec, out *enc) error {
+	a0 := backend.GraphExec(in.u64())
+	a1 := backend.GraphNode(in.u64())
+	a2 := backend.Event(in.u64())
+	if in.err != nil {
+		return in.err
+	}
+	return s.dev.GraphExecEventWaitNodeSetEvent(a0, a1, a2)
 }
 
 func (s *server) callGraphExecKernelNodeSetParams(in *dec, out *enc) error {
@@ -680,6 +784,26 @@ func (s *server) callGraphExecKernelNodeSetParams(in *dec, out *enc) error {
 		return in.err
 	}
 	return s.dev.GraphExecKernelNodeSetParams(a0, a1, a2)
+}
+
+func (s *server) callGraphExecMemcpyNodeSetParams1D(in *dec, out *enc) error {
+	a0 := backend.GraphExec(in.u64())
+	a1 := backend.GraphNode(in.u64())
+	a2 := decCopyNode(in)
+	if in.err != nil {
+		return in.err
+	}
+	return s.dev.GraphExecMemcpyNodeSetParams1D(a0, a1, a2)
+}
+
+func (s *server) callGraphExecMemsetNodeSetParams(in *dec, out *enc) error {
+	a0 := backend.GraphExec(in.u64())
+	a1 := backend.GraphNode(in.u64())
+	a2 := decMemsetNode(in)
+	if in.err != nil {
+		return in.err
+	}
+	return s.dev.GraphExecMemsetNodeSetParams(a0, a1, a2)
 }
 
 func (s *server) callGraphExecUpdate(in *dec, out *enc) error {
@@ -707,6 +831,15 @@ func (s *server) callGraphInstantiate(in *dec, out *enc) error {
 	return nil
 }
 
+func (s *server) callGraphKernelNodeSetParams(in *dec, out *enc) error {
+	a0 := backend.GraphNode(in.u64())
+	a1 := decKernelNode(in)
+	if in.err != nil {
+		return in.err
+	}
+	return s.dev.GraphKernelNodeSetParams(a0, a1)
+}
+
 func (s *server) callGraphLaunch(in *dec, out *enc) error {
 	a0 := backend.GraphExec(in.u64())
 	a1 := backend.Stream(in.u64())
@@ -726,6 +859,76 @@ func (s *server) callGraphLaunchN(in *dec, out *enc) error {
 	v0, err := s.dev.GraphLaunchN(a0, a1, a2)
 	out.i64(int64(v0))
 	return inline(out, err)
+}
+
+func (s *server) callGraphMemAllocNodeGetParams(in *dec, out *enc) error {
+	a0 := backend.GraphNode(in.u64())
+	if in.err != nil {
+		return in.err
+	}
+	v0, err := s.dev.GraphMemAllocNodeGetParams(a0)
+	if err != nil {
+		return err
+	}
+	encAllocNode(out, v0)
+	return nil
+}
+
+func (s *server) callGraphMemFreeNodeGetParams(in *dec, out *enc) error {
+	a0 := backend.GraphNode(in.u64())
+	if in.err != nil {
+		return in.err
+	}
+	v0, err := s.dev.GraphMemFreeNodeGetParams(a0)
+	if err != nil {
+		return err
+	}
+	out.u64(uint64(v0))
+	return nil
+}
+
+func (s *server) callGraphMemcpyNodeGetParams(in *dec, out *enc) error {
+	a0 := backend.GraphNode(in.u64())
+	if in.err != nil {
+		return in.err
+	}
+	v0, err := s.dev.GraphMemcpyNodeGetParams(a0)
+	if err != nil {
+		return err
+	}
+	encCopyNode(out, v0)
+	return nil
+}
+
+func (s *server) callGraphMemcpyNodeSetParams1D(in *dec, out *enc) error {
+	a0 := backend.GraphNode(in.u64())
+	a1 := decCopyNode(in)
+	if in.err != nil {
+		return in.err
+	}
+	return s.dev.GraphMemcpyNodeSetParams1D(a0, a1)
+}
+
+func (s *server) callGraphMemsetNodeGetParams(in *dec, out *enc) error {
+	a0 := backend.GraphNode(in.u64())
+	if in.err != nil {
+		return in.err
+	}
+	v0, err := s.dev.GraphMemsetNodeGetParams(a0)
+	if err != nil {
+		return err
+	}
+	encMemsetNode(out, v0)
+	return nil
+}
+
+func (s *server) callGraphMemsetNodeSetParams(in *dec, out *enc) error {
+	a0 := backend.GraphNode(in.u64())
+	a1 := decMemsetNode(in)
+	if in.err != nil {
+		return in.err
+	}
+	return s.dev.GraphMemsetNodeSetParams(a0, a1)
 }
 
 func (s *server) callGraphNodeSetEnabled(in *dec, out *enc) error {
@@ -1602,6 +1805,19 @@ func decAccessPolicyWindow(d *dec) (v backend.AccessPolicyWindow) {
 	return v
 }
 
+func encAllocNode(e *enc, v backend.AllocNode) {
+	e.u64(uint64(v.Ptr))
+	e.u64(v.Bytes)
+	e.i64(int64(v.Device))
+}
+
+func decAllocNode(d *dec) (v backend.AllocNode) {
+	v.Ptr = backend.DevicePtr(d.u64())
+	v.Bytes = d.u64()
+	v.Device = int(d.i64())
+	return v
+}
+
 func encArg(e *enc, v backend.Arg) {
 	e.u64(uint64(v.Kind))
 	e.u64(v.Bits)
@@ -1625,6 +1841,21 @@ func decCaptureInfo(d *dec) (v backend.CaptureInfo) {
 	v.ID = d.u64()
 	v.Graph = backend.Graph(d.u64())
 	v.Deps = decListGraphNode(d)
+	return v
+}
+
+func encCopyNode(e *enc, v backend.CopyNode) {
+	e.u64(v.Dst)
+	e.u64(v.Src)
+	e.u64(v.Bytes)
+	e.i64(int64(v.Kind))
+}
+
+func decCopyNode(d *dec) (v backend.CopyNode) {
+	v.Dst = d.u64()
+	v.Src = d.u64()
+	v.Bytes = d.u64()
+	v.Kind = backend.CopyKind(d.i64())
 	return v
 }
 
@@ -1804,6 +2035,25 @@ func encLocation(e *enc, v backend.Location) {
 func decLocation(d *dec) (v backend.Location) {
 	v.Type = backend.LocationType(d.i64())
 	v.ID = int32(d.i64())
+	return v
+}
+
+func encMemsetNode(e *enc, v backend.MemsetNode) {
+	e.u64(uint64(v.Dst))
+	e.u64(v.Pitch)
+	e.u64(uint64(v.Value))
+	e.u64(uint64(v.ElementSize))
+	e.u64(v.Width)
+	e.u64(v.Height)
+}
+
+func decMemsetNode(d *dec) (v backend.MemsetNode) {
+	v.Dst = backend.DevicePtr(d.u64())
+	v.Pitch = d.u64()
+	v.Value = uint32(d.u64())
+	v.ElementSize = uint32(d.u64())
+	v.Width = d.u64()
+	v.Height = d.u64()
 	return v
 }
 
