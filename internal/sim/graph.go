@@ -59,11 +59,11 @@ type snode struct {
 	orig  backend.GraphNode // the node this one was cloned from (itself when not a clone)
 
 	kern   *kernel
-	params backend.KernelNode // kernel nodes
-	run    func()             // copies, memsets, host functions, captured work
-	child  *sgraph            // child-graph nodes: a private copy
-	ev     *event             // event record and wait nodes
-	alloc  *simAlloc          // mem-alloc and mem-free nodes
+	params backend.KernelNode  // kernel nodes
+	run    func()              // copies, memsets, host functions, captured work
+	child  *sgraph             // child-graph nodes: a private copy
+	ev     *event              // event record and wait nodes
+	alloc  *simAlloc           // mem-alloc and mem-free nodes
 	cp     *backend.CopyNode   // 1D copy nodes added or set through the API (graph_params.go)
 	ms     *backend.MemsetNode // memset nodes added or set through the API
 }
