@@ -26,6 +26,8 @@ type Graph struct {
 
 	mu    sync.Mutex
 	nodes map[backend.GraphNode]*Node
+
+	parent *Graph // a graph a child node embeds (Node.ChildGraph): the parent's, never destroyed here
 }
 
 // resources is what a graph's nodes point at outside the runtime: pinned host memory of
@@ -159,7 +161,7 @@ func exec[T any](ctx context.Context, g *Graph, op func(rt backend.Device, tr *c
 		return zero, invalid("nil graph")
 	}
 	return core.Run(ctx, coreDev(g.dev), func(rt backend.Device, tr *core.Tracker) (T, error) {
-		if g.closed.Load() {
+		if g.closed.Load() || g.parent != nil && g.parent.closed.Load() {
 			return zero, closed("graph")
 		}
 		return op(rt, tr)
@@ -169,6 +171,9 @@ func exec[T any](ctx context.Context, g *Graph, op func(rt backend.Device, tr *c
 // Close destroys the graph and returns once it is destroyed. Executable graphs made from it
 // stay valid. Closing twice is a device.ErrClosed error.
 func (g *Graph) Close(ctx context.Context) error {
+	if g != nil && g.parent != nil {
+		return invalid("Close of a graph a child node embeds: it lives as long as its node")
+	}
 	_, err := exec(ctx, g, func(rt backend.Device, tr *core.Tracker) (struct{}, error) {
 		tr.Disown(g)
 		return struct{}{}, g.destroy(rt)

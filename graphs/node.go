@@ -6,6 +6,7 @@ import (
 
 	"github.com/gpuactor/gpuactor/internal/backend"
 	"github.com/gpuactor/gpuactor/internal/core"
+	"github.com/gpuactor/gpuactor/streams"
 )
 
 // Kind is a node's type.
@@ -35,6 +36,11 @@ type Node struct {
 	kind  Kind
 	label string
 	spec  *core.LaunchSpec // kernel nodes added through gpuactor: what SetKernelArgs starts from
+
+	// Known parameters of nodes added or set through gpuactor (params.go), guarded by g.mu.
+	args  []any          // kernel nodes: the arguments as given
+	event *streams.Event // event record and wait nodes
+	child *Graph         // child nodes: the embedded graph, once asked for
 }
 
 // Kind is the node's type.
