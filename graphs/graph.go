@@ -41,6 +41,7 @@ type resources struct {
 	children []*resources
 	panicked atomic.Pointer[actor.PanicError]
 	hosts    atomic.Bool // the graph has host nodes of gpuactor's: launches check panicked
+	peers    []func()    // releases of other devices' buffers its copy nodes use (peercopy.go)
 }
 
 // anyHosts reports whether the graph or a child has host nodes whose panics are reported.
@@ -88,6 +89,10 @@ func (r *resources) release(rt backend.Device) error {
 		errs = append(errs, rt.HostFree(p))
 	}
 	r.pinned = nil
+	for _, release := range r.peers {
+		release()
+	}
+	r.peers = nil
 	r.mu.Lock()
 	children := r.children
 	r.children = nil

@@ -46,6 +46,10 @@ type AllocNode struct {
 // executable graph made from it (cudaGraphExec*NodeSetParams). A node of the wrong kind is
 // refused with cudaerr.InvalidValue and changes nothing.
 type GraphParamsDevice interface {
+	// GraphAddMemcpyNode1D adds the 1D copy p after deps (cudaGraphAddMemcpyNode1D with p's
+	// kind): with CopyDefault, between two devices' memory where unified addressing tells
+	// them apart.
+	GraphAddMemcpyNode1D(g Graph, deps []GraphNode, p CopyNode) (GraphNode, error)
 	// GraphKernelNodeSetParams changes kernel node n's kernel, shape and arguments; its launch
 	// attributes stay.
 	GraphKernelNodeSetParams(n GraphNode, p KernelNode) error

@@ -133,3 +133,7 @@ func (d *device) GraphMemAllocNodeGetParams(n backend.GraphNode) (backend.AllocN
 func (d *device) GraphMemFreeNodeGetParams(n backend.GraphNode) (backend.DevicePtr, error) {
 	return d.rt.GraphMemFreeNodeGetParams(n)
 }
+
+func (d *device) GraphAddMemcpyNode1D(g backend.Graph, deps []backend.GraphNode, p backend.CopyNode) (backend.GraphNode, error) {
+	return d.rt.GraphAddMemcpyNode1D(g, deps, uintptr(p.Dst), uintptr(p.Src), p.Bytes, MemcpyKind(p.Kind))
+}

@@ -20,6 +20,7 @@ import (
 //   - GraphAddCopyDtoH (hostmem.go)
 //   - GraphAddCopyHtoD (hostmem.go)
 //   - GraphAddHostNode (refuse.go)
+//   - GraphAddMemcpyNode1D (graph_params.go)
 //   - GraphExecHostNodeSetParams (refuse.go)
 //   - GraphExecMemcpyNodeSetParams1D (graph_params.go)
 //   - GraphHostNodeSetParams (refuse.go)

@@ -108,3 +108,16 @@ func (d *Device) GraphExecMemcpyNodeSetParams1D(x backend.GraphExec, n backend.G
 	}
 	return r.err
 }
+
+// GraphAddMemcpyNode1D adds a 1D copy node, its host sides translated.
+func (d *Device) GraphAddMemcpyNode1D(g backend.Graph, deps []backend.GraphNode, p backend.CopyNode) (backend.GraphNode, error) {
+	p, err := d.toWorker("GraphAddMemcpyNode1D", p)
+	if err != nil {
+		return 0, err
+	}
+	e := request(mGraphAddMemcpyNode1D)
+	e.u64(uint64(g))
+	encListGraphNode(&e, deps)
+	encCopyNode(&e, p)
+	return d.addNode(e)
+}

@@ -51,6 +51,7 @@ const (
 	mGraphAddKernelNode
 	mGraphAddMemAllocNode
 	mGraphAddMemFreeNode
+	mGraphAddMemcpyNode1D
 	mGraphAddMemsetNode
 	mGraphChildGraphNodeGetGraph
 	mGraphClone
@@ -218,6 +219,7 @@ var methodNames = [numMethods]string{
 	mGraphAddKernelNode:                    "GraphAddKernelNode",
 	mGraphAddMemAllocNode:                  "GraphAddMemAllocNode",
 	mGraphAddMemFreeNode:                   "GraphAddMemFreeNode",
+	mGraphAddMemcpyNode1D:                  "GraphAddMemcpyNode1D",
 	mGraphAddMemsetNode:                    "GraphAddMemsetNode",
 	mGraphChildGraphNodeGetGraph:           "GraphChildGraphNodeGetGraph",
 	mGraphClone:                            "GraphClone",

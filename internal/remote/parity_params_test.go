@@ -24,7 +24,7 @@ func init() {
 		{"GraphNodeWrongKind", nil, func(dv backend.Device, st *pstate) (any, error) {
 			return dv.GraphMemsetNodeGetParams(st.kn)
 		}},
-		{"GraphHostCopyParams", nil, graphHostCopyParams},
+		{"GraphHostCopyParams", []string{"GraphAddMemcpyNode1D"}, graphHostCopyParams},
 		{"GraphExecNodeParams", []string{"GraphExecMemsetNodeSetParams", "GraphExecMemcpyNodeSetParams1D", "GraphExecChildGraphNodeSetParams",
 			"GraphExecEventRecordNodeSetEvent", "GraphExecEventWaitNodeSetEvent"}, graphExecNodeParams},
 	}
@@ -162,7 +162,16 @@ func graphHostCopyParams(dv backend.Device, st *pstate) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return []any{before.Src == uint64(uintptr(hp)), before.Dst, before.Bytes, before.Kind, after.Dst == at, after.Src, after.Kind}, nil
+	n2, err := dv.GraphAddMemcpyNode1D(g, []backend.GraphNode{n}, backend.CopyNode{Dst: uint64(st.q), Src: at, Bytes: 64, Kind: backend.CopyHostToDevice})
+	if err != nil {
+		return nil, err
+	}
+	added, err := dv.GraphMemcpyNodeGetParams(n2)
+	if err != nil {
+		return nil, err
+	}
+	return []any{before.Src == uint64(uintptr(hp)), before.Dst, before.Bytes, before.Kind, after.Dst == at, after.Src, after.Kind,
+		added.Src == at, added.Dst, added.Kind}, nil
 }
 
 func graphExecNodeParams(dv backend.Device, st *pstate) (any, error) {

@@ -73,6 +73,7 @@ var table = [numMethods]entry{
 	mGraphAddKernelNode:                    {(*server).callGraphAddKernelNode, false},
 	mGraphAddMemAllocNode:                  {(*server).callGraphAddMemAllocNode, false},
 	mGraphAddMemFreeNode:                   {(*server).callGraphAddMemFreeNode, false},
+	mGraphAddMemcpyNode1D:                  {(*server).callGraphAddMemcpyNode1D, false},
 	mGraphAddMemsetNode:                    {(*server).callGraphAddMemsetNode, false},
 	mGraphChildGraphNodeGetGraph:           {(*server).callGraphChildGraphNodeGetGraph, false},
 	mGraphClone:                            {(*server).callGraphClone, false},
@@ -604,6 +605,21 @@ func (s *server) callGraphAddMemFreeNode(in *dec, out *enc) error {
 		return in.err
 	}
 	v0, err := s.dev.GraphAddMemFreeNode(a0, a1, a2)
+	if err != nil {
+		return err
+	}
+	out.u64(uint64(v0))
+	return nil
+}
+
+func (s *server) callGraphAddMemcpyNode1D(in *dec, out *enc) error {
+	a0 := backend.Graph(in.u64())
+	a1 := decListGraphNode(in)
+	a2 := decCopyNode(in)
+	if in.err != nil {
+		return in.err
+	}
+	v0, err := s.dev.GraphAddMemcpyNode1D(a0, a1, a2)
 	if err != nil {
 		return err
 	}

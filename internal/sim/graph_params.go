@@ -528,3 +528,15 @@ func (d *device) GraphMemFreeNodeGetParams(h backend.GraphNode) (backend.DeviceP
 	})
 	return out, err
 }
+
+// GraphAddMemcpyNode1D adds a 1D copy node of any kind; with CopyDefault either side may be
+// pinned host memory or memory of any device of the simulator.
+func (d *device) GraphAddMemcpyNode1D(g backend.Graph, deps []backend.GraphNode, p backend.CopyNode) (backend.GraphNode, error) {
+	const op = "cudaGraphAddMemcpyNode1D"
+	if err := d.checkCopyNode(op, p); err != nil {
+		return 0, err
+	}
+	n := &snode{typ: backend.NodeMemcpy}
+	d.setCopy(n, p)
+	return d.addNode(op, g, deps, n)
+}
