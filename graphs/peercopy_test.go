@@ -8,8 +8,8 @@ import (
 
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/graphs"
-	"github.com/gpuactor/gpuactor/interop"
 	"github.com/gpuactor/gpuactor/internal/testdev"
+	"github.com/gpuactor/gpuactor/interop"
 )
 
 func TestAddCopyPeerHoldsTheOtherDevicesBuffer(t *testing.T) {
