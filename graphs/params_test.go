@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gpuactor/gpuactor/actor"
+	"github.com/gpuactor/gpuactor/cuda"
 	"github.com/gpuactor/gpuactor/cudaerr"
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/graphs"
@@ -307,4 +308,42 @@ func TestParamsOfWrongKindOrForeignNode(t *testing.T) {
 func withoutPitch(p graphs.MemsetParams) graphs.MemsetParams {
 	p.Pitch = 0
 	return p
+}
+
+func TestKernelNodeAttributes(t *testing.T) {
+	eachBackend(t, func(t *testing.T, f *fixture) {
+		b := f.buffer(t, n)
+		g := f.graph(t)
+		withDomain := cfg(n)
+		withDomain.MemSyncDomain = cuda.MemSyncDomainRemote
+		k1, err := g.AddKernel(f.Ctx, nil, f.add, withDomain, b, uint32(1), int32(n))
+		require.NoError(t, err)
+		k2, err := g.AddKernel(f.Ctx, graphs.After(k1), f.add, cfg(n), b, uint32(1), int32(n))
+		require.NoError(t, err)
+
+		a, err := k1.Attributes(f.Ctx)
+		require.NoError(t, err)
+		assert.Equal(t, cuda.LaunchConfig{MemSyncDomain: cuda.MemSyncDomainRemote}, a)
+		a, err = k2.Attributes(f.Ctx)
+		require.NoError(t, err)
+		assert.Equal(t, cuda.LaunchConfig{}, a)
+
+		require.NoError(t, k2.CopyAttributes(f.Ctx, k1))
+		a, err = k2.Attributes(f.Ctx)
+		require.NoError(t, err)
+		assert.Equal(t, cuda.MemSyncDomainRemote, a.MemSyncDomain)
+
+		_, hi, err := streams.PriorityRange(f.Ctx, f.Dev)
+		require.NoError(t, err)
+		require.NoError(t, k1.SetAttributes(f.Ctx, cuda.LaunchConfig{Priority: hi}))
+		a, err = k1.Attributes(f.Ctx)
+		require.NoError(t, err)
+		assert.Equal(t, cuda.LaunchConfig{MemSyncDomain: cuda.MemSyncDomainRemote, Priority: hi}, a, "the others keep their values")
+
+		ms, err := g.AddMemset(f.Ctx, nil, f.buffer(t, n), 0)
+		require.NoError(t, err)
+		require.ErrorIs(t, k1.CopyAttributes(f.Ctx, ms), graphs.ErrWrongKind)
+		_, err = ms.Attributes(f.Ctx)
+		require.ErrorIs(t, err, graphs.ErrWrongKind)
+	})
 }

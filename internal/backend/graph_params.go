@@ -53,6 +53,15 @@ type GraphParamsDevice interface {
 	// GraphKernelNodeSetParams changes kernel node n's kernel, shape and arguments; its launch
 	// attributes stay.
 	GraphKernelNodeSetParams(n GraphNode, p KernelNode) error
+	// GraphKernelNodeGetAttrs is kernel node n's launch attributes (ProgrammaticEvent is not
+	// read and stays 0).
+	GraphKernelNodeGetAttrs(n GraphNode) (LaunchAttrs, error)
+	// GraphKernelNodeSetAttrs sets on kernel node n each attribute a gives (its non-zero
+	// fields); the node's other attributes keep their values.
+	GraphKernelNodeSetAttrs(n GraphNode, a LaunchAttrs) error
+	// GraphKernelNodeCopyAttributes gives kernel node dst the launch attributes of kernel
+	// node src.
+	GraphKernelNodeCopyAttributes(dst, src GraphNode) error
 
 	// GraphMemcpyNodeGetParams is copy node n's parameters. A copy node that is not 1D (3D,
 	// or of arrays) is refused with cudaerr.NotSupported.

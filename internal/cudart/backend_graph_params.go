@@ -137,3 +137,17 @@ func (d *device) GraphMemFreeNodeGetParams(n backend.GraphNode) (backend.DeviceP
 func (d *device) GraphAddMemcpyNode1D(g backend.Graph, deps []backend.GraphNode, p backend.CopyNode) (backend.GraphNode, error) {
 	return d.rt.GraphAddMemcpyNode1D(g, deps, uintptr(p.Dst), uintptr(p.Src), p.Bytes, MemcpyKind(p.Kind))
 }
+
+func (d *device) GraphKernelNodeGetAttrs(n backend.GraphNode) (backend.LaunchAttrs, error) {
+	return d.rt.GraphKernelNodeGetAttrs(n)
+}
+
+// GraphKernelNodeSetAttrs sets the attributes through the runtime, whichever API added the
+// node: a graph node is the driver's object either way.
+func (d *device) GraphKernelNodeSetAttrs(n backend.GraphNode, a backend.LaunchAttrs) error {
+	return d.rt.setKernelNodeAttrs(uintptr(n), Kernel{}, a)
+}
+
+func (d *device) GraphKernelNodeCopyAttributes(dst, src backend.GraphNode) error {
+	return d.rt.GraphKernelNodeCopyAttributes(dst, src)
+}

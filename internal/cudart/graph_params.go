@@ -177,3 +177,43 @@ func (r *Runtime) GraphMemFreeNodeGetParams(n backend.GraphNode) (DevicePtr, err
 	err := r.call(fnGraphMemFreeNodeGetParams, uintptr(n), uintptr(unsafe.Pointer(p)))
 	return DevicePtr(*p), err
 }
+
+// GraphKernelNodeGetAttrs reads a kernel node's launch attributes, one
+// cudaGraphKernelNodeGetAttribute each, decoding the 64-byte value union as launchFrame.set
+// encodes it.
+func (r *Runtime) GraphKernelNodeGetAttrs(n backend.GraphNode) (backend.LaunchAttrs, error) {
+	var a backend.LaunchAttrs
+	val := new([8]uint64)
+	for _, id := range []uint32{launchAttrCooperative, launchAttrClusterDimension, launchAttrClusterSchedulingPolicy,
+		launchAttrProgrammaticSerialization, launchAttrPriority, launchAttrMemSyncDomain} {
+		*val = [8]uint64{}
+		if err := r.call(fnGraphKernelNodeGetAttribute, uintptr(n), uintptr(id), uintptr(unsafe.Pointer(val))); err != nil {
+			return backend.LaunchAttrs{}, err
+		}
+		w0 := val[0]
+		switch id {
+		case launchAttrCooperative:
+			a.Cooperative = uint32(w0) != 0
+		case launchAttrClusterDimension:
+			a.Cluster = Dim3{X: uint32(w0), Y: uint32(w0 >> 32), Z: uint32(val[1])}
+		case launchAttrClusterSchedulingPolicy:
+			a.ClusterScheduling = uint8(w0)
+		case launchAttrProgrammaticSerialization:
+			a.ProgrammaticSerialization = uint32(w0) != 0
+		case launchAttrPriority:
+			a.Priority = int32(uint32(w0))
+		case launchAttrMemSyncDomain:
+			a.MemSyncDomain = uint8(w0)
+		}
+	}
+	return a, nil
+}
+
+// GraphKernelNodeCopyAttributes copies src's launch attributes to dst
+// (cudaGraphKernelNodeCopyAttributes, whose parameters 13.0 swapped to (dst, src)).
+func (r *Runtime) GraphKernelNodeCopyAttributes(dst, src backend.GraphNode) error {
+	if r.major >= 13 {
+		return r.call(fnGraphKernelNodeCopyAttributes, uintptr(dst), uintptr(src))
+	}
+	return r.call(fnGraphKernelNodeCopyAttributes, uintptr(src), uintptr(dst))
+}

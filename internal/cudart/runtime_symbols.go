@@ -200,6 +200,8 @@ const (
 	fnGraphExecEventWaitNodeSetEvent
 	fnGraphMemAllocNodeGetParams
 	fnGraphMemFreeNodeGetParams
+	fnGraphKernelNodeGetAttribute
+	fnGraphKernelNodeCopyAttributes // 13.0 takes (dst, src); before, (src, dst)
 	numRuntimeSyms
 )
 
@@ -396,4 +398,6 @@ var runtimeSymNames = [numRuntimeSyms]string{
 	fnGraphExecEventWaitNodeSetEvent:   "cudaGraphExecEventWaitNodeSetEvent",
 	fnGraphMemAllocNodeGetParams:       "cudaGraphMemAllocNodeGetParams",
 	fnGraphMemFreeNodeGetParams:        "cudaGraphMemFreeNodeGetParams",
+	fnGraphKernelNodeGetAttribute:      "cudaGraphKernelNodeGetAttribute",
+	fnGraphKernelNodeCopyAttributes:    "cudaGraphKernelNodeCopyAttributes",
 }

@@ -681,6 +681,42 @@ func (d *Device) GraphInstantiate(a0 backend.Graph, a1 uint64) (backend.GraphExe
 	return v0, r.err
 }
 
+// GraphKernelNodeCopyAttributes runs backend.Device.GraphKernelNodeCopyAttributes in the worker.
+func (d *Device) GraphKernelNodeCopyAttributes(a0 backend.GraphNode, a1 backend.GraphNode) error {
+	e := request(mGraphKernelNodeCopyAttributes)
+	e.u64(uint64(a0))
+	e.u64(uint64(a1))
+	r, err := d.do(e)
+	if err != nil {
+		return err
+	}
+	return r.err
+}
+
+// GraphKernelNodeGetAttrs runs backend.Device.GraphKernelNodeGetAttrs in the worker.
+func (d *Device) GraphKernelNodeGetAttrs(a0 backend.GraphNode) (backend.LaunchAttrs, error) {
+	e := request(mGraphKernelNodeGetAttrs)
+	e.u64(uint64(a0))
+	r, err := d.do(e)
+	if err != nil {
+		return backend.LaunchAttrs{}, err
+	}
+	v0 := decLaunchAttrs(&r)
+	return v0, r.err
+}
+
+// GraphKernelNodeSetAttrs runs backend.Device.GraphKernelNodeSetAttrs in the worker.
+func (d *Device) GraphKernelNodeSetAttrs(a0 backend.GraphNode, a1 backend.LaunchAttrs) error {
+	e := request(mGraphKernelNodeSetAttrs)
+	e.u64(uint64(a0))
+	encLaunchAttrs(&e, a1)
+	r, err := d.do(e)
+	if err != nil {
+		return err
+	}
+	return r.err
+}
+
 // GraphKernelNodeSetParams runs backend.Device.GraphKernelNodeSetParams in the worker.
 func (d *Device) GraphKernelNodeSetParams(a0 backend.GraphNode, a1 backend.KernelNode) error {
 	e := request(mGraphKernelNodeSetParams)

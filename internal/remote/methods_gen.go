@@ -72,6 +72,9 @@ const (
 	mGraphExecMemsetNodeSetParams
 	mGraphExecUpdate
 	mGraphInstantiate
+	mGraphKernelNodeCopyAttributes
+	mGraphKernelNodeGetAttrs
+	mGraphKernelNodeSetAttrs
 	mGraphKernelNodeSetParams
 	mGraphLaunch
 	mGraphLaunchN
@@ -240,6 +243,9 @@ var methodNames = [numMethods]string{
 	mGraphExecMemsetNodeSetParams:          "GraphExecMemsetNodeSetParams",
 	mGraphExecUpdate:                       "GraphExecUpdate",
 	mGraphInstantiate:                      "GraphInstantiate",
+	mGraphKernelNodeCopyAttributes:         "GraphKernelNodeCopyAttributes",
+	mGraphKernelNodeGetAttrs:               "GraphKernelNodeGetAttrs",
+	mGraphKernelNodeSetAttrs:               "GraphKernelNodeSetAttrs",
 	mGraphKernelNodeSetParams:              "GraphKernelNodeSetParams",
 	mGraphLaunch:                           "GraphLaunch",
 	mGraphLaunchN:                          "GraphLaunchN",

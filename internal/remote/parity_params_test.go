@@ -24,6 +24,17 @@ func init() {
 		{"GraphNodeWrongKind", nil, func(dv backend.Device, st *pstate) (any, error) {
 			return dv.GraphMemsetNodeGetParams(st.kn)
 		}},
+		{"GraphKernelNodeAttrs", []string{"GraphKernelNodeGetAttrs", "GraphKernelNodeSetAttrs", "GraphKernelNodeCopyAttributes"}, func(dv backend.Device, st *pstate) (any, error) {
+			if err := dv.GraphKernelNodeSetAttrs(st.kn, backend.LaunchAttrs{MemSyncDomain: 1}); err != nil {
+				return nil, err
+			}
+			if err := dv.GraphKernelNodeCopyAttributes(st.kn, st.kn); err != nil {
+				return nil, err
+			}
+			a, err := dv.GraphKernelNodeGetAttrs(st.kn)
+			_, wrong := dv.GraphKernelNodeGetAttrs(st.set)
+			return []any{a, errText(wrong)}, err
+		}},
 		{"GraphHostCopyParams", []string{"GraphAddMemcpyNode1D"}, graphHostCopyParams},
 		{"GraphExecNodeParams", []string{"GraphExecMemsetNodeSetParams", "GraphExecMemcpyNodeSetParams1D", "GraphExecChildGraphNodeSetParams",
 			"GraphExecEventRecordNodeSetEvent", "GraphExecEventWaitNodeSetEvent"}, graphExecNodeParams},

@@ -94,6 +94,9 @@ var table = [numMethods]entry{
 	mGraphExecMemsetNodeSetParams:          {(*server).callGraphExecMemsetNodeSetParams, false},
 	mGraphExecUpdate:                       {(*server).callGraphExecUpdate, false},
 	mGraphInstantiate:                      {(*server).callGraphInstantiate, false},
+	mGraphKernelNodeCopyAttributes:         {(*server).callGraphKernelNodeCopyAttributes, false},
+	mGraphKernelNodeGetAttrs:               {(*server).callGraphKernelNodeGetAttrs, false},
+	mGraphKernelNodeSetAttrs:               {(*server).callGraphKernelNodeSetAttrs, false},
 	mGraphKernelNodeSetParams:              {(*server).callGraphKernelNodeSetParams, false},
 	mGraphLaunch:                           {(*server).callGraphLaunch, true},
 	mGraphLaunchN:                          {(*server).callGraphLaunchN, false},
@@ -845,6 +848,37 @@ func (s *server) callGraphInstantiate(in *dec, out *enc) error {
 	}
 	out.u64(uint64(v0))
 	return nil
+}
+
+func (s *server) callGraphKernelNodeCopyAttributes(in *dec, out *enc) error {
+	a0 := backend.GraphNode(in.u64())
+	a1 := backend.GraphNode(in.u64())
+	if in.err != nil {
+		return in.err
+	}
+	return s.dev.GraphKernelNodeCopyAttributes(a0, a1)
+}
+
+func (s *server) callGraphKernelNodeGetAttrs(in *dec, out *enc) error {
+	a0 := backend.GraphNode(in.u64())
+	if in.err != nil {
+		return in.err
+	}
+	v0, err := s.dev.GraphKernelNodeGetAttrs(a0)
+	if err != nil {
+		return err
+	}
+	encLaunchAttrs(out, v0)
+	return nil
+}
+
+func (s *server) callGraphKernelNodeSetAttrs(in *dec, out *enc) error {
+	a0 := backend.GraphNode(in.u64())
+	a1 := decLaunchAttrs(in)
+	if in.err != nil {
+		return in.err
+	}
+	return s.dev.GraphKernelNodeSetAttrs(a0, a1)
 }
 
 func (s *server) callGraphKernelNodeSetParams(in *dec, out *enc) error {

@@ -540,3 +540,75 @@ func (d *device) GraphAddMemcpyNode1D(g backend.Graph, deps []backend.GraphNode,
 	d.setCopy(n, p)
 	return d.addNode(op, g, deps, n)
 }
+
+// GraphKernelNodeGetAttrs is a kernel node's launch attributes.
+func (d *device) GraphKernelNodeGetAttrs(h backend.GraphNode) (backend.LaunchAttrs, error) {
+	var out backend.LaunchAttrs
+	err := d.withNode("cudaGraphKernelNodeGetAttribute", h, backend.NodeKernel, func(n *snode) error {
+		out = n.params.Attrs
+		out.ProgrammaticEvent = 0
+		return nil
+	})
+	return out, err
+}
+
+// mergeAttrs is old with the attributes a gives (its non-zero fields) replaced.
+func mergeAttrs(old, a backend.LaunchAttrs) backend.LaunchAttrs {
+	if a.Cooperative {
+		old.Cooperative = true
+	}
+	if a.Cluster != (backend.Dim3{}) {
+		old.Cluster = a.Cluster
+	}
+	if a.ClusterScheduling != 0 {
+		old.ClusterScheduling = a.ClusterScheduling
+	}
+	if a.Priority != 0 {
+		old.Priority = a.Priority
+	}
+	if a.ProgrammaticSerialization {
+		old.ProgrammaticSerialization = true
+	}
+	if a.MemSyncDomain != 0 {
+		old.MemSyncDomain = a.MemSyncDomain
+	}
+	if a.ProgrammaticEvent != 0 {
+		old.ProgrammaticEvent = a.ProgrammaticEvent
+	}
+	return old
+}
+
+// GraphKernelNodeSetAttrs sets the attributes a gives on a kernel node, checked against its
+// kernel and shape.
+func (d *device) GraphKernelNodeSetAttrs(h backend.GraphNode, a backend.LaunchAttrs) error {
+	const op = "cudaGraphKernelNodeSetAttribute"
+	return d.withNode(op, h, backend.NodeKernel, func(n *snode) error {
+		merged := mergeAttrs(n.params.Attrs, a)
+		p := n.params
+		if err := d.checkAttrs(op, n.kern, p.Grid, p.Block, p.SharedMem, merged); err != nil {
+			return err
+		}
+		n.params.Attrs = merged
+		return nil
+	})
+}
+
+// GraphKernelNodeCopyAttributes gives kernel node dst the launch attributes of src.
+func (d *device) GraphKernelNodeCopyAttributes(dst, src backend.GraphNode) error {
+	const op = "cudaGraphKernelNodeCopyAttributes"
+	var attrs backend.LaunchAttrs
+	if err := d.withNode(op, src, backend.NodeKernel, func(n *snode) error {
+		attrs = n.params.Attrs
+		return nil
+	}); err != nil {
+		return err
+	}
+	return d.withNode(op, dst, backend.NodeKernel, func(n *snode) error {
+		p := n.params
+		if err := d.checkAttrs(op, n.kern, p.Grid, p.Block, p.SharedMem, attrs); err != nil {
+			return err
+		}
+		n.params.Attrs = attrs
+		return nil
+	})
+}
