@@ -24,7 +24,7 @@ func (d *device) GraphMemcpyNodeGetParams(n backend.GraphNode) (backend.CopyNode
 	if err != nil {
 		return backend.CopyNode{}, err
 	}
-	return d.rt.copy1D(p)
+	return copy1D(p)
 }
 
 func (d *device) GraphMemcpyNodeSetParams1D(n backend.GraphNode, p backend.CopyNode) error {

@@ -37,7 +37,7 @@ func (r *Runtime) GraphMemcpyNodeGetParams(n backend.GraphNode) (Memcpy3DParms, 
 }
 
 // copy1D is the 1D copy p describes: one row of linear memory on each side, no arrays.
-func (r *Runtime) copy1D(p Memcpy3DParms) (backend.CopyNode, error) {
+func copy1D(p Memcpy3DParms) (backend.CopyNode, error) {
 	if p.SrcArray != 0 || p.DstArray != 0 || p.Extent.Height > 1 || p.Extent.Depth > 1 {
 		return backend.CopyNode{}, &cudaerr.Error{Op: "cudaGraphMemcpyNodeGetParams", Code: cudaerr.NotSupported,
 			Message: "the copy node is not a 1D copy of linear memory (an array or 3D copy)"}
