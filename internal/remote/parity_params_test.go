@@ -191,7 +191,7 @@ func graphExecNodeParams(dv backend.Device, st *pstate) (any, error) {
 		return nil, err
 	}
 	defer dv.GraphExecDestroy(x)
-	ms := backend.MemsetNode{Dst: st.p, Value: 9, ElementSize: 1, Width: 64, Height: 1}
+	ms := backend.MemsetNode{Dst: st.p, Pitch: 32, Value: 9, ElementSize: 2, Width: 8, Height: 2} // GraphNodeParams' shape
 	if err := dv.GraphExecMemsetNodeSetParams(x, st.set, ms); err != nil {
 		return nil, err
 	}
@@ -224,5 +224,6 @@ func graphExecNodeParams(dv backend.Device, st *pstate) (any, error) {
 		return nil, err
 	}
 	wrong := dv.GraphExecMemsetNodeSetParams(x, st.kn, ms)
-	return errText(wrong), nil
+	reshaped := dv.GraphExecMemsetNodeSetParams(x, st.set, backend.MemsetNode{Dst: st.p, Value: 9, ElementSize: 1, Width: 64, Height: 1})
+	return []string{errText(wrong), errText(reshaped)}, nil
 }

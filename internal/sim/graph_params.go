@@ -203,9 +203,31 @@ func (d *device) GraphExecMemcpyNodeSetParams1D(x backend.GraphExec, h backend.G
 		return err
 	}
 	return d.withExecNode(op, x, h, backend.NodeMemcpy, func(n *snode) error {
+		if n.cp != nil {
+			for _, side := range []struct {
+				name     string
+				old, new uint64
+			}{{"destination", n.cp.Dst, p.Dst}, {"source", n.cp.Src, p.Src}} {
+				if d.mapping(side.old) != d.mapping(side.new) {
+					return d.fail(op, cudaerr.InvalidValue, "copy node %#x: the new %s is %s, the instantiated one %s: an executable graph's copy keeps its memory's mapping",
+						uintptr(h), side.name, d.mapping(side.new), d.mapping(side.old))
+				}
+			}
+		}
 		d.setCopy(n, p)
 		return nil
 	})
+}
+
+// mapping says where addr lives: page-locked host memory, or which device's memory.
+func (d *device) mapping(addr uint64) string {
+	if _, detail := d.hostSpan(addr, 1); detail == "" {
+		return "host memory"
+	}
+	if owner := d.b.ownerOf(addr); owner != nil {
+		return fmt.Sprintf("memory of device %d", owner.ordinal)
+	}
+	return fmt.Sprintf("memory of device %d", d.ordinal)
 }
 
 // memsetExtent is how many bytes from p.Dst a memset covers, or why p is not a memset.
@@ -298,6 +320,14 @@ func (d *device) GraphExecMemsetNodeSetParams(x backend.GraphExec, h backend.Gra
 		return err
 	}
 	return d.withExecNode(op, x, h, backend.NodeMemset, func(n *snode) error {
+		// The runtime rejects any change of shape of a 2D memset and of the height of a 1D
+		// one; other changes of a 1D memset it allows only where the node's resources fit them,
+		// so the simulator, which cannot tell, allows only the value and the address to change.
+		if old := n.ms; old != nil && (p.Height != old.Height || p.Width != old.Width || p.ElementSize != old.ElementSize ||
+			p.Height > 1 && p.Pitch != old.Pitch) {
+			return d.fail(op, cudaerr.InvalidValue, "memset node %#x: an executable graph's memset keeps its shape (%d×%d elements of %d bytes), not %d×%d of %d",
+				uintptr(h), old.Width, old.Height, old.ElementSize, p.Width, p.Height, p.ElementSize)
+		}
 		d.setMemset(n, p)
 		return nil
 	})
