@@ -41,13 +41,14 @@ func (g *Graph) AddKernel(ctx context.Context, deps Deps, k *device.Kernel, cfg 
 	if err != nil {
 		return nil, err
 	}
-	return g.add(ctx, deps, KernelNode, k.Name(), &spec, func(rt backend.Device, hs []backend.GraphNode) (backend.GraphNode, error) {
+	n, err := g.add(ctx, deps, KernelNode, k.Name(), &spec, func(rt backend.Device, hs []backend.GraphNode) (backend.GraphNode, error) {
 		p, err := spec.Node(rt)
 		if err != nil {
 			return 0, err
 		}
 		return rt.GraphAddKernelNode(g.h, hs, p)
 	})
+	return g.known(n, err, func(n *Node) { n.args = args })
 }
 
 // AddCopy adds a copy of all of src into the start of dst, both device memory of g's device.
@@ -199,13 +200,14 @@ func (g *Graph) AddEventRecord(ctx context.Context, deps Deps, e *streams.Event)
 	if e.Device() != g.dev {
 		return nil, wrongDevice("event", e.Device(), g.dev)
 	}
-	return g.add(ctx, deps, EventRecordNode, "", nil, func(rt backend.Device, hs []backend.GraphNode) (backend.GraphNode, error) {
+	n, err := g.add(ctx, deps, EventRecordNode, "", nil, func(rt backend.Device, hs []backend.GraphNode) (backend.GraphNode, error) {
 		h, err := (*core.Event)(e).Handle()
 		if err != nil {
 			return 0, err
 		}
 		return rt.GraphAddEventRecordNode(g.h, hs, h)
 	})
+	return g.known(n, err, func(n *Node) { n.event = e })
 }
 
 // AddEventWait adds waiting for e's most recent record at launch time (e may belong to
@@ -214,13 +216,14 @@ func (g *Graph) AddEventWait(ctx context.Context, deps Deps, e *streams.Event) (
 	if g == nil || e == nil {
 		return nil, invalid("AddEventWait with a nil graph or event")
 	}
-	return g.add(ctx, deps, EventWaitNode, "", nil, func(rt backend.Device, hs []backend.GraphNode) (backend.GraphNode, error) {
+	n, err := g.add(ctx, deps, EventWaitNode, "", nil, func(rt backend.Device, hs []backend.GraphNode) (backend.GraphNode, error) {
 		h, err := (*core.Event)(e).Handle()
 		if err != nil {
 			return 0, err
 		}
 		return rt.GraphAddEventWaitNode(g.h, hs, h)
 	})
+	return g.known(n, err, func(n *Node) { n.event = e })
 }
 
 // AddAlloc adds an allocation of size bytes of device memory and returns its address, which

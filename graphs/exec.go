@@ -238,10 +238,13 @@ func (x *Exec) SetKernelArgs(ctx context.Context, n *Node, args ...any) error {
 	if err := x.member(n); err != nil {
 		return err
 	}
-	if n.spec == nil {
+	n.g.mu.Lock() // Node.SetKernel may change it
+	spec := n.spec
+	n.g.mu.Unlock()
+	if spec == nil {
 		return invalid("%s has no known kernel: only nodes of AddKernel and Recorder.Launch take new arguments", n)
 	}
-	return x.SetKernel(ctx, n, (*device.Kernel)(n.spec.Kernel()), n.spec.Config(), args...)
+	return x.SetKernel(ctx, n, (*device.Kernel)(spec.Kernel()), spec.Config(), args...)
 }
 
 // SetKernel makes kernel node n launch k with cfg and args in later launches.

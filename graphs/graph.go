@@ -25,9 +25,10 @@ type Graph struct {
 	closed atomic.Bool
 	source *Graph // the graph this one is a Clone of (NodeInClone)
 
-	mu    sync.Mutex
-	nodes map[backend.GraphNode]*Node
-	body  *body // set on a conditional node's body graph (conditional.go)
+	mu     sync.Mutex
+	nodes  map[backend.GraphNode]*Node
+	body   *body  // set on a conditional node's body graph (conditional.go)
+	parent *Graph // a graph a child node embeds (Node.ChildGraph): the parent's, never destroyed here
 }
 
 // resources is what a graph's nodes point at outside the runtime: pinned host memory of
@@ -48,6 +49,7 @@ type resources struct {
 	children []*resources
 	panicked atomic.Pointer[actor.PanicError]
 	hosts    atomic.Bool // the graph has host nodes of gpuactor's: launches check panicked
+	peers    []func()    // releases of other devices' buffers its copy nodes use (peercopy.go)
 }
 
 // pinnedMem is a block of pinned staging memory with the number of resources holding it;
@@ -111,6 +113,10 @@ func (r *resources) release(rt backend.Device) error {
 		}
 	}
 	r.pinned = nil
+	for _, release := range r.peers {
+		release()
+	}
+	r.peers = nil
 	r.mu.Lock()
 	r.children = nil
 	r.mu.Unlock()
@@ -189,7 +195,7 @@ func exec[T any](ctx context.Context, g *Graph, op func(rt backend.Device, tr *c
 		return zero, invalid("nil graph")
 	}
 	return core.Run(ctx, coreDev(g.dev), func(rt backend.Device, tr *core.Tracker) (T, error) {
-		if g.closed.Load() {
+		if g.closed.Load() || g.parent != nil && g.parent.closed.Load() {
 			return zero, closed("graph")
 		}
 		return op(rt, tr)
@@ -201,6 +207,9 @@ func exec[T any](ctx context.Context, g *Graph, op func(rt backend.Device, tr *c
 func (g *Graph) Close(ctx context.Context) error {
 	if g != nil && g.body != nil {
 		return g.body.refuseClose()
+	}
+	if g != nil && g.parent != nil {
+		return invalid("Close of a graph a child node embeds: it lives as long as its node")
 	}
 	_, err := exec(ctx, g, func(rt backend.Device, tr *core.Tracker) (struct{}, error) {
 		tr.Disown(g)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gpuactor/gpuactor/internal/backend"
 	"github.com/gpuactor/gpuactor/internal/core"
+	"github.com/gpuactor/gpuactor/streams"
 )
 
 // Kind is a node's type.
@@ -40,6 +41,10 @@ type Node struct {
 	destroyed atomic.Bool // Destroy removed it from its graph (topology.go)
 	// bodies are a conditional node's body graphs (conditional.go); guarded by g.mu.
 	bodies []*Graph
+	// Known parameters of nodes added or set through gpuactor (params.go), guarded by g.mu.
+	args  []any          // kernel nodes: the arguments as given
+	event *streams.Event // event record and wait nodes
+	child *Graph         // child nodes: the embedded graph, once asked for
 }
 
 // Kind is the node's type.

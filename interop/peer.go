@@ -14,7 +14,7 @@ import (
 // ErrNoPeerAccess: the two devices cannot access each other's memory directly: they are the
 // same device, or no link joins them. Copies between them still work (streams.Stream.Copy
 // stages them through the host); kernels of one cannot touch the other's memory.
-var ErrNoPeerAccess = errors.New("gpuactor/interop: no peer access between the devices")
+var ErrNoPeerAccess = core.ErrNoPeerAccess
 
 // peerPair checks dev and peer for a peer call named call: both non-nil, open, distinct and of
 // one backend.
@@ -113,15 +113,9 @@ func P2PAttribute(ctx context.Context, dev, peer *device.Device, attr P2PAttr) (
 	}).Await(ctx)
 }
 
-// peerAccess is the peers a device has enabled access to through this package: dev's actor
-// thread only, so that EnablePeerAccess once done costs a message and no runtime call.
-type peerAccess struct{ on map[int]bool }
-
-type peerAccessKey struct{}
-
-func accessOf(d *core.Device) *peerAccess {
-	return d.Ext(peerAccessKey{}, func() any { return &peerAccess{on: map[int]bool{}} }).(*peerAccess)
-}
+// accessOf is the peers d has enabled access to through this package (kept in core, where
+// graphs' peer copy nodes check it).
+func accessOf(d *core.Device) *core.PeerAccess { return d.PeerAccess() }
 
 // EnablePeerAccess lets dev's kernels and copies access peer's memory directly
 // (cudaDeviceEnablePeerAccess, run on dev's actor, whose context gains the access). Access is
@@ -136,7 +130,7 @@ func EnablePeerAccess(ctx context.Context, dev, peer *device.Device) error {
 	}
 	return core.Do(ctx, d, func(rt backend.Device, _ *core.Tracker) error {
 		st := accessOf(d)
-		if st.on[p.Ordinal()] {
+		if st.On[p.Ordinal()] {
 			return nil
 		}
 		if err := rt.EnablePeerAccess(p.Ordinal()); err != nil {
@@ -145,7 +139,7 @@ func EnablePeerAccess(ctx context.Context, dev, peer *device.Device) error {
 			}
 			_ = rt.LastError() // the refusal swallowed here must not surface in a later call
 		}
-		st.on[p.Ordinal()] = true
+		st.On[p.Ordinal()] = true
 		return nil
 	})
 }
@@ -169,7 +163,7 @@ func DisablePeerAccess(ctx context.Context, dev, peer *device.Device) error {
 			}
 			_ = rt.LastError()
 		}
-		delete(accessOf(d).on, p.Ordinal())
+		delete(accessOf(d).On, p.Ordinal())
 		return nil
 	})
 }

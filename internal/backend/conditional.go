@@ -43,13 +43,6 @@ type ConditionalNode struct {
 	Size   uint32 // bodies: 1 for while, 1 or 2 for if, n > 0 for switch
 }
 
-// MemsetNode is a one-dimensional memset node's parameters: Size bytes at Dst set to Value.
-type MemsetNode struct {
-	Dst   DevicePtr
-	Value byte
-	Size  uint64
-}
-
 // NodeParams is cudaGraphNodeParams for the node kinds the generic calls take here: Type
 // says which of the fields is read (NodeKernel, NodeMemset, NodeEmpty, NodeConditional).
 type NodeParams struct {

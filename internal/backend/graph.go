@@ -157,6 +157,7 @@ type GraphDevice interface {
 	GraphMemDevice
 	GraphUserObjectDevice
 	GraphConditionals
+	GraphParamsDevice // per-kind node parameters (graph_params.go)
 
 	// StreamBeginCapture starts capturing s into a new graph.
 	StreamBeginCapture(s Stream, mode CaptureMode) error

@@ -43,6 +43,8 @@ const (
 	drvGraphKernelNodeSetAttribute
 	// Module globals (global.go).
 	drvModuleGetGlobal
+	// A graph's kernel node (graph_params.go).
+	drvGraphKernelNodeSetParams
 	numDriverSyms
 )
 
@@ -75,6 +77,8 @@ var driverSymNames = [numDriverSyms]string{
 	drvGraphKernelNodeSetAttribute:                        "cuGraphKernelNodeSetAttribute",
 	// Module globals (global.go): the entry point resolves to cuModuleGetGlobal_v2.
 	drvModuleGetGlobal: "cuModuleGetGlobal",
+	// A graph's kernel node: the entry point resolves to cuGraphKernelNodeSetParams_v2 on 12+.
+	drvGraphKernelNodeSetParams: "cuGraphKernelNodeSetParams",
 }
 
 // cudaDriverEntryPointQueryResult values.

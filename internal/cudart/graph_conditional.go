@@ -56,8 +56,9 @@ func nodeParams(k Kernel, p backend.NodeParams) (prm *graphNodeParams, keep any)
 		copy(unsafe.Slice((*byte)(prm.data()), kernelParamsV2Size), unsafe.Slice((*byte)(unsafe.Pointer(kp)), kernelParamsV2Size))
 		keep = kp
 	case backend.NodeMemset:
-		*(*memsetParamsV2)(prm.data()) = memsetParamsV2{dst: uintptr(p.Memset.Dst), value: uint32(p.Memset.Value),
-			elementSize: 1, width: p.Memset.Size, height: 1}
+		m := p.Memset
+		*(*memsetParamsV2)(prm.data()) = memsetParamsV2{dst: uintptr(m.Dst), pitch: m.Pitch, value: m.Value,
+			elementSize: m.ElementSize, width: m.Width, height: m.Height}
 	case backend.NodeConditional:
 		*(*conditionalParams)(prm.data()) = conditionalParams{handle: uint64(p.Conditional.Handle),
 			typ: int32(p.Conditional.Type), size: p.Conditional.Size}

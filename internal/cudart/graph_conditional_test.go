@@ -44,7 +44,7 @@ func TestNodeParamsPacking(t *testing.T) {
 	assert.Zero(t, prm.union[2], "phGraph_out is the runtime's to fill")
 
 	prm, _ = nodeParams(Kernel{}, backend.NodeParams{Type: backend.NodeMemset,
-		Memset: backend.MemsetNode{Dst: 0x1000, Value: 0x7f, Size: 96}})
+		Memset: backend.MemsetNode{Dst: 0x1000, Value: 0x7f, ElementSize: 1, Width: 96, Height: 1}})
 	require.EqualValues(t, backend.NodeMemset, prm.typ)
 	assert.EqualValues(t, []uint64{0x1000, 0, 0x7f | 1<<32, 96, 1}, prm.union[:5])
 

@@ -205,6 +205,29 @@ const (
 	fnGraphNodeSetParams           // 12.3+
 	fnGraphExecNodeSetParams       // 12.3+
 	fnStreamBeginCaptureToGraph    // 12.3+
+	// Per-kind graph node parameters (graph_params.go); every one is in 11.4 and later.
+	fnGraphKernelNodeSetParams
+	fnGraphMemcpyNodeGetParams
+	fnGraphMemcpyNodeSetParams1D
+	fnGraphExecMemcpyNodeSetParams1D
+	fnGraphMemsetNodeGetParams
+	fnGraphMemsetNodeSetParams
+	fnGraphExecMemsetNodeSetParams
+	fnGraphHostNodeGetParams
+	fnGraphHostNodeSetParams
+	fnGraphExecHostNodeSetParams
+	fnGraphChildGraphNodeGetGraph
+	fnGraphExecChildGraphNodeSetParams
+	fnGraphEventRecordNodeGetEvent
+	fnGraphEventRecordNodeSetEvent
+	fnGraphEventWaitNodeGetEvent
+	fnGraphEventWaitNodeSetEvent
+	fnGraphExecEventRecordNodeSetEvent
+	fnGraphExecEventWaitNodeSetEvent
+	fnGraphMemAllocNodeGetParams
+	fnGraphMemFreeNodeGetParams
+	fnGraphKernelNodeGetAttribute
+	fnGraphKernelNodeCopyAttributes // 13.0 takes (dst, src); before, (src, dst)
 	numRuntimeSyms
 )
 
@@ -405,4 +428,27 @@ var runtimeSymNames = [numRuntimeSyms]string{
 	fnGraphNodeSetParams:           "cudaGraphNodeSetParams",
 	fnGraphExecNodeSetParams:       "cudaGraphExecNodeSetParams",
 	fnStreamBeginCaptureToGraph:    "cudaStreamBeginCaptureToGraph",
+	// Per-kind graph node parameters.
+	fnGraphKernelNodeSetParams:         "cudaGraphKernelNodeSetParams",
+	fnGraphMemcpyNodeGetParams:         "cudaGraphMemcpyNodeGetParams",
+	fnGraphMemcpyNodeSetParams1D:       "cudaGraphMemcpyNodeSetParams1D",
+	fnGraphExecMemcpyNodeSetParams1D:   "cudaGraphExecMemcpyNodeSetParams1D",
+	fnGraphMemsetNodeGetParams:         "cudaGraphMemsetNodeGetParams",
+	fnGraphMemsetNodeSetParams:         "cudaGraphMemsetNodeSetParams",
+	fnGraphExecMemsetNodeSetParams:     "cudaGraphExecMemsetNodeSetParams",
+	fnGraphHostNodeGetParams:           "cudaGraphHostNodeGetParams",
+	fnGraphHostNodeSetParams:           "cudaGraphHostNodeSetParams",
+	fnGraphExecHostNodeSetParams:       "cudaGraphExecHostNodeSetParams",
+	fnGraphChildGraphNodeGetGraph:      "cudaGraphChildGraphNodeGetGraph",
+	fnGraphExecChildGraphNodeSetParams: "cudaGraphExecChildGraphNodeSetParams",
+	fnGraphEventRecordNodeGetEvent:     "cudaGraphEventRecordNodeGetEvent",
+	fnGraphEventRecordNodeSetEvent:     "cudaGraphEventRecordNodeSetEvent",
+	fnGraphEventWaitNodeGetEvent:       "cudaGraphEventWaitNodeGetEvent",
+	fnGraphEventWaitNodeSetEvent:       "cudaGraphEventWaitNodeSetEvent",
+	fnGraphExecEventRecordNodeSetEvent: "cudaGraphExecEventRecordNodeSetEvent",
+	fnGraphExecEventWaitNodeSetEvent:   "cudaGraphExecEventWaitNodeSetEvent",
+	fnGraphMemAllocNodeGetParams:       "cudaGraphMemAllocNodeGetParams",
+	fnGraphMemFreeNodeGetParams:        "cudaGraphMemFreeNodeGetParams",
+	fnGraphKernelNodeGetAttribute:      "cudaGraphKernelNodeGetAttribute",
+	fnGraphKernelNodeCopyAttributes:    "cudaGraphKernelNodeCopyAttributes",
 }

@@ -20,6 +20,12 @@ import (
 //   - GraphAddCopyDtoH (hostmem.go)
 //   - GraphAddCopyHtoD (hostmem.go)
 //   - GraphAddHostNode (refuse.go)
+//   - GraphAddMemcpyNode1D (graph_params.go)
+//   - GraphExecHostNodeSetParams (refuse.go)
+//   - GraphExecMemcpyNodeSetParams1D (graph_params.go)
+//   - GraphHostNodeSetParams (refuse.go)
+//   - GraphMemcpyNodeGetParams (graph_params.go)
+//   - GraphMemcpyNodeSetParams1D (graph_params.go)
 //   - HostAlloc (hostmem.go)
 //   - HostDevicePointer (hostmem.go)
 //   - HostFree (hostmem.go)
@@ -470,6 +476,18 @@ func (d *Device) GraphAddNode(a0 backend.Graph, a1 []backend.GraphNode, a2 backe
 	return v0, v1, r.err
 }
 
+// GraphChildGraphNodeGetGraph runs backend.Device.GraphChildGraphNodeGetGraph in the worker.
+func (d *Device) GraphChildGraphNodeGetGraph(a0 backend.GraphNode) (backend.Graph, error) {
+	e := request(mGraphChildGraphNodeGetGraph)
+	e.u64(uint64(a0))
+	r, err := d.do(e)
+	if err != nil {
+		return 0, err
+	}
+	v0 := backend.Graph(r.u64())
+	return v0, r.err
+}
+
 // GraphClone runs backend.Device.GraphClone in the worker.
 func (d *Device) GraphClone(a0 backend.Graph) (backend.Graph, error) {
 	e := request(mGraphClone)
@@ -567,10 +585,97 @@ func (d *Device) GraphEdges(a0 backend.Graph) ([]backend.GraphNode, []backend.Gr
 	return v0, v1, r.err
 }
 
+// GraphEventRecordNodeGetEvent runs backend.Device.GraphEventRecordNodeGetEvent in the worker.
+func (d *Device) GraphEventRecordNodeGetEvent(a0 backend.GraphNode) (backend.Event, error) {
+	e := request(mGraphEventRecordNodeGetEvent)
+	e.u64(uint64(a0))
+	r, err := d.do(e)
+	if err != nil {
+		return 0, err
+	}
+	v0 := backend.Event(r.u64())
+	return v0, r.err
+}
+
+// GraphEventRecordNodeSetEvent runs backend.Device.GraphEventRecordNodeSetEvent in the worker.
+func (d *Device) GraphEventRecordNodeSetEvent(a0 backend.GraphNode, a1 backend.Event) error {
+	e := request(mGraphEventRecordNodeSetEvent)
+	e.u64(uint64(a0))
+	e.u64(uint64(a1))
+	r, err := d.do(e)
+	if err != nil {
+		return err
+	}
+	return r.err
+}
+
+// GraphEventWaitNodeGetEvent runs backend.Device.GraphEventWaitNodeGetEvent in the worker.
+func (d *Device) GraphEventWaitNodeGetEvent(a0 backend.GraphNode) (backend.Event, error) {
+	e := request(mGraphEventWaitNodeGetEvent)
+	e.u64(uint64(a0))
+	r, err := d.do(e)
+	if err != nil {
+		return 0, err
+	}
+	v0 := backend.Event(r.u64())
+	return v0, r.err
+}
+
+// GraphEventWaitNodeSetEvent runs backend.Device.GraphEventWaitNodeSetEvent in the worker.
+func (d *Device) GraphEventWaitNodeSetEvent(a0 backend.GraphNode, a1 backend.Event) error {
+	e := request(mGraphEventWaitNodeSetEvent)
+	e.u64(uint64(a0))
+	e.u64(uint64(a1))
+	r, err := d.do(e)
+	if err != nil {
+		return err
+	}
+	return r.err
+}
+
+// GraphExecChildGraphNodeSetParams runs backend.Device.GraphExecChildGraphNodeSetParams in the worker.
+func (d *Device) GraphExecChildGraphNodeSetParams(a0 backend.GraphExec, a1 backend.GraphNode, a2 backend.Graph) error {
+	e := request(mGraphExecChildGraphNodeSetParams)
+	e.u64(uint64(a0))
+	e.u64(uint64(a1))
+	e.u64(uint64(a2))
+	r, err := d.do(e)
+	if err != nil {
+		return err
+	}
+	return r.err
+}
+
 // GraphExecDestroy runs backend.Device.GraphExecDestroy in the worker.
 func (d *Device) GraphExecDestroy(a0 backend.GraphExec) error {
 	e := request(mGraphExecDestroy)
 	e.u64(uint64(a0))
+	r, err := d.do(e)
+	if err != nil {
+		return err
+	}
+	return r.err
+}
+
+// GraphExecEventRecordNodeSetEvent runs backend.Device.GraphExecEventRecordNodeSetEvent in the worker.
+func (d *Device) GraphExecEventRecordNodeSetEvent(a0 backend.GraphExec, a1 backend.GraphNode, a2 backend.Event) error {
+	e := request(mGraphExecEventRecordNodeSetEvent)
+	e.u64(uint64(a0))
+	e.u64(uint64(a1))
+	e.u64(uint64(a2))
+	r, err := d.do(e)
+	if err != nil {
+		return err
+	}
+	return r.err
+}
+
+// GraphExecEventWaitNodeSetEvent runs backend.Device.GraphExecEventWaitNodeSetEvent in the worker.
+func (d *Device) GraphExecEventWaitNodeSetEvent(a0 backend.GraphExec, a1 backend.GraphNode, a2 backend.Event) error {
+	e := request(mGraphExecEventWaitNodeSetEvent)
+	e.u64(uint64(a0))
+	e.u64(uint64(a1))
+	e.u64(uint64(a2))
 	r, err := d.do(e)
 	if err != nil {
 		return err
@@ -596,6 +701,19 @@ func (d *Device) GraphExecKernelNodeSetParams(a0 backend.GraphExec, a1 backend.G
 	e.u64(uint64(a0))
 	e.u64(uint64(a1))
 	encKernelNode(&e, a2)
+	r, err := d.do(e)
+	if err != nil {
+		return err
+	}
+	return r.err
+}
+
+// GraphExecMemsetNodeSetParams runs backend.Device.GraphExecMemsetNodeSetParams in the worker.
+func (d *Device) GraphExecMemsetNodeSetParams(a0 backend.GraphExec, a1 backend.GraphNode, a2 backend.MemsetNode) error {
+	e := request(mGraphExecMemsetNodeSetParams)
+	e.u64(uint64(a0))
+	e.u64(uint64(a1))
+	encMemsetNode(&e, a2)
 	r, err := d.do(e)
 	if err != nil {
 		return err
@@ -657,6 +775,54 @@ func (d *Device) GraphInstantiateWithParams(a0 backend.Graph, a1 uint64, a2 back
 	return v0, v1, r.inline()
 }
 
+// GraphKernelNodeCopyAttributes runs backend.Device.GraphKernelNodeCopyAttributes in the worker.
+func (d *Device) GraphKernelNodeCopyAttributes(a0 backend.GraphNode, a1 backend.GraphNode) error {
+	e := request(mGraphKernelNodeCopyAttributes)
+	e.u64(uint64(a0))
+	e.u64(uint64(a1))
+	r, err := d.do(e)
+	if err != nil {
+		return err
+	}
+	return r.err
+}
+
+// GraphKernelNodeGetAttrs runs backend.Device.GraphKernelNodeGetAttrs in the worker.
+func (d *Device) GraphKernelNodeGetAttrs(a0 backend.GraphNode) (backend.LaunchAttrs, error) {
+	e := request(mGraphKernelNodeGetAttrs)
+	e.u64(uint64(a0))
+	r, err := d.do(e)
+	if err != nil {
+		return backend.LaunchAttrs{}, err
+	}
+	v0 := decLaunchAttrs(&r)
+	return v0, r.err
+}
+
+// GraphKernelNodeSetAttrs runs backend.Device.GraphKernelNodeSetAttrs in the worker.
+func (d *Device) GraphKernelNodeSetAttrs(a0 backend.GraphNode, a1 backend.LaunchAttrs) error {
+	e := request(mGraphKernelNodeSetAttrs)
+	e.u64(uint64(a0))
+	encLaunchAttrs(&e, a1)
+	r, err := d.do(e)
+	if err != nil {
+		return err
+	}
+	return r.err
+}
+
+// GraphKernelNodeSetParams runs backend.Device.GraphKernelNodeSetParams in the worker.
+func (d *Device) GraphKernelNodeSetParams(a0 backend.GraphNode, a1 backend.KernelNode) error {
+	e := request(mGraphKernelNodeSetParams)
+	e.u64(uint64(a0))
+	encKernelNode(&e, a1)
+	r, err := d.do(e)
+	if err != nil {
+		return err
+	}
+	return r.err
+}
+
 // GraphLaunch runs backend.Device.GraphLaunch in the worker.
 func (d *Device) GraphLaunch(a0 backend.GraphExec, a1 backend.Stream) error {
 	e := posted(mGraphLaunch, a1)
@@ -679,6 +845,18 @@ func (d *Device) GraphLaunchN(a0 backend.GraphExec, a1 backend.Stream, a2 int) (
 	return v0, r.inline()
 }
 
+// GraphMemAllocNodeGetParams runs backend.Device.GraphMemAllocNodeGetParams in the worker.
+func (d *Device) GraphMemAllocNodeGetParams(a0 backend.GraphNode) (backend.AllocNode, error) {
+	e := request(mGraphMemAllocNodeGetParams)
+	e.u64(uint64(a0))
+	r, err := d.do(e)
+	if err != nil {
+		return backend.AllocNode{}, err
+	}
+	v0 := decAllocNode(&r)
+	return v0, r.err
+}
+
 // GraphMemAttribute runs backend.Device.GraphMemAttribute in the worker.
 func (d *Device) GraphMemAttribute(a0 backend.GraphMemAttr) (uint64, error) {
 	e := request(mGraphMemAttribute)
@@ -691,9 +869,45 @@ func (d *Device) GraphMemAttribute(a0 backend.GraphMemAttr) (uint64, error) {
 	return v0, r.err
 }
 
+// GraphMemFreeNodeGetParams runs backend.Device.GraphMemFreeNodeGetParams in the worker.
+func (d *Device) GraphMemFreeNodeGetParams(a0 backend.GraphNode) (backend.DevicePtr, error) {
+	e := request(mGraphMemFreeNodeGetParams)
+	e.u64(uint64(a0))
+	r, err := d.do(e)
+	if err != nil {
+		return 0, err
+	}
+	v0 := backend.DevicePtr(r.u64())
+	return v0, r.err
+}
+
 // GraphMemTrim runs backend.Device.GraphMemTrim in the worker.
 func (d *Device) GraphMemTrim() error {
 	e := request(mGraphMemTrim)
+	r, err := d.do(e)
+	if err != nil {
+		return err
+	}
+	return r.err
+}
+
+// GraphMemsetNodeGetParams runs backend.Device.GraphMemsetNodeGetParams in the worker.
+func (d *Device) GraphMemsetNodeGetParams(a0 backend.GraphNode) (backend.MemsetNode, error) {
+	e := request(mGraphMemsetNodeGetParams)
+	e.u64(uint64(a0))
+	r, err := d.do(e)
+	if err != nil {
+		return backend.MemsetNode{}, err
+	}
+	v0 := decMemsetNode(&r)
+	return v0, r.err
+}
+
+// GraphMemsetNodeSetParams runs backend.Device.GraphMemsetNodeSetParams in the worker.
+func (d *Device) GraphMemsetNodeSetParams(a0 backend.GraphNode, a1 backend.MemsetNode) error {
+	e := request(mGraphMemsetNodeSetParams)
+	e.u64(uint64(a0))
+	encMemsetNode(&e, a1)
 	r, err := d.do(e)
 	if err != nil {
 		return err

@@ -72,11 +72,11 @@ var conditionalSteps = []struct {
 		if err != nil {
 			return nil, err
 		}
-		set, _, err := dv.GraphAddNode(g, nil, backend.NodeParams{Type: backend.NodeMemset, Memset: backend.MemsetNode{Dst: p, Value: 7, Size: 64}})
+		set, _, err := dv.GraphAddNode(g, nil, backend.NodeParams{Type: backend.NodeMemset, Memset: backend.MemsetNode{Dst: p, Value: 7, ElementSize: 1, Width: 64, Height: 1}})
 		if err != nil {
 			return nil, err
 		}
-		if err := dv.GraphNodeSetParams(set, backend.NodeParams{Type: backend.NodeMemset, Memset: backend.MemsetNode{Dst: p, Size: 64}}); err != nil {
+		if err := dv.GraphNodeSetParams(set, backend.NodeParams{Type: backend.NodeMemset, Memset: backend.MemsetNode{Dst: p, ElementSize: 1, Width: 64, Height: 1}}); err != nil {
 			return nil, err
 		}
 		if err := dv.StreamBeginCaptureToGraph(s, g, []backend.GraphNode{set}, backend.CaptureGlobal); err != nil {

@@ -51,8 +51,10 @@ const (
 	mGraphAddKernelNode
 	mGraphAddMemAllocNode
 	mGraphAddMemFreeNode
+	mGraphAddMemcpyNode1D
 	mGraphAddMemsetNode
 	mGraphAddNode
+	mGraphChildGraphNodeGetGraph
 	mGraphClone
 	mGraphConditionalHandleCreate
 	mGraphCreate
@@ -61,17 +63,36 @@ const (
 	mGraphDestroy
 	mGraphDestroyNode
 	mGraphEdges
+	mGraphEventRecordNodeGetEvent
+	mGraphEventRecordNodeSetEvent
+	mGraphEventWaitNodeGetEvent
+	mGraphEventWaitNodeSetEvent
+	mGraphExecChildGraphNodeSetParams
 	mGraphExecDestroy
+	mGraphExecEventRecordNodeSetEvent
+	mGraphExecEventWaitNodeSetEvent
 	mGraphExecFlags
 	mGraphExecKernelNodeSetParams
+	mGraphExecMemcpyNodeSetParams1D
+	mGraphExecMemsetNodeSetParams
 	mGraphExecNodeSetParams
 	mGraphExecUpdate
 	mGraphInstantiate
 	mGraphInstantiateWithParams
+	mGraphKernelNodeCopyAttributes
+	mGraphKernelNodeGetAttrs
+	mGraphKernelNodeSetAttrs
+	mGraphKernelNodeSetParams
 	mGraphLaunch
 	mGraphLaunchN
+	mGraphMemAllocNodeGetParams
 	mGraphMemAttribute
+	mGraphMemFreeNodeGetParams
 	mGraphMemTrim
+	mGraphMemcpyNodeGetParams
+	mGraphMemcpyNodeSetParams1D
+	mGraphMemsetNodeGetParams
+	mGraphMemsetNodeSetParams
 	mGraphNodeDependencies
 	mGraphNodeDependents
 	mGraphNodeEnabled
@@ -223,8 +244,10 @@ var methodNames = [numMethods]string{
 	mGraphAddKernelNode:                    "GraphAddKernelNode",
 	mGraphAddMemAllocNode:                  "GraphAddMemAllocNode",
 	mGraphAddMemFreeNode:                   "GraphAddMemFreeNode",
+	mGraphAddMemcpyNode1D:                  "GraphAddMemcpyNode1D",
 	mGraphAddMemsetNode:                    "GraphAddMemsetNode",
 	mGraphAddNode:                          "GraphAddNode",
+	mGraphChildGraphNodeGetGraph:           "GraphChildGraphNodeGetGraph",
 	mGraphClone:                            "GraphClone",
 	mGraphConditionalHandleCreate:          "GraphConditionalHandleCreate",
 	mGraphCreate:                           "GraphCreate",
@@ -233,17 +256,36 @@ var methodNames = [numMethods]string{
 	mGraphDestroy:                          "GraphDestroy",
 	mGraphDestroyNode:                      "GraphDestroyNode",
 	mGraphEdges:                            "GraphEdges",
+	mGraphEventRecordNodeGetEvent:          "GraphEventRecordNodeGetEvent",
+	mGraphEventRecordNodeSetEvent:          "GraphEventRecordNodeSetEvent",
+	mGraphEventWaitNodeGetEvent:            "GraphEventWaitNodeGetEvent",
+	mGraphEventWaitNodeSetEvent:            "GraphEventWaitNodeSetEvent",
+	mGraphExecChildGraphNodeSetParams:      "GraphExecChildGraphNodeSetParams",
 	mGraphExecDestroy:                      "GraphExecDestroy",
+	mGraphExecEventRecordNodeSetEvent:      "GraphExecEventRecordNodeSetEvent",
+	mGraphExecEventWaitNodeSetEvent:        "GraphExecEventWaitNodeSetEvent",
 	mGraphExecFlags:                        "GraphExecFlags",
 	mGraphExecKernelNodeSetParams:          "GraphExecKernelNodeSetParams",
+	mGraphExecMemcpyNodeSetParams1D:        "GraphExecMemcpyNodeSetParams1D",
+	mGraphExecMemsetNodeSetParams:          "GraphExecMemsetNodeSetParams",
 	mGraphExecNodeSetParams:                "GraphExecNodeSetParams",
 	mGraphExecUpdate:                       "GraphExecUpdate",
 	mGraphInstantiate:                      "GraphInstantiate",
 	mGraphInstantiateWithParams:            "GraphInstantiateWithParams",
+	mGraphKernelNodeCopyAttributes:         "GraphKernelNodeCopyAttributes",
+	mGraphKernelNodeGetAttrs:               "GraphKernelNodeGetAttrs",
+	mGraphKernelNodeSetAttrs:               "GraphKernelNodeSetAttrs",
+	mGraphKernelNodeSetParams:              "GraphKernelNodeSetParams",
 	mGraphLaunch:                           "GraphLaunch",
 	mGraphLaunchN:                          "GraphLaunchN",
+	mGraphMemAllocNodeGetParams:            "GraphMemAllocNodeGetParams",
 	mGraphMemAttribute:                     "GraphMemAttribute",
+	mGraphMemFreeNodeGetParams:             "GraphMemFreeNodeGetParams",
 	mGraphMemTrim:                          "GraphMemTrim",
+	mGraphMemcpyNodeGetParams:              "GraphMemcpyNodeGetParams",
+	mGraphMemcpyNodeSetParams1D:            "GraphMemcpyNodeSetParams1D",
+	mGraphMemsetNodeGetParams:              "GraphMemsetNodeGetParams",
+	mGraphMemsetNodeSetParams:              "GraphMemsetNodeSetParams",
 	mGraphNodeDependencies:                 "GraphNodeDependencies",
 	mGraphNodeDependents:                   "GraphNodeDependents",
 	mGraphNodeEnabled:                      "GraphNodeEnabled",

@@ -69,3 +69,13 @@ func (d *Device) MemPoolImportFD(fd int) (backend.MemPool, error) {
 func (d *Device) HostRegister(p unsafe.Pointer, size uint64, flags uint32) error {
 	return refuse("HostRegister (an isolated device's host memory comes from HostAlloc)")
 }
+
+// GraphHostNodeSetParams is refused: fn is a closure of the parent.
+func (d *Device) GraphHostNodeSetParams(g backend.Graph, n backend.GraphNode, fn func()) error {
+	return refuse("GraphHostNodeSetParams")
+}
+
+// GraphExecHostNodeSetParams is refused: fn is a closure of the parent.
+func (d *Device) GraphExecHostNodeSetParams(x backend.GraphExec, n backend.GraphNode, fn func()) error {
+	return refuse("GraphExecHostNodeSetParams")
+}

@@ -73,8 +73,10 @@ var table = [numMethods]entry{
 	mGraphAddKernelNode:                    {(*server).callGraphAddKernelNode, false},
 	mGraphAddMemAllocNode:                  {(*server).callGraphAddMemAllocNode, false},
 	mGraphAddMemFreeNode:                   {(*server).callGraphAddMemFreeNode, false},
+	mGraphAddMemcpyNode1D:                  {(*server).callGraphAddMemcpyNode1D, false},
 	mGraphAddMemsetNode:                    {(*server).callGraphAddMemsetNode, false},
 	mGraphAddNode:                          {(*server).callGraphAddNode, false},
+	mGraphChildGraphNodeGetGraph:           {(*server).callGraphChildGraphNodeGetGraph, false},
 	mGraphClone:                            {(*server).callGraphClone, false},
 	mGraphConditionalHandleCreate:          {(*server).callGraphConditionalHandleCreate, false},
 	mGraphCreate:                           {(*server).callGraphCreate, false},
@@ -83,17 +85,36 @@ var table = [numMethods]entry{
 	mGraphDestroy:                          {(*server).callGraphDestroy, false},
 	mGraphDestroyNode:                      {(*server).callGraphDestroyNode, false},
 	mGraphEdges:                            {(*server).callGraphEdges, false},
+	mGraphEventRecordNodeGetEvent:          {(*server).callGraphEventRecordNodeGetEvent, false},
+	mGraphEventRecordNodeSetEvent:          {(*server).callGraphEventRecordNodeSetEvent, false},
+	mGraphEventWaitNodeGetEvent:            {(*server).callGraphEventWaitNodeGetEvent, false},
+	mGraphEventWaitNodeSetEvent:            {(*server).callGraphEventWaitNodeSetEvent, false},
+	mGraphExecChildGraphNodeSetParams:      {(*server).callGraphExecChildGraphNodeSetParams, false},
 	mGraphExecDestroy:                      {(*server).callGraphExecDestroy, false},
+	mGraphExecEventRecordNodeSetEvent:      {(*server).callGraphExecEventRecordNodeSetEvent, false},
+	mGraphExecEventWaitNodeSetEvent:        {(*server).callGraphExecEventWaitNodeSetEvent, false},
 	mGraphExecFlags:                        {(*server).callGraphExecFlags, false},
 	mGraphExecKernelNodeSetParams:          {(*server).callGraphExecKernelNodeSetParams, false},
+	mGraphExecMemcpyNodeSetParams1D:        {(*server).callGraphExecMemcpyNodeSetParams1D, false},
+	mGraphExecMemsetNodeSetParams:          {(*server).callGraphExecMemsetNodeSetParams, false},
 	mGraphExecNodeSetParams:                {(*server).callGraphExecNodeSetParams, false},
 	mGraphExecUpdate:                       {(*server).callGraphExecUpdate, false},
 	mGraphInstantiate:                      {(*server).callGraphInstantiate, false},
 	mGraphInstantiateWithParams:            {(*server).callGraphInstantiateWithParams, false},
+	mGraphKernelNodeCopyAttributes:         {(*server).callGraphKernelNodeCopyAttributes, false},
+	mGraphKernelNodeGetAttrs:               {(*server).callGraphKernelNodeGetAttrs, false},
+	mGraphKernelNodeSetAttrs:               {(*server).callGraphKernelNodeSetAttrs, false},
+	mGraphKernelNodeSetParams:              {(*server).callGraphKernelNodeSetParams, false},
 	mGraphLaunch:                           {(*server).callGraphLaunch, true},
 	mGraphLaunchN:                          {(*server).callGraphLaunchN, false},
+	mGraphMemAllocNodeGetParams:            {(*server).callGraphMemAllocNodeGetParams, false},
 	mGraphMemAttribute:                     {(*server).callGraphMemAttribute, false},
+	mGraphMemFreeNodeGetParams:             {(*server).callGraphMemFreeNodeGetParams, false},
 	mGraphMemTrim:                          {(*server).callGraphMemTrim, false},
+	mGraphMemcpyNodeGetParams:              {(*server).callGraphMemcpyNodeGetParams, false},
+	mGraphMemcpyNodeSetParams1D:            {(*server).callGraphMemcpyNodeSetParams1D, false},
+	mGraphMemsetNodeGetParams:              {(*server).callGraphMemsetNodeGetParams, false},
+	mGraphMemsetNodeSetParams:              {(*server).callGraphMemsetNodeSetParams, false},
 	mGraphNodeDependencies:                 {(*server).callGraphNodeDependencies, false},
 	mGraphNodeDependents:                   {(*server).callGraphNodeDependents, false},
 	mGraphNodeEnabled:                      {(*server).callGraphNodeEnabled, false},
@@ -616,6 +637,21 @@ func (s *server) callGraphAddMemFreeNode(in *dec, out *enc) error {
 	return nil
 }
 
+func (s *server) callGraphAddMemcpyNode1D(in *dec, out *enc) error {
+	a0 := backend.Graph(in.u64())
+	a1 := decListGraphNode(in)
+	a2 := decCopyNode(in)
+	if in.err != nil {
+		return in.err
+	}
+	v0, err := s.dev.GraphAddMemcpyNode1D(a0, a1, a2)
+	if err != nil {
+		return err
+	}
+	out.u64(uint64(v0))
+	return nil
+}
+
 func (s *server) callGraphAddMemsetNode(in *dec, out *enc) error {
 	a0 := backend.Graph(in.u64())
 	a1 := decListGraphNode(in)
@@ -646,6 +682,19 @@ func (s *server) callGraphAddNode(in *dec, out *enc) error {
 	}
 	out.u64(uint64(v0))
 	encListGraph(out, v1)
+	return nil
+}
+
+func (s *server) callGraphChildGraphNodeGetGraph(in *dec, out *enc) error {
+	a0 := backend.GraphNode(in.u64())
+	if in.err != nil {
+		return in.err
+	}
+	v0, err := s.dev.GraphChildGraphNodeGetGraph(a0)
+	if err != nil {
+		return err
+	}
+	out.u64(uint64(v0))
 	return nil
 }
 
@@ -735,12 +784,86 @@ func (s *server) callGraphEdges(in *dec, out *enc) error {
 	return nil
 }
 
+func (s *server) callGraphEventRecordNodeGetEvent(in *dec, out *enc) error {
+	a0 := backend.GraphNode(in.u64())
+	if in.err != nil {
+		return in.err
+	}
+	v0, err := s.dev.GraphEventRecordNodeGetEvent(a0)
+	if err != nil {
+		return err
+	}
+	out.u64(uint64(v0))
+	return nil
+}
+
+func (s *server) callGraphEventRecordNodeSetEvent(in *dec, out *enc) error {
+	a0 := backend.GraphNode(in.u64())
+	a1 := backend.Event(in.u64())
+	if in.err != nil {
+		return in.err
+	}
+	return s.dev.GraphEventRecordNodeSetEvent(a0, a1)
+}
+
+func (s *server) callGraphEventWaitNodeGetEvent(in *dec, out *enc) error {
+	a0 := backend.GraphNode(in.u64())
+	if in.err != nil {
+		return in.err
+	}
+	v0, err := s.dev.GraphEventWaitNodeGetEvent(a0)
+	if err != nil {
+		return err
+	}
+	out.u64(uint64(v0))
+	return nil
+}
+
+func (s *server) callGraphEventWaitNodeSetEvent(in *dec, out *enc) error {
+	a0 := backend.GraphNode(in.u64())
+	a1 := backend.Event(in.u64())
+	if in.err != nil {
+		return in.err
+	}
+	return s.dev.GraphEventWaitNodeSetEvent(a0, a1)
+}
+
+func (s *server) callGraphExecChildGraphNodeSetParams(in *dec, out *enc) error {
+	a0 := backend.GraphExec(in.u64())
+	a1 := backend.GraphNode(in.u64())
+	a2 := backend.Graph(in.u64())
+	if in.err != nil {
+		return in.err
+	}
+	return s.dev.GraphExecChildGraphNodeSetParams(a0, a1, a2)
+}
+
 func (s *server) callGraphExecDestroy(in *dec, out *enc) error {
 	a0 := backend.GraphExec(in.u64())
 	if in.err != nil {
 		return in.err
 	}
 	return s.dev.GraphExecDestroy(a0)
+}
+
+func (s *server) callGraphExecEventRecordNodeSetEvent(in *dec, out *enc) error {
+	a0 := backend.GraphExec(in.u64())
+	a1 := backend.GraphNode(in.u64())
+	a2 := backend.Event(in.u64())
+	if in.err != nil {
+		return in.err
+	}
+	return s.dev.GraphExecEventRecordNodeSetEvent(a0, a1, a2)
+}
+
+func (s *server) callGraphExecEventWaitNodeSetEvent(in *dec, out *enc) error {
+	a0 := backend.GraphExec(in.u64())
+	a1 := backend.GraphNode(in.u64())
+	a2 := backend.Event(in.u64())
+	if in.err != nil {
+		return in.err
+	}
+	return s.dev.GraphExecEventWaitNodeSetEvent(a0, a1, a2)
 }
 
 func (s *server) callGraphExecFlags(in *dec, out *enc) error {
@@ -764,6 +887,26 @@ func (s *server) callGraphExecKernelNodeSetParams(in *dec, out *enc) error {
 		return in.err
 	}
 	return s.dev.GraphExecKernelNodeSetParams(a0, a1, a2)
+}
+
+func (s *server) callGraphExecMemcpyNodeSetParams1D(in *dec, out *enc) error {
+	a0 := backend.GraphExec(in.u64())
+	a1 := backend.GraphNode(in.u64())
+	a2 := decCopyNode(in)
+	if in.err != nil {
+		return in.err
+	}
+	return s.dev.GraphExecMemcpyNodeSetParams1D(a0, a1, a2)
+}
+
+func (s *server) callGraphExecMemsetNodeSetParams(in *dec, out *enc) error {
+	a0 := backend.GraphExec(in.u64())
+	a1 := backend.GraphNode(in.u64())
+	a2 := decMemsetNode(in)
+	if in.err != nil {
+		return in.err
+	}
+	return s.dev.GraphExecMemsetNodeSetParams(a0, a1, a2)
 }
 
 func (s *server) callGraphExecNodeSetParams(in *dec, out *enc) error {
@@ -814,6 +957,46 @@ func (s *server) callGraphInstantiateWithParams(in *dec, out *enc) error {
 	return inline(out, err)
 }
 
+func (s *server) callGraphKernelNodeCopyAttributes(in *dec, out *enc) error {
+	a0 := backend.GraphNode(in.u64())
+	a1 := backend.GraphNode(in.u64())
+	if in.err != nil {
+		return in.err
+	}
+	return s.dev.GraphKernelNodeCopyAttributes(a0, a1)
+}
+
+func (s *server) callGraphKernelNodeGetAttrs(in *dec, out *enc) error {
+	a0 := backend.GraphNode(in.u64())
+	if in.err != nil {
+		return in.err
+	}
+	v0, err := s.dev.GraphKernelNodeGetAttrs(a0)
+	if err != nil {
+		return err
+	}
+	encLaunchAttrs(out, v0)
+	return nil
+}
+
+func (s *server) callGraphKernelNodeSetAttrs(in *dec, out *enc) error {
+	a0 := backend.GraphNode(in.u64())
+	a1 := decLaunchAttrs(in)
+	if in.err != nil {
+		return in.err
+	}
+	return s.dev.GraphKernelNodeSetAttrs(a0, a1)
+}
+
+func (s *server) callGraphKernelNodeSetParams(in *dec, out *enc) error {
+	a0 := backend.GraphNode(in.u64())
+	a1 := decKernelNode(in)
+	if in.err != nil {
+		return in.err
+	}
+	return s.dev.GraphKernelNodeSetParams(a0, a1)
+}
+
 func (s *server) callGraphLaunch(in *dec, out *enc) error {
 	a0 := backend.GraphExec(in.u64())
 	a1 := backend.Stream(in.u64())
@@ -835,6 +1018,19 @@ func (s *server) callGraphLaunchN(in *dec, out *enc) error {
 	return inline(out, err)
 }
 
+func (s *server) callGraphMemAllocNodeGetParams(in *dec, out *enc) error {
+	a0 := backend.GraphNode(in.u64())
+	if in.err != nil {
+		return in.err
+	}
+	v0, err := s.dev.GraphMemAllocNodeGetParams(a0)
+	if err != nil {
+		return err
+	}
+	encAllocNode(out, v0)
+	return nil
+}
+
 func (s *server) callGraphMemAttribute(in *dec, out *enc) error {
 	a0 := backend.GraphMemAttr(in.i64())
 	if in.err != nil {
@@ -848,8 +1044,65 @@ func (s *server) callGraphMemAttribute(in *dec, out *enc) error {
 	return nil
 }
 
+func (s *server) callGraphMemFreeNodeGetParams(in *dec, out *enc) error {
+	a0 := backend.GraphNode(in.u64())
+	if in.err != nil {
+		return in.err
+	}
+	v0, err := s.dev.GraphMemFreeNodeGetParams(a0)
+	if err != nil {
+		return err
+	}
+	out.u64(uint64(v0))
+	return nil
+}
+
 func (s *server) callGraphMemTrim(in *dec, out *enc) error {
 	return s.dev.GraphMemTrim()
+}
+
+func (s *server) callGraphMemcpyNodeGetParams(in *dec, out *enc) error {
+	a0 := backend.GraphNode(in.u64())
+	if in.err != nil {
+		return in.err
+	}
+	v0, err := s.dev.GraphMemcpyNodeGetParams(a0)
+	if err != nil {
+		return err
+	}
+	encCopyNode(out, v0)
+	return nil
+}
+
+func (s *server) callGraphMemcpyNodeSetParams1D(in *dec, out *enc) error {
+	a0 := backend.GraphNode(in.u64())
+	a1 := decCopyNode(in)
+	if in.err != nil {
+		return in.err
+	}
+	return s.dev.GraphMemcpyNodeSetParams1D(a0, a1)
+}
+
+func (s *server) callGraphMemsetNodeGetParams(in *dec, out *enc) error {
+	a0 := backend.GraphNode(in.u64())
+	if in.err != nil {
+		return in.err
+	}
+	v0, err := s.dev.GraphMemsetNodeGetParams(a0)
+	if err != nil {
+		return err
+	}
+	encMemsetNode(out, v0)
+	return nil
+}
+
+func (s *server) callGraphMemsetNodeSetParams(in *dec, out *enc) error {
+	a0 := backend.GraphNode(in.u64())
+	a1 := decMemsetNode(in)
+	if in.err != nil {
+		return in.err
+	}
+	return s.dev.GraphMemsetNodeSetParams(a0, a1)
 }
 
 func (s *server) callGraphNodeDependencies(in *dec, out *enc) error {
@@ -1873,6 +2126,19 @@ func decAccessPolicyWindow(d *dec) (v backend.AccessPolicyWindow) {
 	return v
 }
 
+func encAllocNode(e *enc, v backend.AllocNode) {
+	e.u64(uint64(v.Ptr))
+	e.u64(v.Bytes)
+	e.i64(int64(v.Device))
+}
+
+func decAllocNode(d *dec) (v backend.AllocNode) {
+	v.Ptr = backend.DevicePtr(d.u64())
+	v.Bytes = d.u64()
+	v.Device = int(d.i64())
+	return v
+}
+
 func encArg(e *enc, v backend.Arg) {
 	e.u64(uint64(v.Kind))
 	e.u64(v.Bits)
@@ -1909,6 +2175,21 @@ func decConditionalNode(d *dec) (v backend.ConditionalNode) {
 	v.Handle = backend.ConditionalHandle(d.u64())
 	v.Type = backend.CondType(d.i64())
 	v.Size = uint32(d.u64())
+	return v
+}
+
+func encCopyNode(e *enc, v backend.CopyNode) {
+	e.u64(v.Dst)
+	e.u64(v.Src)
+	e.u64(v.Bytes)
+	e.i64(int64(v.Kind))
+}
+
+func decCopyNode(d *dec) (v backend.CopyNode) {
+	v.Dst = d.u64()
+	v.Src = d.u64()
+	v.Bytes = d.u64()
+	v.Kind = backend.CopyKind(d.i64())
 	return v
 }
 
@@ -2142,14 +2423,20 @@ func decLocation(d *dec) (v backend.Location) {
 
 func encMemsetNode(e *enc, v backend.MemsetNode) {
 	e.u64(uint64(v.Dst))
+	e.u64(v.Pitch)
 	e.u64(uint64(v.Value))
-	e.u64(v.Size)
+	e.u64(uint64(v.ElementSize))
+	e.u64(v.Width)
+	e.u64(v.Height)
 }
 
 func decMemsetNode(d *dec) (v backend.MemsetNode) {
 	v.Dst = backend.DevicePtr(d.u64())
-	v.Value = byte(d.u64())
-	v.Size = d.u64()
+	v.Pitch = d.u64()
+	v.Value = uint32(d.u64())
+	v.ElementSize = uint32(d.u64())
+	v.Width = d.u64()
+	v.Height = d.u64()
 	return v
 }
 

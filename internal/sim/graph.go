@@ -68,12 +68,14 @@ type snode struct {
 	from  backend.GraphNode // the node of the source graph a cloned node copies (FindInClone)
 
 	kern   *kernel
-	params backend.KernelNode // kernel nodes
-	run    func()             // copies, memsets, host functions, captured work
-	child  *sgraph            // child-graph nodes: a private copy
-	ev     *event             // event record and wait nodes
-	alloc  *simAlloc          // mem-alloc and mem-free nodes
-	cond   *scond             // conditional nodes (graph_conditional.go)
+	params backend.KernelNode  // kernel nodes
+	run    func()              // copies, memsets, host functions, captured work
+	child  *sgraph             // child-graph nodes: a private copy
+	ev     *event              // event record and wait nodes
+	alloc  *simAlloc           // mem-alloc and mem-free nodes
+	cond   *scond              // conditional nodes (graph_conditional.go)
+	cp     *backend.CopyNode   // 1D copy nodes added or set through the API (graph_params.go)
+	ms     *backend.MemsetNode // memset nodes added or set through the API
 }
 
 // simAlloc is the memory of a mem-alloc node: reserved while any graph or executable graph
@@ -220,7 +222,7 @@ func (d *device) dropNodesLocked(g *sgraph) {
 			d.releaseLocked(n.alloc)
 		}
 		if n.child != nil {
-			d.dropNodesLocked(n.child)
+			d.dropChildLocked(n.child)
 		}
 		if n.cond != nil {
 			d.dropBodiesLocked(n.cond)
@@ -508,7 +510,8 @@ func (d *device) GraphAddCopyHtoD(g backend.Graph, deps []backend.GraphNode, dst
 	}
 	from := unsafe.Slice((*byte)(src), n)
 	return d.addNode(op, g, deps, &snode{typ: backend.NodeMemcpy, label: "host-to-device copy",
-		run: d.hostCopy("host-to-device copy node destination", dst, from, true)})
+		run: d.hostCopy("host-to-device copy node destination", dst, from, true),
+		cp:  &backend.CopyNode{Dst: uint64(dst), Src: uint64(uintptr(src)), Bytes: n, Kind: backend.CopyHostToDevice}})
 }
 
 // GraphAddCopyDtoH adds a device-to-host copy node.
@@ -519,7 +522,8 @@ func (d *device) GraphAddCopyDtoH(g backend.Graph, deps []backend.GraphNode, dst
 	}
 	to := unsafe.Slice((*byte)(dst), n)
 	return d.addNode(op, g, deps, &snode{typ: backend.NodeMemcpy, label: "device-to-host copy",
-		run: d.hostCopy("device-to-host copy node source", src, to, false)})
+		run: d.hostCopy("device-to-host copy node source", src, to, false),
+		cp:  &backend.CopyNode{Dst: uint64(uintptr(dst)), Src: uint64(src), Bytes: n, Kind: backend.CopyDeviceToHost}})
 }
 
 // checkCopy checks the host and device sides of a copy node: the host side must be pinned, as
@@ -560,7 +564,8 @@ func (d *device) GraphAddCopyDtoD(g backend.Graph, deps []backend.GraphNode, dst
 			return 0, d.fail(op, cudaerr.InvalidValue, "device-to-device copy node: %s", detail)
 		}
 	}
-	return d.addNode(op, g, deps, &snode{typ: backend.NodeMemcpy, label: "device-to-device copy", run: func() {
+	cp := &backend.CopyNode{Dst: uint64(dst), Src: uint64(src), Bytes: n, Kind: backend.CopyDeviceToDevice}
+	return d.addNode(op, g, deps, &snode{typ: backend.NodeMemcpy, label: "device-to-device copy", cp: cp, run: func() {
 		from, detail := d.resolveAny(src, n)
 		to, detail2 := d.resolveAny(dst, n)
 		if detail != "" || detail2 != "" {
@@ -580,7 +585,8 @@ func (d *device) GraphAddMemsetNode(g backend.Graph, deps []backend.GraphNode, p
 	if _, detail := d.resolve(p, n); detail != "" && !d.graphAddr(p, n) {
 		return 0, d.fail(op, cudaerr.InvalidValue, "memset node destination: %s", detail)
 	}
-	return d.addNode(op, g, deps, &snode{typ: backend.NodeMemset, label: fmt.Sprintf("memset %d bytes to %#x", n, value), run: func() {
+	ms := &backend.MemsetNode{Dst: p, Value: uint32(value), ElementSize: 1, Width: n, Height: 1}
+	return d.addNode(op, g, deps, &snode{typ: backend.NodeMemset, label: fmt.Sprintf("memset %d bytes to %#x", n, value), ms: ms, run: func() {
 		to, detail := d.resolve(p, n)
 		if detail != "" {
 			d.setFault(cudaerr.IllegalAddress, "memset node destination: "+detail)

@@ -138,8 +138,15 @@ func (d *device) GraphAddNode(gh backend.Graph, deps []backend.GraphNode, p back
 		n, err := d.GraphAddKernelNode(gh, deps, p.Kernel)
 		return n, nil, err
 	case backend.NodeMemset:
-		n, err := d.GraphAddMemsetNode(gh, deps, p.Memset.Dst, p.Memset.Value, p.Memset.Size)
-		return n, nil, err
+		if err := d.checkMemsetNode(op, p.Memset); err != nil {
+			return 0, nil, err
+		}
+		size, _ := memsetExtent(p.Memset)
+		n, err := d.GraphAddMemsetNode(gh, deps, p.Memset.Dst, byte(p.Memset.Value), size)
+		if err != nil {
+			return 0, nil, err
+		}
+		return n, nil, d.GraphMemsetNodeSetParams(n, p.Memset)
 	case backend.NodeEmpty:
 		n, err := d.GraphAddEmptyNode(gh, deps)
 		return n, nil, err

@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"fmt"
 	"slices"
 
 	"github.com/gpuactor/gpuactor/cudaerr"
@@ -71,35 +70,17 @@ func (d *device) setNodeParams(op string, n *snode, p backend.NodeParams, inExec
 		n.kern, n.params, n.label = k, kp, k.label
 		return nil
 	case backend.NodeMemset:
-		m := p.Memset
-		if m.Size == 0 {
-			return d.fail(op, cudaerr.InvalidValue, "memset node of 0 bytes")
-		}
-		if _, detail := d.resolve(m.Dst, m.Size); detail != "" && !d.graphAddr(m.Dst, m.Size) {
-			return d.fail(op, cudaerr.InvalidValue, "memset node destination: %s", detail)
+		if err := d.checkMemsetNode(op, p.Memset); err != nil {
+			return err
 		}
 		d.graphs.mu.Lock()
 		defer d.graphs.mu.Unlock()
-		n.run, n.label = d.memsetRun(m), fmt.Sprintf("memset %d bytes to %#x", m.Size, m.Value)
+		d.setMemset(n, p.Memset)
 		return nil
 	case backend.NodeEmpty:
 		return nil
 	}
 	return d.fail(op, cudaerr.NotSupported, "the simulator's %s does not change %s nodes", op, p.Type)
-}
-
-// memsetRun is a memset node's work.
-func (d *device) memsetRun(m backend.MemsetNode) func() {
-	return func() {
-		to, detail := d.resolve(m.Dst, m.Size)
-		if detail != "" {
-			d.setFault(cudaerr.IllegalAddress, "memset node destination: "+detail)
-			return
-		}
-		for i := range to {
-			to[i] = m.Value
-		}
-	}
 }
 
 // StreamBeginCaptureToGraph starts capturing s into the existing graph g after deps.

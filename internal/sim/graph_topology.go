@@ -11,9 +11,9 @@ import (
 // dependencies; its dependents and its graph are found by looking through the graphs, which
 // these calls (not launches) can afford.
 
-// nodeLocked looks up a live node of a graph of d and the graph holding it; the caller holds
+// nodeGraphLocked looks up a live node of a graph of d and the graph holding it; the caller holds
 // gs.mu.
-func (d *device) nodeLocked(op string, h backend.GraphNode) (*snode, *sgraph, error) {
+func (d *device) nodeGraphLocked(op string, h backend.GraphNode) (*snode, *sgraph, error) {
 	n := d.graphs.nodes[h]
 	if n != nil {
 		for _, g := range d.graphs.graphs {
@@ -42,7 +42,7 @@ func (d *device) GraphNodeDependencies(h backend.GraphNode) ([]backend.GraphNode
 	gs.mu.Lock()
 	defer gs.mu.Unlock()
 	gs.init()
-	n, _, err := d.nodeLocked("cudaGraphNodeGetDependencies", h)
+	n, _, err := d.nodeGraphLocked("cudaGraphNodeGetDependencies", h)
 	if err != nil {
 		return nil, err
 	}
@@ -55,7 +55,7 @@ func (d *device) GraphNodeDependents(h backend.GraphNode) ([]backend.GraphNode, 
 	gs.mu.Lock()
 	defer gs.mu.Unlock()
 	gs.init()
-	n, g, err := d.nodeLocked("cudaGraphNodeGetDependentNodes", h)
+	n, g, err := d.nodeGraphLocked("cudaGraphNodeGetDependentNodes", h)
 	if err != nil {
 		return nil, err
 	}
@@ -112,7 +112,7 @@ func (d *device) GraphDestroyNode(h backend.GraphNode) error {
 	gs.mu.Lock()
 	defer gs.mu.Unlock()
 	gs.init()
-	n, g, err := d.nodeLocked(op, h)
+	n, g, err := d.nodeGraphLocked(op, h)
 	if err != nil {
 		return err
 	}
