@@ -4,30 +4,19 @@ import (
 	"runtime"
 	"unsafe"
 
+	"github.com/ebitengine/purego"
+
 	"github.com/gpuactor/gpuactor/cuda"
 	"github.com/gpuactor/gpuactor/internal/backend"
 )
 
 // CUDA arrays (cudaMallocArray and its family). cudaChannelFormatDesc is five C ints, as
-// cuda.ChannelFormat is, so a *cuda.ChannelFormat is passed as the descriptor. Two calls take
-// a struct cudaExtent (24 bytes) by value: on amd64 (SysV MEMORY class) it travels as 3 stack
-// words after the integer registers, which the other arguments and zeros fill; on arm64
-// (AAPCS64) a composite over 16 bytes is copied by the caller and passed by address.
-
-// byValueArgs is, on amd64, the argument words of a call whose integer arguments are regs
-// (at most 6) and whose by-value structs of over 16 bytes are structs, each as its words:
-// the registers first, zero-filled, then the structs' words on the stack in order.
-func byValueArgs(regs []uintptr, structs ...[]uintptr) []uintptr {
-	if runtime.GOARCH == "amd64" {
-		out := make([]uintptr, 6, 6+3*len(structs))
-		copy(out, regs)
-		for _, s := range structs {
-			out = append(out, s...)
-		}
-		return out
-	}
-	panic("cudart: byValueArgs is the amd64 convention")
-}
+// cuda.ChannelFormat is, so a *cuda.ChannelFormat is passed as the descriptor. Three calls
+// take a struct cudaExtent (24 bytes) or cudaPitchedPtr (32 bytes) by value: on amd64 (SysV
+// MEMORY class) each travels as its words on the stack after the integer registers, which
+// the other arguments and zeros fill; on arm64 (AAPCS64) a composite over 16 bytes is copied
+// by the caller and passed by address (here the address of the callee's own copy, e and p
+// being this function's copies).
 
 // MallocArray allocates a 1D or 2D array (cudaMallocArray).
 func (r *Runtime) MallocArray(f cuda.ChannelFormat, width, height uint64, flags uint32) (backend.Array, error) {
@@ -39,13 +28,12 @@ func (r *Runtime) MallocArray(f cuda.ChannelFormat, width, height uint64, flags 
 // Malloc3DArray allocates an array of any shape (cudaMalloc3DArray).
 func (r *Runtime) Malloc3DArray(f cuda.ChannelFormat, e Extent, flags uint32) (backend.Array, error) {
 	var a uintptr
-	pa, pf := uintptr(unsafe.Pointer(&a)), uintptr(unsafe.Pointer(&f))
 	var err error
 	if runtime.GOARCH == "amd64" {
-		err = r.call(fnMalloc3DArray, byValueArgs([]uintptr{pa, pf, uintptr(flags)}, []uintptr{uintptr(e.Width), uintptr(e.Height), uintptr(e.Depth)})...)
+		err = r.call(fnMalloc3DArray, uintptr(unsafe.Pointer(&a)), uintptr(unsafe.Pointer(&f)), uintptr(flags), 0, 0, 0,
+			uintptr(e.Width), uintptr(e.Height), uintptr(e.Depth))
 	} else {
-		c := e
-		err = r.call(fnMalloc3DArray, pa, pf, uintptr(unsafe.Pointer(&c)), uintptr(flags))
+		err = r.call(fnMalloc3DArray, uintptr(unsafe.Pointer(&a)), uintptr(unsafe.Pointer(&f)), uintptr(unsafe.Pointer(&e)), uintptr(flags))
 	}
 	return backend.Array(a), err
 }
@@ -79,13 +67,12 @@ func (r *Runtime) ArrayGetPlane(a backend.Array, plane uint32) (backend.Array, e
 // MallocMipmappedArray allocates a mipmapped array (cudaMallocMipmappedArray).
 func (r *Runtime) MallocMipmappedArray(f cuda.ChannelFormat, e Extent, levels, flags uint32) (backend.MipmappedArray, error) {
 	var m uintptr
-	pm, pf := uintptr(unsafe.Pointer(&m)), uintptr(unsafe.Pointer(&f))
 	var err error
 	if runtime.GOARCH == "amd64" {
-		err = r.call(fnMallocMipmappedArray, byValueArgs([]uintptr{pm, pf, uintptr(levels), uintptr(flags)}, []uintptr{uintptr(e.Width), uintptr(e.Height), uintptr(e.Depth)})...)
+		err = r.call(fnMallocMipmappedArray, uintptr(unsafe.Pointer(&m)), uintptr(unsafe.Pointer(&f)), uintptr(levels), uintptr(flags), 0, 0,
+			uintptr(e.Width), uintptr(e.Height), uintptr(e.Depth))
 	} else {
-		c := e
-		err = r.call(fnMallocMipmappedArray, pm, pf, uintptr(unsafe.Pointer(&c)), uintptr(levels), uintptr(flags))
+		err = r.call(fnMallocMipmappedArray, uintptr(unsafe.Pointer(&m)), uintptr(unsafe.Pointer(&f)), uintptr(unsafe.Pointer(&e)), uintptr(levels), uintptr(flags))
 	}
 	return backend.MipmappedArray(m), err
 }
@@ -192,13 +179,19 @@ func (r *Runtime) Memcpy2DFromArrayAsync(dst uintptr, dpitch uint64, a backend.A
 }
 
 // Memset3DAsync enqueues setting extent (width in bytes) of the pitched memory p to value on
-// s (cudaMemset3DAsync, which takes both structs by value).
+// s (cudaMemset3DAsync, which takes both structs by value). On amd64 that is 13 argument
+// words, past the trampoline's 12, so it goes through purego.SyscallN as the IPC calls do.
 func (r *Runtime) Memset3DAsync(p PitchedPtr, value byte, e Extent, s Stream) error {
-	if runtime.GOARCH == "amd64" {
-		return r.call(fnMemset3DAsync, byValueArgs([]uintptr{uintptr(value), uintptr(s)},
-			[]uintptr{p.Ptr, uintptr(p.Pitch), uintptr(p.XSize), uintptr(p.YSize)},
-			[]uintptr{uintptr(e.Width), uintptr(e.Height), uintptr(e.Depth)})...)
+	fn, err := r.syms.get(fnMemset3DAsync)
+	if err != nil {
+		return err
 	}
-	pc, ec := p, e
-	return r.call(fnMemset3DAsync, uintptr(unsafe.Pointer(&pc)), uintptr(value), uintptr(unsafe.Pointer(&ec)), uintptr(s))
+	var code uintptr
+	if runtime.GOARCH == "amd64" {
+		code, _, _ = purego.SyscallN(fn, uintptr(value), uintptr(s), 0, 0, 0, 0,
+			p.Ptr, uintptr(p.Pitch), uintptr(p.XSize), uintptr(p.YSize), uintptr(e.Width), uintptr(e.Height), uintptr(e.Depth))
+	} else {
+		code, _, _ = purego.SyscallN(fn, uintptr(unsafe.Pointer(&p)), uintptr(value), uintptr(unsafe.Pointer(&e)), uintptr(s))
+	}
+	return r.newError(runtimeSymNames[fnMemset3DAsync], int32(code))
 }
