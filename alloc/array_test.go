@@ -300,3 +300,61 @@ func TestArrayPeerCopy(t *testing.T) {
 		}
 	})
 }
+
+// Arrays made, filled, copied and freed from many goroutines at once: each gets its own
+// elements back, and Close waits for the copies queued before it.
+func TestArraysConcurrently(t *testing.T) {
+	eachBackend(t, func(t *testing.T, f *fixture) {
+		const workers = 8
+		errs := make(chan error, workers)
+		for g := range workers {
+			go func() {
+				errs <- func() error {
+					s, err := streams.New(f.Ctx, f.Dev)
+					if err != nil {
+						return err
+					}
+					defer func() { _ = s.Close(f.Ctx) }()
+					a, err := alloc.NewArray(f.Ctx, f.Dev, cuda.Channels[uint32](1), alloc.Extent{W: 16, H: 4 + g})
+					if err != nil {
+						return err
+					}
+					in := make([]uint32, 16*(4+g))
+					for i := range in {
+						in[i] = uint32(g<<16 | i)
+					}
+					up := alloc.CopyToArray(f.Ctx, s, a, a.Whole(), in)
+					// A 2D box into device memory (cudaMemcpy2DFromArrayAsync), then back into
+					// another place of the array (cudaMemcpy2DToArrayAsync).
+					buf, err := f.Dev.MallocBytes(f.Ctx, 4*4*2)
+					if err != nil {
+						return err
+					}
+					defer func() { _ = buf.Close(f.Ctx) }()
+					box := alloc.Box{Pos: alloc.Pos{X: 2, Y: 1}, W: 4, H: 2}
+					mid := alloc.CopyArrayToDevice(f.Ctx, s, buf, a, box)
+					back := alloc.CopyDeviceToArray(f.Ctx, s, a, alloc.Box{Pos: alloc.Pos{X: 12, Y: 2}, W: 4, H: 2}, buf)
+					out := make([]uint32, len(in))
+					down := alloc.CopyFromArray(f.Ctx, s, out, a, a.Whole())
+					if err := a.Close(f.Ctx); err != nil {
+						return err
+					}
+					for _, fu := range []*streams.Future{up, mid, back, down} {
+						if err := fu.Wait(f.Ctx); err != nil {
+							return err
+						}
+					}
+					want := append([]uint32(nil), in...)
+					for y := range 2 {
+						copy(want[(2+y)*16+12:(2+y)*16+16], in[(1+y)*16+2:(1+y)*16+6])
+					}
+					assert.Equal(t, want, out, "worker %d", g)
+					return nil
+				}()
+			}()
+		}
+		for range workers {
+			require.NoError(t, <-errs)
+		}
+	})
+}
