@@ -2,6 +2,7 @@ package alloc
 
 import (
 	"context"
+	"fmt"
 	"unsafe"
 
 	"github.com/gpuactor/gpuactor/cuda"
@@ -125,8 +126,10 @@ func hostArray[T cuda.Numeric](ctx context.Context, op string, s *streams.Stream
 // CopyArray queues a copy of box b of src into the same-sized box of dst at origin at; the
 // future completes when the GPU has done it. The arrays' elements must be of one size. Both
 // arrays may live on the stream's device, or one of them on another device: a peer copy
-// (cudaMemcpy3DPeerAsync). For a peer copy the other device's array must stay open until
-// the future completes; order the copy after that device's writes with events.
+// (cudaMemcpy3DPeerAsync) where both are of one machine (not isolated devices, whose arrays
+// live in their own worker processes: that is an ErrWrongDevice error). For a peer copy the
+// other device's array must stay open until the future completes; order the copy after that
+// device's writes with events.
 func CopyArray(ctx context.Context, s *streams.Stream, dst *Array, at Pos, src *Array, b Box) *streams.Future {
 	const op = "CopyArray"
 	if s == nil {
@@ -147,6 +150,11 @@ func CopyArray(ctx context.Context, s *streams.Stream, dst *Array, at Pos, src *
 	sd, dd := src.core().Device(), dst.core().Device()
 	if sd != d && dd != d {
 		return failedFuture(core.WrongDevice(op+" arrays", sd, d))
+	}
+	if !core.SameMachine(sd, dd) {
+		// Each isolated device's arrays live in its own worker process.
+		return failedFuture(fmt.Errorf("%w: %s from device %d (%s) to device %d (%s): the devices belong to different backends",
+			device.ErrWrongDevice, op, sd.Ordinal(), sd.BackendName(), dd.Ordinal(), dd.BackendName()))
 	}
 	return core.Queue(ctx, cs, func(rt backend.Device, _ *core.Tracker, h backend.Stream) error {
 		sh, err := src.core().Handle("copy source", nil)

@@ -59,5 +59,16 @@ func TestArraysOnAnIsolatedDevice(t *testing.T) {
 	require.ErrorIs(t, err, cudaerr.InvalidValue, "the worker's refusal comes back")
 	_, err = a.MemoryRequirements(ctx)
 	require.ErrorIs(t, err, cudaerr.InvalidValue)
+
+	// Another isolated device's arrays live in another worker: no peer copy reaches them.
+	other, err := device.Open(ctx, 0, device.WithSimulator(sim.New()), device.WithKernelCache(""),
+		device.Isolated(isolate.WithStderr(io.Discard)))
+	require.NoError(t, err)
+	defer other.Close()
+	b, err := alloc.NewArray(ctx, other, f, alloc.Extent{W: 5, H: 3, D: 2}, alloc.Layered())
+	require.NoError(t, err)
+	defer func() { require.NoError(t, b.Close(ctx)) }()
+	err = alloc.CopyArray(ctx, s, b, alloc.Pos{}, a, a.Whole()).Wait(ctx)
+	require.ErrorIs(t, err, device.ErrWrongDevice)
 	testdev.RequireUsable(t, dev)
 }
