@@ -324,3 +324,32 @@ func TestArrayFreedWhileQueuedFaults(t *testing.T) {
 	g.release()
 	requireCode(t, d0.StreamSynchronize(s), cudaerr.IllegalAddress)
 }
+
+// A captured array copy and 3D memset are a memcpy and a memset node, and the graph replays
+// them.
+func TestArrayCopiesCapture(t *testing.T) {
+	_, d0, _ := open(t)
+	s := mkStream(t, d0)
+	a, err := d0.MallocArray(cuda.Channels[uint8](1), 4, 2, 0)
+	require.NoError(t, err)
+	p := malloc(t, d0, 64)
+	require.NoError(t, d0.StreamBeginCapture(s, backend.CaptureGlobal))
+	require.NoError(t, d0.Memset3D(p, 4, 2, 7, backend.Extent3D{Width: 4, Height: 2, Depth: 1}, s))
+	require.NoError(t, d0.Copy3D(backend.Copy3DParams{Src: backend.Place3D{Ptr: p, Pitch: 4, Rows: 2}, Dst: backend.Place3D{Array: a}, Extent: backend.Extent3D{Width: 4, Height: 2, Depth: 1}}, s))
+	g, err := d0.StreamEndCapture(s)
+	require.NoError(t, err)
+	nodes, err := d0.GraphNodes(g)
+	require.NoError(t, err)
+	var types []backend.NodeType
+	for _, n := range nodes {
+		ty, err := d0.GraphNodeType(n)
+		require.NoError(t, err)
+		types = append(types, ty)
+	}
+	assert.ElementsMatch(t, []backend.NodeType{backend.NodeMemset, backend.NodeMemcpy}, types)
+	x, err := d0.GraphInstantiate(g, 0)
+	require.NoError(t, err)
+	require.NoError(t, d0.GraphLaunch(x, s))
+	require.NoError(t, d0.StreamSynchronize(s))
+	assert.Equal(t, []byte{7, 7, 7, 7, 7, 7, 7, 7}, d0.(*device).lookupArray(a).data)
+}
