@@ -358,3 +358,19 @@ func TestArraysConcurrently(t *testing.T) {
 		}
 	})
 }
+
+// A device closes with arrays still open; their later use is refused, not a crash.
+func TestArraysLeftOpenAtDeviceClose(t *testing.T) {
+	ctx := testdev.Ctx(t)
+	dev, err := device.Open(ctx, 0, device.WithBackend(device.BackendSim))
+	require.NoError(t, err)
+	a, err := alloc.NewArray(ctx, dev, cuda.Channels[float32](1), alloc.Extent{W: 4, H: 4})
+	require.NoError(t, err)
+	m, err := alloc.NewMipmappedArray(ctx, dev, cuda.Channels[float32](1), alloc.Extent{W: 4, H: 4}, 2)
+	require.NoError(t, err)
+	require.NoError(t, dev.Close())
+	require.Error(t, a.Close(ctx))
+	require.Error(t, m.Close(ctx))
+	_, err = a.Info(ctx)
+	require.Error(t, err)
+}
