@@ -63,10 +63,7 @@ func backendExtent(op string, e Extent) (backend.Extent3D, error) {
 	if e.W <= 0 || e.H < 0 || e.D < 0 {
 		return backend.Extent3D{}, core.Invalid("%s of extent %d×%d×%d: the width must be positive and no extent negative", op, e.W, e.H, e.D)
 	}
-	if e.H == 0 && e.D != 0 {
-		// Only a layered 1D array has a depth without a height; NewArray's flags say which.
-		return backend.Extent3D{Width: uint64(e.W), Depth: uint64(e.D)}, nil
-	}
+	// A depth without a height is a layered 1D array's; the runtime refuses it on others.
 	return backend.Extent3D{Width: uint64(e.W), Height: uint64(e.H), Depth: uint64(e.D)}, nil
 }
 
