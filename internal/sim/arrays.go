@@ -38,6 +38,8 @@ func arrayShape(e backend.Extent3D, flags uint32) string {
 		return "a cubemap needs width == height and a depth of 6 (6 per layer when layered)"
 	case flags&backend.ArrayTextureGather != 0 && (h == 0 || d != 0):
 		return "texture gather is for 2D arrays only"
+	case flags&backend.ArraySparse != 0 && (h == 0 || cube):
+		return "sparse arrays are 2D, 3D or 2D layered"
 	case cube && layered && (w > maxArrayCubemap || d > maxCubemapLayered):
 		return "past the device's layered cubemap limits"
 	case cube && w > maxArrayCubemap:
@@ -362,7 +364,17 @@ func (d *device) ArraySparseProperties(h backend.Array) (backend.ArraySparseProp
 	if a.flags&backend.ArraySparse == 0 {
 		return backend.ArraySparseProperties{}, d.fail(op, cudaerr.InvalidValue, "array %#x was not made with the sparse flag", uintptr(h))
 	}
-	return sparseProps([]*simArray{a}), nil
+	if a.mip != 0 {
+		return backend.ArraySparseProperties{}, d.fail(op, cudaerr.InvalidValue, "array %#x is a mipmap level: ask its mipmapped array %#x", uintptr(h), uintptr(a.mip))
+	}
+	// A plain array's mip tail starts at level 0; with a single mip tail its size is the
+	// whole array's, as the runtime documents.
+	p := sparseProps([]*simArray{a})
+	p.MiptailFirstLevel, p.MiptailSize = 0, 0
+	if p.Flags&backend.ArraySparseSingleMipTail != 0 {
+		p.MiptailSize = requirements([]*simArray{a}).Size
+	}
+	return p, nil
 }
 
 // MipmappedArraySparseProperties is the tile layout of a sparse mipmapped array.
@@ -378,13 +390,21 @@ func (d *device) MipmappedArraySparseProperties(h backend.MipmappedArray) (backe
 	return sparseProps(m.levels), nil
 }
 
-// requirements is the memory levels need once mapped: their bytes, each level rounded up to
-// whole tiles.
+// requirements is the memory levels need once mapped: whole 64 KiB tiles of each level
+// (each layer or face tiled on its own).
 func requirements(levels []*simArray) backend.ArrayMemoryRequirements {
+	a := levels[0]
+	threeD := a.depth != 0 && a.flags&(backend.ArrayLayered|backend.ArrayCubemap) == 0
+	tw, th, td := tileShape(a.elemSize(), threeD)
+	ceil := func(x uint64, t uint32) uint64 { return (x + uint64(t) - 1) / uint64(t) }
 	var n uint64
 	for _, l := range levels {
-		r, _ := roundUp(uint64(len(l.data)), sparseTileBytes)
-		n += r
+		w, h, d := l.dims()
+		tiles := ceil(w, tw) * ceil(h, th) * d
+		if threeD {
+			tiles = ceil(w, tw) * ceil(h, th) * ceil(d, td)
+		}
+		n += tiles * sparseTileBytes
 	}
 	return backend.ArrayMemoryRequirements{Size: n, Alignment: sparseTileBytes}
 }

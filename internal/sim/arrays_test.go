@@ -221,6 +221,11 @@ func TestArraySparseAndDeferred(t *testing.T) {
 	assert.Equal(t, uint32(128), props.TileWidth)
 	assert.Equal(t, uint32(128), props.TileHeight)
 	assert.Equal(t, uint32(1), props.TileDepth)
+	assert.Zero(t, props.MiptailFirstLevel)
+	assert.Equal(t, backend.ArraySparseSingleMipTail, props.Flags)
+	assert.Equal(t, uint64(6*64<<10), props.MiptailSize, "300×200 floats in 3×2 tiles of 128×128")
+	_, err = d0.MallocArray(f, 300, 0, backend.ArraySparse)
+	requireCode(t, err, cudaerr.InvalidValue, "no 1D sparse arrays")
 
 	df, err := d0.MallocArray(f, 300, 200, backend.ArrayDeferredMapping)
 	require.NoError(t, err)
@@ -237,6 +242,10 @@ func TestArraySparseAndDeferred(t *testing.T) {
 	mr, err := d0.MipmappedArrayMemoryRequirements(mm)
 	require.NoError(t, err)
 	assert.Greater(t, mr.Size, req.Size)
+	l0, err := d0.MipmappedArrayLevel(mm, 0)
+	require.NoError(t, err)
+	_, err = d0.ArraySparseProperties(l0)
+	requireCode(t, err, cudaerr.InvalidValue, "a level's sparse properties are its mipmap's")
 	_, err = d0.ArrayPlane(sp, 0)
 	requireCode(t, err, cudaerr.InvalidValue, "single-planar arrays have no planes")
 }
