@@ -203,6 +203,7 @@ type Device interface {
 	RawDevice
 	ExternalDevice
 	PitchedDevice
+	ArrayDevice
 	DeviceManagement
 	LaunchControl
 	StreamControl

@@ -694,6 +694,7 @@ var paritySteps = []struct {
 		}
 		return []any{pitch, append([]byte(nil), buf[:64]...)}, nil
 	}},
+	{"Arrays", arrayParityMethods, arrayParity}, // parity_array_test.go
 	{"Teardown", []string{"HostFree", "EventDestroy", "StreamDestroy", "MemPoolDestroy", "UnloadModule", "Free"}, func(dv backend.Device, st *pstate) (any, error) {
 		var errs []string
 		for _, err := range []error{dv.HostFree(st.hp), dv.EventDestroy(st.e), dv.EventDestroy(st.e2), dv.StreamDestroy(st.s),

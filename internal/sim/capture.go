@@ -139,9 +139,10 @@ func (d *device) captured(s *stream, t *task) bool {
 	switch t.name {
 	case "host function":
 		typ = backend.NodeHost
-	case "memset":
+	case "memset", "2D memset", "3D memset":
 		typ = backend.NodeMemset
-	case "host-to-device copy", "device-to-host copy", "device-to-device copy":
+	case "host-to-device copy", "device-to-host copy", "device-to-device copy",
+		"2D host-to-device copy", "2D device-to-host copy", "2D device-to-device copy", "3D copy":
 		typ = backend.NodeMemcpy
 	}
 	return d.captureNode(s, func() *snode { return &snode{typ: typ, label: t.name, run: t.run} })
