@@ -32,6 +32,9 @@ type KernelCall struct {
 	Mem         DeviceMemory
 	// Globals finds the variables of the kernel's module (read them with SimGlobal).
 	Globals SimGlobals
+	// Textures samples the device's texture objects and reaches its surface objects (use
+	// SimTex2D, SimSurf2DWrite... with an argument read by TextureArg or SurfaceArg).
+	Textures SimTextures
 }
 
 // Threads is the total number of threads of the launch (grid × block).
@@ -64,6 +67,12 @@ func (c *KernelCall) Float32(i int) float32 { return math.Float32frombits(uint32
 
 // Float64 is argument i as a float64.
 func (c *KernelCall) Float64(i int) float64 { return math.Float64frombits(c.arg(i, Float64)) }
+
+// TextureArg is argument i as a texture object.
+func (c *KernelCall) TextureArg(i int) TextureObject { return TextureObject(c.arg(i, Texture)) }
+
+// SurfaceArg is argument i as a surface object.
+func (c *KernelCall) SurfaceArg(i int) SurfaceObject { return SurfaceObject(c.arg(i, Surface)) }
 
 // Ptr is argument i as a device address.
 func (c *KernelCall) Ptr(i int) DevicePtr { return DevicePtr(c.arg(i, Pointer)) }

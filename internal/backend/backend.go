@@ -208,6 +208,7 @@ type Device interface {
 	ModuleGlobals
 	HostMemoryFlags
 	BatchCopier
+	TextureObjects
 
 	// Ordinal is the device's index.
 	Ordinal() int

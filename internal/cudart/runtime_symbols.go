@@ -179,6 +179,19 @@ const (
 	fnHostGetFlags
 	// Batched copies (batchcopy.go); optional: a loop of cudaMemcpyAsync stands in where absent.
 	fnMemcpyBatchAsync // 12.8+; 13.0 dropped the failIdx parameter
+	// Texture and surface objects (texture.go). 11.x: the _v2 forms take the cudaTextureDesc
+	// with seamlessCubemap, which 12.0 gave the plain names.
+	fnCreateTextureObject
+	fnCreateTextureObjectV2 // 11.x only
+	fnDestroyTextureObject
+	fnGetTextureObjectResourceDesc
+	fnGetTextureObjectTextureDesc
+	fnGetTextureObjectTextureDescV2 // 11.x only
+	fnGetTextureObjectResourceViewDesc
+	fnCreateSurfaceObject
+	fnDestroySurfaceObject
+	fnGetSurfaceObjectResourceDesc
+	fnDeviceGetTexture1DLinearMaxWidth
 	numRuntimeSyms
 )
 
@@ -354,4 +367,16 @@ var runtimeSymNames = [numRuntimeSyms]string{
 	fnHostGetFlags: "cudaHostGetFlags",
 	// Batched copies.
 	fnMemcpyBatchAsync: "cudaMemcpyBatchAsync",
+	// Texture and surface objects.
+	fnCreateTextureObject:              "cudaCreateTextureObject",
+	fnCreateTextureObjectV2:            "cudaCreateTextureObject_v2",
+	fnDestroyTextureObject:             "cudaDestroyTextureObject",
+	fnGetTextureObjectResourceDesc:     "cudaGetTextureObjectResourceDesc",
+	fnGetTextureObjectTextureDesc:      "cudaGetTextureObjectTextureDesc",
+	fnGetTextureObjectTextureDescV2:    "cudaGetTextureObjectTextureDesc_v2",
+	fnGetTextureObjectResourceViewDesc: "cudaGetTextureObjectResourceViewDesc",
+	fnCreateSurfaceObject:              "cudaCreateSurfaceObject",
+	fnDestroySurfaceObject:             "cudaDestroySurfaceObject",
+	fnGetSurfaceObjectResourceDesc:     "cudaGetSurfaceObjectResourceDesc",
+	fnDeviceGetTexture1DLinearMaxWidth: "cudaDeviceGetTexture1DLinearMaxWidth",
 }

@@ -17,10 +17,14 @@ const (
 	mCopyDtoD
 	mCopyDtoH
 	mCopyHtoD
+	mCreateSurfaceObject
+	mCreateTextureObject
 	mCurrentMemPool
 	mDefaultMemPool
 	mDestroyExternalMemory
 	mDestroyExternalSemaphore
+	mDestroySurfaceObject
+	mDestroyTextureObject
 	mDeviceFlags
 	mDisablePeerAccess
 	mEnablePeerAccess
@@ -147,7 +151,12 @@ const (
 	mStreamSynchronize
 	mStreamUpdateCaptureDependencies
 	mStreamWaitEvent
+	mSurfaceObjectResourceDesc
 	mSynchronize
+	mTexture1DLinearMaxWidth
+	mTextureObjectResourceDesc
+	mTextureObjectTextureDesc
+	mTextureObjectViewDesc
 	mUUID
 	mUnloadModule
 	mWaitExternalSemaphore
@@ -167,10 +176,14 @@ var methodNames = [numMethods]string{
 	mCopyDtoD:                              "CopyDtoD",
 	mCopyDtoH:                              "CopyDtoH",
 	mCopyHtoD:                              "CopyHtoD",
+	mCreateSurfaceObject:                   "CreateSurfaceObject",
+	mCreateTextureObject:                   "CreateTextureObject",
 	mCurrentMemPool:                        "CurrentMemPool",
 	mDefaultMemPool:                        "DefaultMemPool",
 	mDestroyExternalMemory:                 "DestroyExternalMemory",
 	mDestroyExternalSemaphore:              "DestroyExternalSemaphore",
+	mDestroySurfaceObject:                  "DestroySurfaceObject",
+	mDestroyTextureObject:                  "DestroyTextureObject",
 	mDeviceFlags:                           "DeviceFlags",
 	mDisablePeerAccess:                     "DisablePeerAccess",
 	mEnablePeerAccess:                      "EnablePeerAccess",
@@ -297,7 +310,12 @@ var methodNames = [numMethods]string{
 	mStreamSynchronize:                     "StreamSynchronize",
 	mStreamUpdateCaptureDependencies:       "StreamUpdateCaptureDependencies",
 	mStreamWaitEvent:                       "StreamWaitEvent",
+	mSurfaceObjectResourceDesc:             "SurfaceObjectResourceDesc",
 	mSynchronize:                           "Synchronize",
+	mTexture1DLinearMaxWidth:               "Texture1DLinearMaxWidth",
+	mTextureObjectResourceDesc:             "TextureObjectResourceDesc",
+	mTextureObjectTextureDesc:              "TextureObjectTextureDesc",
+	mTextureObjectViewDesc:                 "TextureObjectViewDesc",
 	mUUID:                                  "UUID",
 	mUnloadModule:                          "UnloadModule",
 	mWaitExternalSemaphore:                 "WaitExternalSemaphore",

@@ -208,7 +208,7 @@ func (d *device) checkLaunch(grid, block backend.Dim3, sharedMem uint32) string 
 func (d *device) runKernel(k *kernel, s *stream, grid, block backend.Dim3, sharedMem uint32, args []backend.Arg) {
 	mem := &memView{d: d}
 	call := &backend.KernelCall{Grid: grid, Block: block, SharedMem: sharedMem, Args: args, Mem: mem,
-		Globals: moduleGlobals{k.mod}}
+		Globals: moduleGlobals{k.mod}, Textures: texView{d: d, mem: mem}}
 	var (
 		err       error
 		recovered any
