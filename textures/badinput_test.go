@@ -57,6 +57,23 @@ func TestBadInput(t *testing.T) {
 		_, err = textures.MaxLinearWidth(ctx, dev, cuda.ChannelFormat{X: 24, Kind: cuda.ChannelFloat})
 		require.ErrorIs(t, err, device.ErrInvalidArgument)
 
+		// Wider than the device allows: linear memory (per format) and pitched rows.
+		big, err := dev.MallocBytes(ctx, max+512)
+		require.NoError(t, err)
+		defer big.Close(ctx)
+		_, err = textures.New(ctx, dev, textures.FromLinear(big, cuda.Channels[uint8](1)), textures.Desc{})
+		require.ErrorIs(t, err, device.ErrOutOfRange)
+		assert.ErrorContains(t, err, "for a texture over linear memory")
+		edge, err := textures.New(ctx, dev, textures.FromLinear(big.Slice(0, max), cuda.Channels[uint8](1)), textures.Desc{})
+		require.NoError(t, err, "exactly the limit")
+		require.NoError(t, edge.Close(ctx))
+		wide, err := alloc.MallocPitch[uint8](ctx, dev, 1<<20, 1)
+		require.NoError(t, err)
+		defer wide.Close(ctx)
+		_, err = textures.New(ctx, dev, textures.FromPitched(wide, cuda.Channels[uint8](1)), textures.Desc{})
+		require.ErrorIs(t, err, device.ErrOutOfRange)
+		assert.ErrorContains(t, err, "for a pitch2D texture")
+
 		// A texture over memory already closed.
 		gone := f.Buffer(t, 1024)
 		require.NoError(t, gone.Close(ctx))
