@@ -45,6 +45,16 @@ func rgbaImage() []uint32 {
 	return img
 }
 
+// shortImage is texel (x, y) of the signed 16-bit texture: both signs, both extremes.
+func shortImage() []int16 {
+	img := make([]int16, imgW*imgH)
+	for i := range img {
+		img[i] = int16(int32(i*i*997)%65536 - 32768)
+	}
+	img[0], img[1] = -32768, 32767
+	return img
+}
+
 // texelCoords are coordinates in texels: off-centre, on centres, past every edge, negative.
 var texelCoords = []float32{
 	0.3, 0.6, 1.7, 2.2, 4.9, 3.9, 2.5, 1.5, 3.1, 0.8, 0.5, 3.5,
@@ -110,6 +120,10 @@ func runSampling(t *testing.T, opts []device.Option) samplingResults {
 	require.NoError(t, err)
 	defer cimg.Close(ctx)
 	require.NoError(t, alloc.CopyToPitched(ctx, s, cimg, cimg.Whole(), rgbaImage()).Wait(ctx))
+	simg, err := alloc.MallocPitch[int16](ctx, dev, imgW, imgH)
+	require.NoError(t, err)
+	defer simg.Close(ctx)
+	require.NoError(t, alloc.CopyToPitched(ctx, s, simg, simg.Whole(), shortImage()).Wait(ctx))
 
 	n := len(texelCoords) / 2
 	xy, err := dev.MallocBytes(ctx, uint64(8*n))
@@ -152,6 +166,17 @@ func runSampling(t *testing.T, opts []device.Option) samplingResults {
 		run(c.name+"/rgba8-normalized", nt, kernel("sample_f4"), coords, 4)
 		require.NoError(t, nt.Close(ctx))
 
+		st, err := textures.New(ctx, dev, textures.FromPitched(simg, cuda.Channels[int16](1)), nd)
+		require.NoError(t, err, c.name)
+		run(c.name+"/int16-normalized", st, kernel("sample_f1"), coords, 1)
+		require.NoError(t, st.Close(ctx))
+
+		nd.SRGB = true
+		sr, err := textures.New(ctx, dev, textures.FromPitched(cimg, cuda.Channels[uint8](4)), nd)
+		require.NoError(t, err, c.name)
+		run(c.name+"/rgba8-srgb", sr, kernel("sample_f4"), coords, 4)
+		require.NoError(t, sr.Close(ctx))
+
 		if c.desc.Filter == textures.Point { // element reads of integers do not filter
 			et, err := textures.New(ctx, dev, textures.FromPitched(cimg, cuda.Channels[uint8](4)), c.desc)
 			require.NoError(t, err, c.name)
@@ -177,8 +202,8 @@ func runSampling(t *testing.T, opts []device.Option) samplingResults {
 // TestSamplingSimulatorMatchesGPU runs one sampling kernel on the simulator (its Go twin) and,
 // when there is a GPU, on it, over the same images and coordinates, in every address mode, both
 // filters, both coordinate kinds and both read modes: point sampling must agree exactly (to
-// the float conversion's rounding for normalized reads), linear within the error of the
-// hardware's 8-bit-fraction weights.
+// the float conversion's rounding for normalized reads, and the texture unit's own sRGB curve),
+// linear within the error of the hardware's 8-bit-fraction weights.
 func TestSamplingSimulatorMatchesGPU(t *testing.T) {
 	simRes := runSampling(t, []device.Option{device.WithSimulator(sim.New()), device.WithKernelCache(t.TempDir())})
 
@@ -195,6 +220,10 @@ func TestSamplingSimulatorMatchesGPU(t *testing.T) {
 	assert.Equal(t, at(4, 1), wrapNorm[6], "(-0.4, 1.3) wraps to x = 4")
 	linClamp := simRes["mode1/filter1/normalized=false/float"]
 	assert.Equal(t, at(2, 1), linClamp[3], "a texel centre gives the texel")
+	assert.Equal(t, float32(-1), simRes["mode1/filter0/normalized=false/int16-normalized"][0], "-32768 reads as -1, not below")
+	srgb := simRes["mode1/filter0/normalized=false/rgba8-srgb"][:4]
+	assert.InDelta(t, 3.0/255/12.92, srgb[0], 1e-7, "sRGB: a dark red is linear below 0.04045")
+	assert.Equal(t, float32(1), srgb[3], "alpha is not converted")
 	assert.Equal(t, []float32{0, 0, img[0], img[1], img[2]}, simRes["linear-fetch"][:5], "tex1Dfetch: zero before the start")
 	assert.Equal(t, float32(0), simRes["linear-fetch"][len(simRes["linear-fetch"])-1], "and past the end")
 
@@ -210,6 +239,9 @@ func TestSamplingSimulatorMatchesGPU(t *testing.T) {
 				}
 				return math.Max(hi-lo, 0.75) // the border colour is in range too
 			}
+			if strings.HasSuffix(key, "/int16-normalized") {
+				return 2 // [-1, 1]
+			}
 			return 1 // normalized RGBA8
 		}
 		for key, want := range simRes {
@@ -220,7 +252,10 @@ func TestSamplingSimulatorMatchesGPU(t *testing.T) {
 				case strings.Contains(key, "filter1"):
 					// Two dimensions, each weight off by at most 1/256 of the texels' span.
 					assert.InDelta(t, want[i], got[i], 2*span(key)/256+1e-5, "%s [%d]", key, i)
-				case strings.Contains(key, "rgba8-normalized"): // v/255 rounded to a float
+				case strings.HasSuffix(key, "/rgba8-srgb"):
+					// The texture unit's sRGB curve is its own approximation of the standard's.
+					assert.InDelta(t, want[i], got[i], 2e-3, "%s [%d]", key, i)
+				case strings.HasSuffix(key, "-normalized"): // v/255 or v/32767 rounded to a float
 					assert.InDelta(t, want[i], got[i], 1e-6, "%s [%d]", key, i)
 				default:
 					assert.Equal(t, want[i], got[i], "%s [%d]", key, i)
