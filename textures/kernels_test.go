@@ -21,6 +21,17 @@ extern "C" __global__ void fetch_f1(cudaTextureObject_t t, int n, float* out) {
 	int i = blockIdx.x * blockDim.x + threadIdx.x;
 	if (i < n) out[i] = tex1Dfetch<float>(t, i - 2);
 }
+extern "C" __global__ void surf_fill(cudaSurfaceObject_t s, int w, int h) {
+	int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
+	if (x < w && y < h) surf2Dwrite((float)(x + 100 * y), s, x * 4, y);
+}
+extern "C" __global__ void transform_layered(float* out, int width, int height, int layer, cudaTextureObject_t tex) {
+	unsigned int x = blockIdx.x * blockDim.x + threadIdx.x;
+	unsigned int y = blockIdx.y * blockDim.y + threadIdx.y;
+	float u = (x + 0.5f) / (float)width;
+	float v = (y + 0.5f) / (float)height;
+	out[layer * width * height + y * width + x] = -tex2DLayered<float>(tex, u, v, layer) + layer;
+}
 `
 
 // samplingSim are the kernels' Go twins for the simulator.
@@ -28,6 +39,26 @@ var samplingSim = map[string]cuda.SimKernel{
 	"sample_f1": func(c *cuda.KernelCall) error { return sampleInto[float32](c) },
 	"sample_f4": func(c *cuda.KernelCall) error { return sampleInto[[4]float32](c) },
 	"sample_u4": func(c *cuda.KernelCall) error { return sampleInto[[4]uint8](c) },
+	"surf_fill": func(c *cuda.KernelCall) error {
+		s, w, h := c.SurfaceArg(0), c.Int32(1), c.Int32(2)
+		for y := int32(0); y < h && y < int32(c.Grid.Y*c.Block.Y); y++ {
+			for x := int32(0); x < w && x < int32(c.Grid.X*c.Block.X); x++ {
+				cuda.SimSurf2DWrite(c, s, float32(x+100*y), x*4, y, cuda.BoundaryTrap)
+			}
+		}
+		return nil
+	},
+	"transform_layered": func(c *cuda.KernelCall) error {
+		w, h, layer, t := c.Int32(1), c.Int32(2), c.Int32(3), c.TextureArg(4)
+		out := cuda.SimSlice[float32](c, 0, int(w*h*(layer+1)))
+		for y := int32(0); y < int32(c.Grid.Y*c.Block.Y); y++ {
+			for x := int32(0); x < int32(c.Grid.X*c.Block.X); x++ {
+				u, v := (float32(x)+0.5)/float32(w), (float32(y)+0.5)/float32(h)
+				out[layer*w*h+y*w+x] = -cuda.SimTex2DLayered[float32](c, t, u, v, layer) + float32(layer)
+			}
+		}
+		return nil
+	},
 	"fetch_f1": func(c *cuda.KernelCall) error {
 		n := int(c.Int32(1))
 		out := cuda.SimSlice[float32](c, 2, n)
