@@ -106,8 +106,8 @@ func CopyPitched[T any](ctx context.Context, s *streams.Stream, dst *Pitched[T],
 	})
 }
 
-// MemsetPitched queues setting every byte of box b of dst to value (cudaMemset2DAsync, one
-// per slice unless b spans whole slices); the future completes when it is done.
+// MemsetPitched queues setting every byte of box b of dst to value (cudaMemset2DAsync when
+// b spans whole slices, else cudaMemset3DAsync); the future completes when it is done.
 func MemsetPitched[T any](ctx context.Context, s *streams.Stream, dst *Pitched[T], b Box, value byte) *streams.Future {
 	if s == nil {
 		return failedFuture(core.Invalid("MemsetPitched on a nil stream"))
@@ -128,13 +128,8 @@ func MemsetPitched[T any](ctx context.Context, s *streams.Stream, dst *Pitched[T
 			pl := dst.at(p, b, 0)
 			return rt.Memset2D(pl.ptr, pl.pitch, value, width, uint64(b.H*b.D), h)
 		}
-		for z := range b.D {
-			pl := dst.at(p, b, z)
-			if err := rt.Memset2D(pl.ptr, pl.pitch, value, width, uint64(b.H), h); err != nil {
-				return err
-			}
-		}
-		return nil
+		pl := dst.at(p, b, 0)
+		return rt.Memset3D(pl.ptr, pl.pitch, uint64(dst.height), value, backend.Extent3D{Width: width, Height: uint64(b.H), Depth: uint64(b.D)}, h)
 	})
 }
 

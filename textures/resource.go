@@ -24,10 +24,11 @@ const (
 // Resource is what a texture or surface reads (cudaResourceDesc): build it with FromLinear,
 // FromPitched, or from a CUDA array.
 type Resource struct {
-	desc backend.ResourceDesc
-	mem  device.Mem
-	held core.Holder
-	err  error // why the resource cannot be used, found when it was built
+	desc  backend.ResourceDesc
+	mem   device.Mem
+	held  core.Holder
+	flags uint32 // an array's flags (alloc.ArrayFlags)
+	err   error  // why the resource cannot be used, found when it was built
 }
 
 // FromLinear is linear device memory m (a buffer or a slice of one) read as elements of

@@ -27,6 +27,9 @@ func NewSurface(ctx context.Context, dev *device.Device, res Resource) (*Surface
 		return nil, invalid("a surface reads and writes a CUDA array made with the surface load/store flag, not %s memory",
 			map[ResourceType]string{LinearResource: "linear", Pitch2DResource: "pitched"}[res.Type()])
 	}
+	if res.err == nil && res.desc.Type == backend.ResourceArray && res.flags&backend.ArraySurfaceLoadStore == 0 {
+		return nil, invalid("a surface needs an array made with alloc.SurfaceLoadStore (cudaArraySurfaceLoadStore): this one was made without it")
+	}
 	if res.err == nil && res.desc.Type == backend.ResourceMipmapped {
 		return nil, invalid("a surface reads and writes one array: take a level of the mipmapped array")
 	}

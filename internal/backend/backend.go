@@ -202,6 +202,7 @@ type Device interface {
 	RawDevice
 	ExternalDevice
 	PitchedDevice
+	ArrayDevice
 	DeviceManagement
 	LaunchControl
 	StreamControl

@@ -192,6 +192,24 @@ const (
 	fnDestroySurfaceObject
 	fnGetSurfaceObjectResourceDesc
 	fnDeviceGetTexture1DLinearMaxWidth
+	// CUDA arrays, mipmapped arrays and their copies (array.go).
+	fnMallocArray
+	fnMalloc3DArray
+	fnFreeArray
+	fnArrayGetInfo
+	fnGetChannelDesc
+	fnArrayGetPlane // 11.2+
+	fnMallocMipmappedArray
+	fnGetMipmappedArrayLevel
+	fnFreeMipmappedArray
+	fnArrayGetMemoryRequirements          // 11.6+
+	fnMipmappedArrayGetMemoryRequirements // 11.6+
+	fnArrayGetSparseProperties            // 11.1+
+	fnMipmappedArrayGetSparseProperties   // 11.1+
+	fnMemcpy3DPeerAsync
+	fnMemcpy2DToArrayAsync
+	fnMemcpy2DFromArrayAsync
+	fnMemset3DAsync
 	numRuntimeSyms
 )
 
@@ -379,4 +397,22 @@ var runtimeSymNames = [numRuntimeSyms]string{
 	fnDestroySurfaceObject:             "cudaDestroySurfaceObject",
 	fnGetSurfaceObjectResourceDesc:     "cudaGetSurfaceObjectResourceDesc",
 	fnDeviceGetTexture1DLinearMaxWidth: "cudaDeviceGetTexture1DLinearMaxWidth",
+	// CUDA arrays, mipmapped arrays and their copies.
+	fnMallocArray:                         "cudaMallocArray",
+	fnMalloc3DArray:                       "cudaMalloc3DArray",
+	fnFreeArray:                           "cudaFreeArray",
+	fnArrayGetInfo:                        "cudaArrayGetInfo",
+	fnGetChannelDesc:                      "cudaGetChannelDesc",
+	fnArrayGetPlane:                       "cudaArrayGetPlane",
+	fnMallocMipmappedArray:                "cudaMallocMipmappedArray",
+	fnGetMipmappedArrayLevel:              "cudaGetMipmappedArrayLevel",
+	fnFreeMipmappedArray:                  "cudaFreeMipmappedArray",
+	fnArrayGetMemoryRequirements:          "cudaArrayGetMemoryRequirements",
+	fnMipmappedArrayGetMemoryRequirements: "cudaMipmappedArrayGetMemoryRequirements",
+	fnArrayGetSparseProperties:            "cudaArrayGetSparseProperties",
+	fnMipmappedArrayGetSparseProperties:   "cudaMipmappedArrayGetSparseProperties",
+	fnMemcpy3DPeerAsync:                   "cudaMemcpy3DPeerAsync",
+	fnMemcpy2DToArrayAsync:                "cudaMemcpy2DToArrayAsync",
+	fnMemcpy2DFromArrayAsync:              "cudaMemcpy2DFromArrayAsync",
+	fnMemset3DAsync:                       "cudaMemset3DAsync",
 }

@@ -39,6 +39,55 @@ import (
 //   - Ordinal (device.go)
 //   - PointerAttributes (hostmem.go)
 
+// ArrayInfo runs backend.Device.ArrayInfo in the worker.
+func (d *Device) ArrayInfo(a0 backend.Array) (backend.ArrayInfo, error) {
+	e := request(mArrayInfo)
+	e.u64(uint64(a0))
+	r, err := d.do(e)
+	if err != nil {
+		return backend.ArrayInfo{}, err
+	}
+	v0 := decArrayInfo(&r)
+	return v0, r.err
+}
+
+// ArrayMemoryRequirements runs backend.Device.ArrayMemoryRequirements in the worker.
+func (d *Device) ArrayMemoryRequirements(a0 backend.Array) (backend.ArrayMemoryRequirements, error) {
+	e := request(mArrayMemoryRequirements)
+	e.u64(uint64(a0))
+	r, err := d.do(e)
+	if err != nil {
+		return backend.ArrayMemoryRequirements{}, err
+	}
+	v0 := decArrayMemoryRequirements(&r)
+	return v0, r.err
+}
+
+// ArrayPlane runs backend.Device.ArrayPlane in the worker.
+func (d *Device) ArrayPlane(a0 backend.Array, a1 uint32) (backend.Array, error) {
+	e := request(mArrayPlane)
+	e.u64(uint64(a0))
+	e.u64(uint64(a1))
+	r, err := d.do(e)
+	if err != nil {
+		return 0, err
+	}
+	v0 := backend.Array(r.u64())
+	return v0, r.err
+}
+
+// ArraySparseProperties runs backend.Device.ArraySparseProperties in the worker.
+func (d *Device) ArraySparseProperties(a0 backend.Array) (backend.ArraySparseProperties, error) {
+	e := request(mArraySparseProperties)
+	e.u64(uint64(a0))
+	r, err := d.do(e)
+	if err != nil {
+		return backend.ArraySparseProperties{}, err
+	}
+	v0 := decArraySparseProperties(&r)
+	return v0, r.err
+}
+
 // Attribute runs backend.Device.Attribute in the worker.
 func (d *Device) Attribute(a0 backend.Attr) (int, error) {
 	e := request(mAttribute)
@@ -74,6 +123,18 @@ func (d *Device) CanAccessPeer(a0 int) (bool, error) {
 	return v0, r.err
 }
 
+// ChannelDesc runs backend.Device.ChannelDesc in the worker.
+func (d *Device) ChannelDesc(a0 backend.Array) (backend.ChannelFormat, error) {
+	e := request(mChannelDesc)
+	e.u64(uint64(a0))
+	r, err := d.do(e)
+	if err != nil {
+		return backend.ChannelFormat{}, err
+	}
+	v0 := decChannelFormat(&r)
+	return v0, r.err
+}
+
 // Copy2DDtoD runs backend.Device.Copy2DDtoD in the worker.
 func (d *Device) Copy2DDtoD(a0 backend.DevicePtr, a1 uint64, a2 backend.DevicePtr, a3 uint64, a4 uint64, a5 uint64, a6 backend.Stream) error {
 	e := posted(mCopy2DDtoD, a6)
@@ -84,6 +145,52 @@ func (d *Device) Copy2DDtoD(a0 backend.DevicePtr, a1 uint64, a2 backend.DevicePt
 	e.u64(a4)
 	e.u64(a5)
 	e.u64(uint64(a6))
+	return d.post(e)
+}
+
+// Copy2DFromArray runs backend.Device.Copy2DFromArray in the worker.
+func (d *Device) Copy2DFromArray(a0 backend.DevicePtr, a1 uint64, a2 backend.Array, a3 uint64, a4 uint64, a5 uint64, a6 uint64, a7 backend.Stream) error {
+	e := posted(mCopy2DFromArray, a7)
+	e.u64(uint64(a0))
+	e.u64(a1)
+	e.u64(uint64(a2))
+	e.u64(a3)
+	e.u64(a4)
+	e.u64(a5)
+	e.u64(a6)
+	e.u64(uint64(a7))
+	return d.post(e)
+}
+
+// Copy2DToArray runs backend.Device.Copy2DToArray in the worker.
+func (d *Device) Copy2DToArray(a0 backend.Array, a1 uint64, a2 uint64, a3 backend.DevicePtr, a4 uint64, a5 uint64, a6 uint64, a7 backend.Stream) error {
+	e := posted(mCopy2DToArray, a7)
+	e.u64(uint64(a0))
+	e.u64(a1)
+	e.u64(a2)
+	e.u64(uint64(a3))
+	e.u64(a4)
+	e.u64(a5)
+	e.u64(a6)
+	e.u64(uint64(a7))
+	return d.post(e)
+}
+
+// Copy3D runs backend.Device.Copy3D in the worker.
+func (d *Device) Copy3D(a0 backend.Copy3DParams, a1 backend.Stream) error {
+	e := posted(mCopy3D, a1)
+	encCopy3DParams(&e, a0)
+	e.u64(uint64(a1))
+	return d.post(e)
+}
+
+// Copy3DPeer runs backend.Device.Copy3DPeer in the worker.
+func (d *Device) Copy3DPeer(a0 backend.Copy3DParams, a1 int, a2 int, a3 backend.Stream) error {
+	e := posted(mCopy3DPeer, a3)
+	encCopy3DParams(&e, a0)
+	e.i64(int64(a1))
+	e.i64(int64(a2))
+	e.u64(uint64(a3))
 	return d.post(e)
 }
 
@@ -291,12 +398,34 @@ func (d *Device) Free(a0 backend.DevicePtr) error {
 	return r.err
 }
 
+// FreeArray runs backend.Device.FreeArray in the worker.
+func (d *Device) FreeArray(a0 backend.Array) error {
+	e := request(mFreeArray)
+	e.u64(uint64(a0))
+	r, err := d.do(e)
+	if err != nil {
+		return err
+	}
+	return r.err
+}
+
 // FreeAsync runs backend.Device.FreeAsync in the worker.
 func (d *Device) FreeAsync(a0 backend.DevicePtr, a1 backend.Stream) error {
 	e := posted(mFreeAsync, a1)
 	e.u64(uint64(a0))
 	e.u64(uint64(a1))
 	return d.post(e)
+}
+
+// FreeMipmappedArray runs backend.Device.FreeMipmappedArray in the worker.
+func (d *Device) FreeMipmappedArray(a0 backend.MipmappedArray) error {
+	e := request(mFreeMipmappedArray)
+	e.u64(uint64(a0))
+	r, err := d.do(e)
+	if err != nil {
+		return err
+	}
+	return r.err
 }
 
 // FuncAttributes runs backend.Device.FuncAttributes in the worker.
@@ -814,6 +943,35 @@ func (d *Device) Malloc(a0 uint64) (backend.DevicePtr, error) {
 	return v0, r.err
 }
 
+// Malloc3DArray runs backend.Device.Malloc3DArray in the worker.
+func (d *Device) Malloc3DArray(a0 backend.ChannelFormat, a1 backend.Extent3D, a2 uint32) (backend.Array, error) {
+	e := request(mMalloc3DArray)
+	encChannelFormat(&e, a0)
+	encExtent3D(&e, a1)
+	e.u64(uint64(a2))
+	r, err := d.do(e)
+	if err != nil {
+		return 0, err
+	}
+	v0 := backend.Array(r.u64())
+	return v0, r.err
+}
+
+// MallocArray runs backend.Device.MallocArray in the worker.
+func (d *Device) MallocArray(a0 backend.ChannelFormat, a1 uint64, a2 uint64, a3 uint32) (backend.Array, error) {
+	e := request(mMallocArray)
+	encChannelFormat(&e, a0)
+	e.u64(a1)
+	e.u64(a2)
+	e.u64(uint64(a3))
+	r, err := d.do(e)
+	if err != nil {
+		return 0, err
+	}
+	v0 := backend.Array(r.u64())
+	return v0, r.err
+}
+
 // MallocAsync runs backend.Device.MallocAsync in the worker.
 func (d *Device) MallocAsync(a0 uint64, a1 backend.Stream) (backend.DevicePtr, error) {
 	e := request(mMallocAsync)
@@ -851,6 +1009,21 @@ func (d *Device) MallocManaged(a0 uint64, a1 uint32) (backend.DevicePtr, error) 
 		return 0, err
 	}
 	v0 := backend.DevicePtr(r.u64())
+	return v0, r.err
+}
+
+// MallocMipmappedArray runs backend.Device.MallocMipmappedArray in the worker.
+func (d *Device) MallocMipmappedArray(a0 backend.ChannelFormat, a1 backend.Extent3D, a2 uint32, a3 uint32) (backend.MipmappedArray, error) {
+	e := request(mMallocMipmappedArray)
+	encChannelFormat(&e, a0)
+	encExtent3D(&e, a1)
+	e.u64(uint64(a2))
+	e.u64(uint64(a3))
+	r, err := d.do(e)
+	if err != nil {
+		return 0, err
+	}
+	v0 := backend.MipmappedArray(r.u64())
 	return v0, r.err
 }
 
@@ -1052,6 +1225,55 @@ func (d *Device) Memset2D(a0 backend.DevicePtr, a1 uint64, a2 byte, a3 uint64, a
 	e.u64(a4)
 	e.u64(uint64(a5))
 	return d.post(e)
+}
+
+// Memset3D runs backend.Device.Memset3D in the worker.
+func (d *Device) Memset3D(a0 backend.DevicePtr, a1 uint64, a2 uint64, a3 byte, a4 backend.Extent3D, a5 backend.Stream) error {
+	e := posted(mMemset3D, a5)
+	e.u64(uint64(a0))
+	e.u64(a1)
+	e.u64(a2)
+	e.u64(uint64(a3))
+	encExtent3D(&e, a4)
+	e.u64(uint64(a5))
+	return d.post(e)
+}
+
+// MipmappedArrayLevel runs backend.Device.MipmappedArrayLevel in the worker.
+func (d *Device) MipmappedArrayLevel(a0 backend.MipmappedArray, a1 uint32) (backend.Array, error) {
+	e := request(mMipmappedArrayLevel)
+	e.u64(uint64(a0))
+	e.u64(uint64(a1))
+	r, err := d.do(e)
+	if err != nil {
+		return 0, err
+	}
+	v0 := backend.Array(r.u64())
+	return v0, r.err
+}
+
+// MipmappedArrayMemoryRequirements runs backend.Device.MipmappedArrayMemoryRequirements in the worker.
+func (d *Device) MipmappedArrayMemoryRequirements(a0 backend.MipmappedArray) (backend.ArrayMemoryRequirements, error) {
+	e := request(mMipmappedArrayMemoryRequirements)
+	e.u64(uint64(a0))
+	r, err := d.do(e)
+	if err != nil {
+		return backend.ArrayMemoryRequirements{}, err
+	}
+	v0 := decArrayMemoryRequirements(&r)
+	return v0, r.err
+}
+
+// MipmappedArraySparseProperties runs backend.Device.MipmappedArraySparseProperties in the worker.
+func (d *Device) MipmappedArraySparseProperties(a0 backend.MipmappedArray) (backend.ArraySparseProperties, error) {
+	e := request(mMipmappedArraySparseProperties)
+	e.u64(uint64(a0))
+	r, err := d.do(e)
+	if err != nil {
+		return backend.ArraySparseProperties{}, err
+	}
+	v0 := decArraySparseProperties(&r)
+	return v0, r.err
 }
 
 // ModuleGlobal runs backend.Device.ModuleGlobal in the worker.

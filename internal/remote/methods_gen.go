@@ -7,13 +7,22 @@ package remote
 // same build, so the numbers need no stability beyond one.
 const (
 	_ method = iota // 0 is no method: a zeroed request is refused
+	mArrayInfo
+	mArrayMemoryRequirements
+	mArrayPlane
+	mArraySparseProperties
 	mAttribute
 	mBoard
 	mCacheConfig
 	mCanAccessPeer
+	mChannelDesc
 	mCopy2DDtoD
 	mCopy2DDtoH
+	mCopy2DFromArray
 	mCopy2DHtoD
+	mCopy2DToArray
+	mCopy3D
+	mCopy3DPeer
 	mCopyDtoD
 	mCopyDtoH
 	mCopyHtoD
@@ -38,7 +47,9 @@ const (
 	mExternalMemoryMappedBuffer
 	mFlushGPUDirectRDMAWrites
 	mFree
+	mFreeArray
 	mFreeAsync
+	mFreeMipmappedArray
 	mFuncAttributes
 	mFuncName
 	mFuncParamSizes
@@ -90,9 +101,12 @@ const (
 	mLoadModuleKernels
 	mLoadModuleShared
 	mMalloc
+	mMalloc3DArray
+	mMallocArray
 	mMallocAsync
 	mMallocFromPoolAsync
 	mMallocManaged
+	mMallocMipmappedArray
 	mMallocPitch
 	mMemAdvise
 	mMemInfo
@@ -111,6 +125,10 @@ const (
 	mMemcpyPeerAsync
 	mMemset
 	mMemset2D
+	mMemset3D
+	mMipmappedArrayLevel
+	mMipmappedArrayMemoryRequirements
+	mMipmappedArraySparseProperties
 	mModuleGlobal
 	mModuleKernel
 	mName
@@ -166,13 +184,22 @@ const (
 
 // methodNames names each method id, for errors.
 var methodNames = [numMethods]string{
+	mArrayInfo:                             "ArrayInfo",
+	mArrayMemoryRequirements:               "ArrayMemoryRequirements",
+	mArrayPlane:                            "ArrayPlane",
+	mArraySparseProperties:                 "ArraySparseProperties",
 	mAttribute:                             "Attribute",
 	mBoard:                                 "Board",
 	mCacheConfig:                           "CacheConfig",
 	mCanAccessPeer:                         "CanAccessPeer",
+	mChannelDesc:                           "ChannelDesc",
 	mCopy2DDtoD:                            "Copy2DDtoD",
 	mCopy2DDtoH:                            "Copy2DDtoH",
+	mCopy2DFromArray:                       "Copy2DFromArray",
 	mCopy2DHtoD:                            "Copy2DHtoD",
+	mCopy2DToArray:                         "Copy2DToArray",
+	mCopy3D:                                "Copy3D",
+	mCopy3DPeer:                            "Copy3DPeer",
 	mCopyDtoD:                              "CopyDtoD",
 	mCopyDtoH:                              "CopyDtoH",
 	mCopyHtoD:                              "CopyHtoD",
@@ -197,7 +224,9 @@ var methodNames = [numMethods]string{
 	mExternalMemoryMappedBuffer:            "ExternalMemoryMappedBuffer",
 	mFlushGPUDirectRDMAWrites:              "FlushGPUDirectRDMAWrites",
 	mFree:                                  "Free",
+	mFreeArray:                             "FreeArray",
 	mFreeAsync:                             "FreeAsync",
+	mFreeMipmappedArray:                    "FreeMipmappedArray",
 	mFuncAttributes:                        "FuncAttributes",
 	mFuncName:                              "FuncName",
 	mFuncParamSizes:                        "FuncParamSizes",
@@ -249,9 +278,12 @@ var methodNames = [numMethods]string{
 	mLoadModuleKernels:                     "LoadModuleKernels",
 	mLoadModuleShared:                      "LoadModuleShared",
 	mMalloc:                                "Malloc",
+	mMalloc3DArray:                         "Malloc3DArray",
+	mMallocArray:                           "MallocArray",
 	mMallocAsync:                           "MallocAsync",
 	mMallocFromPoolAsync:                   "MallocFromPoolAsync",
 	mMallocManaged:                         "MallocManaged",
+	mMallocMipmappedArray:                  "MallocMipmappedArray",
 	mMallocPitch:                           "MallocPitch",
 	mMemAdvise:                             "MemAdvise",
 	mMemInfo:                               "MemInfo",
@@ -270,6 +302,10 @@ var methodNames = [numMethods]string{
 	mMemcpyPeerAsync:                       "MemcpyPeerAsync",
 	mMemset:                                "Memset",
 	mMemset2D:                              "Memset2D",
+	mMemset3D:                              "Memset3D",
+	mMipmappedArrayLevel:                   "MipmappedArrayLevel",
+	mMipmappedArrayMemoryRequirements:      "MipmappedArrayMemoryRequirements",
+	mMipmappedArraySparseProperties:        "MipmappedArraySparseProperties",
 	mModuleGlobal:                          "ModuleGlobal",
 	mModuleKernel:                          "ModuleKernel",
 	mName:                                  "Name",

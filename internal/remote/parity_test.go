@@ -696,6 +696,7 @@ var paritySteps = []struct {
 	}},
 	{"Textures", textureParityMethods, textureParity}, // parity_texture_test.go
 	{"Surfaces", surfaceParityMethods, surfaceParity},
+	{"Arrays", arrayParityMethods, arrayParity}, // parity_array_test.go
 	{"Teardown", []string{"HostFree", "EventDestroy", "StreamDestroy", "MemPoolDestroy", "UnloadModule", "Free"}, func(dv backend.Device, st *pstate) (any, error) {
 		var errs []string
 		for _, err := range []error{dv.HostFree(st.hp), dv.EventDestroy(st.e), dv.EventDestroy(st.e2), dv.StreamDestroy(st.s),

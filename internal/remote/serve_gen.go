@@ -29,13 +29,22 @@ import (
 //   - serveMemcpyBatchAsync (batchcopy.go)
 //   - serveOpen (serve_hooks.go)
 var table = [numMethods]entry{
+	mArrayInfo:                             {(*server).callArrayInfo, false},
+	mArrayMemoryRequirements:               {(*server).callArrayMemoryRequirements, false},
+	mArrayPlane:                            {(*server).callArrayPlane, false},
+	mArraySparseProperties:                 {(*server).callArraySparseProperties, false},
 	mAttribute:                             {(*server).callAttribute, false},
 	mBoard:                                 {(*server).serveBoard, false},
 	mCacheConfig:                           {(*server).callCacheConfig, false},
 	mCanAccessPeer:                         {(*server).callCanAccessPeer, false},
+	mChannelDesc:                           {(*server).callChannelDesc, false},
 	mCopy2DDtoD:                            {(*server).callCopy2DDtoD, true},
 	mCopy2DDtoH:                            {(*server).serveCopy2DDtoH, true},
+	mCopy2DFromArray:                       {(*server).callCopy2DFromArray, true},
 	mCopy2DHtoD:                            {(*server).serveCopy2DHtoD, true},
+	mCopy2DToArray:                         {(*server).callCopy2DToArray, true},
+	mCopy3D:                                {(*server).callCopy3D, true},
+	mCopy3DPeer:                            {(*server).callCopy3DPeer, true},
 	mCopyDtoD:                              {(*server).callCopyDtoD, true},
 	mCopyDtoH:                              {(*server).serveCopyDtoH, true},
 	mCopyHtoD:                              {(*server).serveCopyHtoD, true},
@@ -60,7 +69,9 @@ var table = [numMethods]entry{
 	mExternalMemoryMappedBuffer:            {(*server).callExternalMemoryMappedBuffer, false},
 	mFlushGPUDirectRDMAWrites:              {(*server).callFlushGPUDirectRDMAWrites, false},
 	mFree:                                  {(*server).callFree, false},
+	mFreeArray:                             {(*server).callFreeArray, false},
 	mFreeAsync:                             {(*server).callFreeAsync, true},
+	mFreeMipmappedArray:                    {(*server).callFreeMipmappedArray, false},
 	mFuncAttributes:                        {(*server).callFuncAttributes, false},
 	mFuncName:                              {(*server).callFuncName, false},
 	mFuncParamSizes:                        {(*server).callFuncParamSizes, false},
@@ -112,9 +123,12 @@ var table = [numMethods]entry{
 	mLoadModuleKernels:                     {(*server).serveLoadModuleKernels, false},
 	mLoadModuleShared:                      {(*server).serveLoadModuleShared, false},
 	mMalloc:                                {(*server).callMalloc, false},
+	mMalloc3DArray:                         {(*server).callMalloc3DArray, false},
+	mMallocArray:                           {(*server).callMallocArray, false},
 	mMallocAsync:                           {(*server).callMallocAsync, false},
 	mMallocFromPoolAsync:                   {(*server).callMallocFromPoolAsync, false},
 	mMallocManaged:                         {(*server).callMallocManaged, false},
+	mMallocMipmappedArray:                  {(*server).callMallocMipmappedArray, false},
 	mMallocPitch:                           {(*server).callMallocPitch, false},
 	mMemAdvise:                             {(*server).callMemAdvise, false},
 	mMemInfo:                               {(*server).callMemInfo, false},
@@ -133,6 +147,10 @@ var table = [numMethods]entry{
 	mMemcpyPeerAsync:                       {(*server).callMemcpyPeerAsync, true},
 	mMemset:                                {(*server).callMemset, true},
 	mMemset2D:                              {(*server).callMemset2D, true},
+	mMemset3D:                              {(*server).callMemset3D, true},
+	mMipmappedArrayLevel:                   {(*server).callMipmappedArrayLevel, false},
+	mMipmappedArrayMemoryRequirements:      {(*server).callMipmappedArrayMemoryRequirements, false},
+	mMipmappedArraySparseProperties:        {(*server).callMipmappedArraySparseProperties, false},
 	mModuleGlobal:                          {(*server).callModuleGlobal, false},
 	mModuleKernel:                          {(*server).callModuleKernel, false},
 	mName:                                  {(*server).callName, false},
@@ -184,6 +202,59 @@ var table = [numMethods]entry{
 	mWaitExternalSemaphore:                 {(*server).callWaitExternalSemaphore, false},
 }
 
+func (s *server) callArrayInfo(in *dec, out *enc) error {
+	a0 := backend.Array(in.u64())
+	if in.err != nil {
+		return in.err
+	}
+	v0, err := s.dev.ArrayInfo(a0)
+	if err != nil {
+		return err
+	}
+	encArrayInfo(out, v0)
+	return nil
+}
+
+func (s *server) callArrayMemoryRequirements(in *dec, out *enc) error {
+	a0 := backend.Array(in.u64())
+	if in.err != nil {
+		return in.err
+	}
+	v0, err := s.dev.ArrayMemoryRequirements(a0)
+	if err != nil {
+		return err
+	}
+	encArrayMemoryRequirements(out, v0)
+	return nil
+}
+
+func (s *server) callArrayPlane(in *dec, out *enc) error {
+	a0 := backend.Array(in.u64())
+	a1 := uint32(in.u64())
+	if in.err != nil {
+		return in.err
+	}
+	v0, err := s.dev.ArrayPlane(a0, a1)
+	if err != nil {
+		return err
+	}
+	out.u64(uint64(v0))
+	return nil
+}
+
+func (s *server) callArraySparseProperties(in *dec, out *enc) error {
+	a0 := backend.Array(in.u64())
+	if in.err != nil {
+		return in.err
+	}
+	v0, err := s.dev.ArraySparseProperties(a0)
+	if err != nil {
+		return err
+	}
+	encArraySparseProperties(out, v0)
+	return nil
+}
+
 func (s *server) callAttribute(in *dec, out *enc) error {
 	a0 := backend.Attr(in.i64())
 	if in.err != nil {
@@ -219,6 +290,19 @@ func (s *server) callCanAccessPeer(in *dec, out *enc) error {
 	return nil
 }
 
+func (s *server) callChannelDesc(in *dec, out *enc) error {
+	a0 := backend.Array(in.u64())
+	if in.err != nil {
+		return in.err
+	}
+	v0, err := s.dev.ChannelDesc(a0)
+	if err != nil {
+		return err
+	}
+	encChannelFormat(out, v0)
+	return nil
+}
+
 func (s *server) callCopy2DDtoD(in *dec, out *enc) error {
 	a0 := backend.DevicePtr(in.u64())
 	a1 := in.u64()
@@ -231,6 +315,56 @@ func (s *server) callCopy2DDtoD(in *dec, out *enc) error {
 		return in.err
 	}
 	return s.dev.Copy2DDtoD(a0, a1, a2, a3, a4, a5, a6)
+}
+
+func (s *server) callCopy2DFromArray(in *dec, out *enc) error {
+	a0 := backend.DevicePtr(in.u64())
+	a1 := in.u64()
+	a2 := backend.Array(in.u64())
+	a3 := in.u64()
+	a4 := in.u64()
+	a5 := in.u64()
+	a6 := in.u64()
+	a7 := backend.Stream(in.u64())
+	if in.err != nil {
+		return in.err
+	}
+	return s.dev.Copy2DFromArray(a0, a1, a2, a3, a4, a5, a6, a7)
+}
+
+func (s *server) callCopy2DToArray(in *dec, out *enc) error {
+	a0 := backend.Array(in.u64())
+	a1 := in.u64()
+	a2 := in.u64()
+	a3 := backend.DevicePtr(in.u64())
+	a4 := in.u64()
+	a5 := in.u64()
+	a6 := in.u64()
+	a7 := backend.Stream(in.u64())
+	if in.err != nil {
+		return in.err
+	}
+	return s.dev.Copy2DToArray(a0, a1, a2, a3, a4, a5, a6, a7)
+}
+
+func (s *server) callCopy3D(in *dec, out *enc) error {
+	a0 := decCopy3DParams(in)
+	a1 := backend.Stream(in.u64())
+	if in.err != nil {
+		return in.err
+	}
+	return s.dev.Copy3D(a0, a1)
+}
+
+func (s *server) callCopy3DPeer(in *dec, out *enc) error {
+	a0 := decCopy3DParams(in)
+	a1 := int(in.i64())
+	a2 := int(in.i64())
+	a3 := backend.Stream(in.u64())
+	if in.err != nil {
+		return in.err
+	}
+	return s.dev.Copy3DPeer(a0, a1, a2, a3)
 }
 
 func (s *server) callCopyDtoD(in *dec, out *enc) error {
@@ -448,6 +582,14 @@ func (s *server) callFree(in *dec, out *enc) error {
 	return s.dev.Free(a0)
 }
 
+func (s *server) callFreeArray(in *dec, out *enc) error {
+	a0 := backend.Array(in.u64())
+	if in.err != nil {
+		return in.err
+	}
+	return s.dev.FreeArray(a0)
+}
+
 func (s *server) callFreeAsync(in *dec, out *enc) error {
 	a0 := backend.DevicePtr(in.u64())
 	a1 := backend.Stream(in.u64())
@@ -455,6 +597,14 @@ func (s *server) callFreeAsync(in *dec, out *enc) error {
 		return in.err
 	}
 	return s.dev.FreeAsync(a0, a1)
+}
+
+func (s *server) callFreeMipmappedArray(in *dec, out *enc) error {
+	a0 := backend.MipmappedArray(in.u64())
+	if in.err != nil {
+		return in.err
+	}
+	return s.dev.FreeMipmappedArray(a0)
 }
 
 func (s *server) callFuncAttributes(in *dec, out *enc) error {
@@ -957,6 +1107,37 @@ func (s *server) callMalloc(in *dec, out *enc) error {
 	return nil
 }
 
+func (s *server) callMalloc3DArray(in *dec, out *enc) error {
+	a0 := decChannelFormat(in)
+	a1 := decExtent3D(in)
+	a2 := uint32(in.u64())
+	if in.err != nil {
+		return in.err
+	}
+	v0, err := s.dev.Malloc3DArray(a0, a1, a2)
+	if err != nil {
+		return err
+	}
+	out.u64(uint64(v0))
+	return nil
+}
+
+func (s *server) callMallocArray(in *dec, out *enc) error {
+	a0 := decChannelFormat(in)
+	a1 := in.u64()
+	a2 := in.u64()
+	a3 := uint32(in.u64())
+	if in.err != nil {
+		return in.err
+	}
+	v0, err := s.dev.MallocArray(a0, a1, a2, a3)
+	if err != nil {
+		return err
+	}
+	out.u64(uint64(v0))
+	return nil
+}
+
 func (s *server) callMallocAsync(in *dec, out *enc) error {
 	a0 := in.u64()
 	a1 := backend.Stream(in.u64())
@@ -993,6 +1174,22 @@ func (s *server) callMallocManaged(in *dec, out *enc) error {
 		return in.err
 	}
 	v0, err := s.dev.MallocManaged(a0, a1)
+	if err != nil {
+		return err
+	}
+	out.u64(uint64(v0))
+	return nil
+}
+
+func (s *server) callMallocMipmappedArray(in *dec, out *enc) error {
+	a0 := decChannelFormat(in)
+	a1 := decExtent3D(in)
+	a2 := uint32(in.u64())
+	a3 := uint32(in.u64())
+	if in.err != nil {
+		return in.err
+	}
+	v0, err := s.dev.MallocMipmappedArray(a0, a1, a2, a3)
 	if err != nil {
 		return err
 	}
@@ -1187,6 +1384,59 @@ func (s *server) callMemset2D(in *dec, out *enc) error {
 		return in.err
 	}
 	return s.dev.Memset2D(a0, a1, a2, a3, a4, a5)
+}
+
+func (s *server) callMemset3D(in *dec, out *enc) error {
+	a0 := backend.DevicePtr(in.u64())
+	a1 := in.u64()
+	a2 := in.u64()
+	a3 := byte(in.u64())
+	a4 := decExtent3D(in)
+	a5 := backend.Stream(in.u64())
+	if in.err != nil {
+		return in.err
+	}
+	return s.dev.Memset3D(a0, a1, a2, a3, a4, a5)
+}
+
+func (s *server) callMipmappedArrayLevel(in *dec, out *enc) error {
+	a0 := backend.MipmappedArray(in.u64())
+	a1 := uint32(in.u64())
+	if in.err != nil {
+		return in.err
+	}
+	v0, err := s.dev.MipmappedArrayLevel(a0, a1)
+	if err != nil {
+		return err
+	}
+	out.u64(uint64(v0))
+	return nil
+}
+
+func (s *server) callMipmappedArrayMemoryRequirements(in *dec, out *enc) error {
+	a0 := backend.MipmappedArray(in.u64())
+	if in.err != nil {
+		return in.err
+	}
+	v0, err := s.dev.MipmappedArrayMemoryRequirements(a0)
+	if err != nil {
+		return err
+	}
+	encArrayMemoryRequirements(out, v0)
+	return nil
+}
+
+func (s *server) callMipmappedArraySparseProperties(in *dec, out *enc) error {
+	a0 := backend.MipmappedArray(in.u64())
+	if in.err != nil {
+		return in.err
+	}
+	v0, err := s.dev.MipmappedArraySparseProperties(a0)
+	if err != nil {
+		return err
+	}
+	encArraySparseProperties(out, v0)
+	return nil
 }
 
 func (s *server) callModuleGlobal(in *dec, out *enc) error {
@@ -1731,6 +1981,49 @@ func decArg(d *dec) (v backend.Arg) {
 	return v
 }
 
+func encArrayInfo(e *enc, v backend.ArrayInfo) {
+	encChannelFormat(e, v.Format)
+	encExtent3D(e, v.Extent)
+	e.u64(uint64(v.Flags))
+}
+
+func decArrayInfo(d *dec) (v backend.ArrayInfo) {
+	v.Format = decChannelFormat(d)
+	v.Extent = decExtent3D(d)
+	v.Flags = uint32(d.u64())
+	return v
+}
+
+func encArrayMemoryRequirements(e *enc, v backend.ArrayMemoryRequirements) {
+	e.u64(v.Size)
+	e.u64(v.Alignment)
+}
+
+func decArrayMemoryRequirements(d *dec) (v backend.ArrayMemoryRequirements) {
+	v.Size = d.u64()
+	v.Alignment = d.u64()
+	return v
+}
+
+func encArraySparseProperties(e *enc, v backend.ArraySparseProperties) {
+	e.u64(uint64(v.TileWidth))
+	e.u64(uint64(v.TileHeight))
+	e.u64(uint64(v.TileDepth))
+	e.u64(uint64(v.MiptailFirstLevel))
+	e.u64(v.MiptailSize)
+	e.u64(uint64(v.Flags))
+}
+
+func decArraySparseProperties(d *dec) (v backend.ArraySparseProperties) {
+	v.TileWidth = uint32(d.u64())
+	v.TileHeight = uint32(d.u64())
+	v.TileDepth = uint32(d.u64())
+	v.MiptailFirstLevel = uint32(d.u64())
+	v.MiptailSize = d.u64()
+	v.Flags = uint32(d.u64())
+	return v
+}
+
 func encCaptureInfo(e *enc, v backend.CaptureInfo) {
 	e.i64(int64(v.Status))
 	e.u64(v.ID)
@@ -1746,7 +2039,7 @@ func decCaptureInfo(d *dec) (v backend.CaptureInfo) {
 	return v
 }
 
-func encChannelFormat(e *enc, v cuda.ChannelFormat) {
+func encChannelFormat(e *enc, v backend.ChannelFormat) {
 	e.i64(int64(v.X))
 	e.i64(int64(v.Y))
 	e.i64(int64(v.Z))
@@ -1754,12 +2047,25 @@ func encChannelFormat(e *enc, v cuda.ChannelFormat) {
 	e.i64(int64(v.Kind))
 }
 
-func decChannelFormat(d *dec) (v cuda.ChannelFormat) {
+func decChannelFormat(d *dec) (v backend.ChannelFormat) {
 	v.X = int32(d.i64())
 	v.Y = int32(d.i64())
 	v.Z = int32(d.i64())
 	v.W = int32(d.i64())
 	v.Kind = cuda.ChannelKind(d.i64())
+	return v
+}
+
+func encCopy3DParams(e *enc, v backend.Copy3DParams) {
+	encPlace3D(e, v.Src)
+	encPlace3D(e, v.Dst)
+	encExtent3D(e, v.Extent)
+}
+
+func decCopy3DParams(d *dec) (v backend.Copy3DParams) {
+	v.Src = decPlace3D(d)
+	v.Dst = decPlace3D(d)
+	v.Extent = decExtent3D(d)
 	return v
 }
 
@@ -1786,6 +2092,19 @@ func decDim3(d *dec) (v cuda.Dim3) {
 	v.X = uint32(d.u64())
 	v.Y = uint32(d.u64())
 	v.Z = uint32(d.u64())
+	return v
+}
+
+func encExtent3D(e *enc, v backend.Extent3D) {
+	e.u64(v.Width)
+	e.u64(v.Height)
+	e.u64(v.Depth)
+}
+
+func decExtent3D(d *dec) (v backend.Extent3D) {
+	v.Width = d.u64()
+	v.Height = d.u64()
+	v.Depth = d.u64()
 	return v
 }
 
@@ -1942,6 +2261,23 @@ func decLocation(d *dec) (v backend.Location) {
 	return v
 }
 
+func encPlace3D(e *enc, v backend.Place3D) {
+	e.u64(uint64(v.Array))
+	e.u64(uint64(v.Ptr))
+	e.u64(v.Pitch)
+	e.u64(v.Rows)
+	encPos3D(e, v.Pos)
+}
+
+func decPlace3D(d *dec) (v backend.Place3D) {
+	v.Array = backend.Array(d.u64())
+	v.Ptr = backend.DevicePtr(d.u64())
+	v.Pitch = d.u64()
+	v.Rows = d.u64()
+	v.Pos = decPos3D(d)
+	return v
+}
+
 func encPointerAttrs(e *enc, v backend.PointerAttrs) {
 	e.i64(int64(v.Type))
 	e.i64(int64(v.Device))
@@ -1967,6 +2303,19 @@ func decPoolProps(d *dec) (v backend.PoolProps) {
 	v.Location = decLocation(d)
 	v.HandleTypes = uint32(d.u64())
 	v.MaxSize = d.u64()
+	return v
+}
+
+func encPos3D(e *enc, v backend.Pos3D) {
+	e.u64(v.X)
+	e.u64(v.Y)
+	e.u64(v.Z)
+}
+
+func decPos3D(d *dec) (v backend.Pos3D) {
+	v.X = d.u64()
+	v.Y = d.u64()
+	v.Z = d.u64()
 	return v
 }
 

@@ -18,6 +18,10 @@ type simArray struct {
 	width, height, depth uint64
 	flags                uint32
 	data                 []byte
+	// addr is the device allocation that backs data (charged against the device's memory);
+	// mip is the mipmapped array the array is a level of, freed only with it.
+	addr uint64
+	mip  backend.MipmappedArray
 }
 
 // elemSize is the bytes of one element.
@@ -50,13 +54,16 @@ func (a *simArray) texel(x, y, z int64) []byte {
 // simMipmapped is a simulated mipmapped array: level 0 first, each level half the one before
 // it in every used extent (never below 1).
 type simMipmapped struct {
-	levels []*simArray
+	levels  []*simArray
+	handles []backend.Array // the levels' handles, as MipmappedArrayLevel gives them
+	format  cuda.ChannelFormat
+	extent  backend.Extent3D // level 0's
+	flags   uint32
 }
 
 // arrayState holds a device's CUDA arrays and mipmapped arrays by handle.
 type arrayState struct {
 	mu      sync.Mutex
-	next    uintptr
 	arrays  map[backend.Array]*simArray
 	mipmaps map[backend.MipmappedArray]*simMipmapped
 }

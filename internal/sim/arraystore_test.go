@@ -24,7 +24,6 @@ func TestSimArrayTexelsAreXFastestAndBounded(t *testing.T) {
 	assert.Nil(t, a.texel(-1, 0, 0))
 
 	d := &device{}
-	d.arrays.next = 3
 	d.arrays.arrays = map[backend.Array]*simArray{1: a}
 	d.arrays.mipmaps = map[backend.MipmappedArray]*simMipmapped{2: {levels: []*simArray{a}}}
 	assert.Same(t, a, d.lookupArray(1))

@@ -51,9 +51,6 @@ func (d *device) lookupSurface(s cuda.SurfaceObject) *simSurface {
 	return d.tex.surfs[s]
 }
 
-// arrayFlagSurfaceLoadStore is cudaArraySurfaceLoadStore, which an array needs for a surface.
-const arrayFlagSurfaceLoadStore = 0x02
-
 // checkResource says why res cannot back a texture (or, with surface, a surface) on d, as the
 // runtime's checks do, and returns the array it names.
 func (d *device) checkResource(res backend.ResourceDesc, surface bool) (*simArray, *simMipmapped, cudaerr.Code, string) {
@@ -69,7 +66,7 @@ func (d *device) checkResource(res backend.ResourceDesc, surface bool) (*simArra
 		if a == nil {
 			return nil, nil, cudaerr.InvalidResourceHandle, fmt.Sprintf("array %#x is not a live array of device %d", uintptr(res.Array), d.ordinal)
 		}
-		if surface && a.flags&arrayFlagSurfaceLoadStore == 0 {
+		if surface && a.flags&backend.ArraySurfaceLoadStore == 0 {
 			return nil, nil, cudaerr.InvalidValue, fmt.Sprintf("array %#x was made without the surface load/store flag (cudaArraySurfaceLoadStore)", uintptr(res.Array))
 		}
 		return a, nil, 0, ""
@@ -164,17 +161,11 @@ func (d *device) CreateTextureObject(res backend.ResourceDesc, tex backend.Textu
 	return h, nil
 }
 
-// arrayFlagCubemap is cudaArrayCubemap.
-const arrayFlagCubemap = 0x04
-
-// arrayFlagLayered is cudaArrayLayered.
-const arrayFlagLayered = 0x01
-
 func isCubemap(a *simArray, m *simMipmapped) bool {
 	if m != nil && len(m.levels) > 0 {
 		a = m.levels[0]
 	}
-	return a != nil && a.flags&arrayFlagCubemap != 0
+	return a != nil && a.flags&backend.ArrayCubemap != 0
 }
 
 // DestroyTextureObject destroys a texture object; a handle that names none is
