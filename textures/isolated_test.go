@@ -51,5 +51,20 @@ func TestIsolatedDevice(t *testing.T) {
 		require.NoError(t, streams.CopyFromDevice(ctx, s, res, out).Wait(ctx))
 		want := floatImage()
 		assert.Equal(t, []float32{want[2*imgW+1], -1, want[3*imgW+3], want[4]}, res)
+
+		// A surface over an array: its handle crosses to the worker, whose kernel writes the
+		// array there.
+		arr, err := alloc.NewArray(ctx, dev, cuda.Channels[float32](1), alloc.Extent{W: 4, H: 2}, alloc.SurfaceLoadStore())
+		require.NoError(t, err)
+		defer arr.Close(ctx)
+		surf, err := textures.NewSurface(ctx, dev, textures.FromArray(arr))
+		require.NoError(t, err)
+		defer surf.Close(ctx)
+		fill, err := mod.Kernel(ctx, "surf_fill")
+		require.NoError(t, err)
+		require.NoError(t, s.Launch(ctx, fill, cuda.LaunchConfig{Grid: cuda.Dim(1), Block: cuda.Dim(4, 2)}, surf, int32(4), int32(2)).Wait(ctx))
+		back := make([]float32, 8)
+		require.NoError(t, alloc.CopyFromArray(ctx, s, back, arr, arr.Whole()).Wait(ctx))
+		assert.Equal(t, []float32{0, 1, 2, 3, 100, 101, 102, 103}, back)
 	})
 }

@@ -125,6 +125,11 @@ func runSampling(t *testing.T, opts []device.Option) samplingResults {
 	defer simg.Close(ctx)
 	require.NoError(t, alloc.CopyToPitched(ctx, s, simg, simg.Whole(), shortImage()).Wait(ctx))
 
+	arr, err := alloc.NewArray(ctx, dev, cuda.Channels[float32](1), alloc.Extent{W: imgW, H: imgH})
+	require.NoError(t, err)
+	defer arr.Close(ctx)
+	require.NoError(t, alloc.CopyToArray(ctx, s, arr, arr.Whole(), floatImage()).Wait(ctx))
+
 	n := len(texelCoords) / 2
 	xy, err := dev.MallocBytes(ctx, uint64(8*n))
 	require.NoError(t, err)
@@ -158,6 +163,11 @@ func runSampling(t *testing.T, opts []device.Option) samplingResults {
 		require.NoError(t, err, c.name)
 		run(c.name+"/float", ft, kernel("sample_f1"), coords, 1)
 		require.NoError(t, ft.Close(ctx))
+
+		at, err := textures.New(ctx, dev, textures.FromArray(arr), c.desc)
+		require.NoError(t, err, c.name)
+		run(c.name+"/array-float", at, kernel("sample_f1"), coords, 1)
+		require.NoError(t, at.Close(ctx))
 
 		nd := c.desc
 		nd.Read = textures.NormalizedFloat
@@ -216,6 +226,11 @@ func TestSamplingSimulatorMatchesGPU(t *testing.T) {
 	assert.Equal(t, at(0, 0), clampPoint[7], "(-3.2, -1.1) clamps to the corner")
 	borderPoint := simRes["mode3/filter0/normalized=false/float"]
 	assert.Equal(t, float32(0.5), borderPoint[6], "(-0.4, 1.3) is outside: the border colour")
+	for key, v := range simRes {
+		if strings.HasSuffix(key, "/array-float") {
+			assert.Equal(t, simRes[strings.TrimSuffix(key, "array-float")+"float"], v, "%s: an array samples as pitched memory does", key)
+		}
+	}
 	wrapNorm := simRes["mode0/filter0/normalized=true/float"]
 	assert.Equal(t, at(4, 1), wrapNorm[6], "(-0.4, 1.3) wraps to x = 4")
 	linClamp := simRes["mode1/filter1/normalized=false/float"]
@@ -232,7 +247,7 @@ func TestSamplingSimulatorMatchesGPU(t *testing.T) {
 		gpuRes := runSampling(t, []device.Option{device.WithBackend(device.BackendCUDA), device.WithKernelCache(t.TempDir())})
 		fimg := floatImage()
 		span := func(key string) float64 {
-			if strings.HasSuffix(key, "/float") {
+			if strings.HasSuffix(key, "float") {
 				lo, hi := math.Inf(1), math.Inf(-1)
 				for _, v := range fimg {
 					lo, hi = math.Min(lo, float64(v)), math.Max(hi, float64(v))
