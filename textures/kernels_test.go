@@ -17,6 +17,10 @@ extern "C" __global__ void sample_u4(cudaTextureObject_t t, int n, const float* 
 	int i = blockIdx.x * blockDim.x + threadIdx.x;
 	if (i < n) out[i] = tex2D<uchar4>(t, xy[2 * i], xy[2 * i + 1]);
 }
+extern "C" __global__ void sample_3d(cudaTextureObject_t t, int n, const float* xyz, float* out) {
+	int i = blockIdx.x * blockDim.x + threadIdx.x;
+	if (i < n) out[i] = tex3D<float>(t, xyz[3 * i], xyz[3 * i + 1], xyz[3 * i + 2]);
+}
 extern "C" __global__ void fetch_f1(cudaTextureObject_t t, int n, float* out) {
 	int i = blockIdx.x * blockDim.x + threadIdx.x;
 	if (i < n) out[i] = tex1Dfetch<float>(t, i - 2);
@@ -39,6 +43,15 @@ var samplingSim = map[string]cuda.SimKernel{
 	"sample_f1": func(c *cuda.KernelCall) error { return sampleInto[float32](c) },
 	"sample_f4": func(c *cuda.KernelCall) error { return sampleInto[[4]float32](c) },
 	"sample_u4": func(c *cuda.KernelCall) error { return sampleInto[[4]uint8](c) },
+	"sample_3d": func(c *cuda.KernelCall) error {
+		t, n := c.TextureArg(0), int(c.Int32(1))
+		xyz := cuda.SimSlice[float32](c, 2, 3*n)
+		out := cuda.SimSlice[float32](c, 3, n)
+		for i := range out {
+			out[i] = cuda.SimTex3D[float32](c, t, xyz[3*i], xyz[3*i+1], xyz[3*i+2])
+		}
+		return nil
+	},
 	"surf_fill": func(c *cuda.KernelCall) error {
 		s, w, h := c.SurfaceArg(0), c.Int32(1), c.Int32(2)
 		for y := int32(0); y < h && y < int32(c.Grid.Y*c.Block.Y); y++ {

@@ -55,6 +55,16 @@ func shortImage() []int16 {
 	return img
 }
 
+// volumeImage is texel (x, y, z) of the 4×3×2 float volume.
+func volumeImage() []float32 {
+	v := make([]float32, 4*3*2)
+	for i := range v {
+		x, y, z := i%4, i/4%3, i/12
+		v[i] = float32(x*x+3*y) + 20*float32(z)
+	}
+	return v
+}
+
 // texelCoords are coordinates in texels: off-centre, on centres, past every edge, negative.
 var texelCoords = []float32{
 	0.3, 0.6, 1.7, 2.2, 4.9, 3.9, 2.5, 1.5, 3.1, 0.8, 0.5, 3.5,
@@ -194,6 +204,39 @@ func runSampling(t *testing.T, opts []device.Option) samplingResults {
 			require.NoError(t, et.Close(ctx))
 		}
 	}
+	// tex3D over a 3D array: trilinear and point, clamped, bordered and wrapped.
+	vol, err := alloc.NewArray(ctx, dev, cuda.Channels[float32](1), alloc.Extent{W: 4, H: 3, D: 2})
+	require.NoError(t, err)
+	defer vol.Close(ctx)
+	require.NoError(t, alloc.CopyToArray(ctx, s, vol, vol.Whole(), volumeImage()).Wait(ctx))
+	xyz := []float32{0.3, 0.4, 0.2, 1.5, 1.5, 0.5, 2.7, 0.9, 1.3, -0.6, 2.8, 1.9, 3.9, -1.2, 0.8, 1.2, 2.2, 5.1, 0.8, 1.1, 1.0}
+	nv := len(xyz) / 3
+	xyzBuf, err := dev.MallocBytes(ctx, uint64(4*len(xyz)))
+	require.NoError(t, err)
+	defer xyzBuf.Close(ctx)
+	for _, c := range []samplingCase{
+		{"3d/clamp-linear", textures.Desc{Address: [3]textures.AddressMode{textures.Clamp, textures.Clamp, textures.Clamp}, Filter: textures.Linear}},
+		{"3d/border-point", textures.Desc{Address: [3]textures.AddressMode{textures.Border, textures.Border, textures.Border}, Border: [4]float32{-5}}},
+		{"3d/border-linear", textures.Desc{Address: [3]textures.AddressMode{textures.Border, textures.Border, textures.Border}, Filter: textures.Linear, Border: [4]float32{-5}}},
+		{"3d/wrap-linear-normalized", textures.Desc{Filter: textures.Linear, Normalized: true}},
+	} {
+		coords := xyz
+		if c.desc.Normalized {
+			coords = make([]float32, len(xyz))
+			for i, v := range xyz {
+				coords[i] = v / float32([3]int{4, 3, 2}[i%3])
+			}
+		}
+		tex, err := textures.New(ctx, dev, textures.FromArray(vol), c.desc)
+		require.NoError(t, err, c.name)
+		require.NoError(t, streams.CopyToDevice(ctx, s, xyzBuf, coords).Wait(ctx))
+		require.NoError(t, s.Launch(ctx, kernel("sample_3d"), cuda.LaunchConfig{Grid: cuda.Dim(1), Block: cuda.Dim(32)}, tex, int32(nv), xyzBuf, out).Wait(ctx))
+		got := make([]float32, nv)
+		require.NoError(t, streams.CopyFromDevice(ctx, s, got, out).Wait(ctx))
+		res[c.name+"/float"] = got
+		require.NoError(t, tex.Close(ctx))
+	}
+
 	// tex1Dfetch over linear memory: indices -2 .. n-3, the first two and the last past the end.
 	lin, err := dev.MallocBytes(ctx, uint64(4*(n-3)))
 	require.NoError(t, err)
@@ -226,6 +269,9 @@ func TestSamplingSimulatorMatchesGPU(t *testing.T) {
 	assert.Equal(t, at(0, 0), clampPoint[7], "(-3.2, -1.1) clamps to the corner")
 	borderPoint := simRes["mode3/filter0/normalized=false/float"]
 	assert.Equal(t, float32(0.5), borderPoint[6], "(-0.4, 1.3) is outside: the border colour")
+	assert.Equal(t, float32(1+3), simRes["3d/clamp-linear/float"][1], "(1.5, 1.5, 0.5) is texel (1, 1, 0)'s centre")
+	assert.Equal(t, float32(0), simRes["3d/clamp-linear/float"][0], "(0.3, 0.4, 0.2) is below every first centre: texel (0, 0, 0)")
+	assert.Equal(t, float32(-5), simRes["3d/border-point/float"][3], "outside in x: the border")
 	for key, v := range simRes {
 		if strings.HasSuffix(key, "/array-float") {
 			assert.Equal(t, simRes[strings.TrimSuffix(key, "array-float")+"float"], v, "%s: an array samples as pitched memory does", key)
@@ -249,7 +295,12 @@ func TestSamplingSimulatorMatchesGPU(t *testing.T) {
 		span := func(key string) float64 {
 			if strings.HasSuffix(key, "float") {
 				lo, hi := math.Inf(1), math.Inf(-1)
-				for _, v := range fimg {
+				vals := fimg
+				if strings.HasPrefix(key, "3d/") {
+					vals = volumeImage()
+					lo = -5 // the border colour
+				}
+				for _, v := range vals {
 					lo, hi = math.Min(lo, float64(v)), math.Max(hi, float64(v))
 				}
 				return math.Max(hi-lo, 0.75) // the border colour is in range too
@@ -264,9 +315,13 @@ func TestSamplingSimulatorMatchesGPU(t *testing.T) {
 			require.Len(t, got, len(want), key)
 			for i := range want {
 				switch {
-				case strings.Contains(key, "filter1"):
-					// Two dimensions, each weight off by at most 1/256 of the texels' span.
-					assert.InDelta(t, want[i], got[i], 2*span(key)/256+1e-5, "%s [%d]", key, i)
+				case strings.Contains(key, "filter1") || strings.Contains(key, "-linear"):
+					// Each dimension's weight off by at most 1/256 of the texels' span.
+					dims := 2.0
+					if strings.HasPrefix(key, "3d/") {
+						dims = 3
+					}
+					assert.InDelta(t, want[i], got[i], dims*span(key)/256+1e-5, "%s [%d]", key, i)
 				case strings.HasSuffix(key, "/rgba8-srgb"):
 					// The texture unit's sRGB curve is its own approximation of the standard's.
 					assert.InDelta(t, want[i], got[i], 2e-3, "%s [%d]", key, i)
