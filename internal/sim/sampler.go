@@ -40,13 +40,17 @@ func (v texView) resourceImage(x *simTexture, level int) (*image, error) {
 	}
 	a := x.arr
 	if x.mip != nil {
-		a = x.mip.levels[level]
+		a = x.mip.levels[int(x.view.FirstMipmapLevel)+level]
 	}
 	if v.d.arrayGone(a) {
 		return nil, fmt.Errorf("texture reads an array that was freed")
 	}
 	w, h, d := a.dims()
-	return &image{w: int64(w), h: int64(h), d: int64(d), format: a.format, at: func(i, j, k int64) ([]byte, error) {
+	format := a.format
+	if f, ok := viewFormat(x.view.Format); ok {
+		format = f // the same element size: the view reads the bytes as its own format
+	}
+	return &image{w: int64(w), h: int64(h), d: int64(d), format: format, at: func(i, j, k int64) ([]byte, error) {
 		b := a.texel(i, j, k)
 		if b == nil {
 			return nil, fmt.Errorf("texel (%d, %d, %d) is outside the array", i, j, k)
@@ -103,8 +107,11 @@ func (v texView) Sample(t cuda.TextureObject, q cuda.TexQuery) ([4]float64, erro
 		return s.fetch(img, q)
 	}
 	// A mipmapped texture: the level the fetch names, biased and clamped, filtered between
-	// the two nearest levels with a linear mipmap filter.
+	// the two nearest levels with a linear mipmap filter. A view's first level is level 0.
 	top := float64(len(x.mip.levels) - 1)
+	if x.view != (backend.ResourceViewDesc{}) {
+		top = float64(x.view.LastMipmapLevel - x.view.FirstMipmapLevel)
+	}
 	level := float64(q.Level) + float64(x.tex.MipmapLevelBias)
 	level = math.Max(level, float64(x.tex.MinMipmapLevelClamp))
 	if x.tex.MaxMipmapLevelClamp > 0 {
@@ -156,9 +163,9 @@ func (s sampler) fetch(img *image, q cuda.TexQuery) ([4]float64, error) {
 	case cuda.Tex3D:
 		dims = 3
 	case cuda.Tex1DLayered:
-		dims, slice = 1, clampInt(int64(q.Layer), img.d-1)
+		dims, slice = 1, s.layer(q.Layer, img.d)
 	case cuda.Tex2DLayered:
-		dims, slice = 2, clampInt(int64(q.Layer), img.d-1)
+		dims, slice = 2, s.layer(q.Layer, img.d)
 	case cuda.TexCubemap, cuda.TexCubemapLayered:
 		face, u, w := cubeFace(coords[0], coords[1], coords[2])
 		layer := int64(0)
@@ -171,6 +178,16 @@ func (s sampler) fetch(img *image, q cuda.TexQuery) ([4]float64, error) {
 		return [4]float64{}, fmt.Errorf("texture fetch %d is not one the simulator models", q.Fetch)
 	}
 	return s.filter(img, dims, coords, slice, cube)
+}
+
+// layer is the slice of layer l of a layered image of n layers: clamped to the layers, or to
+// the view's, counted from its first.
+func (s sampler) layer(l int32, n int64) int64 {
+	v := s.tex.view
+	if v == (backend.ResourceViewDesc{}) {
+		return clampInt(int64(l), n-1)
+	}
+	return int64(v.FirstLayer) + clampInt(int64(l), int64(v.LastLayer-v.FirstLayer))
 }
 
 // cubeFace is the face a direction points at and where it crosses it, in [0, 1] coordinates of

@@ -151,6 +151,11 @@ func (d *device) CreateTextureObject(res backend.ResourceDesc, tex backend.Textu
 	case tex.SeamlessCubemap != 0 && !isCubemap(arr, mip):
 		return 0, d.fail(op, cudaerr.InvalidValue, "seamless cubemap filtering needs a cubemap array")
 	}
+	if view != (backend.ResourceViewDesc{}) {
+		if code, why := checkView(view, arr, mip); why != "" {
+			return 0, d.fail(op, code, "%s", why)
+		}
+	}
 	d.tex.mu.Lock()
 	defer d.tex.mu.Unlock()
 	if d.tex.texs == nil {

@@ -163,3 +163,55 @@ func TestSurfaces(t *testing.T) {
 	require.Error(t, err, "a write past the surface in trap mode faults the kernel")
 	assert.ErrorContains(t, err, "boundary mode trap")
 }
+
+func TestTextureViews(t *testing.T) {
+	_, d, _ := open(t)
+	s := mkStream(t, d)
+	u32 := cuda.Channels[uint32](1)
+	arr, err := d.Malloc3DArray(u32, backend.Extent3D{Width: 2, Height: 1, Depth: 3}, backend.ArrayLayered)
+	require.NoError(t, err)
+	a := d.(*device).lookupArray(arr)
+	for z := int64(0); z < 3; z++ {
+		binary.LittleEndian.PutUint32(a.texel(1, 0, z), 0x04030201+uint32(z)*0x10101010)
+	}
+	res := backend.ResourceDesc{Type: backend.ResourceArray, Array: arr}
+	view := backend.ResourceViewDesc{Format: 0x03, Width: 2, Height: 1, Depth: 3, FirstLayer: 1, LastLayer: 2} // uchar4, layers 1..2
+	tex, err := d.CreateTextureObject(res, backend.TextureDesc{}, view)
+	require.NoError(t, err)
+	got, err := d.TextureObjectViewDesc(tex)
+	require.NoError(t, err)
+	assert.Equal(t, view, got)
+	k := kernels(t, d, map[string]backend.SimKernel{"rgba": func(c *backend.KernelCall) error {
+		out := cuda.SimSlice[[4]uint8](c, 1, 2)
+		out[0] = cuda.SimTex2DLayered[[4]uint8](c, c.TextureArg(0), 1.5, 0.5, 0) // the view's layer 0: the array's 1
+		out[1] = cuda.SimTex2DLayered[[4]uint8](c, c.TextureArg(0), 1.5, 0.5, 7) // clamps to the view's last: 2
+		return nil
+	}})["rgba"]
+	out := malloc(t, d, 8)
+	launch(t, d, k, s, backend.Arg{Kind: cuda.Texture, Bits: uint64(tex)}, ptrArg(out))
+	rgba := make([][4]uint8, 2)
+	require.NoError(t, d.CopyDtoH(hostPtr(rgba), out, 8, s))
+	require.NoError(t, d.StreamSynchronize(s))
+	assert.Equal(t, [][4]uint8{{0x11, 0x12, 0x13, 0x14}, {0x21, 0x22, 0x23, 0x24}}, rgba, "uint32 texels read as uchar4")
+
+	for _, c := range []struct {
+		view backend.ResourceViewDesc
+		code cudaerr.Code
+		why  string
+	}{
+		{backend.ResourceViewDesc{Format: 0x01, Width: 2, Height: 1, Depth: 3}, cudaerr.InvalidValue, "1-byte elements"},
+		{backend.ResourceViewDesc{Format: 0x19, Width: 2, Height: 1, Depth: 3}, cudaerr.NotSupported, "block compressed"},
+		{backend.ResourceViewDesc{Format: 0x0d, Width: 4, Height: 1, Depth: 3}, cudaerr.InvalidValue, "keeps the array's"},
+		{backend.ResourceViewDesc{Format: 0x0d, Width: 2, Height: 1, Depth: 3, LastLayer: 3}, cudaerr.InvalidValue, "view layers"},
+		{backend.ResourceViewDesc{Format: 0x0d, Width: 2, Height: 1, Depth: 3, LastMipmapLevel: 1}, cudaerr.InvalidValue, "not mipmapped"},
+	} {
+		_, err := d.CreateTextureObject(res, backend.TextureDesc{}, c.view)
+		requireCode(t, err, c.code)
+		assert.ErrorContains(t, err, c.why)
+	}
+	f, ok := viewFormat(0x18)
+	assert.True(t, ok)
+	assert.Equal(t, cuda.Channels[float32](4), f)
+	f, _ = viewFormat(0x0b)
+	assert.Equal(t, cuda.Channels[int16](2), f)
+}
