@@ -113,3 +113,34 @@ func TestLayeredTexture(t *testing.T) {
 		}
 	})
 }
+
+// A view reads an array of uint32 texels as uchar4: each texel's bytes, r lowest.
+func TestView(t *testing.T) {
+	eachBackend(t, func(t *testing.T, f *testfix.Fixture) {
+		ctx, dev := f.Ctx, f.Dev
+		s := f.Stream(t)
+		arr, err := alloc.NewArray(ctx, dev, cuda.Channels[uint32](1), alloc.Extent{W: 4, H: 2})
+		require.NoError(t, err)
+		defer arr.Close(ctx)
+		texels := []uint32{0x04030201, 0x08070605, 0x0c0b0a09, 0x100f0e0d, 0x14131211, 0x18171615, 0x1c1b1a19, 0x201f1e1d}
+		require.NoError(t, alloc.CopyToArray(ctx, s, arr, arr.Whole(), texels).Wait(ctx))
+		view := textures.View{Format: textures.ViewUnsignedChar4, Width: 4, Height: 2}
+		tex, err := textures.New(ctx, dev, textures.FromArray(arr), textures.Desc{}, textures.WithView(view))
+		require.NoError(t, err)
+		defer tex.Close(ctx)
+		got, err := tex.View(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, view, got)
+
+		xy, err := dev.MallocBytes(ctx, 16)
+		require.NoError(t, err)
+		out, err := dev.MallocBytes(ctx, 8)
+		require.NoError(t, err)
+		require.NoError(t, streams.CopyToDevice(ctx, s, xy, []float32{1.5, 0.5, 2.5, 1.5}).Wait(ctx))
+		require.NoError(t, s.Launch(ctx, f.Kernel(t, "sample_u4"), cuda.LaunchConfig{Grid: cuda.Dim(1), Block: cuda.Dim(2)}, tex, int32(2), xy, out).Wait(ctx))
+		res := make([]uint8, 8)
+		require.NoError(t, streams.CopyFromDevice(ctx, s, res, out).Wait(ctx))
+		assert.Equal(t, []uint8{5, 6, 7, 8, 0x19, 0x1a, 0x1b, 0x1c}, res)
+		testdev.RequireUsable(t, dev)
+	})
+}
