@@ -144,3 +144,55 @@ func TestView(t *testing.T) {
 		testdev.RequireUsable(t, dev)
 	})
 }
+
+// A mipmapped array read at the level a fetch names: point between levels picks the nearest,
+// linear blends the two.
+func TestMipmappedTexture(t *testing.T) {
+	eachBackend(t, func(t *testing.T, f *testfix.Fixture) {
+		ctx, dev := f.Ctx, f.Dev
+		s := f.Stream(t)
+		m, err := alloc.NewMipmappedArray(ctx, dev, cuda.Channels[float32](1), alloc.Extent{W: 8, H: 8}, 3)
+		require.NoError(t, err)
+		defer m.Close(ctx)
+		for l := 0; l < 3; l++ {
+			lv, err := m.Level(ctx, l)
+			require.NoError(t, err)
+			n := (8 >> l) * (8 >> l)
+			vals := make([]float32, n)
+			for i := range vals {
+				vals[i] = float32(100 * (l + 1)) // every texel of level l: 100(l+1)
+			}
+			require.NoError(t, alloc.CopyToArray(ctx, s, lv, lv.Whole(), vals).Wait(ctx))
+		}
+		xyl, err := dev.MallocBytes(ctx, 48)
+		require.NoError(t, err)
+		out, err := dev.MallocBytes(ctx, 16)
+		require.NoError(t, err)
+		require.NoError(t, streams.CopyToDevice(ctx, s, xyl, []float32{0.3, 0.6, 0, 0.3, 0.6, 1, 0.3, 0.6, 2, 0.3, 0.6, 0.5}).Wait(ctx))
+		for _, c := range []struct {
+			filter textures.FilterMode
+			want   []float32
+		}{
+			{textures.Point, []float32{100, 200, 300, 0}},
+			{textures.Linear, []float32{100, 200, 300, 150}},
+		} {
+			desc := textures.Desc{Normalized: true, Address: [3]textures.AddressMode{textures.Clamp, textures.Clamp},
+				MipmapFilter: c.filter, MaxMipmapLevelClamp: 2}
+			tex, err := textures.New(ctx, dev, textures.FromMipmapped(m), desc)
+			require.NoError(t, err)
+			require.NoError(t, s.Launch(ctx, f.Kernel(t, "sample_lod"), cuda.LaunchConfig{Grid: cuda.Dim(1), Block: cuda.Dim(4)}, tex, int32(4), xyl, out).Wait(ctx))
+			got := make([]float32, 4)
+			require.NoError(t, streams.CopyFromDevice(ctx, s, got, out).Wait(ctx))
+			assert.Equal(t, c.want[:3], got[:3], "whole levels, filter %d", c.filter)
+			if c.filter == textures.Linear {
+				assert.InDelta(t, 150, got[3], 100.0/256+1e-4, "half way between levels 0 and 1")
+			} else {
+				assert.Contains(t, []float32{100, 200}, got[3], "level 0.5 rounds to a neighbour")
+			}
+			require.NoError(t, tex.Close(ctx))
+		}
+		_, err = textures.New(ctx, dev, textures.FromMipmapped(m), textures.Desc{})
+		require.Error(t, err, "a mipmapped texture needs normalized coordinates")
+		testdev.RequireUsable(t, dev)
+	})
+}

@@ -21,6 +21,10 @@ extern "C" __global__ void sample_3d(cudaTextureObject_t t, int n, const float* 
 	int i = blockIdx.x * blockDim.x + threadIdx.x;
 	if (i < n) out[i] = tex3D<float>(t, xyz[3 * i], xyz[3 * i + 1], xyz[3 * i + 2]);
 }
+extern "C" __global__ void sample_lod(cudaTextureObject_t t, int n, const float* xyl, float* out) {
+	int i = blockIdx.x * blockDim.x + threadIdx.x;
+	if (i < n) out[i] = tex2DLod<float>(t, xyl[3 * i], xyl[3 * i + 1], xyl[3 * i + 2]);
+}
 extern "C" __global__ void fetch_f1(cudaTextureObject_t t, int n, float* out) {
 	int i = blockIdx.x * blockDim.x + threadIdx.x;
 	if (i < n) out[i] = tex1Dfetch<float>(t, i - 2);
@@ -49,6 +53,15 @@ var samplingSim = map[string]cuda.SimKernel{
 		out := cuda.SimSlice[float32](c, 3, n)
 		for i := range out {
 			out[i] = cuda.SimTex3D[float32](c, t, xyz[3*i], xyz[3*i+1], xyz[3*i+2])
+		}
+		return nil
+	},
+	"sample_lod": func(c *cuda.KernelCall) error {
+		t, n := c.TextureArg(0), int(c.Int32(1))
+		xyl := cuda.SimSlice[float32](c, 2, 3*n)
+		out := cuda.SimSlice[float32](c, 3, n)
+		for i := range out {
+			out[i] = cuda.SimTex2DLod[float32](c, t, xyl[3*i], xyl[3*i+1], xyl[3*i+2])
 		}
 		return nil
 	},

@@ -113,10 +113,9 @@ func (v texView) Sample(t cuda.TextureObject, q cuda.TexQuery) ([4]float64, erro
 		top = float64(x.view.LastMipmapLevel - x.view.FirstMipmapLevel)
 	}
 	level := float64(q.Level) + float64(x.tex.MipmapLevelBias)
-	level = math.Max(level, float64(x.tex.MinMipmapLevelClamp))
-	if x.tex.MaxMipmapLevelClamp > 0 {
-		level = math.Min(level, float64(x.tex.MaxMipmapLevelClamp))
-	}
+	// The clamps apply as given: a zeroed descriptor (maxMipmapLevelClamp 0) reads level 0 only,
+	// as on the GPU.
+	level = math.Min(math.Max(level, float64(x.tex.MinMipmapLevelClamp)), float64(x.tex.MaxMipmapLevelClamp))
 	level = math.Min(math.Max(level, 0), top)
 	if x.tex.MipmapFilter == backend.FilterPoint {
 		img, err := v.resourceImage(x, int(math.Floor(level+0.5)))
