@@ -57,7 +57,8 @@ type Desc struct {
 	// MipmapFilter is how fetches between two mipmap levels combine them.
 	MipmapFilter FilterMode
 	// MipmapLevelBias is added to the mipmap level a fetch computes; the level is then
-	// clamped to [MinMipmapLevelClamp, MaxMipmapLevelClamp].
+	// clamped to [MinMipmapLevelClamp, MaxMipmapLevelClamp], as given: leave
+	// MaxMipmapLevelClamp 0 and every fetch reads level 0.
 	MipmapLevelBias, MinMipmapLevelClamp, MaxMipmapLevelClamp float32
 	// DisableTrilinearOptimization turns off the hardware's trilinear filtering shortcuts.
 	DisableTrilinearOptimization bool
