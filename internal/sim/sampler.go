@@ -346,7 +346,8 @@ func (s sampler) floatResult(f cuda.ChannelFormat) bool {
 }
 
 // border is the border colour as a fetch of f gives it: floats for a float result, else the
-// colour's bits reinterpreted as integers, as the runtime documents.
+// colour's bits reinterpreted as integers, as the runtime documents (the low bits of the
+// channel's size).
 func (s sampler) border(f cuda.ChannelFormat) [4]float64 {
 	t := s.tex.tex
 	c := [4]float32{t.BorderR, t.BorderG, t.BorderB, t.BorderA}
@@ -355,10 +356,11 @@ func (s sampler) border(f cuda.ChannelFormat) [4]float64 {
 		switch {
 		case s.floatResult(f):
 			v[i] = float64(x)
-		case f.Kind == cuda.ChannelSigned:
-			v[i] = float64(int32(math.Float32bits(x)))
+		case f.Kind == cuda.ChannelSigned: // the low bits of the channel's size, sign-extended
+			shift := 32 - uint(f.X)
+			v[i] = float64(int32(math.Float32bits(x)<<shift) >> shift)
 		default:
-			v[i] = float64(math.Float32bits(x))
+			v[i] = float64(math.Float32bits(x) << (32 - uint(f.X)) >> (32 - uint(f.X)))
 		}
 	}
 	return v
