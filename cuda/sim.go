@@ -35,6 +35,9 @@ type KernelCall struct {
 	// Conditionals sets the conditional variables of the graph launch the kernel runs in
 	// (SimSetConditional); nil outside a graph launch.
 	Conditionals SimConditionals
+	// Textures samples the device's texture objects and reaches its surface objects (use
+	// SimTex2D, SimSurf2DWrite... with an argument read by TextureArg or SurfaceArg).
+	Textures SimTextures
 }
 
 // Threads is the total number of threads of the launch (grid × block).
@@ -67,6 +70,12 @@ func (c *KernelCall) Float32(i int) float32 { return math.Float32frombits(uint32
 
 // Float64 is argument i as a float64.
 func (c *KernelCall) Float64(i int) float64 { return math.Float64frombits(c.arg(i, Float64)) }
+
+// TextureArg is argument i as a texture object.
+func (c *KernelCall) TextureArg(i int) TextureObject { return TextureObject(c.arg(i, Texture)) }
+
+// SurfaceArg is argument i as a surface object.
+func (c *KernelCall) SurfaceArg(i int) SurfaceObject { return SurfaceObject(c.arg(i, Surface)) }
 
 // Ptr is argument i as a device address.
 func (c *KernelCall) Ptr(i int) DevicePtr { return DevicePtr(c.arg(i, Pointer)) }

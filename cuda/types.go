@@ -86,6 +86,8 @@ const (
 	Float32
 	Float64
 	Pointer
+	Texture // a cudaTextureObject_t (TextureObject)
+	Surface // a cudaSurfaceObject_t (SurfaceObject)
 )
 
 // Size is the argument's size in bytes as the kernel receives it.
@@ -93,7 +95,7 @@ func (k ArgKind) Size() int {
 	switch k {
 	case Int32, Uint32, Float32:
 		return 4
-	case Int64, Uint64, Float64, Pointer:
+	case Int64, Uint64, Float64, Pointer, Texture, Surface:
 		return 8
 	}
 	return 0
@@ -116,6 +118,10 @@ func (k ArgKind) String() string {
 		return "float64"
 	case Pointer:
 		return "pointer"
+	case Texture:
+		return "texture object"
+	case Surface:
+		return "surface object"
 	}
 	return "invalid"
 }

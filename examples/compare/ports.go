@@ -250,4 +250,28 @@ var ports = []port{
 			"GPU latency P2P writes 0-1":    re(`^P2P=Enabled Latency \(P2P Writes\) Matrix`),
 		},
 	},
+	{
+		// Texture lookups through a layered array: the check's verdict and the launch shape
+		// are results; the five launches' time is the timing.
+		name: "simplelayeredtexture", sample: "0_Introduction/simpleLayeredTexture", exe: "simpleLayeredTexture",
+		sources: []string{"simpleLayeredTexture.cu"}, flags: cudaFlags,
+		variants: []variant{{}, eager},
+		results: []*regexp.Regexp{
+			re(`^CUDA device \[.*\] has [0-9]+ Multi-Processors SM [0-9.]+$`),
+			re(`^Covering 2D data array of `),
+			re(`^Comparing kernel output to expected data$`),
+		},
+		timings: []timing{{"five launches", "ms", re(`^Processing time: ([0-9.]+) msec$`)}},
+	},
+	{
+		name: "simplecubemaptexture", sample: "0_Introduction/simpleCubemapTexture", exe: "simpleCubemapTexture",
+		sources: []string{"simpleCubemapTexture.cu"}, flags: cudaFlags,
+		variants: []variant{{}, eager},
+		results: []*regexp.Regexp{
+			re(`^CUDA device \[.*\] has [0-9]+ Multi-Processors SM [0-9.]+$`),
+			re(`^Covering Cubemap data array of `),
+			re(`^Comparing kernel output to expected data$`),
+		},
+		timings: []timing{{"one launch", "ms", re(`^Processing time: ([0-9.]+) msec$`)}},
+	},
 }

@@ -210,6 +210,7 @@ type Device interface {
 	ModuleGlobals
 	HostMemoryFlags
 	BatchCopier
+	TextureObjects
 
 	// Ordinal is the device's index.
 	Ordinal() int

@@ -224,6 +224,13 @@ func (d *Device) packArg(k *Kernel, i int, a any, want *param) (backend.Arg, *Bu
 		return backend.Arg{Kind: cuda.Float64, Bits: math.Float64bits(v)}, nil, 0, nil
 	case cuda.DevicePtr:
 		return backend.Arg{Kind: cuda.Pointer, Bits: uint64(v)}, nil, 0, nil
+	case cuda.TextureObject:
+		return backend.Arg{Kind: cuda.Texture, Bits: uint64(v)}, nil, 0, nil
+	case cuda.SurfaceObject:
+		return backend.Arg{Kind: cuda.Surface, Bits: uint64(v)}, nil, 0, nil
+	case KernelObject: // a texture or surface (textures.Texture, textures.Surface)
+		arg, err := d.objectArg(k, i, v)
+		return arg, nil, 0, err
 	case Mem: // a buffer, a slice of one, or a public type built on a buffer (alloc.Buffer)
 		b, off, n := Region(v)
 		if b == nil || b.dev == nil {
@@ -240,7 +247,7 @@ func (d *Device) packArg(k *Kernel, i int, a any, want *param) (backend.Arg, *Bu
 		arg, err := goInt(k, i, v, want)
 		return arg, nil, 0, err
 	}
-	return backend.Arg{}, nil, 0, fmt.Errorf("%w: kernel %s argument %d has unsupported Go type %T (use int32, uint32, int64, uint64, float32, float64, a device buffer or slice, cuda.DevicePtr or cuda.ConditionalHandle)", ErrKernelArgs, k.name, i, a)
+	return backend.Arg{}, nil, 0, fmt.Errorf("%w: kernel %s argument %d has unsupported Go type %T (use int32, uint32, int64, uint64, float32, float64, a device buffer or slice, cuda.DevicePtr, cuda.ConditionalHandle, a texture or surface, or their objects)", ErrKernelArgs, k.name, i, a)
 }
 
 // goInt fits a Go int or uint to the kernel's declared integer parameter.

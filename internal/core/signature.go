@@ -116,6 +116,10 @@ func cudaParamKind(decl string) (ArgKind, bool) {
 		return cuda.Float32, true
 	case "double":
 		return cuda.Float64, true
+	case "cudaTextureObject_t":
+		return cuda.Texture, true
+	case "cudaSurfaceObject_t":
+		return cuda.Surface, true
 	}
 	return 0, false
 }
@@ -123,7 +127,7 @@ func cudaParamKind(decl string) (ArgKind, bool) {
 func typeWord(w string) bool {
 	switch w {
 	case "int", "signed", "unsigned", "long", "short", "char", "float", "double", "int32_t", "uint32_t",
-		"int64_t", "uint64_t", "size_t", "ptrdiff_t", "uint":
+		"int64_t", "uint64_t", "size_t", "ptrdiff_t", "uint", "cudaTextureObject_t", "cudaSurfaceObject_t":
 		return true
 	}
 	return false

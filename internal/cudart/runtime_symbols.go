@@ -228,6 +228,19 @@ const (
 	fnGraphMemFreeNodeGetParams
 	fnGraphKernelNodeGetAttribute
 	fnGraphKernelNodeCopyAttributes // 13.0 takes (dst, src); before, (src, dst)
+	// Texture and surface objects (texture.go). 11.x: the _v2 forms take the cudaTextureDesc
+	// with seamlessCubemap, which 12.0 gave the plain names.
+	fnCreateTextureObject
+	fnCreateTextureObjectV2 // 11.x only
+	fnDestroyTextureObject
+	fnGetTextureObjectResourceDesc
+	fnGetTextureObjectTextureDesc
+	fnGetTextureObjectTextureDescV2 // 11.x only
+	fnGetTextureObjectResourceViewDesc
+	fnCreateSurfaceObject
+	fnDestroySurfaceObject
+	fnGetSurfaceObjectResourceDesc
+	fnDeviceGetTexture1DLinearMaxWidth
 	// CUDA arrays, mipmapped arrays and their copies (array.go).
 	fnMallocArray
 	fnMalloc3DArray
@@ -469,6 +482,18 @@ var runtimeSymNames = [numRuntimeSyms]string{
 	fnGraphMemFreeNodeGetParams:        "cudaGraphMemFreeNodeGetParams",
 	fnGraphKernelNodeGetAttribute:      "cudaGraphKernelNodeGetAttribute",
 	fnGraphKernelNodeCopyAttributes:    "cudaGraphKernelNodeCopyAttributes",
+	// Texture and surface objects.
+	fnCreateTextureObject:              "cudaCreateTextureObject",
+	fnCreateTextureObjectV2:            "cudaCreateTextureObject_v2",
+	fnDestroyTextureObject:             "cudaDestroyTextureObject",
+	fnGetTextureObjectResourceDesc:     "cudaGetTextureObjectResourceDesc",
+	fnGetTextureObjectTextureDesc:      "cudaGetTextureObjectTextureDesc",
+	fnGetTextureObjectTextureDescV2:    "cudaGetTextureObjectTextureDesc_v2",
+	fnGetTextureObjectResourceViewDesc: "cudaGetTextureObjectResourceViewDesc",
+	fnCreateSurfaceObject:              "cudaCreateSurfaceObject",
+	fnDestroySurfaceObject:             "cudaDestroySurfaceObject",
+	fnGetSurfaceObjectResourceDesc:     "cudaGetSurfaceObjectResourceDesc",
+	fnDeviceGetTexture1DLinearMaxWidth: "cudaDeviceGetTexture1DLinearMaxWidth",
 	// CUDA arrays, mipmapped arrays and their copies.
 	fnMallocArray:                         "cudaMallocArray",
 	fnMalloc3DArray:                       "cudaMalloc3DArray",

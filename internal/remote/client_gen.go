@@ -3,6 +3,7 @@
 package remote
 
 import (
+	"github.com/gpuactor/gpuactor/cuda"
 	"github.com/gpuactor/gpuactor/internal/backend"
 )
 
@@ -210,6 +211,32 @@ func (d *Device) CopyDtoD(a0 backend.DevicePtr, a1 backend.DevicePtr, a2 uint64,
 	return d.post(e)
 }
 
+// CreateSurfaceObject runs backend.Device.CreateSurfaceObject in the worker.
+func (d *Device) CreateSurfaceObject(a0 backend.ResourceDesc) (cuda.SurfaceObject, error) {
+	e := request(mCreateSurfaceObject)
+	encResourceDesc(&e, a0)
+	r, err := d.do(e)
+	if err != nil {
+		return 0, err
+	}
+	v0 := cuda.SurfaceObject(r.u64())
+	return v0, r.err
+}
+
+// CreateTextureObject runs backend.Device.CreateTextureObject in the worker.
+func (d *Device) CreateTextureObject(a0 backend.ResourceDesc, a1 backend.TextureDesc, a2 backend.ResourceViewDesc) (cuda.TextureObject, error) {
+	e := request(mCreateTextureObject)
+	encResourceDesc(&e, a0)
+	encTextureDesc(&e, a1)
+	encResourceViewDesc(&e, a2)
+	r, err := d.do(e)
+	if err != nil {
+		return 0, err
+	}
+	v0 := cuda.TextureObject(r.u64())
+	return v0, r.err
+}
+
 // CurrentMemPool runs backend.Device.CurrentMemPool in the worker.
 func (d *Device) CurrentMemPool() (backend.MemPool, error) {
 	e := request(mCurrentMemPool)
@@ -246,6 +273,28 @@ func (d *Device) DestroyExternalMemory(a0 backend.ExternalMemory) error {
 // DestroyExternalSemaphore runs backend.Device.DestroyExternalSemaphore in the worker.
 func (d *Device) DestroyExternalSemaphore(a0 backend.ExternalSemaphore) error {
 	e := request(mDestroyExternalSemaphore)
+	e.u64(uint64(a0))
+	r, err := d.do(e)
+	if err != nil {
+		return err
+	}
+	return r.err
+}
+
+// DestroySurfaceObject runs backend.Device.DestroySurfaceObject in the worker.
+func (d *Device) DestroySurfaceObject(a0 cuda.SurfaceObject) error {
+	e := request(mDestroySurfaceObject)
+	e.u64(uint64(a0))
+	r, err := d.do(e)
+	if err != nil {
+		return err
+	}
+	return r.err
+}
+
+// DestroyTextureObject runs backend.Device.DestroyTextureObject in the worker.
+func (d *Device) DestroyTextureObject(a0 cuda.TextureObject) error {
+	e := request(mDestroyTextureObject)
 	e.u64(uint64(a0))
 	r, err := d.do(e)
 	if err != nil {
@@ -2158,6 +2207,18 @@ func (d *Device) StreamWaitEvent(a0 backend.Stream, a1 backend.Event) error {
 	return d.post(e)
 }
 
+// SurfaceObjectResourceDesc runs backend.Device.SurfaceObjectResourceDesc in the worker.
+func (d *Device) SurfaceObjectResourceDesc(a0 cuda.SurfaceObject) (backend.ResourceDesc, error) {
+	e := request(mSurfaceObjectResourceDesc)
+	e.u64(uint64(a0))
+	r, err := d.do(e)
+	if err != nil {
+		return backend.ResourceDesc{}, err
+	}
+	v0 := decResourceDesc(&r)
+	return v0, r.err
+}
+
 // Synchronize runs backend.Device.Synchronize in the worker.
 func (d *Device) Synchronize() error {
 	e := request(mSynchronize)
@@ -2166,6 +2227,54 @@ func (d *Device) Synchronize() error {
 		return err
 	}
 	return r.err
+}
+
+// Texture1DLinearMaxWidth runs backend.Device.Texture1DLinearMaxWidth in the worker.
+func (d *Device) Texture1DLinearMaxWidth(a0 cuda.ChannelFormat) (uint64, error) {
+	e := request(mTexture1DLinearMaxWidth)
+	encChannelFormat(&e, a0)
+	r, err := d.do(e)
+	if err != nil {
+		return 0, err
+	}
+	v0 := r.u64()
+	return v0, r.err
+}
+
+// TextureObjectResourceDesc runs backend.Device.TextureObjectResourceDesc in the worker.
+func (d *Device) TextureObjectResourceDesc(a0 cuda.TextureObject) (backend.ResourceDesc, error) {
+	e := request(mTextureObjectResourceDesc)
+	e.u64(uint64(a0))
+	r, err := d.do(e)
+	if err != nil {
+		return backend.ResourceDesc{}, err
+	}
+	v0 := decResourceDesc(&r)
+	return v0, r.err
+}
+
+// TextureObjectTextureDesc runs backend.Device.TextureObjectTextureDesc in the worker.
+func (d *Device) TextureObjectTextureDesc(a0 cuda.TextureObject) (backend.TextureDesc, error) {
+	e := request(mTextureObjectTextureDesc)
+	e.u64(uint64(a0))
+	r, err := d.do(e)
+	if err != nil {
+		return backend.TextureDesc{}, err
+	}
+	v0 := decTextureDesc(&r)
+	return v0, r.err
+}
+
+// TextureObjectViewDesc runs backend.Device.TextureObjectViewDesc in the worker.
+func (d *Device) TextureObjectViewDesc(a0 cuda.TextureObject) (backend.ResourceViewDesc, error) {
+	e := request(mTextureObjectViewDesc)
+	e.u64(uint64(a0))
+	r, err := d.do(e)
+	if err != nil {
+		return backend.ResourceViewDesc{}, err
+	}
+	v0 := decResourceViewDesc(&r)
+	return v0, r.err
 }
 
 // UUID runs backend.Device.UUID in the worker.

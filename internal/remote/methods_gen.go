@@ -26,10 +26,14 @@ const (
 	mCopyDtoD
 	mCopyDtoH
 	mCopyHtoD
+	mCreateSurfaceObject
+	mCreateTextureObject
 	mCurrentMemPool
 	mDefaultMemPool
 	mDestroyExternalMemory
 	mDestroyExternalSemaphore
+	mDestroySurfaceObject
+	mDestroyTextureObject
 	mDeviceFlags
 	mDisablePeerAccess
 	mEnablePeerAccess
@@ -206,7 +210,12 @@ const (
 	mStreamSynchronize
 	mStreamUpdateCaptureDependencies
 	mStreamWaitEvent
+	mSurfaceObjectResourceDesc
 	mSynchronize
+	mTexture1DLinearMaxWidth
+	mTextureObjectResourceDesc
+	mTextureObjectTextureDesc
+	mTextureObjectViewDesc
 	mUUID
 	mUnloadModule
 	mUserObjectRelease
@@ -237,10 +246,14 @@ var methodNames = [numMethods]string{
 	mCopyDtoD:                              "CopyDtoD",
 	mCopyDtoH:                              "CopyDtoH",
 	mCopyHtoD:                              "CopyHtoD",
+	mCreateSurfaceObject:                   "CreateSurfaceObject",
+	mCreateTextureObject:                   "CreateTextureObject",
 	mCurrentMemPool:                        "CurrentMemPool",
 	mDefaultMemPool:                        "DefaultMemPool",
 	mDestroyExternalMemory:                 "DestroyExternalMemory",
 	mDestroyExternalSemaphore:              "DestroyExternalSemaphore",
+	mDestroySurfaceObject:                  "DestroySurfaceObject",
+	mDestroyTextureObject:                  "DestroyTextureObject",
 	mDeviceFlags:                           "DeviceFlags",
 	mDisablePeerAccess:                     "DisablePeerAccess",
 	mEnablePeerAccess:                      "EnablePeerAccess",
@@ -417,7 +430,12 @@ var methodNames = [numMethods]string{
 	mStreamSynchronize:                     "StreamSynchronize",
 	mStreamUpdateCaptureDependencies:       "StreamUpdateCaptureDependencies",
 	mStreamWaitEvent:                       "StreamWaitEvent",
+	mSurfaceObjectResourceDesc:             "SurfaceObjectResourceDesc",
 	mSynchronize:                           "Synchronize",
+	mTexture1DLinearMaxWidth:               "Texture1DLinearMaxWidth",
+	mTextureObjectResourceDesc:             "TextureObjectResourceDesc",
+	mTextureObjectTextureDesc:              "TextureObjectTextureDesc",
+	mTextureObjectViewDesc:                 "TextureObjectViewDesc",
 	mUUID:                                  "UUID",
 	mUnloadModule:                          "UnloadModule",
 	mUserObjectRelease:                     "UserObjectRelease",

@@ -694,6 +694,8 @@ var paritySteps = []struct {
 		}
 		return []any{pitch, append([]byte(nil), buf[:64]...)}, nil
 	}},
+	{"Textures", textureParityMethods, textureParity}, // parity_texture_test.go
+	{"Surfaces", surfaceParityMethods, surfaceParity},
 	{"Arrays", arrayParityMethods, arrayParity}, // parity_array_test.go
 	{"Teardown", []string{"HostFree", "EventDestroy", "StreamDestroy", "MemPoolDestroy", "UnloadModule", "Free"}, func(dv backend.Device, st *pstate) (any, error) {
 		var errs []string

@@ -48,10 +48,14 @@ var table = [numMethods]entry{
 	mCopyDtoD:                              {(*server).callCopyDtoD, true},
 	mCopyDtoH:                              {(*server).serveCopyDtoH, true},
 	mCopyHtoD:                              {(*server).serveCopyHtoD, true},
+	mCreateSurfaceObject:                   {(*server).callCreateSurfaceObject, false},
+	mCreateTextureObject:                   {(*server).callCreateTextureObject, false},
 	mCurrentMemPool:                        {(*server).callCurrentMemPool, false},
 	mDefaultMemPool:                        {(*server).callDefaultMemPool, false},
 	mDestroyExternalMemory:                 {(*server).callDestroyExternalMemory, false},
 	mDestroyExternalSemaphore:              {(*server).callDestroyExternalSemaphore, false},
+	mDestroySurfaceObject:                  {(*server).callDestroySurfaceObject, false},
+	mDestroyTextureObject:                  {(*server).callDestroyTextureObject, false},
 	mDeviceFlags:                           {(*server).callDeviceFlags, false},
 	mDisablePeerAccess:                     {(*server).callDisablePeerAccess, false},
 	mEnablePeerAccess:                      {(*server).callEnablePeerAccess, false},
@@ -228,7 +232,12 @@ var table = [numMethods]entry{
 	mStreamSynchronize:                     {(*server).callStreamSynchronize, false},
 	mStreamUpdateCaptureDependencies:       {(*server).callStreamUpdateCaptureDependencies, false},
 	mStreamWaitEvent:                       {(*server).callStreamWaitEvent, true},
+	mSurfaceObjectResourceDesc:             {(*server).callSurfaceObjectResourceDesc, false},
 	mSynchronize:                           {(*server).callSynchronize, false},
+	mTexture1DLinearMaxWidth:               {(*server).callTexture1DLinearMaxWidth, false},
+	mTextureObjectResourceDesc:             {(*server).callTextureObjectResourceDesc, false},
+	mTextureObjectTextureDesc:              {(*server).callTextureObjectTextureDesc, false},
+	mTextureObjectViewDesc:                 {(*server).callTextureObjectViewDesc, false},
 	mUUID:                                  {(*server).callUUID, false},
 	mUnloadModule:                          {(*server).callUnloadModule, false},
 	mUserObjectRelease:                     {(*server).callUserObjectRelease, false},
@@ -412,6 +421,34 @@ func (s *server) callCopyDtoD(in *dec, out *enc) error {
 	return s.dev.CopyDtoD(a0, a1, a2, a3)
 }
 
+func (s *server) callCreateSurfaceObject(in *dec, out *enc) error {
+	a0 := decResourceDesc(in)
+	if in.err != nil {
+		return in.err
+	}
+	v0, err := s.dev.CreateSurfaceObject(a0)
+	if err != nil {
+		return err
+	}
+	out.u64(uint64(v0))
+	return nil
+}
+
+func (s *server) callCreateTextureObject(in *dec, out *enc) error {
+	a0 := decResourceDesc(in)
+	a1 := decTextureDesc(in)
+	a2 := decResourceViewDesc(in)
+	if in.err != nil {
+		return in.err
+	}
+	v0, err := s.dev.CreateTextureObject(a0, a1, a2)
+	if err != nil {
+		return err
+	}
+	out.u64(uint64(v0))
+	return nil
+}
+
 func (s *server) callCurrentMemPool(in *dec, out *enc) error {
 	v0, err := s.dev.CurrentMemPool()
 	if err != nil {
@@ -444,6 +481,22 @@ func (s *server) callDestroyExternalSemaphore(in *dec, out *enc) error {
 		return in.err
 	}
 	return s.dev.DestroyExternalSemaphore(a0)
+}
+
+func (s *server) callDestroySurfaceObject(in *dec, out *enc) error {
+	a0 := cuda.SurfaceObject(in.u64())
+	if in.err != nil {
+		return in.err
+	}
+	return s.dev.DestroySurfaceObject(a0)
+}
+
+func (s *server) callDestroyTextureObject(in *dec, out *enc) error {
+	a0 := cuda.TextureObject(in.u64())
+	if in.err != nil {
+		return in.err
+	}
+	return s.dev.DestroyTextureObject(a0)
 }
 
 func (s *server) callDeviceFlags(in *dec, out *enc) error {
@@ -2310,8 +2363,73 @@ func (s *server) callStreamWaitEvent(in *dec, out *enc) error {
 	return s.dev.StreamWaitEvent(a0, a1)
 }
 
+func (s *server) callSurfaceObjectResourceDesc(in *dec, out *enc) error {
+	a0 := cuda.SurfaceObject(in.u64())
+	if in.err != nil {
+		return in.err
+	}
+	v0, err := s.dev.SurfaceObjectResourceDesc(a0)
+	if err != nil {
+		return err
+	}
+	encResourceDesc(out, v0)
+	return nil
+}
+
 func (s *server) callSynchronize(in *dec, out *enc) error {
 	return s.dev.Synchronize()
+}
+
+func (s *server) callTexture1DLinearMaxWidth(in *dec, out *enc) error {
+	a0 := decChannelFormat(in)
+	if in.err != nil {
+		return in.err
+	}
+	v0, err := s.dev.Texture1DLinearMaxWidth(a0)
+	if err != nil {
+		return err
+	}
+	out.u64(v0)
+	return nil
+}
+
+func (s *server) callTextureObjectResourceDesc(in *dec, out *enc) error {
+	a0 := cuda.TextureObject(in.u64())
+	if in.err != nil {
+		return in.err
+	}
+	v0, err := s.dev.TextureObjectResourceDesc(a0)
+	if err != nil {
+		return err
+	}
+	encResourceDesc(out, v0)
+	return nil
+}
+
+func (s *server) callTextureObjectTextureDesc(in *dec, out *enc) error {
+	a0 := cuda.TextureObject(in.u64())
+	if in.err != nil {
+		return in.err
+	}
+	v0, err := s.dev.TextureObjectTextureDesc(a0)
+	if err != nil {
+		return err
+	}
+	encTextureDesc(out, v0)
+	return nil
+}
+
+func (s *server) callTextureObjectViewDesc(in *dec, out *enc) error {
+	a0 := cuda.TextureObject(in.u64())
+	if in.err != nil {
+		return in.err
+	}
+	v0, err := s.dev.TextureObjectViewDesc(a0)
+	if err != nil {
+		return err
+	}
+	encResourceViewDesc(out, v0)
+	return nil
 }
 
 func (s *server) callUUID(in *dec, out *enc) error {
@@ -2864,6 +2982,56 @@ func decRangeInfo(d *dec) (v backend.RangeInfo) {
 	return v
 }
 
+func encResourceDesc(e *enc, v backend.ResourceDesc) {
+	e.i64(int64(v.Type))
+	e.u64(uint64(v.Array))
+	e.u64(uint64(v.Mipmapped))
+	e.u64(uint64(v.Ptr))
+	encChannelFormat(e, v.Format)
+	e.u64(v.Size)
+	e.u64(v.Width)
+	e.u64(v.Height)
+	e.u64(v.Pitch)
+	e.u64(uint64(v.Flags))
+}
+
+func decResourceDesc(d *dec) (v backend.ResourceDesc) {
+	v.Type = backend.ResourceType(d.i64())
+	v.Array = backend.Array(d.u64())
+	v.Mipmapped = backend.MipmappedArray(d.u64())
+	v.Ptr = backend.DevicePtr(d.u64())
+	v.Format = decChannelFormat(d)
+	v.Size = d.u64()
+	v.Width = d.u64()
+	v.Height = d.u64()
+	v.Pitch = d.u64()
+	v.Flags = uint32(d.u64())
+	return v
+}
+
+func encResourceViewDesc(e *enc, v backend.ResourceViewDesc) {
+	e.i64(int64(v.Format))
+	e.u64(v.Width)
+	e.u64(v.Height)
+	e.u64(v.Depth)
+	e.u64(uint64(v.FirstMipmapLevel))
+	e.u64(uint64(v.LastMipmapLevel))
+	e.u64(uint64(v.FirstLayer))
+	e.u64(uint64(v.LastLayer))
+}
+
+func decResourceViewDesc(d *dec) (v backend.ResourceViewDesc) {
+	v.Format = int32(d.i64())
+	v.Width = d.u64()
+	v.Height = d.u64()
+	v.Depth = d.u64()
+	v.FirstMipmapLevel = uint32(d.u64())
+	v.LastMipmapLevel = uint32(d.u64())
+	v.FirstLayer = uint32(d.u64())
+	v.LastLayer = uint32(d.u64())
+	return v
+}
+
 func encStreamAttrValue(e *enc, v backend.StreamAttrValue) {
 	encAccessPolicyWindow(e, v.Window)
 	e.i64(int64(v.SyncPolicy))
@@ -2874,6 +3042,49 @@ func decStreamAttrValue(d *dec) (v backend.StreamAttrValue) {
 	v.Window = decAccessPolicyWindow(d)
 	v.SyncPolicy = backend.SyncPolicy(d.i64())
 	v.Priority = int32(d.i64())
+	return v
+}
+
+func encTextureDesc(e *enc, v backend.TextureDesc) {
+	e.i64(int64(v.AddressX))
+	e.i64(int64(v.AddressY))
+	e.i64(int64(v.AddressZ))
+	e.i64(int64(v.Filter))
+	e.i64(int64(v.Read))
+	e.i64(int64(v.SRGB))
+	e.f32(v.BorderR)
+	e.f32(v.BorderG)
+	e.f32(v.BorderB)
+	e.f32(v.BorderA)
+	e.i64(int64(v.Normalized))
+	e.u64(uint64(v.MaxAnisotropy))
+	e.i64(int64(v.MipmapFilter))
+	e.f32(v.MipmapLevelBias)
+	e.f32(v.MinMipmapLevelClamp)
+	e.f32(v.MaxMipmapLevelClamp)
+	e.i64(int64(v.DisableTrilinear))
+	e.i64(int64(v.SeamlessCubemap))
+}
+
+func decTextureDesc(d *dec) (v backend.TextureDesc) {
+	v.AddressX = int32(d.i64())
+	v.AddressY = int32(d.i64())
+	v.AddressZ = int32(d.i64())
+	v.Filter = int32(d.i64())
+	v.Read = int32(d.i64())
+	v.SRGB = int32(d.i64())
+	v.BorderR = d.f32()
+	v.BorderG = d.f32()
+	v.BorderB = d.f32()
+	v.BorderA = d.f32()
+	v.Normalized = int32(d.i64())
+	v.MaxAnisotropy = uint32(d.u64())
+	v.MipmapFilter = int32(d.i64())
+	v.MipmapLevelBias = d.f32()
+	v.MinMipmapLevelClamp = d.f32()
+	v.MaxMipmapLevelClamp = d.f32()
+	v.DisableTrilinear = int32(d.i64())
+	v.SeamlessCubemap = int32(d.i64())
 	return v
 }
 

@@ -43,6 +43,7 @@ type device struct {
 	peers  peerState  // the devices whose memory this one may access (peer.go)
 	mgmt   mgmtState  // limits, cache preferences, context flags (devmgmt.go)
 	arrays arrayState // CUDA arrays and mipmapped arrays (arraystore.go)
+	tex    texState   // texture and surface objects (texture.go)
 
 	l2Resets  atomic.Int64 // ResetPersistingL2Cache calls (streamattr.go)
 	profiling atomic.Bool  // between ProfilerStart and ProfilerStop

@@ -103,7 +103,9 @@ func (m *deviceMemory) alloc(size uint64) (*allocation, string) {
 		m.used -= charged
 		return nil, fmt.Sprintf("no host RAM for the %d-byte backing store: %v", size, err)
 	}
-	a := &allocation{size: size, charged: charged, span: charged + guardGap, mem: mem}
+	// Allocations start at the texture alignment, as the runtime's do in practice (textures
+	// over linear memory need it), though cudaMalloc promises only allocAlign.
+	a := &allocation{size: size, charged: charged, span: (charged+textureAlign-1)&^(textureAlign-1) + guardGap, mem: mem}
 	addr, i, ok := m.placeLocked(a.span)
 	if !ok {
 		m.used -= charged

@@ -214,7 +214,7 @@ func (d *device) runKernel(k *kernel, s *stream, grid, block backend.Dim3, share
 func (d *device) runKernelIn(k *kernel, s *stream, grid, block backend.Dim3, sharedMem uint32, args []backend.Arg, conds cuda.SimConditionals) {
 	mem := &memView{d: d}
 	call := &backend.KernelCall{Grid: grid, Block: block, SharedMem: sharedMem, Args: args, Mem: mem,
-		Globals: moduleGlobals{k.mod}, Conditionals: conds}
+		Globals: moduleGlobals{k.mod}, Conditionals: conds, Textures: texView{d: d, mem: mem}}
 	var (
 		err       error
 		recovered any

@@ -225,13 +225,14 @@ func (b *Backend) nextHandle() uintptr { return uintptr(b.handles.Add(1)) }
 // addrBase is 2^48, above every address mmap hands out unasked on x86-64 and arm64, so no host
 // pointer, not even one to memory shared with another process, falls in a device's range.
 const (
-	addrBase    uint64 = 1 << 48
-	addrShift          = 40
-	maxDevices         = 64
-	maxCapacity uint64 = 1 << (addrShift - 2) // a quarter of a device's address range
-	firstOffset uint64 = 1 << 21              // first allocation of a device: range start + 2 MiB
-	allocAlign  uint64 = 256                  // cudaMalloc's alignment guarantee
-	guardGap    uint64 = 64 << 10             // unmapped bytes after every allocation
+	addrBase     uint64 = 1 << 48
+	addrShift           = 40
+	maxDevices          = 64
+	maxCapacity  uint64 = 1 << (addrShift - 2) // a quarter of a device's address range
+	firstOffset  uint64 = 1 << 21              // first allocation of a device: range start + 2 MiB
+	allocAlign   uint64 = 256                  // cudaMalloc's alignment guarantee
+	textureAlign uint64 = 512                  // where allocations start (cudaDevAttrTextureAlignment)
+	guardGap     uint64 = 64 << 10             // unmapped bytes after every allocation
 )
 
 // ownerOf returns the device whose address range holds p, or nil.
