@@ -188,6 +188,9 @@ func (c *Capturing) AddWhile(ctx context.Context, cond *Condition) (*Node, *Grap
 
 // AddSwitch adds to the capture a switch node of n bodies (see Graph.AddSwitch).
 func (c *Capturing) AddSwitch(ctx context.Context, cond *Condition, n int) (*Node, []*Graph, error) {
+	if c == nil {
+		return nil, nil, invalid("a conditional node added to a nil capture")
+	}
 	if n <= 0 || n > 1<<16 {
 		return nil, nil, invalid("a switch node of %d bodies", n)
 	}

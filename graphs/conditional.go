@@ -35,6 +35,7 @@ type Condition struct {
 	h          backend.ConditionalHandle
 	def        uint32
 	setDefault bool
+	node       *Node // the conditional node it drives; set on the actor thread
 }
 
 // Handle is the value kernels take to set the condition.
@@ -174,12 +175,16 @@ type added struct {
 
 // addConditionalOn adds the node; on the actor thread.
 func (g *Graph) addConditionalOn(rt backend.Device, hs []backend.GraphNode, c *Condition, typ backend.CondType, size uint32) (added, error) {
+	if c.node != nil && !c.node.destroyed.Load() {
+		return added{}, invalid("%s already drives %s: CUDA ties a condition to one conditional node; make another with NewCondition", c, c.node)
+	}
 	h, bs, err := rt.GraphAddNode(g.h, hs, backend.NodeParams{Type: backend.NodeConditional,
 		Conditional: backend.ConditionalNode{Handle: c.h, Type: typ, Size: size}})
 	if err != nil {
 		return added{}, fmt.Errorf("gpuactor/graphs: adding a %s node: %w", typ, err)
 	}
 	n := g.remember(h, ConditionalNode, fmt.Sprintf("%s %#x", typ, uint64(c.h)), nil)
+	c.node = n
 	bodies := make([]*Graph, len(bs))
 	for i, bh := range bs {
 		bodies[i] = &Graph{dev: g.dev, h: bh, res: g.res, nodes: map[backend.GraphNode]*Node{}, body: &body{node: n, parent: g}}
@@ -236,6 +241,9 @@ func (g *Graph) AddWhile(ctx context.Context, deps Deps, c *Condition) (n *Node,
 // AddSwitch adds a node with n bodies that runs bodies[v] when c is v < n, and nothing
 // otherwise (CUDA 12.8+). The bodies are as AddIf's.
 func (g *Graph) AddSwitch(ctx context.Context, deps Deps, c *Condition, n int) (*Node, []*Graph, error) {
+	if g == nil {
+		return nil, nil, invalid("nil graph")
+	}
 	if n <= 0 || n > 1<<16 {
 		return nil, nil, invalid("a switch node of %d bodies", n)
 	}

@@ -213,10 +213,16 @@ func TestConditionBadInput(t *testing.T) {
 		_, err = graphs.BeginCaptureInto(f.Ctx, f.s, nil, nil)
 		require.ErrorIs(t, err, device.ErrInvalidArgument)
 
-		// A nested conditional may use the outer graph's condition; a sibling graph may not.
+		// A nested conditional may use a condition of the outer graph; a sibling graph may not.
+		// A condition drives one conditional node only.
 		_, body, err := g.AddIf(f.Ctx, nil, cond)
 		require.NoError(t, err)
 		_, _, err = body.AddWhile(f.Ctx, nil, cond)
+		require.ErrorIs(t, err, device.ErrInvalidArgument, "a condition already driving a node")
+		assert.Contains(t, err.Error(), "already drives")
+		outer, err := g.NewCondition(f.Ctx)
+		require.NoError(t, err)
+		_, _, err = body.AddWhile(f.Ctx, nil, outer)
 		require.NoError(t, err)
 		inner, err := body.NewCondition(f.Ctx)
 		require.NoError(t, err)

@@ -54,11 +54,11 @@ type ExecFlags struct {
 	AutoFreeOnLaunch bool // AutoFreeOnLaunch
 	Upload           bool // uploaded by the instantiation itself
 	DeviceLaunch     bool // DeviceLaunch
-	UseNodePriority  bool // UseNodePriority
 }
 
 // Flags reports the options the Exec was instantiated with, as the runtime keeps them
-// (cudaGraphExecGetFlags, CUDA 12.0 and later).
+// (cudaGraphExecGetFlags, CUDA 12.0 and later). UseNodePriority is not among them: the
+// runtime honours it but does not report it.
 func (x *Exec) Flags(ctx context.Context) (ExecFlags, error) {
 	var f uint64
 	err := x.run(ctx, func(rt backend.Device, _ *core.Tracker) error {
@@ -70,7 +70,6 @@ func (x *Exec) Flags(ctx context.Context) (ExecFlags, error) {
 		AutoFreeOnLaunch: f&backend.InstantiateAutoFreeOnLaunch != 0,
 		Upload:           f&backend.InstantiateUpload != 0,
 		DeviceLaunch:     f&backend.InstantiateDeviceLaunch != 0,
-		UseNodePriority:  f&backend.InstantiateUseNodePriority != 0,
 	}, err
 }
 

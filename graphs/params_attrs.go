@@ -21,13 +21,14 @@ func attrsOf(cfg cuda.LaunchConfig) backend.LaunchAttrs {
 }
 
 // Attributes is kernel node n's launch attributes, in the attribute fields of a
-// cuda.LaunchConfig; its shape fields (Grid, Block, SharedMem) are zero.
+// cuda.LaunchConfig; its shape fields (Grid, Block, SharedMem) are zero, and so is
+// ProgrammaticSerialization, which the runtime does not read back from a node.
 func (n *Node) Attributes(ctx context.Context) (cuda.LaunchConfig, error) {
 	return onNode(ctx, n, "reading the attributes of", []Kind{KernelNode}, func(rt backend.Device) (cuda.LaunchConfig, error) {
 		a, err := rt.GraphKernelNodeGetAttrs(n.h)
 		return cuda.LaunchConfig{
 			Cooperative: a.Cooperative, Cluster: a.Cluster, ClusterScheduling: cuda.ClusterSchedulingPolicy(a.ClusterScheduling),
-			Priority: int(a.Priority), ProgrammaticSerialization: a.ProgrammaticSerialization,
+			Priority:      int(a.Priority),
 			MemSyncDomain: cuda.MemSyncDomain(a.MemSyncDomain),
 		}, err
 	})

@@ -180,12 +180,12 @@ func (r *Runtime) GraphMemFreeNodeGetParams(n backend.GraphNode) (DevicePtr, err
 
 // GraphKernelNodeGetAttrs reads a kernel node's launch attributes, one
 // cudaGraphKernelNodeGetAttribute each, decoding the 64-byte value union as launchFrame.set
-// encodes it.
+// encodes it. Programmatic serialization is not read: the runtime refuses it on a node.
 func (r *Runtime) GraphKernelNodeGetAttrs(n backend.GraphNode) (backend.LaunchAttrs, error) {
 	var a backend.LaunchAttrs
 	val := new([8]uint64)
 	for _, id := range []uint32{launchAttrCooperative, launchAttrClusterDimension, launchAttrClusterSchedulingPolicy,
-		launchAttrProgrammaticSerialization, launchAttrPriority, launchAttrMemSyncDomain} {
+		launchAttrPriority, launchAttrMemSyncDomain} {
 		*val = [8]uint64{}
 		if err := r.call(fnGraphKernelNodeGetAttribute, uintptr(n), uintptr(id), uintptr(unsafe.Pointer(val))); err != nil {
 			return backend.LaunchAttrs{}, err
@@ -198,8 +198,6 @@ func (r *Runtime) GraphKernelNodeGetAttrs(n backend.GraphNode) (backend.LaunchAt
 			a.Cluster = Dim3{X: uint32(w0), Y: uint32(w0 >> 32), Z: uint32(val[1])}
 		case launchAttrClusterSchedulingPolicy:
 			a.ClusterScheduling = uint8(w0)
-		case launchAttrProgrammaticSerialization:
-			a.ProgrammaticSerialization = uint32(w0) != 0
 		case launchAttrPriority:
 			a.Priority = int32(uint32(w0))
 		case launchAttrMemSyncDomain:

@@ -34,6 +34,8 @@ type graphState struct {
 	recorded map[*event]*capturedRecord    // events recorded inside a capture
 	high     graphMemHigh                  // graph memory high watermarks (graph_mem.go)
 	users    map[backend.UserObject]*suobj // user objects (graph_userobj.go)
+	// condUsed is the conditional node each handle drives: CUDA ties a handle to one node.
+	condUsed map[backend.ConditionalHandle]*scond
 }
 
 func (gs *graphState) init() {
@@ -45,6 +47,7 @@ func (gs *graphState) init() {
 		gs.captures = map[*stream]*capture{}
 		gs.recorded = map[*event]*capturedRecord{}
 		gs.users = map[backend.UserObject]*suobj{}
+		gs.condUsed = map[backend.ConditionalHandle]*scond{}
 	}
 }
 

@@ -186,6 +186,9 @@ func (d *device) addConditional(op string, gh backend.Graph, deps []backend.Grap
 	if err == nil && !handleScopeLocked(g, p.Handle) {
 		err = d.fail(op, cudaerr.InvalidValue, "conditional handle %#x was not made on graph %#x nor on a graph it is a body of", uint64(p.Handle), uintptr(gh))
 	}
+	if err == nil && gs.condUsed[p.Handle] != nil {
+		err = d.fail(op, cudaerr.InvalidValue, "conditional handle %#x already drives another conditional node", uint64(p.Handle))
+	}
 	gs.mu.Unlock()
 	if err != nil {
 		return 0, nil, err
@@ -198,6 +201,7 @@ func (d *device) addConditional(op string, gh backend.Graph, deps []backend.Grap
 	}
 	gs.mu.Lock()
 	defer gs.mu.Unlock()
+	gs.condUsed[p.Handle] = c
 	out := make([]backend.Graph, p.Size)
 	for i := range out {
 		b := d.newGraphLocked()
@@ -210,6 +214,9 @@ func (d *device) addConditional(op string, gh backend.Graph, deps []backend.Grap
 
 // dropBodiesLocked destroys a conditional node's bodies with the node.
 func (d *device) dropBodiesLocked(c *scond) {
+	if d.graphs.condUsed[c.p.Handle] == c {
+		delete(d.graphs.condUsed, c.p.Handle)
+	}
 	for _, b := range c.bodies {
 		if d.graphs.graphs[b.h] == b {
 			delete(d.graphs.graphs, b.h)

@@ -66,7 +66,8 @@ func (d *device) GraphExecFlags(h backend.GraphExec) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return x.flags, nil
+	// The runtime does not report UseNodePriority among the flags (CUDA 13.0 on an H200).
+	return x.flags &^ backend.InstantiateUseNodePriority, nil
 }
 
 // GraphDebugDotFlags writes the graph in Graphviz DOT; DotHandles (or DotVerbose) adds each

@@ -576,7 +576,9 @@ func (d *device) GraphKernelNodeGetAttrs(h backend.GraphNode) (backend.LaunchAtt
 	var out backend.LaunchAttrs
 	err := d.withNode("cudaGraphKernelNodeGetAttribute", h, backend.NodeKernel, func(n *snode) error {
 		out = n.params.Attrs
-		out.ProgrammaticEvent = 0
+		// Programmatic serialization is a launch attribute the runtime does not read back
+		// from a node (cudaErrorInvalidValue on CUDA 13.0).
+		out.ProgrammaticEvent, out.ProgrammaticSerialization = 0, false
 		return nil
 	})
 	return out, err
