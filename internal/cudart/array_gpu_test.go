@@ -67,13 +67,14 @@ func TestGPUArrayRoundTrip(t *testing.T) {
 	require.NoError(t, rt.Memcpy3DPeerAsync(&toC, s))
 
 	// A 3×2 element box at (2, 1) of c's layer 1 into pitched memory at byte 8, row 1, after
-	// a 3D memset of the whole of it.
+	// a 3D memset of the whole of it. With an array in the copy the runtime reads the pitched
+	// side's X in the array's elements too: X 2 is byte 8 (X 8 landed at byte 32).
 	p, pitch, err := rt.MallocPitch(64, 8)
 	require.NoError(t, err)
 	defer rt.Free(p) //nolint:errcheck
 	require.NoError(t, rt.Memset3DAsync(PitchedPtr{Ptr: uintptr(p), Pitch: pitch, XSize: 64, YSize: 4}, 0x5A, Extent{Width: 64, Height: 4, Depth: 2}, s))
 	toP := Memcpy3DParms{SrcArray: uintptr(c), SrcPos: Pos{X: 2, Y: 1, Z: 1},
-		DstPtr: PitchedPtr{Ptr: uintptr(p), Pitch: pitch, XSize: 64, YSize: 4}, DstPos: Pos{X: 8, Y: 1},
+		DstPtr: PitchedPtr{Ptr: uintptr(p), Pitch: pitch, XSize: 64, YSize: 4}, DstPos: Pos{X: 2, Y: 1},
 		Extent: Extent{Width: 3, Height: 2, Depth: 1}, Kind: MemcpyDeviceToDevice}
 	require.NoError(t, rt.Memcpy3DAsync(&toP, s))
 	require.NoError(t, rt.Memcpy2DAsync(uintptr(host), 64, uintptr(p), pitch, 64, 8, MemcpyDeviceToHost, s))
