@@ -125,6 +125,27 @@ func TestGPUMipmappedAndSparseArrays(t *testing.T) {
 	_, err = rt.GetMipmappedArrayLevel(m, 4)
 	require.Error(t, err)
 
+	// More levels than halvings are clamped to 1+log2(64) = 7, the last 1×1.
+	mc, err := rt.MallocMipmappedArray(f, Extent{Width: 64, Height: 32}, 10, 0)
+	require.NoError(t, err)
+	defer rt.FreeMipmappedArray(mc) //nolint:errcheck
+	l6, err := rt.GetMipmappedArrayLevel(mc, 6)
+	require.NoError(t, err)
+	_, e6, _, err := rt.ArrayGetInfo(l6)
+	require.NoError(t, err)
+	t.Logf("level 6 of a 10-level 64×32 mipmap: %+v", e6)
+	assert.Equal(t, Extent{Width: 1, Height: 1}, e6)
+	_, err = rt.GetMipmappedArrayLevel(mc, 7)
+	require.Error(t, err, "level 7 of a clamped 7-level mipmap")
+	// The manual clamps 0 levels to 1 too; the simulator does so. Say what the GPU does.
+	if m0, err := rt.MallocMipmappedArray(f, Extent{Width: 64, Height: 32}, 0, 0); err != nil {
+		t.Logf("0 levels: %v", err)
+	} else {
+		_, err1 := rt.GetMipmappedArrayLevel(m0, 1)
+		t.Logf("0 levels: made; level 1: %v", err1)
+		rt.FreeMipmappedArray(m0) //nolint:errcheck
+	}
+
 	_, err = rt.ArrayGetPlane(backend.Array(0), 0)
 	require.Error(t, err, "no plane of no array")
 
