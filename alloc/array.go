@@ -204,8 +204,10 @@ func (a *Array) Close(ctx context.Context) error { return a.core().Close(ctx) }
 type MipmappedArray core.MipmappedArray
 
 // NewMipmappedArray allocates levels mipmap levels of format on d, level 0 of extent
-// (cudaMallocMipmappedArray), and returns once they are allocated. levels runs from 1 to
-// 1+log2 of the largest extent (not counting layers). Free it with Close.
+// (cudaMallocMipmappedArray), and returns once they are allocated. levels must be at least
+// 1; as the runtime does, more levels than 1+log2 of the largest extent (not counting layers)
+// are clamped to that many, the last level 1×1: Levels says how many were made. Free it with
+// Close.
 func NewMipmappedArray(ctx context.Context, d *device.Device, format cuda.ChannelFormat, extent Extent, levels int, opts ...ArrayOption) (*MipmappedArray, error) {
 	if d == nil {
 		return nil, core.Invalid("NewMipmappedArray on a nil device")

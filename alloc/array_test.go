@@ -176,8 +176,22 @@ func TestMipmappedArray(t *testing.T) {
 		require.NoError(t, m.Close(f.Ctx))
 		require.ErrorIs(t, alloc.CopyToArray(f.Ctx, s, l0, l0.Whole(), seq(16*8)).Wait(f.Ctx), device.ErrClosed)
 		require.ErrorIs(t, m.Close(f.Ctx), device.ErrClosed)
-		_, err = alloc.NewMipmappedArray(f.Ctx, f.Dev, cuda.Channels[float32](1), alloc.Extent{W: 16, H: 8}, 6)
-		require.ErrorIs(t, err, cudaerr.InvalidValue, "more levels than halvings")
+		// More levels than halvings are clamped, as the runtime does: 16×8 halves to 1×1 in
+		// 5 levels.
+		more, err := alloc.NewMipmappedArray(f.Ctx, f.Dev, cuda.Channels[float32](1), alloc.Extent{W: 16, H: 8}, 9)
+		require.NoError(t, err)
+		defer func() { require.NoError(t, more.Close(f.Ctx)) }()
+		require.Equal(t, 5, more.Levels())
+		last, err := more.Level(f.Ctx, 4)
+		require.NoError(t, err, "the last clamped level")
+		t.Logf("level 4 of a 9-level 16×8 mipmap: %+v", last.Extent())
+		assert.Equal(t, alloc.Extent{W: 1, H: 1}, last.Extent())
+		require.NoError(t, alloc.CopyToArray(f.Ctx, s, last, last.Whole(), []float32{7}).Wait(f.Ctx))
+		one := make([]float32, 1)
+		require.NoError(t, alloc.CopyFromArray(f.Ctx, s, one, last, last.Whole()).Wait(f.Ctx))
+		assert.Equal(t, []float32{7}, one)
+		_, err = more.Level(f.Ctx, 5)
+		require.ErrorIs(t, err, device.ErrOutOfRange)
 	})
 }
 

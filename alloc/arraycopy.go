@@ -173,10 +173,11 @@ func CopyArray(ctx context.Context, s *streams.Stream, dst *Array, at Pos, src *
 	})
 }
 
-// place is p from position at as a side of a 3D copy, p's base address being base.
+// place is p from position at as the pitched side of a 3D copy with an array, p's base
+// address being base. X stays in elements: with an array in the copy, the runtime scales the
+// pitched side's X by the array's element size as it does the array's.
 func (p *Pitched[T]) place(base backend.DevicePtr, at Pos) backend.Place3D {
-	return backend.Place3D{Ptr: base, Pitch: p.pitch, Rows: uint64(p.height),
-		Pos: backend.Pos3D{X: uint64(at.X) * uint64(p.elemSize), Y: uint64(at.Y), Z: uint64(at.Z)}}
+	return backend.Place3D{Ptr: base, Pitch: p.pitch, Rows: uint64(p.height), Pos: at.pos()}
 }
 
 // pitchedArray queues the 3D copy between box b of an array and the box at at of p.

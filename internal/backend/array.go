@@ -31,8 +31,9 @@ const ArrayFlagsKnown = ArrayLayered | ArraySurfaceLoadStore | ArrayCubemap | Ar
 // rows for pitched memory. An array's Height is 0 when it is 1D and its Depth 0 when 2D.
 type Extent3D struct{ Width, Height, Depth uint64 }
 
-// Pos3D is a struct cudaPos: a position in elements in an array, or in bytes (X) and rows in
-// pitched memory.
+// Pos3D is a struct cudaPos: a position in elements in an array, or in X units and rows in
+// pitched memory. The X unit of pitched memory is the array's element when an array takes
+// part in the copy (the runtime scales both sides' X by it), else the byte.
 type Pos3D struct{ X, Y, Z uint64 }
 
 // Place3D is one side of a 3D copy: a CUDA array when Array is not 0, else pitched device

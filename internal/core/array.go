@@ -118,7 +118,8 @@ type MipmappedArray struct {
 }
 
 // NewMipmappedArray allocates levels levels of format with level 0 of extent e on d
-// (cudaMallocMipmappedArray) and returns once they are made.
+// (cudaMallocMipmappedArray; the count clamped as MipLevels says) and returns once they are
+// made.
 func NewMipmappedArray(ctx context.Context, d *Device, f cuda.ChannelFormat, e backend.Extent3D, levels, flags uint32) (*MipmappedArray, error) {
 	if d == nil {
 		return nil, Invalid("NewMipmappedArray on a nil device")
@@ -131,7 +132,8 @@ func NewMipmappedArray(ctx context.Context, d *Device, f cuda.ChannelFormat, e b
 		if err != nil {
 			return nil, fmt.Errorf("gpuactor: mipmapped array of %d levels of %d×%d×%d %s on device %d: %w", levels, e.Width, e.Height, e.Depth, f, d.ordinal, err)
 		}
-		return &MipmappedArray{dev: d, h: h, info: backend.ArrayInfo{Format: f, Extent: e, Flags: flags}, levels: make([]*Array, levels)}, nil
+		n := MipLevels(e, flags, levels)
+		return &MipmappedArray{dev: d, h: h, info: backend.ArrayInfo{Format: f, Extent: e, Flags: flags}, levels: make([]*Array, n)}, nil
 	}, func(rt backend.Device, _ *Tracker, m *MipmappedArray) { _ = rt.FreeMipmappedArray(m.h) })
 }
 

@@ -67,13 +67,14 @@ func TestGPUArrayRoundTrip(t *testing.T) {
 	require.NoError(t, rt.Memcpy3DPeerAsync(&toC, s))
 
 	// A 3×2 element box at (2, 1) of c's layer 1 into pitched memory at byte 8, row 1, after
-	// a 3D memset of the whole of it.
+	// a 3D memset of the whole of it. With an array in the copy the runtime reads the pitched
+	// side's X in the array's elements too: X 2 is byte 8 (X 8 landed at byte 32).
 	p, pitch, err := rt.MallocPitch(64, 8)
 	require.NoError(t, err)
 	defer rt.Free(p) //nolint:errcheck
 	require.NoError(t, rt.Memset3DAsync(PitchedPtr{Ptr: uintptr(p), Pitch: pitch, XSize: 64, YSize: 4}, 0x5A, Extent{Width: 64, Height: 4, Depth: 2}, s))
 	toP := Memcpy3DParms{SrcArray: uintptr(c), SrcPos: Pos{X: 2, Y: 1, Z: 1},
-		DstPtr: PitchedPtr{Ptr: uintptr(p), Pitch: pitch, XSize: 64, YSize: 4}, DstPos: Pos{X: 8, Y: 1},
+		DstPtr: PitchedPtr{Ptr: uintptr(p), Pitch: pitch, XSize: 64, YSize: 4}, DstPos: Pos{X: 2, Y: 1},
 		Extent: Extent{Width: 3, Height: 2, Depth: 1}, Kind: MemcpyDeviceToDevice}
 	require.NoError(t, rt.Memcpy3DAsync(&toP, s))
 	require.NoError(t, rt.Memcpy2DAsync(uintptr(host), 64, uintptr(p), pitch, 64, 8, MemcpyDeviceToHost, s))
@@ -123,6 +124,27 @@ func TestGPUMipmappedAndSparseArrays(t *testing.T) {
 	}
 	_, err = rt.GetMipmappedArrayLevel(m, 4)
 	require.Error(t, err)
+
+	// More levels than halvings are clamped to 1+log2(64) = 7, the last 1×1.
+	mc, err := rt.MallocMipmappedArray(f, Extent{Width: 64, Height: 32}, 10, 0)
+	require.NoError(t, err)
+	defer rt.FreeMipmappedArray(mc) //nolint:errcheck
+	l6, err := rt.GetMipmappedArrayLevel(mc, 6)
+	require.NoError(t, err)
+	_, e6, _, err := rt.ArrayGetInfo(l6)
+	require.NoError(t, err)
+	t.Logf("level 6 of a 10-level 64×32 mipmap: %+v", e6)
+	assert.Equal(t, Extent{Width: 1, Height: 1}, e6)
+	_, err = rt.GetMipmappedArrayLevel(mc, 7)
+	require.Error(t, err, "level 7 of a clamped 7-level mipmap")
+	// The manual clamps 0 levels to 1 too; the simulator does so. Say what the GPU does.
+	if m0, err := rt.MallocMipmappedArray(f, Extent{Width: 64, Height: 32}, 0, 0); err != nil {
+		t.Logf("0 levels: %v", err)
+	} else {
+		_, err1 := rt.GetMipmappedArrayLevel(m0, 1)
+		t.Logf("0 levels: made; level 1: %v", err1)
+		rt.FreeMipmappedArray(m0) //nolint:errcheck
+	}
 
 	_, err = rt.ArrayGetPlane(backend.Array(0), 0)
 	require.Error(t, err, "no plane of no array")

@@ -2,7 +2,9 @@ package cudart
 
 import "unsafe"
 
-// Pos is a struct cudaPos: a position in a 3D object (x in bytes for linear memory).
+// Pos is a struct cudaPos: a position in a 3D object. X is in elements of the copy's array on
+// both sides when an array takes part (the runtime scales linear memory's X by the array's
+// element size too), in bytes for linear memory otherwise.
 type Pos struct{ X, Y, Z uint64 }
 
 // Extent is a struct cudaExtent: a 3D size (width in bytes for linear memory).

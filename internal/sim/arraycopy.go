@@ -36,16 +36,20 @@ func copyElemSize(src, dst *simArray) (uint64, string) {
 }
 
 // side3D resolves one side of a 3D copy of ext on device dev: arr is its array (nil for
-// pitched memory); rowBytes is the bytes of one row of the box. anyDev lets pitched memory be
-// any device's (unified addressing). The code and detail say what is wrong, if anything.
-func side3D(dev *device, pl backend.Place3D, arr *simArray, ext backend.Extent3D, rowBytes uint64, anyDev bool) (region3D, cudaerr.Code, string) {
+// pitched memory); es is the copy's element size (0 when no array takes part); rowBytes is
+// the bytes of one row of the box. anyDev lets pitched memory be any device's (unified
+// addressing). The code and detail say what is wrong, if anything.
+//
+// When an array takes part, the runtime reads the pitched side's X in the array's elements
+// too (it scales both positions by the one element size), not in bytes as the reference
+// manual's "unsigned char" elements suggest: the GPU put X 8 of 4-byte elements at byte 32.
+func side3D(dev *device, pl backend.Place3D, arr *simArray, es uint64, ext backend.Extent3D, rowBytes uint64, anyDev bool) (region3D, cudaerr.Code, string) {
 	if arr != nil {
 		w, h, d := arr.dims()
 		if !inside(pl.Pos.X, ext.Width, w) || !inside(pl.Pos.Y, ext.Height, h) || !inside(pl.Pos.Z, ext.Depth, d) {
 			return nil, cudaerr.InvalidValue, fmt.Sprintf("a box of %d×%d×%d at (%d,%d,%d) is outside the %d×%d×%d array",
 				ext.Width, ext.Height, ext.Depth, pl.Pos.X, pl.Pos.Y, pl.Pos.Z, w, h, d)
 		}
-		es := arr.elemSize()
 		data := arr.data
 		return func(y, z uint64) []byte {
 			off := (((pl.Pos.Z+z)*h+pl.Pos.Y+y)*w + pl.Pos.X) * es
@@ -55,8 +59,15 @@ func side3D(dev *device, pl backend.Place3D, arr *simArray, ext backend.Extent3D
 	if pl.Ptr == 0 {
 		return nil, cudaerr.InvalidValue, "neither an array nor a device pointer"
 	}
-	if !inside(pl.Pos.X, rowBytes, pl.Pitch) {
-		return nil, cudaerr.InvalidPitchValue, fmt.Sprintf("rows of %d bytes at byte %d do not fit a pitch of %d", rowBytes, pl.Pos.X, pl.Pitch)
+	x := pl.Pos.X
+	if es != 0 {
+		var ok bool
+		if x, ok = muladd(pl.Pos.X, es, 0); !ok {
+			return nil, cudaerr.InvalidValue, fmt.Sprintf("column %d of %d-byte elements overflows", pl.Pos.X, es)
+		}
+	}
+	if !inside(x, rowBytes, pl.Pitch) {
+		return nil, cudaerr.InvalidPitchValue, fmt.Sprintf("rows of %d bytes at byte %d do not fit a pitch of %d", rowBytes, x, pl.Pitch)
 	}
 	rows := pl.Rows
 	if rows == 0 {
@@ -69,7 +80,7 @@ func side3D(dev *device, pl backend.Place3D, arr *simArray, ext backend.Extent3D
 		return nil, cudaerr.InvalidValue, fmt.Sprintf("%d rows at row %d do not fit slices of %d rows", ext.Height, pl.Pos.Y, rows)
 	}
 	first, ok1 := muladd(pl.Pos.Z, rows, pl.Pos.Y)
-	start, ok2 := muladd(first, pl.Pitch, pl.Pos.X)
+	start, ok2 := muladd(first, pl.Pitch, x)
 	last, ok3 := muladd(ext.Depth-1, rows, ext.Height-1)
 	n, ok4 := muladd(last, pl.Pitch, rowBytes)
 	if !ok1 || !ok2 || !ok3 || !ok4 {
@@ -130,11 +141,11 @@ func (d *device) copy3D(op string, sd, dd *device, p backend.Copy3DParams, s bac
 				return nil, nil, 0, cudaerr.InvalidValue, "the box's row overflows"
 			}
 		}
-		from, code, detail = side3D(sd, p.Src, sa, ext, rowBytes, !peer)
+		from, code, detail = side3D(sd, p.Src, sa, es, ext, rowBytes, !peer)
 		if detail != "" {
 			return nil, nil, 0, code, "source: " + detail
 		}
-		to, code, detail = side3D(dd, p.Dst, da, ext, rowBytes, !peer)
+		to, code, detail = side3D(dd, p.Dst, da, es, ext, rowBytes, !peer)
 		if detail != "" {
 			return nil, nil, 0, code, "destination: " + detail
 		}
@@ -231,11 +242,11 @@ func (d *device) Memset3D(p backend.DevicePtr, pitch, rows uint64, value byte, e
 		return err
 	}
 	pl := backend.Place3D{Ptr: p, Pitch: pitch, Rows: rows}
-	if _, code, detail := side3D(d, pl, nil, ext, ext.Width, false); detail != "" {
+	if _, code, detail := side3D(d, pl, nil, 0, ext, ext.Width, false); detail != "" {
 		return d.fail(op, code, "3D memset: %s", detail)
 	}
 	d.submit(st, &task{name: "3D memset", run: func() {
-		to, _, detail := side3D(d, pl, nil, ext, ext.Width, false)
+		to, _, detail := side3D(d, pl, nil, 0, ext, ext.Width, false)
 		if detail != "" {
 			d.setFault(cudaerr.IllegalAddress, "3D memset: "+detail)
 			return

@@ -233,9 +233,9 @@ func (d *device) MallocMipmappedArray(f backend.ChannelFormat, e backend.Extent3
 	if flags&backend.ArrayTextureGather != 0 {
 		return 0, d.fail(op, cudaerr.InvalidValue, "texture gather is not for mipmapped arrays")
 	}
-	if most := mipLevels(e, flags); levels == 0 || levels > most {
-		return 0, d.fail(op, cudaerr.InvalidValue, "%d levels for an extent of %d×%d×%d: 1 to %d", levels, e.Width, e.Height, e.Depth, most)
-	}
+	// The runtime clamps the level count to [1, 1+floor(log2(largest extent))], as the
+	// reference manual says and the GPU does (it takes more levels than halvings).
+	levels = min(max(levels, 1), mipLevels(e, flags))
 	mh := backend.MipmappedArray(d.b.nextHandle())
 	m := &simMipmapped{format: f, extent: e, flags: flags}
 	for i := range levels {

@@ -181,10 +181,22 @@ func TestMipmappedArrayLevels(t *testing.T) {
 	requireCode(t, err, cudaerr.InvalidValue)
 	l0, _ := d0.MipmappedArrayLevel(m, 0)
 	requireCode(t, d0.FreeArray(l0), cudaerr.InvalidValue, "a level is freed with its mipmap")
-	_, err = d0.MallocMipmappedArray(f, backend.Extent3D{Width: 16, Height: 5}, 6, 0)
-	requireCode(t, err, cudaerr.InvalidValue, "more levels than halvings")
-	_, err = d0.MallocMipmappedArray(f, backend.Extent3D{Width: 16, Height: 5}, 0, 0)
-	requireCode(t, err, cudaerr.InvalidValue)
+	// Level counts are clamped to 1 to 1+log2 of the largest extent.
+	for _, c := range []struct{ asked, got uint32 }{{6, 5}, {100, 5}, {0, 1}} {
+		cm, err := d0.MallocMipmappedArray(f, backend.Extent3D{Width: 16, Height: 5}, c.asked, 0)
+		require.NoError(t, err, "%d levels", c.asked)
+		assert.Len(t, d0.(*device).lookupMipmapped(cm).levels, int(c.got), "%d levels", c.asked)
+		last, err := d0.MipmappedArrayLevel(cm, c.got-1)
+		require.NoError(t, err)
+		_, err = d0.MipmappedArrayLevel(cm, c.got)
+		requireCode(t, err, cudaerr.InvalidValue, "%d levels", c.asked)
+		if c.got == 5 {
+			info, err := d0.ArrayInfo(last)
+			require.NoError(t, err)
+			assert.Equal(t, backend.Extent3D{Width: 1, Height: 1}, info.Extent)
+		}
+		require.NoError(t, d0.FreeMipmappedArray(cm))
+	}
 
 	// Layered mipmaps keep their layers.
 	lm, err := d0.MallocMipmappedArray(f, backend.Extent3D{Width: 4, Height: 4, Depth: 3}, 3, backend.ArrayLayered)
