@@ -395,6 +395,7 @@ func (n *Node) SetEvent(ctx context.Context, e *streams.Event) error {
 			err = rt.GraphEventWaitNodeSetEvent(n.h, h)
 		}
 		if err == nil {
+			n.g.res.holdEvent(e, n.kind)
 			n.g.mu.Lock()
 			n.event = e
 			n.g.mu.Unlock()
