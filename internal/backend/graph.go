@@ -158,6 +158,7 @@ type GraphDevice interface {
 	GraphUserObjectDevice
 	GraphConditionals
 	GraphParamsDevice // per-kind node parameters (graph_params.go)
+	GraphKernelParamsDevice
 
 	// StreamBeginCapture starts capturing s into a new graph.
 	StreamBeginCapture(s Stream, mode CaptureMode) error

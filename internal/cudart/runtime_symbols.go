@@ -259,6 +259,8 @@ const (
 	fnMemcpy2DToArrayAsync
 	fnMemcpy2DFromArrayAsync
 	fnMemset3DAsync
+	// A kernel node's parameters read back (graph_kernelparams.go).
+	fnGraphKernelNodeGetParams
 	numRuntimeSyms
 )
 
@@ -512,4 +514,6 @@ var runtimeSymNames = [numRuntimeSyms]string{
 	fnMemcpy2DToArrayAsync:                "cudaMemcpy2DToArrayAsync",
 	fnMemcpy2DFromArrayAsync:              "cudaMemcpy2DFromArrayAsync",
 	fnMemset3DAsync:                       "cudaMemset3DAsync",
+	// A kernel node's parameters read back (graph_kernelparams.go).
+	fnGraphKernelNodeGetParams: "cudaGraphKernelNodeGetParams",
 }

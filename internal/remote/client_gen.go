@@ -977,6 +977,18 @@ func (d *Device) GraphKernelNodeGetAttrs(a0 backend.GraphNode) (backend.LaunchAt
 	return v0, r.err
 }
 
+// GraphKernelNodeGetParams runs backend.Device.GraphKernelNodeGetParams in the worker.
+func (d *Device) GraphKernelNodeGetParams(a0 backend.GraphNode) (backend.KernelNodeInfo, error) {
+	e := request(mGraphKernelNodeGetParams)
+	e.u64(uint64(a0))
+	r, err := d.do(e)
+	if err != nil {
+		return backend.KernelNodeInfo{}, err
+	}
+	v0 := decKernelNodeInfo(&r)
+	return v0, r.err
+}
+
 // GraphKernelNodeSetAttrs runs backend.Device.GraphKernelNodeSetAttrs in the worker.
 func (d *Device) GraphKernelNodeSetAttrs(a0 backend.GraphNode, a1 backend.LaunchAttrs) error {
 	e := request(mGraphKernelNodeSetAttrs)

@@ -96,6 +96,7 @@ const (
 	mGraphInstantiateWithParams
 	mGraphKernelNodeCopyAttributes
 	mGraphKernelNodeGetAttrs
+	mGraphKernelNodeGetParams
 	mGraphKernelNodeSetAttrs
 	mGraphKernelNodeSetParams
 	mGraphLaunch
@@ -316,6 +317,7 @@ var methodNames = [numMethods]string{
 	mGraphInstantiateWithParams:            "GraphInstantiateWithParams",
 	mGraphKernelNodeCopyAttributes:         "GraphKernelNodeCopyAttributes",
 	mGraphKernelNodeGetAttrs:               "GraphKernelNodeGetAttrs",
+	mGraphKernelNodeGetParams:              "GraphKernelNodeGetParams",
 	mGraphKernelNodeSetAttrs:               "GraphKernelNodeSetAttrs",
 	mGraphKernelNodeSetParams:              "GraphKernelNodeSetParams",
 	mGraphLaunch:                           "GraphLaunch",

@@ -118,6 +118,7 @@ var table = [numMethods]entry{
 	mGraphInstantiateWithParams:            {(*server).callGraphInstantiateWithParams, false},
 	mGraphKernelNodeCopyAttributes:         {(*server).callGraphKernelNodeCopyAttributes, false},
 	mGraphKernelNodeGetAttrs:               {(*server).callGraphKernelNodeGetAttrs, false},
+	mGraphKernelNodeGetParams:              {(*server).callGraphKernelNodeGetParams, false},
 	mGraphKernelNodeSetAttrs:               {(*server).callGraphKernelNodeSetAttrs, false},
 	mGraphKernelNodeSetParams:              {(*server).callGraphKernelNodeSetParams, false},
 	mGraphLaunch:                           {(*server).callGraphLaunch, true},
@@ -1179,6 +1180,19 @@ func (s *server) callGraphKernelNodeGetAttrs(in *dec, out *enc) error {
 		return err
 	}
 	encLaunchAttrs(out, v0)
+	return nil
+}
+
+func (s *server) callGraphKernelNodeGetParams(in *dec, out *enc) error {
+	a0 := backend.GraphNode(in.u64())
+	if in.err != nil {
+		return in.err
+	}
+	v0, err := s.dev.GraphKernelNodeGetParams(a0)
+	if err != nil {
+		return err
+	}
+	encKernelNodeInfo(out, v0)
 	return nil
 }
 
@@ -2740,6 +2754,21 @@ func decKernelNode(d *dec) (v backend.KernelNode) {
 	v.SharedMem = uint32(d.u64())
 	v.Args = decListArg(d)
 	v.Attrs = decLaunchAttrs(d)
+	return v
+}
+
+func encKernelNodeInfo(e *enc, v backend.KernelNodeInfo) {
+	e.u64(uint64(v.Kernel))
+	encDim3(e, v.Grid)
+	encDim3(e, v.Block)
+	e.u64(uint64(v.SharedMem))
+}
+
+func decKernelNodeInfo(d *dec) (v backend.KernelNodeInfo) {
+	v.Kernel = backend.Kernel(d.u64())
+	v.Grid = decDim3(d)
+	v.Block = decDim3(d)
+	v.SharedMem = uint32(d.u64())
 	return v
 }
 
