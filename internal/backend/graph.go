@@ -159,6 +159,7 @@ type GraphDevice interface {
 	GraphConditionals
 	GraphParamsDevice // per-kind node parameters (graph_params.go)
 	GraphKernelParamsDevice
+	GraphCopy3DDevice
 
 	// StreamBeginCapture starts capturing s into a new graph.
 	StreamBeginCapture(s Stream, mode CaptureMode) error

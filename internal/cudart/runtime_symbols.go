@@ -261,6 +261,10 @@ const (
 	fnMemset3DAsync
 	// A kernel node's parameters read back (graph_kernelparams.go).
 	fnGraphKernelNodeGetParams
+	// 3D copy nodes (graph_copy3d.go).
+	fnGraphAddMemcpyNode
+	fnGraphMemcpyNodeSetParams
+	fnGraphExecMemcpyNodeSetParams
 	numRuntimeSyms
 )
 
@@ -516,4 +520,8 @@ var runtimeSymNames = [numRuntimeSyms]string{
 	fnMemset3DAsync:                       "cudaMemset3DAsync",
 	// A kernel node's parameters read back (graph_kernelparams.go).
 	fnGraphKernelNodeGetParams: "cudaGraphKernelNodeGetParams",
+	// 3D copy nodes (graph_copy3d.go).
+	fnGraphAddMemcpyNode:           "cudaGraphAddMemcpyNode",
+	fnGraphMemcpyNodeSetParams:     "cudaGraphMemcpyNodeSetParams",
+	fnGraphExecMemcpyNodeSetParams: "cudaGraphExecMemcpyNodeSetParams",
 }

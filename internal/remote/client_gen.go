@@ -623,6 +623,20 @@ func (d *Device) GraphAddMemFreeNode(a0 backend.Graph, a1 []backend.GraphNode, a
 	return v0, r.err
 }
 
+// GraphAddMemcpyNode3D runs backend.Device.GraphAddMemcpyNode3D in the worker.
+func (d *Device) GraphAddMemcpyNode3D(a0 backend.Graph, a1 []backend.GraphNode, a2 backend.Copy3DParams) (backend.GraphNode, error) {
+	e := request(mGraphAddMemcpyNode3D)
+	e.u64(uint64(a0))
+	encListGraphNode(&e, a1)
+	encCopy3DParams(&e, a2)
+	r, err := d.do(e)
+	if err != nil {
+		return 0, err
+	}
+	v0 := backend.GraphNode(r.u64())
+	return v0, r.err
+}
+
 // GraphAddMemsetNode runs backend.Device.GraphAddMemsetNode in the worker.
 func (d *Device) GraphAddMemsetNode(a0 backend.Graph, a1 []backend.GraphNode, a2 backend.DevicePtr, a3 byte, a4 uint64) (backend.GraphNode, error) {
 	e := request(mGraphAddMemsetNode)
@@ -886,6 +900,19 @@ func (d *Device) GraphExecKernelNodeSetParams(a0 backend.GraphExec, a1 backend.G
 	return r.err
 }
 
+// GraphExecMemcpyNodeSetParams3D runs backend.Device.GraphExecMemcpyNodeSetParams3D in the worker.
+func (d *Device) GraphExecMemcpyNodeSetParams3D(a0 backend.GraphExec, a1 backend.GraphNode, a2 backend.Copy3DParams) error {
+	e := request(mGraphExecMemcpyNodeSetParams3D)
+	e.u64(uint64(a0))
+	e.u64(uint64(a1))
+	encCopy3DParams(&e, a2)
+	r, err := d.do(e)
+	if err != nil {
+		return err
+	}
+	return r.err
+}
+
 // GraphExecMemsetNodeSetParams runs backend.Device.GraphExecMemsetNodeSetParams in the worker.
 func (d *Device) GraphExecMemsetNodeSetParams(a0 backend.GraphExec, a1 backend.GraphNode, a2 backend.MemsetNode) error {
 	e := request(mGraphExecMemsetNodeSetParams)
@@ -1074,6 +1101,30 @@ func (d *Device) GraphMemFreeNodeGetParams(a0 backend.GraphNode) (backend.Device
 // GraphMemTrim runs backend.Device.GraphMemTrim in the worker.
 func (d *Device) GraphMemTrim() error {
 	e := request(mGraphMemTrim)
+	r, err := d.do(e)
+	if err != nil {
+		return err
+	}
+	return r.err
+}
+
+// GraphMemcpyNodeGetParams3D runs backend.Device.GraphMemcpyNodeGetParams3D in the worker.
+func (d *Device) GraphMemcpyNodeGetParams3D(a0 backend.GraphNode) (backend.Copy3DParams, error) {
+	e := request(mGraphMemcpyNodeGetParams3D)
+	e.u64(uint64(a0))
+	r, err := d.do(e)
+	if err != nil {
+		return backend.Copy3DParams{}, err
+	}
+	v0 := decCopy3DParams(&r)
+	return v0, r.err
+}
+
+// GraphMemcpyNodeSetParams3D runs backend.Device.GraphMemcpyNodeSetParams3D in the worker.
+func (d *Device) GraphMemcpyNodeSetParams3D(a0 backend.GraphNode, a1 backend.Copy3DParams) error {
+	e := request(mGraphMemcpyNodeSetParams3D)
+	e.u64(uint64(a0))
+	encCopy3DParams(&e, a1)
 	r, err := d.do(e)
 	if err != nil {
 		return err

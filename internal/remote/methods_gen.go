@@ -67,6 +67,7 @@ const (
 	mGraphAddMemAllocNode
 	mGraphAddMemFreeNode
 	mGraphAddMemcpyNode1D
+	mGraphAddMemcpyNode3D
 	mGraphAddMemsetNode
 	mGraphAddNode
 	mGraphChildGraphNodeGetGraph
@@ -89,6 +90,7 @@ const (
 	mGraphExecFlags
 	mGraphExecKernelNodeSetParams
 	mGraphExecMemcpyNodeSetParams1D
+	mGraphExecMemcpyNodeSetParams3D
 	mGraphExecMemsetNodeSetParams
 	mGraphExecNodeSetParams
 	mGraphExecUpdate
@@ -106,7 +108,9 @@ const (
 	mGraphMemFreeNodeGetParams
 	mGraphMemTrim
 	mGraphMemcpyNodeGetParams
+	mGraphMemcpyNodeGetParams3D
 	mGraphMemcpyNodeSetParams1D
+	mGraphMemcpyNodeSetParams3D
 	mGraphMemsetNodeGetParams
 	mGraphMemsetNodeSetParams
 	mGraphNodeDependencies
@@ -288,6 +292,7 @@ var methodNames = [numMethods]string{
 	mGraphAddMemAllocNode:                  "GraphAddMemAllocNode",
 	mGraphAddMemFreeNode:                   "GraphAddMemFreeNode",
 	mGraphAddMemcpyNode1D:                  "GraphAddMemcpyNode1D",
+	mGraphAddMemcpyNode3D:                  "GraphAddMemcpyNode3D",
 	mGraphAddMemsetNode:                    "GraphAddMemsetNode",
 	mGraphAddNode:                          "GraphAddNode",
 	mGraphChildGraphNodeGetGraph:           "GraphChildGraphNodeGetGraph",
@@ -310,6 +315,7 @@ var methodNames = [numMethods]string{
 	mGraphExecFlags:                        "GraphExecFlags",
 	mGraphExecKernelNodeSetParams:          "GraphExecKernelNodeSetParams",
 	mGraphExecMemcpyNodeSetParams1D:        "GraphExecMemcpyNodeSetParams1D",
+	mGraphExecMemcpyNodeSetParams3D:        "GraphExecMemcpyNodeSetParams3D",
 	mGraphExecMemsetNodeSetParams:          "GraphExecMemsetNodeSetParams",
 	mGraphExecNodeSetParams:                "GraphExecNodeSetParams",
 	mGraphExecUpdate:                       "GraphExecUpdate",
@@ -327,7 +333,9 @@ var methodNames = [numMethods]string{
 	mGraphMemFreeNodeGetParams:             "GraphMemFreeNodeGetParams",
 	mGraphMemTrim:                          "GraphMemTrim",
 	mGraphMemcpyNodeGetParams:              "GraphMemcpyNodeGetParams",
+	mGraphMemcpyNodeGetParams3D:            "GraphMemcpyNodeGetParams3D",
 	mGraphMemcpyNodeSetParams1D:            "GraphMemcpyNodeSetParams1D",
+	mGraphMemcpyNodeSetParams3D:            "GraphMemcpyNodeSetParams3D",
 	mGraphMemsetNodeGetParams:              "GraphMemsetNodeGetParams",
 	mGraphMemsetNodeSetParams:              "GraphMemsetNodeSetParams",
 	mGraphNodeDependencies:                 "GraphNodeDependencies",

@@ -89,6 +89,7 @@ var table = [numMethods]entry{
 	mGraphAddMemAllocNode:                  {(*server).callGraphAddMemAllocNode, false},
 	mGraphAddMemFreeNode:                   {(*server).callGraphAddMemFreeNode, false},
 	mGraphAddMemcpyNode1D:                  {(*server).callGraphAddMemcpyNode1D, false},
+	mGraphAddMemcpyNode3D:                  {(*server).callGraphAddMemcpyNode3D, false},
 	mGraphAddMemsetNode:                    {(*server).callGraphAddMemsetNode, false},
 	mGraphAddNode:                          {(*server).callGraphAddNode, false},
 	mGraphChildGraphNodeGetGraph:           {(*server).callGraphChildGraphNodeGetGraph, false},
@@ -111,6 +112,7 @@ var table = [numMethods]entry{
 	mGraphExecFlags:                        {(*server).callGraphExecFlags, false},
 	mGraphExecKernelNodeSetParams:          {(*server).callGraphExecKernelNodeSetParams, false},
 	mGraphExecMemcpyNodeSetParams1D:        {(*server).callGraphExecMemcpyNodeSetParams1D, false},
+	mGraphExecMemcpyNodeSetParams3D:        {(*server).callGraphExecMemcpyNodeSetParams3D, false},
 	mGraphExecMemsetNodeSetParams:          {(*server).callGraphExecMemsetNodeSetParams, false},
 	mGraphExecNodeSetParams:                {(*server).callGraphExecNodeSetParams, false},
 	mGraphExecUpdate:                       {(*server).callGraphExecUpdate, false},
@@ -128,7 +130,9 @@ var table = [numMethods]entry{
 	mGraphMemFreeNodeGetParams:             {(*server).callGraphMemFreeNodeGetParams, false},
 	mGraphMemTrim:                          {(*server).callGraphMemTrim, false},
 	mGraphMemcpyNodeGetParams:              {(*server).callGraphMemcpyNodeGetParams, false},
+	mGraphMemcpyNodeGetParams3D:            {(*server).callGraphMemcpyNodeGetParams3D, false},
 	mGraphMemcpyNodeSetParams1D:            {(*server).callGraphMemcpyNodeSetParams1D, false},
+	mGraphMemcpyNodeSetParams3D:            {(*server).callGraphMemcpyNodeSetParams3D, false},
 	mGraphMemsetNodeGetParams:              {(*server).callGraphMemsetNodeGetParams, false},
 	mGraphMemsetNodeSetParams:              {(*server).callGraphMemsetNodeSetParams, false},
 	mGraphNodeDependencies:                 {(*server).callGraphNodeDependencies, false},
@@ -856,6 +860,21 @@ func (s *server) callGraphAddMemcpyNode1D(in *dec, out *enc) error {
 	return nil
 }
 
+func (s *server) callGraphAddMemcpyNode3D(in *dec, out *enc) error {
+	a0 := backend.Graph(in.u64())
+	a1 := decListGraphNode(in)
+	a2 := decCopy3DParams(in)
+	if in.err != nil {
+		return in.err
+	}
+	v0, err := s.dev.GraphAddMemcpyNode3D(a0, a1, a2)
+	if err != nil {
+		return err
+	}
+	out.u64(uint64(v0))
+	return nil
+}
+
 func (s *server) callGraphAddMemsetNode(in *dec, out *enc) error {
 	a0 := backend.Graph(in.u64())
 	a1 := decListGraphNode(in)
@@ -1103,6 +1122,16 @@ func (s *server) callGraphExecMemcpyNodeSetParams1D(in *dec, out *enc) error {
 	return s.dev.GraphExecMemcpyNodeSetParams1D(a0, a1, a2)
 }
 
+func (s *server) callGraphExecMemcpyNodeSetParams3D(in *dec, out *enc) error {
+	a0 := backend.GraphExec(in.u64())
+	a1 := backend.GraphNode(in.u64())
+	a2 := decCopy3DParams(in)
+	if in.err != nil {
+		return in.err
+	}
+	return s.dev.GraphExecMemcpyNodeSetParams3D(a0, a1, a2)
+}
+
 func (s *server) callGraphExecMemsetNodeSetParams(in *dec, out *enc) error {
 	a0 := backend.GraphExec(in.u64())
 	a1 := backend.GraphNode(in.u64())
@@ -1291,6 +1320,19 @@ func (s *server) callGraphMemcpyNodeGetParams(in *dec, out *enc) error {
 	return nil
 }
 
+func (s *server) callGraphMemcpyNodeGetParams3D(in *dec, out *enc) error {
+	a0 := backend.GraphNode(in.u64())
+	if in.err != nil {
+		return in.err
+	}
+	v0, err := s.dev.GraphMemcpyNodeGetParams3D(a0)
+	if err != nil {
+		return err
+	}
+	encCopy3DParams(out, v0)
+	return nil
+}
+
 func (s *server) callGraphMemcpyNodeSetParams1D(in *dec, out *enc) error {
 	a0 := backend.GraphNode(in.u64())
 	a1 := decCopyNode(in)
@@ -1298,6 +1340,15 @@ func (s *server) callGraphMemcpyNodeSetParams1D(in *dec, out *enc) error {
 		return in.err
 	}
 	return s.dev.GraphMemcpyNodeSetParams1D(a0, a1)
+}
+
+func (s *server) callGraphMemcpyNodeSetParams3D(in *dec, out *enc) error {
+	a0 := backend.GraphNode(in.u64())
+	a1 := decCopy3DParams(in)
+	if in.err != nil {
+		return in.err
+	}
+	return s.dev.GraphMemcpyNodeSetParams3D(a0, a1)
 }
 
 func (s *server) callGraphMemsetNodeGetParams(in *dec, out *enc) error {

@@ -359,7 +359,7 @@ func (d *device) GraphExecUpdate(h backend.GraphExec, gh backend.Graph) (backend
 	for i, n := range g.nodes {
 		old := x.g.nodes[i]
 		old.kern, old.params, old.run, old.ev, old.label = n.kern, n.params, n.run, n.ev, n.label
-		old.cp, old.ms = n.cp, n.ms
+		old.cp, old.c3, old.ms = n.cp, n.c3, n.ms
 		old.params.Args = slices.Clone(n.params.Args)
 		if n.child != nil {
 			d.dropNodesLocked(old.child)
