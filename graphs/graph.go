@@ -50,7 +50,7 @@ type resources struct {
 	panicked atomic.Pointer[actor.PanicError]
 	hosts    atomic.Bool // the graph has host nodes of gpuactor's: launches check panicked
 	peers    []func()    // releases of other devices' buffers its copy nodes use (peercopy.go)
-	events   []heldEvent // events its event nodes use, checked at each launch (eventhold.go)
+	held     []held      // objects its nodes use by handle, checked at each launch (hold.go)
 }
 
 // pinnedMem is a block of pinned staging memory with the number of resources holding it;
@@ -118,7 +118,7 @@ func (r *resources) release(rt backend.Device) error {
 		release()
 	}
 	r.peers = nil
-	r.events = nil
+	r.held = nil
 	r.mu.Lock()
 	r.children = nil
 	r.mu.Unlock()
@@ -133,7 +133,7 @@ func (r *resources) hold(c *resources) {
 	if c == r {
 		return
 	}
-	r.holdEvents(c)
+	r.holdAll(c)
 	for _, m := range c.pinned {
 		if !slices.Contains(r.pinned, m) {
 			m.refs++
