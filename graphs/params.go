@@ -159,7 +159,8 @@ type CopyParams struct {
 }
 
 // CopyParams is copy node n's parameters. A copy that is not 1D (captured from a 2D or 3D
-// copy, or of arrays) is an error matching cudaerr.NotSupported.
+// copy, or of arrays) is an error matching cudaerr.NotSupported: read a box copy with
+// Copy3DParams.
 func (n *Node) CopyParams(ctx context.Context) (CopyParams, error) {
 	return onNode(ctx, n, "reading", []Kind{CopyNode}, func(rt backend.Device) (CopyParams, error) {
 		p, err := rt.GraphMemcpyNodeGetParams(n.h)

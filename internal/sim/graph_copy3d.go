@@ -91,20 +91,62 @@ func (d *device) GraphMemcpyNodeSetParams3D(h backend.GraphNode, p backend.Copy3
 	})
 }
 
-// GraphExecMemcpyNodeSetParams3D makes a copy node of x the 3D copy p for later launches. A
-// node whose copy has a host side keeps it: its memory's mapping cannot change.
+// GraphExecMemcpyNodeSetParams3D makes a copy node of x the copy p for later launches. As
+// the runtime documents, both the node's copy and p must be 1D (one row of device memory, no
+// array) and keep their memory's mapping: change a box copy through GraphExecUpdate.
 func (d *device) GraphExecMemcpyNodeSetParams3D(x backend.GraphExec, h backend.GraphNode, p backend.Copy3DParams) error {
 	const op = "cudaGraphExecMemcpyNodeSetParams"
 	if err := d.checkCopy3D(op, p); err != nil {
 		return err
 	}
+	if multidim(p) {
+		return d.fail(op, cudaerr.InvalidValue, "a %d×%d×%d copy%s: an executable graph's copy node takes 1D copies only", p.Extent.Width, p.Extent.Height, p.Extent.Depth, arraysNamed(p))
+	}
 	return d.withExecNode(op, x, h, backend.NodeMemcpy, func(n *snode) error {
 		if n.cp != nil && n.cp.Kind != backend.CopyDeviceToDevice {
 			return d.fail(op, cudaerr.InvalidValue, "copy node %#x copies %s: an executable graph's copy keeps its memory's mapping", uintptr(h), copyKindName(n.cp.Kind))
 		}
+		if n.c3 != nil && multidim(*n.c3) {
+			return d.fail(op, cudaerr.InvalidValue, "copy node %#x was instantiated with a multidimensional copy: an executable graph's copy node takes 1D copies only", uintptr(h))
+		}
+		if n.cp == nil && n.c3 == nil {
+			return d.fail(op, cudaerr.InvalidValue, "copy node %#x was captured from a stream: not a 1D copy the simulator can change", uintptr(h))
+		}
 		d.setCopy3D(n, p)
 		return nil
 	})
+}
+
+// multidim reports whether p has an array side or more than one row.
+func multidim(p backend.Copy3DParams) bool {
+	return p.Src.Array != 0 || p.Dst.Array != 0 || p.Extent.Height > 1 || p.Extent.Depth > 1
+}
+
+func arraysNamed(p backend.Copy3DParams) string {
+	if p.Src.Array != 0 || p.Dst.Array != 0 {
+		return " with an array side"
+	}
+	return ""
+}
+
+// copySides names the memory types of a copy node's sides ("" for a node the simulator
+// does not know the sides of: captured), which an update cannot change.
+func copySides(n *snode) string {
+	side := func(pl backend.Place3D) string {
+		if pl.Array != 0 {
+			return "array"
+		}
+		return "device"
+	}
+	switch {
+	case n.c3 != nil:
+		return side(n.c3.Src) + " to " + side(n.c3.Dst)
+	case n.cp != nil && n.cp.Kind == backend.CopyDeviceToDevice:
+		return "device to device"
+	case n.cp != nil:
+		return copyKindName(n.cp.Kind)
+	}
+	return ""
 }
 
 // copyKindName names a copy kind in errors.
@@ -118,6 +160,8 @@ func copyKindName(k backend.CopyKind) string {
 		return "device to host"
 	case backend.CopyDeviceToDevice:
 		return "device to device"
+	case backend.CopyDefault:
+		return "between addresses the runtime tells apart"
 	}
-	return "between addresses the runtime tells apart"
+	return "of an unknown kind"
 }

@@ -349,6 +349,9 @@ func (d *device) GraphExecUpdate(h backend.GraphExec, gh backend.Graph) (backend
 		if (n.typ == backend.NodeMemAlloc || n.typ == backend.NodeMemFree) && n.alloc != old.alloc {
 			return refuse(backend.UpdateParametersChanged, n, old)
 		}
+		if n.typ == backend.NodeMemcpy && copySides(n) != "" && copySides(old) != "" && copySides(n) != copySides(old) {
+			return refuse(backend.UpdateParametersChanged, n, old) // a copy's memory types cannot change
+		}
 		if n.typ == backend.NodeGraph && len(n.child.nodes) != len(old.child.nodes) {
 			return refuse(backend.UpdateTopologyChanged, n, old)
 		}
