@@ -265,6 +265,15 @@ const (
 	fnGraphAddMemcpyNode
 	fnGraphMemcpyNodeSetParams
 	fnGraphExecMemcpyNodeSetParams
+	// External semaphore nodes (graph_extsem.go).
+	fnGraphAddExternalSemaphoresSignalNode
+	fnGraphAddExternalSemaphoresWaitNode
+	fnGraphExternalSemaphoresSignalNodeGetParams
+	fnGraphExternalSemaphoresSignalNodeSetParams
+	fnGraphExternalSemaphoresWaitNodeGetParams
+	fnGraphExternalSemaphoresWaitNodeSetParams
+	fnGraphExecExternalSemaphoresSignalNodeSetParams
+	fnGraphExecExternalSemaphoresWaitNodeSetParams
 	numRuntimeSyms
 )
 
@@ -524,4 +533,13 @@ var runtimeSymNames = [numRuntimeSyms]string{
 	fnGraphAddMemcpyNode:           "cudaGraphAddMemcpyNode",
 	fnGraphMemcpyNodeSetParams:     "cudaGraphMemcpyNodeSetParams",
 	fnGraphExecMemcpyNodeSetParams: "cudaGraphExecMemcpyNodeSetParams",
+	// External semaphore nodes (graph_extsem.go).
+	fnGraphAddExternalSemaphoresSignalNode:           "cudaGraphAddExternalSemaphoresSignalNode",
+	fnGraphAddExternalSemaphoresWaitNode:             "cudaGraphAddExternalSemaphoresWaitNode",
+	fnGraphExternalSemaphoresSignalNodeGetParams:     "cudaGraphExternalSemaphoresSignalNodeGetParams",
+	fnGraphExternalSemaphoresSignalNodeSetParams:     "cudaGraphExternalSemaphoresSignalNodeSetParams",
+	fnGraphExternalSemaphoresWaitNodeGetParams:       "cudaGraphExternalSemaphoresWaitNodeGetParams",
+	fnGraphExternalSemaphoresWaitNodeSetParams:       "cudaGraphExternalSemaphoresWaitNodeSetParams",
+	fnGraphExecExternalSemaphoresSignalNodeSetParams: "cudaGraphExecExternalSemaphoresSignalNodeSetParams",
+	fnGraphExecExternalSemaphoresWaitNodeSetParams:   "cudaGraphExecExternalSemaphoresWaitNodeSetParams",
 }
