@@ -87,6 +87,9 @@ func (c *Copy3D) usable(d *device.Device) error {
 	if c.err != nil {
 		return c.err
 	}
+	if c.dev == nil {
+		return invalid("an empty 3D copy: make one with CopyPitched, CopyArray, CopyPitchedToArray or CopyArrayToPitched")
+	}
 	if c.dev != d {
 		return wrongDevice("3D copy's memory", c.dev, d)
 	}

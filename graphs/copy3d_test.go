@@ -137,6 +137,10 @@ func TestCopy3DBadInput(t *testing.T) {
 		_, err = g.AddCopy3D(f.Ctx, nil, graphs.CopyArray(nil, alloc.Pos{}, a, a.Whole()))
 		require.ErrorIs(t, err, device.ErrInvalidArgument)
 
+		_, err = g.AddCopy3D(f.Ctx, nil, graphs.Copy3D{})
+		require.ErrorIs(t, err, device.ErrInvalidArgument)
+		assert.Contains(t, err.Error(), "empty 3D copy")
+
 		// A closed array is refused when the node is made.
 		b, err := alloc.NewArray(f.Ctx, f.Dev, cuda.Channels[float32](1), alloc.Extent{W: 4, H: 4})
 		require.NoError(t, err)
