@@ -192,7 +192,9 @@ func (g *Graph) AddEmpty(ctx context.Context, deps Deps) (*Node, error) {
 	})
 }
 
-// AddEventRecord adds recording e (an event of g's device) when the node runs.
+// AddEventRecord adds recording e (an event of g's device) when the node runs. Once e is
+// closed, launches of the graph's Execs are refused with device.ErrClosed (the runtime would
+// use a destroyed event).
 func (g *Graph) AddEventRecord(ctx context.Context, deps Deps, e *streams.Event) (*Node, error) {
 	if g == nil || e == nil {
 		return nil, invalid("AddEventRecord with a nil graph or event")
@@ -205,13 +207,18 @@ func (g *Graph) AddEventRecord(ctx context.Context, deps Deps, e *streams.Event)
 		if err != nil {
 			return 0, err
 		}
-		return rt.GraphAddEventRecordNode(g.h, hs, h)
+		nh, err := rt.GraphAddEventRecordNode(g.h, hs, h)
+		if err == nil {
+			g.res.holdEvent(e, EventRecordNode)
+		}
+		return nh, err
 	})
 	return g.known(n, err, func(n *Node) { n.event = e })
 }
 
 // AddEventWait adds waiting for e's most recent record at launch time (e may belong to
-// another device).
+// another device). Once e is closed, launches of the graph's Execs are refused with
+// device.ErrClosed.
 func (g *Graph) AddEventWait(ctx context.Context, deps Deps, e *streams.Event) (*Node, error) {
 	if g == nil || e == nil {
 		return nil, invalid("AddEventWait with a nil graph or event")
@@ -221,7 +228,11 @@ func (g *Graph) AddEventWait(ctx context.Context, deps Deps, e *streams.Event) (
 		if err != nil {
 			return 0, err
 		}
-		return rt.GraphAddEventWaitNode(g.h, hs, h)
+		nh, err := rt.GraphAddEventWaitNode(g.h, hs, h)
+		if err == nil {
+			g.res.holdEvent(e, EventWaitNode)
+		}
+		return nh, err
 	})
 	return g.known(n, err, func(n *Node) { n.event = e })
 }

@@ -21,6 +21,12 @@
 // *UpdateError saying why. Instantiate reports a graph it cannot make executable with an
 // *InstantiateError naming the node at fault.
 //
+// Copy nodes of boxes between CUDA arrays and pitched memory (alloc.Array, alloc.Pitched)
+// are AddCopy3D with a Copy3D made by CopyPitched, CopyArray, CopyPitchedToArray or
+// CopyArrayToPitched, checked as alloc's stream copies of the same names. The runtime keeps
+// only handles of the events, arrays and pitched memory nodes use: once one is closed, launches
+// of the graph's Execs are refused with device.ErrClosed naming it.
+//
 // A graph's shape can be read and edited after its nodes are added: Node.Dependencies and
 // Dependents, Graph.Depend (refusing an edge that would close a cycle, ErrCycle) and
 // RemoveDependency, Node.Destroy, and Graph.NodeInClone to find a node's copy in a Clone;

@@ -170,7 +170,7 @@ type launchOp struct {
 }
 
 func (o *launchOp) Enqueue(rt backend.Device, _ *core.Tracker, h backend.Stream) error {
-	if err := o.x.alive(); err != nil {
+	if err := o.x.launchable(); err != nil {
 		return err
 	}
 	if err := rt.GraphLaunch(o.x.h, h); err != nil {

@@ -50,6 +50,7 @@ type resources struct {
 	panicked atomic.Pointer[actor.PanicError]
 	hosts    atomic.Bool // the graph has host nodes of gpuactor's: launches check panicked
 	peers    []func()    // releases of other devices' buffers its copy nodes use (peercopy.go)
+	held     []held      // objects its nodes use by handle, checked at each launch (hold.go)
 }
 
 // pinnedMem is a block of pinned staging memory with the number of resources holding it;
@@ -117,6 +118,7 @@ func (r *resources) release(rt backend.Device) error {
 		release()
 	}
 	r.peers = nil
+	r.held = nil
 	r.mu.Lock()
 	r.children = nil
 	r.mu.Unlock()
@@ -131,6 +133,7 @@ func (r *resources) hold(c *resources) {
 	if c == r {
 		return
 	}
+	r.holdAll(c)
 	for _, m := range c.pinned {
 		if !slices.Contains(r.pinned, m) {
 			m.refs++

@@ -145,7 +145,7 @@ func (o *launchChunkOp) Enqueue(rt backend.Device, _ *core.Tracker, h backend.St
 		b.fail(err)
 		return nil
 	}
-	if err := b.x.alive(); err != nil {
+	if err := b.x.launchable(); err != nil {
 		b.fail(err)
 		return nil
 	}

@@ -45,6 +45,7 @@ type Node struct {
 	args  []any          // kernel nodes: the arguments as given
 	event *streams.Event // event record and wait nodes
 	child *Graph         // child nodes: the embedded graph, once asked for
+	box   *Copy3D        // 3D copy nodes: the copy last given (copy3d.go)
 }
 
 // Kind is the node's type.

@@ -59,24 +59,38 @@ func onNode[T any](ctx context.Context, n *Node, what string, kinds []Kind, op f
 	})
 }
 
-// KernelParams is what a kernel node launches: as AddKernel or SetKernel were given it.
+// KernelParams is what a kernel node launches. For a node added with AddKernel or given a
+// kernel with SetKernel, it is what they were given. For another kernel node (captured from a
+// stream, or of a clone), it is what the runtime reports (cudaGraphKernelNodeGetParams):
+// Config's Grid, Block and SharedMem, and Kernel when the node's function is a kernel looked
+// up through gpuactor on the graph's device whose module is open (else nil); Args is nil, as
+// the runtime holds the arguments as bytes that cannot be turned back into Go values, and the
+// launch attributes are Node.Attributes'.
 type KernelParams struct {
 	Kernel *device.Kernel
 	Config cuda.LaunchConfig
 	Args   []any
 }
 
-// KernelParams is what kernel node n launches. Only nodes added with AddKernel or given a
-// kernel with SetKernel are known: others (captured, cloned) are an error.
+// KernelParams is what kernel node n launches (see the type): known exactly for nodes of
+// AddKernel and SetKernel, read from the runtime for others. It returns once read.
 func (n *Node) KernelParams(ctx context.Context) (KernelParams, error) {
-	return onNode(ctx, n, "reading", []Kind{KernelNode}, func(backend.Device) (KernelParams, error) {
+	return onNode(ctx, n, "reading", []Kind{KernelNode}, func(rt backend.Device) (KernelParams, error) {
 		n.g.mu.Lock()
 		spec, args := n.spec, slices.Clone(n.args)
 		n.g.mu.Unlock()
-		if spec == nil {
-			return KernelParams{}, invalid("its kernel is not known: only nodes of AddKernel and SetKernel have known parameters")
+		if spec != nil {
+			return KernelParams{Kernel: (*device.Kernel)(spec.Kernel()), Config: spec.Config(), Args: args}, nil
 		}
-		return KernelParams{Kernel: (*device.Kernel)(spec.Kernel()), Config: spec.Config(), Args: args}, nil
+		p, err := rt.GraphKernelNodeGetParams(n.h)
+		if err != nil {
+			return KernelParams{}, err
+		}
+		out := KernelParams{Config: cuda.LaunchConfig{Grid: p.Grid, Block: p.Block, SharedMem: p.SharedMem}}
+		if k := coreDev(n.g.dev).KernelByHandle(p.Kernel); k != nil {
+			out.Kernel = (*device.Kernel)(k)
+		}
+		return out, nil
 	})
 }
 
@@ -145,7 +159,8 @@ type CopyParams struct {
 }
 
 // CopyParams is copy node n's parameters. A copy that is not 1D (captured from a 2D or 3D
-// copy, or of arrays) is an error matching cudaerr.NotSupported.
+// copy, or of arrays) is an error matching cudaerr.NotSupported: read a box copy with
+// Copy3DParams.
 func (n *Node) CopyParams(ctx context.Context) (CopyParams, error) {
 	return onNode(ctx, n, "reading", []Kind{CopyNode}, func(rt backend.Device) (CopyParams, error) {
 		p, err := rt.GraphMemcpyNodeGetParams(n.h)
@@ -395,6 +410,7 @@ func (n *Node) SetEvent(ctx context.Context, e *streams.Event) error {
 			err = rt.GraphEventWaitNodeSetEvent(n.h, h)
 		}
 		if err == nil {
+			n.g.res.holdEvent(e, n.kind)
 			n.g.mu.Lock()
 			n.event = e
 			n.g.mu.Unlock()

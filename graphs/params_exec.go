@@ -142,8 +142,13 @@ func (x *Exec) SetEvent(ctx context.Context, n *Node, e *streams.Event) error {
 			return err
 		}
 		if n.kind == EventRecordNode {
-			return rt.GraphExecEventRecordNodeSetEvent(x.h, n.h, h)
+			err = rt.GraphExecEventRecordNodeSetEvent(x.h, n.h, h)
+		} else {
+			err = rt.GraphExecEventWaitNodeSetEvent(x.h, n.h, h)
 		}
-		return rt.GraphExecEventWaitNodeSetEvent(x.h, n.h, h)
+		if err == nil {
+			x.res.holdEvent(e, n.kind)
+		}
+		return err
 	})
 }

@@ -190,6 +190,9 @@ func (t *Template) Launch(ctx context.Context, s *streams.Stream, binds ...Bind)
 		rb = append(rb, rebind{n, spec})
 	}
 	return t.x.launchOn(ctx, s, func(rt backend.Device, h backend.Stream) error {
+		if err := t.x.res.heldAlive(); err != nil {
+			return err
+		}
 		for _, r := range rb {
 			if err := t.x.setKernel(rt, r.n, r.spec); err != nil {
 				return err

@@ -81,6 +81,10 @@ func (t NodeType) String() string {
 		return "mem-free"
 	case NodeConditional:
 		return "conditional"
+	case NodeExtSemasSignal:
+		return "ext-semaphore-signal"
+	case NodeExtSemasWait:
+		return "ext-semaphore-wait"
 	}
 	return "other"
 }
@@ -158,6 +162,9 @@ type GraphDevice interface {
 	GraphUserObjectDevice
 	GraphConditionals
 	GraphParamsDevice // per-kind node parameters (graph_params.go)
+	GraphKernelParamsDevice
+	GraphCopy3DDevice
+	GraphExternalSemaphoreDevice
 
 	// StreamBeginCapture starts capturing s into a new graph.
 	StreamBeginCapture(s Stream, mode CaptureMode) error

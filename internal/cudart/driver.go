@@ -45,6 +45,8 @@ const (
 	drvModuleGetGlobal
 	// A graph's kernel node (graph_params.go).
 	drvGraphKernelNodeSetParams
+	// A kernel node's parameters read back (graph_kernelparams.go).
+	drvGraphKernelNodeGetParams
 	numDriverSyms
 )
 
@@ -79,6 +81,9 @@ var driverSymNames = [numDriverSyms]string{
 	drvModuleGetGlobal: "cuModuleGetGlobal",
 	// A graph's kernel node: the entry point resolves to cuGraphKernelNodeSetParams_v2 on 12+.
 	drvGraphKernelNodeSetParams: "cuGraphKernelNodeSetParams",
+	// A kernel node's parameters read back: the entry point resolves to
+	// cuGraphKernelNodeGetParams_v2 (CUDA_KERNEL_NODE_PARAMS_v2, with kern and ctx) on 12+.
+	drvGraphKernelNodeGetParams: "cuGraphKernelNodeGetParams",
 }
 
 // cudaDriverEntryPointQueryResult values.

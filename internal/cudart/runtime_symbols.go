@@ -259,6 +259,21 @@ const (
 	fnMemcpy2DToArrayAsync
 	fnMemcpy2DFromArrayAsync
 	fnMemset3DAsync
+	// A kernel node's parameters read back (graph_kernelparams.go).
+	fnGraphKernelNodeGetParams
+	// 3D copy nodes (graph_copy3d.go).
+	fnGraphAddMemcpyNode
+	fnGraphMemcpyNodeSetParams
+	fnGraphExecMemcpyNodeSetParams
+	// External semaphore nodes (graph_extsem.go).
+	fnGraphAddExternalSemaphoresSignalNode
+	fnGraphAddExternalSemaphoresWaitNode
+	fnGraphExternalSemaphoresSignalNodeGetParams
+	fnGraphExternalSemaphoresSignalNodeSetParams
+	fnGraphExternalSemaphoresWaitNodeGetParams
+	fnGraphExternalSemaphoresWaitNodeSetParams
+	fnGraphExecExternalSemaphoresSignalNodeSetParams
+	fnGraphExecExternalSemaphoresWaitNodeSetParams
 	numRuntimeSyms
 )
 
@@ -512,4 +527,19 @@ var runtimeSymNames = [numRuntimeSyms]string{
 	fnMemcpy2DToArrayAsync:                "cudaMemcpy2DToArrayAsync",
 	fnMemcpy2DFromArrayAsync:              "cudaMemcpy2DFromArrayAsync",
 	fnMemset3DAsync:                       "cudaMemset3DAsync",
+	// A kernel node's parameters read back (graph_kernelparams.go).
+	fnGraphKernelNodeGetParams: "cudaGraphKernelNodeGetParams",
+	// 3D copy nodes (graph_copy3d.go).
+	fnGraphAddMemcpyNode:           "cudaGraphAddMemcpyNode",
+	fnGraphMemcpyNodeSetParams:     "cudaGraphMemcpyNodeSetParams",
+	fnGraphExecMemcpyNodeSetParams: "cudaGraphExecMemcpyNodeSetParams",
+	// External semaphore nodes (graph_extsem.go).
+	fnGraphAddExternalSemaphoresSignalNode:           "cudaGraphAddExternalSemaphoresSignalNode",
+	fnGraphAddExternalSemaphoresWaitNode:             "cudaGraphAddExternalSemaphoresWaitNode",
+	fnGraphExternalSemaphoresSignalNodeGetParams:     "cudaGraphExternalSemaphoresSignalNodeGetParams",
+	fnGraphExternalSemaphoresSignalNodeSetParams:     "cudaGraphExternalSemaphoresSignalNodeSetParams",
+	fnGraphExternalSemaphoresWaitNodeGetParams:       "cudaGraphExternalSemaphoresWaitNodeGetParams",
+	fnGraphExternalSemaphoresWaitNodeSetParams:       "cudaGraphExternalSemaphoresWaitNodeSetParams",
+	fnGraphExecExternalSemaphoresSignalNodeSetParams: "cudaGraphExecExternalSemaphoresSignalNodeSetParams",
+	fnGraphExecExternalSemaphoresWaitNodeSetParams:   "cudaGraphExecExternalSemaphoresWaitNodeSetParams",
 }

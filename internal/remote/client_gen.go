@@ -580,6 +580,34 @@ func (d *Device) GraphAddEventWaitNode(a0 backend.Graph, a1 []backend.GraphNode,
 	return v0, r.err
 }
 
+// GraphAddExternalSemaphoresSignalNode runs backend.Device.GraphAddExternalSemaphoresSignalNode in the worker.
+func (d *Device) GraphAddExternalSemaphoresSignalNode(a0 backend.Graph, a1 []backend.GraphNode, a2 []backend.SemaphoreOp) (backend.GraphNode, error) {
+	e := request(mGraphAddExternalSemaphoresSignalNode)
+	e.u64(uint64(a0))
+	encListGraphNode(&e, a1)
+	encListSemaphoreOp(&e, a2)
+	r, err := d.do(e)
+	if err != nil {
+		return 0, err
+	}
+	v0 := backend.GraphNode(r.u64())
+	return v0, r.err
+}
+
+// GraphAddExternalSemaphoresWaitNode runs backend.Device.GraphAddExternalSemaphoresWaitNode in the worker.
+func (d *Device) GraphAddExternalSemaphoresWaitNode(a0 backend.Graph, a1 []backend.GraphNode, a2 []backend.SemaphoreOp) (backend.GraphNode, error) {
+	e := request(mGraphAddExternalSemaphoresWaitNode)
+	e.u64(uint64(a0))
+	encListGraphNode(&e, a1)
+	encListSemaphoreOp(&e, a2)
+	r, err := d.do(e)
+	if err != nil {
+		return 0, err
+	}
+	v0 := backend.GraphNode(r.u64())
+	return v0, r.err
+}
+
 // GraphAddKernelNode runs backend.Device.GraphAddKernelNode in the worker.
 func (d *Device) GraphAddKernelNode(a0 backend.Graph, a1 []backend.GraphNode, a2 backend.KernelNode) (backend.GraphNode, error) {
 	e := request(mGraphAddKernelNode)
@@ -615,6 +643,20 @@ func (d *Device) GraphAddMemFreeNode(a0 backend.Graph, a1 []backend.GraphNode, a
 	e.u64(uint64(a0))
 	encListGraphNode(&e, a1)
 	e.u64(uint64(a2))
+	r, err := d.do(e)
+	if err != nil {
+		return 0, err
+	}
+	v0 := backend.GraphNode(r.u64())
+	return v0, r.err
+}
+
+// GraphAddMemcpyNode3D runs backend.Device.GraphAddMemcpyNode3D in the worker.
+func (d *Device) GraphAddMemcpyNode3D(a0 backend.Graph, a1 []backend.GraphNode, a2 backend.Copy3DParams) (backend.GraphNode, error) {
+	e := request(mGraphAddMemcpyNode3D)
+	e.u64(uint64(a0))
+	encListGraphNode(&e, a1)
+	encCopy3DParams(&e, a2)
 	r, err := d.do(e)
 	if err != nil {
 		return 0, err
@@ -861,6 +903,32 @@ func (d *Device) GraphExecEventWaitNodeSetEvent(a0 backend.GraphExec, a1 backend
 	return r.err
 }
 
+// GraphExecExternalSemaphoresSignalNodeSetParams runs backend.Device.GraphExecExternalSemaphoresSignalNodeSetParams in the worker.
+func (d *Device) GraphExecExternalSemaphoresSignalNodeSetParams(a0 backend.GraphExec, a1 backend.GraphNode, a2 []backend.SemaphoreOp) error {
+	e := request(mGraphExecExternalSemaphoresSignalNodeSetParams)
+	e.u64(uint64(a0))
+	e.u64(uint64(a1))
+	encListSemaphoreOp(&e, a2)
+	r, err := d.do(e)
+	if err != nil {
+		return err
+	}
+	return r.err
+}
+
+// GraphExecExternalSemaphoresWaitNodeSetParams runs backend.Device.GraphExecExternalSemaphoresWaitNodeSetParams in the worker.
+func (d *Device) GraphExecExternalSemaphoresWaitNodeSetParams(a0 backend.GraphExec, a1 backend.GraphNode, a2 []backend.SemaphoreOp) error {
+	e := request(mGraphExecExternalSemaphoresWaitNodeSetParams)
+	e.u64(uint64(a0))
+	e.u64(uint64(a1))
+	encListSemaphoreOp(&e, a2)
+	r, err := d.do(e)
+	if err != nil {
+		return err
+	}
+	return r.err
+}
+
 // GraphExecFlags runs backend.Device.GraphExecFlags in the worker.
 func (d *Device) GraphExecFlags(a0 backend.GraphExec) (uint64, error) {
 	e := request(mGraphExecFlags)
@@ -879,6 +947,19 @@ func (d *Device) GraphExecKernelNodeSetParams(a0 backend.GraphExec, a1 backend.G
 	e.u64(uint64(a0))
 	e.u64(uint64(a1))
 	encKernelNode(&e, a2)
+	r, err := d.do(e)
+	if err != nil {
+		return err
+	}
+	return r.err
+}
+
+// GraphExecMemcpyNodeSetParams3D runs backend.Device.GraphExecMemcpyNodeSetParams3D in the worker.
+func (d *Device) GraphExecMemcpyNodeSetParams3D(a0 backend.GraphExec, a1 backend.GraphNode, a2 backend.Copy3DParams) error {
+	e := request(mGraphExecMemcpyNodeSetParams3D)
+	e.u64(uint64(a0))
+	e.u64(uint64(a1))
+	encCopy3DParams(&e, a2)
 	r, err := d.do(e)
 	if err != nil {
 		return err
@@ -923,6 +1004,54 @@ func (d *Device) GraphExecUpdate(a0 backend.GraphExec, a1 backend.Graph) (backen
 	}
 	v0 := decUpdateInfo(&r)
 	return v0, r.inline()
+}
+
+// GraphExternalSemaphoresSignalNodeGetParams runs backend.Device.GraphExternalSemaphoresSignalNodeGetParams in the worker.
+func (d *Device) GraphExternalSemaphoresSignalNodeGetParams(a0 backend.GraphNode) ([]backend.SemaphoreOp, error) {
+	e := request(mGraphExternalSemaphoresSignalNodeGetParams)
+	e.u64(uint64(a0))
+	r, err := d.do(e)
+	if err != nil {
+		return nil, err
+	}
+	v0 := decListSemaphoreOp(&r)
+	return v0, r.err
+}
+
+// GraphExternalSemaphoresSignalNodeSetParams runs backend.Device.GraphExternalSemaphoresSignalNodeSetParams in the worker.
+func (d *Device) GraphExternalSemaphoresSignalNodeSetParams(a0 backend.GraphNode, a1 []backend.SemaphoreOp) error {
+	e := request(mGraphExternalSemaphoresSignalNodeSetParams)
+	e.u64(uint64(a0))
+	encListSemaphoreOp(&e, a1)
+	r, err := d.do(e)
+	if err != nil {
+		return err
+	}
+	return r.err
+}
+
+// GraphExternalSemaphoresWaitNodeGetParams runs backend.Device.GraphExternalSemaphoresWaitNodeGetParams in the worker.
+func (d *Device) GraphExternalSemaphoresWaitNodeGetParams(a0 backend.GraphNode) ([]backend.SemaphoreOp, error) {
+	e := request(mGraphExternalSemaphoresWaitNodeGetParams)
+	e.u64(uint64(a0))
+	r, err := d.do(e)
+	if err != nil {
+		return nil, err
+	}
+	v0 := decListSemaphoreOp(&r)
+	return v0, r.err
+}
+
+// GraphExternalSemaphoresWaitNodeSetParams runs backend.Device.GraphExternalSemaphoresWaitNodeSetParams in the worker.
+func (d *Device) GraphExternalSemaphoresWaitNodeSetParams(a0 backend.GraphNode, a1 []backend.SemaphoreOp) error {
+	e := request(mGraphExternalSemaphoresWaitNodeSetParams)
+	e.u64(uint64(a0))
+	encListSemaphoreOp(&e, a1)
+	r, err := d.do(e)
+	if err != nil {
+		return err
+	}
+	return r.err
 }
 
 // GraphInstantiate runs backend.Device.GraphInstantiate in the worker.
@@ -974,6 +1103,18 @@ func (d *Device) GraphKernelNodeGetAttrs(a0 backend.GraphNode) (backend.LaunchAt
 		return backend.LaunchAttrs{}, err
 	}
 	v0 := decLaunchAttrs(&r)
+	return v0, r.err
+}
+
+// GraphKernelNodeGetParams runs backend.Device.GraphKernelNodeGetParams in the worker.
+func (d *Device) GraphKernelNodeGetParams(a0 backend.GraphNode) (backend.KernelNodeInfo, error) {
+	e := request(mGraphKernelNodeGetParams)
+	e.u64(uint64(a0))
+	r, err := d.do(e)
+	if err != nil {
+		return backend.KernelNodeInfo{}, err
+	}
+	v0 := decKernelNodeInfo(&r)
 	return v0, r.err
 }
 
@@ -1062,6 +1203,30 @@ func (d *Device) GraphMemFreeNodeGetParams(a0 backend.GraphNode) (backend.Device
 // GraphMemTrim runs backend.Device.GraphMemTrim in the worker.
 func (d *Device) GraphMemTrim() error {
 	e := request(mGraphMemTrim)
+	r, err := d.do(e)
+	if err != nil {
+		return err
+	}
+	return r.err
+}
+
+// GraphMemcpyNodeGetParams3D runs backend.Device.GraphMemcpyNodeGetParams3D in the worker.
+func (d *Device) GraphMemcpyNodeGetParams3D(a0 backend.GraphNode) (backend.Copy3DParams, error) {
+	e := request(mGraphMemcpyNodeGetParams3D)
+	e.u64(uint64(a0))
+	r, err := d.do(e)
+	if err != nil {
+		return backend.Copy3DParams{}, err
+	}
+	v0 := decCopy3DParams(&r)
+	return v0, r.err
+}
+
+// GraphMemcpyNodeSetParams3D runs backend.Device.GraphMemcpyNodeSetParams3D in the worker.
+func (d *Device) GraphMemcpyNodeSetParams3D(a0 backend.GraphNode, a1 backend.Copy3DParams) error {
+	e := request(mGraphMemcpyNodeSetParams3D)
+	e.u64(uint64(a0))
+	encCopy3DParams(&e, a1)
 	r, err := d.do(e)
 	if err != nil {
 		return err

@@ -29,220 +29,233 @@ import (
 //   - serveMemcpyBatchAsync (batchcopy.go)
 //   - serveOpen (serve_hooks.go)
 var table = [numMethods]entry{
-	mArrayInfo:                             {(*server).callArrayInfo, false},
-	mArrayMemoryRequirements:               {(*server).callArrayMemoryRequirements, false},
-	mArrayPlane:                            {(*server).callArrayPlane, false},
-	mArraySparseProperties:                 {(*server).callArraySparseProperties, false},
-	mAttribute:                             {(*server).callAttribute, false},
-	mBoard:                                 {(*server).serveBoard, false},
-	mCacheConfig:                           {(*server).callCacheConfig, false},
-	mCanAccessPeer:                         {(*server).callCanAccessPeer, false},
-	mChannelDesc:                           {(*server).callChannelDesc, false},
-	mCopy2DDtoD:                            {(*server).callCopy2DDtoD, true},
-	mCopy2DDtoH:                            {(*server).serveCopy2DDtoH, true},
-	mCopy2DFromArray:                       {(*server).callCopy2DFromArray, true},
-	mCopy2DHtoD:                            {(*server).serveCopy2DHtoD, true},
-	mCopy2DToArray:                         {(*server).callCopy2DToArray, true},
-	mCopy3D:                                {(*server).callCopy3D, true},
-	mCopy3DPeer:                            {(*server).callCopy3DPeer, true},
-	mCopyDtoD:                              {(*server).callCopyDtoD, true},
-	mCopyDtoH:                              {(*server).serveCopyDtoH, true},
-	mCopyHtoD:                              {(*server).serveCopyHtoD, true},
-	mCreateSurfaceObject:                   {(*server).callCreateSurfaceObject, false},
-	mCreateTextureObject:                   {(*server).callCreateTextureObject, false},
-	mCurrentMemPool:                        {(*server).callCurrentMemPool, false},
-	mDefaultMemPool:                        {(*server).callDefaultMemPool, false},
-	mDestroyExternalMemory:                 {(*server).callDestroyExternalMemory, false},
-	mDestroyExternalSemaphore:              {(*server).callDestroyExternalSemaphore, false},
-	mDestroySurfaceObject:                  {(*server).callDestroySurfaceObject, false},
-	mDestroyTextureObject:                  {(*server).callDestroyTextureObject, false},
-	mDeviceFlags:                           {(*server).callDeviceFlags, false},
-	mDisablePeerAccess:                     {(*server).callDisablePeerAccess, false},
-	mEnablePeerAccess:                      {(*server).callEnablePeerAccess, false},
-	mEventCreate:                           {(*server).callEventCreate, false},
-	mEventDestroy:                          {(*server).callEventDestroy, false},
-	mEventElapsed:                          {(*server).callEventElapsed, false},
-	mEventQuery:                            {(*server).callEventQuery, false},
-	mEventRecord:                           {(*server).callEventRecord, true},
-	mEventRecordWithFlags:                  {(*server).callEventRecordWithFlags, true},
-	mEventSynchronize:                      {(*server).callEventSynchronize, false},
-	mExternalMemoryMappedBuffer:            {(*server).callExternalMemoryMappedBuffer, false},
-	mFlushGPUDirectRDMAWrites:              {(*server).callFlushGPUDirectRDMAWrites, false},
-	mFree:                                  {(*server).callFree, false},
-	mFreeArray:                             {(*server).callFreeArray, false},
-	mFreeAsync:                             {(*server).callFreeAsync, true},
-	mFreeMipmappedArray:                    {(*server).callFreeMipmappedArray, false},
-	mFuncAttributes:                        {(*server).callFuncAttributes, false},
-	mFuncName:                              {(*server).callFuncName, false},
-	mFuncParamSizes:                        {(*server).callFuncParamSizes, false},
-	mFuncSetAttribute:                      {(*server).callFuncSetAttribute, false},
-	mFuncSetCacheConfig:                    {(*server).callFuncSetCacheConfig, false},
-	mGraphAddChildNode:                     {(*server).callGraphAddChildNode, false},
-	mGraphAddCopyDtoD:                      {(*server).callGraphAddCopyDtoD, false},
-	mGraphAddCopyDtoH:                      {(*server).serveGraphAddCopyDtoH, false},
-	mGraphAddCopyHtoD:                      {(*server).serveGraphAddCopyHtoD, false},
-	mGraphAddDependencies:                  {(*server).callGraphAddDependencies, false},
-	mGraphAddEmptyNode:                     {(*server).callGraphAddEmptyNode, false},
-	mGraphAddEventRecordNode:               {(*server).callGraphAddEventRecordNode, false},
-	mGraphAddEventWaitNode:                 {(*server).callGraphAddEventWaitNode, false},
-	mGraphAddKernelNode:                    {(*server).callGraphAddKernelNode, false},
-	mGraphAddMemAllocNode:                  {(*server).callGraphAddMemAllocNode, false},
-	mGraphAddMemFreeNode:                   {(*server).callGraphAddMemFreeNode, false},
-	mGraphAddMemcpyNode1D:                  {(*server).callGraphAddMemcpyNode1D, false},
-	mGraphAddMemsetNode:                    {(*server).callGraphAddMemsetNode, false},
-	mGraphAddNode:                          {(*server).callGraphAddNode, false},
-	mGraphChildGraphNodeGetGraph:           {(*server).callGraphChildGraphNodeGetGraph, false},
-	mGraphClone:                            {(*server).callGraphClone, false},
-	mGraphConditionalHandleCreate:          {(*server).callGraphConditionalHandleCreate, false},
-	mGraphCreate:                           {(*server).callGraphCreate, false},
-	mGraphDebugDot:                         {(*server).callGraphDebugDot, false},
-	mGraphDebugDotFlags:                    {(*server).callGraphDebugDotFlags, false},
-	mGraphDestroy:                          {(*server).callGraphDestroy, false},
-	mGraphDestroyNode:                      {(*server).callGraphDestroyNode, false},
-	mGraphEdges:                            {(*server).callGraphEdges, false},
-	mGraphEventRecordNodeGetEvent:          {(*server).callGraphEventRecordNodeGetEvent, false},
-	mGraphEventRecordNodeSetEvent:          {(*server).callGraphEventRecordNodeSetEvent, false},
-	mGraphEventWaitNodeGetEvent:            {(*server).callGraphEventWaitNodeGetEvent, false},
-	mGraphEventWaitNodeSetEvent:            {(*server).callGraphEventWaitNodeSetEvent, false},
-	mGraphExecChildGraphNodeSetParams:      {(*server).callGraphExecChildGraphNodeSetParams, false},
-	mGraphExecDestroy:                      {(*server).callGraphExecDestroy, false},
-	mGraphExecEventRecordNodeSetEvent:      {(*server).callGraphExecEventRecordNodeSetEvent, false},
-	mGraphExecEventWaitNodeSetEvent:        {(*server).callGraphExecEventWaitNodeSetEvent, false},
-	mGraphExecFlags:                        {(*server).callGraphExecFlags, false},
-	mGraphExecKernelNodeSetParams:          {(*server).callGraphExecKernelNodeSetParams, false},
-	mGraphExecMemcpyNodeSetParams1D:        {(*server).callGraphExecMemcpyNodeSetParams1D, false},
-	mGraphExecMemsetNodeSetParams:          {(*server).callGraphExecMemsetNodeSetParams, false},
-	mGraphExecNodeSetParams:                {(*server).callGraphExecNodeSetParams, false},
-	mGraphExecUpdate:                       {(*server).callGraphExecUpdate, false},
-	mGraphInstantiate:                      {(*server).callGraphInstantiate, false},
-	mGraphInstantiateWithParams:            {(*server).callGraphInstantiateWithParams, false},
-	mGraphKernelNodeCopyAttributes:         {(*server).callGraphKernelNodeCopyAttributes, false},
-	mGraphKernelNodeGetAttrs:               {(*server).callGraphKernelNodeGetAttrs, false},
-	mGraphKernelNodeSetAttrs:               {(*server).callGraphKernelNodeSetAttrs, false},
-	mGraphKernelNodeSetParams:              {(*server).callGraphKernelNodeSetParams, false},
-	mGraphLaunch:                           {(*server).callGraphLaunch, true},
-	mGraphLaunchN:                          {(*server).callGraphLaunchN, false},
-	mGraphMemAllocNodeGetParams:            {(*server).callGraphMemAllocNodeGetParams, false},
-	mGraphMemAttribute:                     {(*server).callGraphMemAttribute, false},
-	mGraphMemFreeNodeGetParams:             {(*server).callGraphMemFreeNodeGetParams, false},
-	mGraphMemTrim:                          {(*server).callGraphMemTrim, false},
-	mGraphMemcpyNodeGetParams:              {(*server).callGraphMemcpyNodeGetParams, false},
-	mGraphMemcpyNodeSetParams1D:            {(*server).callGraphMemcpyNodeSetParams1D, false},
-	mGraphMemsetNodeGetParams:              {(*server).callGraphMemsetNodeGetParams, false},
-	mGraphMemsetNodeSetParams:              {(*server).callGraphMemsetNodeSetParams, false},
-	mGraphNodeDependencies:                 {(*server).callGraphNodeDependencies, false},
-	mGraphNodeDependents:                   {(*server).callGraphNodeDependents, false},
-	mGraphNodeEnabled:                      {(*server).callGraphNodeEnabled, false},
-	mGraphNodeFindInClone:                  {(*server).callGraphNodeFindInClone, false},
-	mGraphNodeSetEnabled:                   {(*server).callGraphNodeSetEnabled, false},
-	mGraphNodeSetParams:                    {(*server).callGraphNodeSetParams, false},
-	mGraphNodeType:                         {(*server).callGraphNodeType, false},
-	mGraphNodes:                            {(*server).callGraphNodes, false},
-	mGraphReleaseUserObject:                {(*server).callGraphReleaseUserObject, false},
-	mGraphRemoveDependencies:               {(*server).callGraphRemoveDependencies, false},
-	mGraphRetainUserObject:                 {(*server).callGraphRetainUserObject, false},
-	mGraphRootNodes:                        {(*server).callGraphRootNodes, false},
-	mGraphUpload:                           {(*server).callGraphUpload, false},
-	mHostAlloc:                             {(*server).serveHostAlloc, false},
-	mHostDevicePointer:                     {(*server).serveHostDevicePointer, false},
-	mHostFree:                              {(*server).serveHostFree, false},
-	mInfo:                                  {(*server).serveInfo, false},
-	mInject:                                {(*server).serveInject, false},
-	mIpcCloseMemHandle:                     {(*server).callIpcCloseMemHandle, false},
-	mIpcGetEventHandle:                     {(*server).callIpcGetEventHandle, false},
-	mIpcGetMemHandle:                       {(*server).callIpcGetMemHandle, false},
-	mIpcOpenEventHandle:                    {(*server).callIpcOpenEventHandle, false},
-	mIpcOpenMemHandle:                      {(*server).callIpcOpenMemHandle, false},
-	mLastError:                             {(*server).callLastError, false},
-	mLaunch:                                {(*server).callLaunch, true},
-	mLaunchEx:                              {(*server).callLaunchEx, true},
-	mLimit:                                 {(*server).callLimit, false},
-	mLoadModule:                            {(*server).serveLoadModule, false},
-	mLoadModuleKernels:                     {(*server).serveLoadModuleKernels, false},
-	mLoadModuleShared:                      {(*server).serveLoadModuleShared, false},
-	mMalloc:                                {(*server).callMalloc, false},
-	mMalloc3DArray:                         {(*server).callMalloc3DArray, false},
-	mMallocArray:                           {(*server).callMallocArray, false},
-	mMallocAsync:                           {(*server).callMallocAsync, false},
-	mMallocFromPoolAsync:                   {(*server).callMallocFromPoolAsync, false},
-	mMallocManaged:                         {(*server).callMallocManaged, false},
-	mMallocMipmappedArray:                  {(*server).callMallocMipmappedArray, false},
-	mMallocPitch:                           {(*server).callMallocPitch, false},
-	mMemAdvise:                             {(*server).callMemAdvise, false},
-	mMemInfo:                               {(*server).callMemInfo, false},
-	mMemPoolCreate:                         {(*server).callMemPoolCreate, false},
-	mMemPoolDestroy:                        {(*server).callMemPoolDestroy, false},
-	mMemPoolExportPointer:                  {(*server).callMemPoolExportPointer, false},
-	mMemPoolGetAccess:                      {(*server).callMemPoolGetAccess, false},
-	mMemPoolGetAttribute:                   {(*server).callMemPoolGetAttribute, false},
-	mMemPoolImportPointer:                  {(*server).callMemPoolImportPointer, false},
-	mMemPoolSetAccess:                      {(*server).callMemPoolSetAccess, false},
-	mMemPoolSetAttribute:                   {(*server).callMemPoolSetAttribute, false},
-	mMemPoolTrimTo:                         {(*server).callMemPoolTrimTo, false},
-	mMemPrefetch:                           {(*server).callMemPrefetch, false},
-	mMemRangeAttribute:                     {(*server).serveMemRangeAttribute, false},
-	mMemRangeInfo:                          {(*server).callMemRangeInfo, false},
-	mMemcpyBatchAsync:                      {(*server).serveMemcpyBatchAsync, false},
-	mMemcpyPeerAsync:                       {(*server).callMemcpyPeerAsync, true},
-	mMemset:                                {(*server).callMemset, true},
-	mMemset2D:                              {(*server).callMemset2D, true},
-	mMemset3D:                              {(*server).callMemset3D, true},
-	mMipmappedArrayLevel:                   {(*server).callMipmappedArrayLevel, false},
-	mMipmappedArrayMemoryRequirements:      {(*server).callMipmappedArrayMemoryRequirements, false},
-	mMipmappedArraySparseProperties:        {(*server).callMipmappedArraySparseProperties, false},
-	mModuleGlobal:                          {(*server).callModuleGlobal, false},
-	mModuleKernel:                          {(*server).callModuleKernel, false},
-	mName:                                  {(*server).callName, false},
-	mOccupancyAvailableDynamicSMemPerBlock: {(*server).callOccupancyAvailableDynamicSMemPerBlock, false},
-	mOccupancyMaxActiveBlocksPerSM:         {(*server).callOccupancyMaxActiveBlocksPerSM, false},
-	mOccupancyMaxActiveClusters:            {(*server).callOccupancyMaxActiveClusters, false},
-	mOccupancyMaxPotentialClusterSize:      {(*server).callOccupancyMaxPotentialClusterSize, false},
-	mOpen:                                  {(*server).serveOpen, false},
-	mP2PAttribute:                          {(*server).callP2PAttribute, false},
-	mPCIBusID:                              {(*server).callPCIBusID, false},
-	mPeekLastError:                         {(*server).callPeekLastError, false},
-	mPointerAttributes:                     {(*server).callPointerAttributes, false},
-	mProfilerStart:                         {(*server).callProfilerStart, false},
-	mProfilerStop:                          {(*server).callProfilerStop, false},
-	mResetPersistingL2Cache:                {(*server).callResetPersistingL2Cache, false},
-	mSetCacheConfig:                        {(*server).callSetCacheConfig, false},
-	mSetCurrentMemPool:                     {(*server).callSetCurrentMemPool, false},
-	mSetGraphMemAttribute:                  {(*server).callSetGraphMemAttribute, false},
-	mSetLimit:                              {(*server).callSetLimit, false},
-	mSetSharedMemConfig:                    {(*server).callSetSharedMemConfig, false},
-	mSharedMemConfig:                       {(*server).callSharedMemConfig, false},
-	mSignalExternalSemaphore:               {(*server).callSignalExternalSemaphore, false},
-	mStreamAttachMem:                       {(*server).callStreamAttachMem, false},
-	mStreamBeginCapture:                    {(*server).callStreamBeginCapture, false},
-	mStreamBeginCaptureToGraph:             {(*server).callStreamBeginCaptureToGraph, false},
-	mStreamCaptureInfo:                     {(*server).callStreamCaptureInfo, false},
-	mStreamCopyAttributes:                  {(*server).callStreamCopyAttributes, false},
-	mStreamCreate:                          {(*server).callStreamCreate, false},
-	mStreamDestroy:                         {(*server).callStreamDestroy, false},
-	mStreamEndCapture:                      {(*server).callStreamEndCapture, false},
-	mStreamGetAttribute:                    {(*server).callStreamGetAttribute, false},
-	mStreamGetDevice:                       {(*server).callStreamGetDevice, false},
-	mStreamGetFlags:                        {(*server).callStreamGetFlags, false},
-	mStreamGetID:                           {(*server).callStreamGetID, false},
-	mStreamGetPriority:                     {(*server).callStreamGetPriority, false},
-	mStreamIsCapturing:                     {(*server).callStreamIsCapturing, false},
-	mStreamPriorityRange:                   {(*server).callStreamPriorityRange, false},
-	mStreamQuery:                           {(*server).callStreamQuery, false},
-	mStreamSetAttribute:                    {(*server).callStreamSetAttribute, false},
-	mStreamSynchronize:                     {(*server).callStreamSynchronize, false},
-	mStreamUpdateCaptureDependencies:       {(*server).callStreamUpdateCaptureDependencies, false},
-	mStreamWaitEvent:                       {(*server).callStreamWaitEvent, true},
-	mSurfaceObjectResourceDesc:             {(*server).callSurfaceObjectResourceDesc, false},
-	mSynchronize:                           {(*server).callSynchronize, false},
-	mTexture1DLinearMaxWidth:               {(*server).callTexture1DLinearMaxWidth, false},
-	mTextureObjectResourceDesc:             {(*server).callTextureObjectResourceDesc, false},
-	mTextureObjectTextureDesc:              {(*server).callTextureObjectTextureDesc, false},
-	mTextureObjectViewDesc:                 {(*server).callTextureObjectViewDesc, false},
-	mUUID:                                  {(*server).callUUID, false},
-	mUnloadModule:                          {(*server).callUnloadModule, false},
-	mUserObjectRelease:                     {(*server).callUserObjectRelease, false},
-	mUserObjectRetain:                      {(*server).callUserObjectRetain, false},
-	mWaitExternalSemaphore:                 {(*server).callWaitExternalSemaphore, false},
+	mArrayInfo:                            {(*server).callArrayInfo, false},
+	mArrayMemoryRequirements:              {(*server).callArrayMemoryRequirements, false},
+	mArrayPlane:                           {(*server).callArrayPlane, false},
+	mArraySparseProperties:                {(*server).callArraySparseProperties, false},
+	mAttribute:                            {(*server).callAttribute, false},
+	mBoard:                                {(*server).serveBoard, false},
+	mCacheConfig:                          {(*server).callCacheConfig, false},
+	mCanAccessPeer:                        {(*server).callCanAccessPeer, false},
+	mChannelDesc:                          {(*server).callChannelDesc, false},
+	mCopy2DDtoD:                           {(*server).callCopy2DDtoD, true},
+	mCopy2DDtoH:                           {(*server).serveCopy2DDtoH, true},
+	mCopy2DFromArray:                      {(*server).callCopy2DFromArray, true},
+	mCopy2DHtoD:                           {(*server).serveCopy2DHtoD, true},
+	mCopy2DToArray:                        {(*server).callCopy2DToArray, true},
+	mCopy3D:                               {(*server).callCopy3D, true},
+	mCopy3DPeer:                           {(*server).callCopy3DPeer, true},
+	mCopyDtoD:                             {(*server).callCopyDtoD, true},
+	mCopyDtoH:                             {(*server).serveCopyDtoH, true},
+	mCopyHtoD:                             {(*server).serveCopyHtoD, true},
+	mCreateSurfaceObject:                  {(*server).callCreateSurfaceObject, false},
+	mCreateTextureObject:                  {(*server).callCreateTextureObject, false},
+	mCurrentMemPool:                       {(*server).callCurrentMemPool, false},
+	mDefaultMemPool:                       {(*server).callDefaultMemPool, false},
+	mDestroyExternalMemory:                {(*server).callDestroyExternalMemory, false},
+	mDestroyExternalSemaphore:             {(*server).callDestroyExternalSemaphore, false},
+	mDestroySurfaceObject:                 {(*server).callDestroySurfaceObject, false},
+	mDestroyTextureObject:                 {(*server).callDestroyTextureObject, false},
+	mDeviceFlags:                          {(*server).callDeviceFlags, false},
+	mDisablePeerAccess:                    {(*server).callDisablePeerAccess, false},
+	mEnablePeerAccess:                     {(*server).callEnablePeerAccess, false},
+	mEventCreate:                          {(*server).callEventCreate, false},
+	mEventDestroy:                         {(*server).callEventDestroy, false},
+	mEventElapsed:                         {(*server).callEventElapsed, false},
+	mEventQuery:                           {(*server).callEventQuery, false},
+	mEventRecord:                          {(*server).callEventRecord, true},
+	mEventRecordWithFlags:                 {(*server).callEventRecordWithFlags, true},
+	mEventSynchronize:                     {(*server).callEventSynchronize, false},
+	mExternalMemoryMappedBuffer:           {(*server).callExternalMemoryMappedBuffer, false},
+	mFlushGPUDirectRDMAWrites:             {(*server).callFlushGPUDirectRDMAWrites, false},
+	mFree:                                 {(*server).callFree, false},
+	mFreeArray:                            {(*server).callFreeArray, false},
+	mFreeAsync:                            {(*server).callFreeAsync, true},
+	mFreeMipmappedArray:                   {(*server).callFreeMipmappedArray, false},
+	mFuncAttributes:                       {(*server).callFuncAttributes, false},
+	mFuncName:                             {(*server).callFuncName, false},
+	mFuncParamSizes:                       {(*server).callFuncParamSizes, false},
+	mFuncSetAttribute:                     {(*server).callFuncSetAttribute, false},
+	mFuncSetCacheConfig:                   {(*server).callFuncSetCacheConfig, false},
+	mGraphAddChildNode:                    {(*server).callGraphAddChildNode, false},
+	mGraphAddCopyDtoD:                     {(*server).callGraphAddCopyDtoD, false},
+	mGraphAddCopyDtoH:                     {(*server).serveGraphAddCopyDtoH, false},
+	mGraphAddCopyHtoD:                     {(*server).serveGraphAddCopyHtoD, false},
+	mGraphAddDependencies:                 {(*server).callGraphAddDependencies, false},
+	mGraphAddEmptyNode:                    {(*server).callGraphAddEmptyNode, false},
+	mGraphAddEventRecordNode:              {(*server).callGraphAddEventRecordNode, false},
+	mGraphAddEventWaitNode:                {(*server).callGraphAddEventWaitNode, false},
+	mGraphAddExternalSemaphoresSignalNode: {(*server).callGraphAddExternalSemaphoresSignalNode, false},
+	mGraphAddExternalSemaphoresWaitNode:   {(*server).callGraphAddExternalSemaphoresWaitNode, false},
+	mGraphAddKernelNode:                   {(*server).callGraphAddKernelNode, false},
+	mGraphAddMemAllocNode:                 {(*server).callGraphAddMemAllocNode, false},
+	mGraphAddMemFreeNode:                  {(*server).callGraphAddMemFreeNode, false},
+	mGraphAddMemcpyNode1D:                 {(*server).callGraphAddMemcpyNode1D, false},
+	mGraphAddMemcpyNode3D:                 {(*server).callGraphAddMemcpyNode3D, false},
+	mGraphAddMemsetNode:                   {(*server).callGraphAddMemsetNode, false},
+	mGraphAddNode:                         {(*server).callGraphAddNode, false},
+	mGraphChildGraphNodeGetGraph:          {(*server).callGraphChildGraphNodeGetGraph, false},
+	mGraphClone:                           {(*server).callGraphClone, false},
+	mGraphConditionalHandleCreate:         {(*server).callGraphConditionalHandleCreate, false},
+	mGraphCreate:                          {(*server).callGraphCreate, false},
+	mGraphDebugDot:                        {(*server).callGraphDebugDot, false},
+	mGraphDebugDotFlags:                   {(*server).callGraphDebugDotFlags, false},
+	mGraphDestroy:                         {(*server).callGraphDestroy, false},
+	mGraphDestroyNode:                     {(*server).callGraphDestroyNode, false},
+	mGraphEdges:                           {(*server).callGraphEdges, false},
+	mGraphEventRecordNodeGetEvent:         {(*server).callGraphEventRecordNodeGetEvent, false},
+	mGraphEventRecordNodeSetEvent:         {(*server).callGraphEventRecordNodeSetEvent, false},
+	mGraphEventWaitNodeGetEvent:           {(*server).callGraphEventWaitNodeGetEvent, false},
+	mGraphEventWaitNodeSetEvent:           {(*server).callGraphEventWaitNodeSetEvent, false},
+	mGraphExecChildGraphNodeSetParams:     {(*server).callGraphExecChildGraphNodeSetParams, false},
+	mGraphExecDestroy:                     {(*server).callGraphExecDestroy, false},
+	mGraphExecEventRecordNodeSetEvent:     {(*server).callGraphExecEventRecordNodeSetEvent, false},
+	mGraphExecEventWaitNodeSetEvent:       {(*server).callGraphExecEventWaitNodeSetEvent, false},
+	mGraphExecExternalSemaphoresSignalNodeSetParams: {(*server).callGraphExecExternalSemaphoresSignalNodeSetParams, false},
+	mGraphExecExternalSemaphoresWaitNodeSetParams:   {(*server).callGraphExecExternalSemaphoresWaitNodeSetParams, false},
+	mGraphExecFlags:                             {(*server).callGraphExecFlags, false},
+	mGraphExecKernelNodeSetParams:               {(*server).callGraphExecKernelNodeSetParams, false},
+	mGraphExecMemcpyNodeSetParams1D:             {(*server).callGraphExecMemcpyNodeSetParams1D, false},
+	mGraphExecMemcpyNodeSetParams3D:             {(*server).callGraphExecMemcpyNodeSetParams3D, false},
+	mGraphExecMemsetNodeSetParams:               {(*server).callGraphExecMemsetNodeSetParams, false},
+	mGraphExecNodeSetParams:                     {(*server).callGraphExecNodeSetParams, false},
+	mGraphExecUpdate:                            {(*server).callGraphExecUpdate, false},
+	mGraphExternalSemaphoresSignalNodeGetParams: {(*server).callGraphExternalSemaphoresSignalNodeGetParams, false},
+	mGraphExternalSemaphoresSignalNodeSetParams: {(*server).callGraphExternalSemaphoresSignalNodeSetParams, false},
+	mGraphExternalSemaphoresWaitNodeGetParams:   {(*server).callGraphExternalSemaphoresWaitNodeGetParams, false},
+	mGraphExternalSemaphoresWaitNodeSetParams:   {(*server).callGraphExternalSemaphoresWaitNodeSetParams, false},
+	mGraphInstantiate:                           {(*server).callGraphInstantiate, false},
+	mGraphInstantiateWithParams:                 {(*server).callGraphInstantiateWithParams, false},
+	mGraphKernelNodeCopyAttributes:              {(*server).callGraphKernelNodeCopyAttributes, false},
+	mGraphKernelNodeGetAttrs:                    {(*server).callGraphKernelNodeGetAttrs, false},
+	mGraphKernelNodeGetParams:                   {(*server).callGraphKernelNodeGetParams, false},
+	mGraphKernelNodeSetAttrs:                    {(*server).callGraphKernelNodeSetAttrs, false},
+	mGraphKernelNodeSetParams:                   {(*server).callGraphKernelNodeSetParams, false},
+	mGraphLaunch:                                {(*server).callGraphLaunch, true},
+	mGraphLaunchN:                               {(*server).callGraphLaunchN, false},
+	mGraphMemAllocNodeGetParams:                 {(*server).callGraphMemAllocNodeGetParams, false},
+	mGraphMemAttribute:                          {(*server).callGraphMemAttribute, false},
+	mGraphMemFreeNodeGetParams:                  {(*server).callGraphMemFreeNodeGetParams, false},
+	mGraphMemTrim:                               {(*server).callGraphMemTrim, false},
+	mGraphMemcpyNodeGetParams:                   {(*server).callGraphMemcpyNodeGetParams, false},
+	mGraphMemcpyNodeGetParams3D:                 {(*server).callGraphMemcpyNodeGetParams3D, false},
+	mGraphMemcpyNodeSetParams1D:                 {(*server).callGraphMemcpyNodeSetParams1D, false},
+	mGraphMemcpyNodeSetParams3D:                 {(*server).callGraphMemcpyNodeSetParams3D, false},
+	mGraphMemsetNodeGetParams:                   {(*server).callGraphMemsetNodeGetParams, false},
+	mGraphMemsetNodeSetParams:                   {(*server).callGraphMemsetNodeSetParams, false},
+	mGraphNodeDependencies:                      {(*server).callGraphNodeDependencies, false},
+	mGraphNodeDependents:                        {(*server).callGraphNodeDependents, false},
+	mGraphNodeEnabled:                           {(*server).callGraphNodeEnabled, false},
+	mGraphNodeFindInClone:                       {(*server).callGraphNodeFindInClone, false},
+	mGraphNodeSetEnabled:                        {(*server).callGraphNodeSetEnabled, false},
+	mGraphNodeSetParams:                         {(*server).callGraphNodeSetParams, false},
+	mGraphNodeType:                              {(*server).callGraphNodeType, false},
+	mGraphNodes:                                 {(*server).callGraphNodes, false},
+	mGraphReleaseUserObject:                     {(*server).callGraphReleaseUserObject, false},
+	mGraphRemoveDependencies:                    {(*server).callGraphRemoveDependencies, false},
+	mGraphRetainUserObject:                      {(*server).callGraphRetainUserObject, false},
+	mGraphRootNodes:                             {(*server).callGraphRootNodes, false},
+	mGraphUpload:                                {(*server).callGraphUpload, false},
+	mHostAlloc:                                  {(*server).serveHostAlloc, false},
+	mHostDevicePointer:                          {(*server).serveHostDevicePointer, false},
+	mHostFree:                                   {(*server).serveHostFree, false},
+	mInfo:                                       {(*server).serveInfo, false},
+	mInject:                                     {(*server).serveInject, false},
+	mIpcCloseMemHandle:                          {(*server).callIpcCloseMemHandle, false},
+	mIpcGetEventHandle:                          {(*server).callIpcGetEventHandle, false},
+	mIpcGetMemHandle:                            {(*server).callIpcGetMemHandle, false},
+	mIpcOpenEventHandle:                         {(*server).callIpcOpenEventHandle, false},
+	mIpcOpenMemHandle:                           {(*server).callIpcOpenMemHandle, false},
+	mLastError:                                  {(*server).callLastError, false},
+	mLaunch:                                     {(*server).callLaunch, true},
+	mLaunchEx:                                   {(*server).callLaunchEx, true},
+	mLimit:                                      {(*server).callLimit, false},
+	mLoadModule:                                 {(*server).serveLoadModule, false},
+	mLoadModuleKernels:                          {(*server).serveLoadModuleKernels, false},
+	mLoadModuleShared:                           {(*server).serveLoadModuleShared, false},
+	mMalloc:                                     {(*server).callMalloc, false},
+	mMalloc3DArray:                              {(*server).callMalloc3DArray, false},
+	mMallocArray:                                {(*server).callMallocArray, false},
+	mMallocAsync:                                {(*server).callMallocAsync, false},
+	mMallocFromPoolAsync:                        {(*server).callMallocFromPoolAsync, false},
+	mMallocManaged:                              {(*server).callMallocManaged, false},
+	mMallocMipmappedArray:                       {(*server).callMallocMipmappedArray, false},
+	mMallocPitch:                                {(*server).callMallocPitch, false},
+	mMemAdvise:                                  {(*server).callMemAdvise, false},
+	mMemInfo:                                    {(*server).callMemInfo, false},
+	mMemPoolCreate:                              {(*server).callMemPoolCreate, false},
+	mMemPoolDestroy:                             {(*server).callMemPoolDestroy, false},
+	mMemPoolExportPointer:                       {(*server).callMemPoolExportPointer, false},
+	mMemPoolGetAccess:                           {(*server).callMemPoolGetAccess, false},
+	mMemPoolGetAttribute:                        {(*server).callMemPoolGetAttribute, false},
+	mMemPoolImportPointer:                       {(*server).callMemPoolImportPointer, false},
+	mMemPoolSetAccess:                           {(*server).callMemPoolSetAccess, false},
+	mMemPoolSetAttribute:                        {(*server).callMemPoolSetAttribute, false},
+	mMemPoolTrimTo:                              {(*server).callMemPoolTrimTo, false},
+	mMemPrefetch:                                {(*server).callMemPrefetch, false},
+	mMemRangeAttribute:                          {(*server).serveMemRangeAttribute, false},
+	mMemRangeInfo:                               {(*server).callMemRangeInfo, false},
+	mMemcpyBatchAsync:                           {(*server).serveMemcpyBatchAsync, false},
+	mMemcpyPeerAsync:                            {(*server).callMemcpyPeerAsync, true},
+	mMemset:                                     {(*server).callMemset, true},
+	mMemset2D:                                   {(*server).callMemset2D, true},
+	mMemset3D:                                   {(*server).callMemset3D, true},
+	mMipmappedArrayLevel:                        {(*server).callMipmappedArrayLevel, false},
+	mMipmappedArrayMemoryRequirements:           {(*server).callMipmappedArrayMemoryRequirements, false},
+	mMipmappedArraySparseProperties:             {(*server).callMipmappedArraySparseProperties, false},
+	mModuleGlobal:                               {(*server).callModuleGlobal, false},
+	mModuleKernel:                               {(*server).callModuleKernel, false},
+	mName:                                       {(*server).callName, false},
+	mOccupancyAvailableDynamicSMemPerBlock:      {(*server).callOccupancyAvailableDynamicSMemPerBlock, false},
+	mOccupancyMaxActiveBlocksPerSM:              {(*server).callOccupancyMaxActiveBlocksPerSM, false},
+	mOccupancyMaxActiveClusters:                 {(*server).callOccupancyMaxActiveClusters, false},
+	mOccupancyMaxPotentialClusterSize:           {(*server).callOccupancyMaxPotentialClusterSize, false},
+	mOpen:                                       {(*server).serveOpen, false},
+	mP2PAttribute:                               {(*server).callP2PAttribute, false},
+	mPCIBusID:                                   {(*server).callPCIBusID, false},
+	mPeekLastError:                              {(*server).callPeekLastError, false},
+	mPointerAttributes:                          {(*server).callPointerAttributes, false},
+	mProfilerStart:                              {(*server).callProfilerStart, false},
+	mProfilerStop:                               {(*server).callProfilerStop, false},
+	mResetPersistingL2Cache:                     {(*server).callResetPersistingL2Cache, false},
+	mSetCacheConfig:                             {(*server).callSetCacheConfig, false},
+	mSetCurrentMemPool:                          {(*server).callSetCurrentMemPool, false},
+	mSetGraphMemAttribute:                       {(*server).callSetGraphMemAttribute, false},
+	mSetLimit:                                   {(*server).callSetLimit, false},
+	mSetSharedMemConfig:                         {(*server).callSetSharedMemConfig, false},
+	mSharedMemConfig:                            {(*server).callSharedMemConfig, false},
+	mSignalExternalSemaphore:                    {(*server).callSignalExternalSemaphore, false},
+	mStreamAttachMem:                            {(*server).callStreamAttachMem, false},
+	mStreamBeginCapture:                         {(*server).callStreamBeginCapture, false},
+	mStreamBeginCaptureToGraph:                  {(*server).callStreamBeginCaptureToGraph, false},
+	mStreamCaptureInfo:                          {(*server).callStreamCaptureInfo, false},
+	mStreamCopyAttributes:                       {(*server).callStreamCopyAttributes, false},
+	mStreamCreate:                               {(*server).callStreamCreate, false},
+	mStreamDestroy:                              {(*server).callStreamDestroy, false},
+	mStreamEndCapture:                           {(*server).callStreamEndCapture, false},
+	mStreamGetAttribute:                         {(*server).callStreamGetAttribute, false},
+	mStreamGetDevice:                            {(*server).callStreamGetDevice, false},
+	mStreamGetFlags:                             {(*server).callStreamGetFlags, false},
+	mStreamGetID:                                {(*server).callStreamGetID, false},
+	mStreamGetPriority:                          {(*server).callStreamGetPriority, false},
+	mStreamIsCapturing:                          {(*server).callStreamIsCapturing, false},
+	mStreamPriorityRange:                        {(*server).callStreamPriorityRange, false},
+	mStreamQuery:                                {(*server).callStreamQuery, false},
+	mStreamSetAttribute:                         {(*server).callStreamSetAttribute, false},
+	mStreamSynchronize:                          {(*server).callStreamSynchronize, false},
+	mStreamUpdateCaptureDependencies:            {(*server).callStreamUpdateCaptureDependencies, false},
+	mStreamWaitEvent:                            {(*server).callStreamWaitEvent, true},
+	mSurfaceObjectResourceDesc:                  {(*server).callSurfaceObjectResourceDesc, false},
+	mSynchronize:                                {(*server).callSynchronize, false},
+	mTexture1DLinearMaxWidth:                    {(*server).callTexture1DLinearMaxWidth, false},
+	mTextureObjectResourceDesc:                  {(*server).callTextureObjectResourceDesc, false},
+	mTextureObjectTextureDesc:                   {(*server).callTextureObjectTextureDesc, false},
+	mTextureObjectViewDesc:                      {(*server).callTextureObjectViewDesc, false},
+	mUUID:                                       {(*server).callUUID, false},
+	mUnloadModule:                               {(*server).callUnloadModule, false},
+	mUserObjectRelease:                          {(*server).callUserObjectRelease, false},
+	mUserObjectRetain:                           {(*server).callUserObjectRetain, false},
+	mWaitExternalSemaphore:                      {(*server).callWaitExternalSemaphore, false},
 }
 
 func (s *server) callArrayInfo(in *dec, out *enc) error {
@@ -794,6 +807,36 @@ func (s *server) callGraphAddEventWaitNode(in *dec, out *enc) error {
 	return nil
 }
 
+func (s *server) callGraphAddExternalSemaphoresSignalNode(in *dec, out *enc) error {
+	a0 := backend.Graph(in.u64())
+	a1 := decListGraphNode(in)
+	a2 := decListSemaphoreOp(in)
+	if in.err != nil {
+		return in.err
+	}
+	v0, err := s.dev.GraphAddExternalSemaphoresSignalNode(a0, a1, a2)
+	if err != nil {
+		return err
+	}
+	out.u64(uint64(v0))
+	return nil
+}
+
+func (s *server) callGraphAddExternalSemaphoresWaitNode(in *dec, out *enc) error {
+	a0 := backend.Graph(in.u64())
+	a1 := decListGraphNode(in)
+	a2 := decListSemaphoreOp(in)
+	if in.err != nil {
+		return in.err
+	}
+	v0, err := s.dev.GraphAddExternalSemaphoresWaitNode(a0, a1, a2)
+	if err != nil {
+		return err
+	}
+	out.u64(uint64(v0))
+	return nil
+}
+
 func (s *server) callGraphAddKernelNode(in *dec, out *enc) error {
 	a0 := backend.Graph(in.u64())
 	a1 := decListGraphNode(in)
@@ -848,6 +891,21 @@ func (s *server) callGraphAddMemcpyNode1D(in *dec, out *enc) error {
 		return in.err
 	}
 	v0, err := s.dev.GraphAddMemcpyNode1D(a0, a1, a2)
+	if err != nil {
+		return err
+	}
+	out.u64(uint64(v0))
+	return nil
+}
+
+func (s *server) callGraphAddMemcpyNode3D(in *dec, out *enc) error {
+	a0 := backend.Graph(in.u64())
+	a1 := decListGraphNode(in)
+	a2 := decCopy3DParams(in)
+	if in.err != nil {
+		return in.err
+	}
+	v0, err := s.dev.GraphAddMemcpyNode3D(a0, a1, a2)
 	if err != nil {
 		return err
 	}
@@ -1069,6 +1127,26 @@ func (s *server) callGraphExecEventWaitNodeSetEvent(in *dec, out *enc) error {
 	return s.dev.GraphExecEventWaitNodeSetEvent(a0, a1, a2)
 }
 
+func (s *server) callGraphExecExternalSemaphoresSignalNodeSetParams(in *dec, out *enc) error {
+	a0 := backend.GraphExec(in.u64())
+	a1 := backend.GraphNode(in.u64())
+	a2 := decListSemaphoreOp(in)
+	if in.err != nil {
+		return in.err
+	}
+	return s.dev.GraphExecExternalSemaphoresSignalNodeSetParams(a0, a1, a2)
+}
+
+func (s *server) callGraphExecExternalSemaphoresWaitNodeSetParams(in *dec, out *enc) error {
+	a0 := backend.GraphExec(in.u64())
+	a1 := backend.GraphNode(in.u64())
+	a2 := decListSemaphoreOp(in)
+	if in.err != nil {
+		return in.err
+	}
+	return s.dev.GraphExecExternalSemaphoresWaitNodeSetParams(a0, a1, a2)
+}
+
 func (s *server) callGraphExecFlags(in *dec, out *enc) error {
 	a0 := backend.GraphExec(in.u64())
 	if in.err != nil {
@@ -1102,6 +1180,16 @@ func (s *server) callGraphExecMemcpyNodeSetParams1D(in *dec, out *enc) error {
 	return s.dev.GraphExecMemcpyNodeSetParams1D(a0, a1, a2)
 }
 
+func (s *server) callGraphExecMemcpyNodeSetParams3D(in *dec, out *enc) error {
+	a0 := backend.GraphExec(in.u64())
+	a1 := backend.GraphNode(in.u64())
+	a2 := decCopy3DParams(in)
+	if in.err != nil {
+		return in.err
+	}
+	return s.dev.GraphExecMemcpyNodeSetParams3D(a0, a1, a2)
+}
+
 func (s *server) callGraphExecMemsetNodeSetParams(in *dec, out *enc) error {
 	a0 := backend.GraphExec(in.u64())
 	a1 := backend.GraphNode(in.u64())
@@ -1131,6 +1219,50 @@ func (s *server) callGraphExecUpdate(in *dec, out *enc) error {
 	v0, err := s.dev.GraphExecUpdate(a0, a1)
 	encUpdateInfo(out, v0)
 	return inline(out, err)
+}
+
+func (s *server) callGraphExternalSemaphoresSignalNodeGetParams(in *dec, out *enc) error {
+	a0 := backend.GraphNode(in.u64())
+	if in.err != nil {
+		return in.err
+	}
+	v0, err := s.dev.GraphExternalSemaphoresSignalNodeGetParams(a0)
+	if err != nil {
+		return err
+	}
+	encListSemaphoreOp(out, v0)
+	return nil
+}
+
+func (s *server) callGraphExternalSemaphoresSignalNodeSetParams(in *dec, out *enc) error {
+	a0 := backend.GraphNode(in.u64())
+	a1 := decListSemaphoreOp(in)
+	if in.err != nil {
+		return in.err
+	}
+	return s.dev.GraphExternalSemaphoresSignalNodeSetParams(a0, a1)
+}
+
+func (s *server) callGraphExternalSemaphoresWaitNodeGetParams(in *dec, out *enc) error {
+	a0 := backend.GraphNode(in.u64())
+	if in.err != nil {
+		return in.err
+	}
+	v0, err := s.dev.GraphExternalSemaphoresWaitNodeGetParams(a0)
+	if err != nil {
+		return err
+	}
+	encListSemaphoreOp(out, v0)
+	return nil
+}
+
+func (s *server) callGraphExternalSemaphoresWaitNodeSetParams(in *dec, out *enc) error {
+	a0 := backend.GraphNode(in.u64())
+	a1 := decListSemaphoreOp(in)
+	if in.err != nil {
+		return in.err
+	}
+	return s.dev.GraphExternalSemaphoresWaitNodeSetParams(a0, a1)
 }
 
 func (s *server) callGraphInstantiate(in *dec, out *enc) error {
@@ -1179,6 +1311,19 @@ func (s *server) callGraphKernelNodeGetAttrs(in *dec, out *enc) error {
 		return err
 	}
 	encLaunchAttrs(out, v0)
+	return nil
+}
+
+func (s *server) callGraphKernelNodeGetParams(in *dec, out *enc) error {
+	a0 := backend.GraphNode(in.u64())
+	if in.err != nil {
+		return in.err
+	}
+	v0, err := s.dev.GraphKernelNodeGetParams(a0)
+	if err != nil {
+		return err
+	}
+	encKernelNodeInfo(out, v0)
 	return nil
 }
 
@@ -1277,6 +1422,19 @@ func (s *server) callGraphMemcpyNodeGetParams(in *dec, out *enc) error {
 	return nil
 }
 
+func (s *server) callGraphMemcpyNodeGetParams3D(in *dec, out *enc) error {
+	a0 := backend.GraphNode(in.u64())
+	if in.err != nil {
+		return in.err
+	}
+	v0, err := s.dev.GraphMemcpyNodeGetParams3D(a0)
+	if err != nil {
+		return err
+	}
+	encCopy3DParams(out, v0)
+	return nil
+}
+
 func (s *server) callGraphMemcpyNodeSetParams1D(in *dec, out *enc) error {
 	a0 := backend.GraphNode(in.u64())
 	a1 := decCopyNode(in)
@@ -1284,6 +1442,15 @@ func (s *server) callGraphMemcpyNodeSetParams1D(in *dec, out *enc) error {
 		return in.err
 	}
 	return s.dev.GraphMemcpyNodeSetParams1D(a0, a1)
+}
+
+func (s *server) callGraphMemcpyNodeSetParams3D(in *dec, out *enc) error {
+	a0 := backend.GraphNode(in.u64())
+	a1 := decCopy3DParams(in)
+	if in.err != nil {
+		return in.err
+	}
+	return s.dev.GraphMemcpyNodeSetParams3D(a0, a1)
 }
 
 func (s *server) callGraphMemsetNodeGetParams(in *dec, out *enc) error {
@@ -2743,6 +2910,21 @@ func decKernelNode(d *dec) (v backend.KernelNode) {
 	return v
 }
 
+func encKernelNodeInfo(e *enc, v backend.KernelNodeInfo) {
+	e.u64(uint64(v.Kernel))
+	encDim3(e, v.Grid)
+	encDim3(e, v.Block)
+	e.u64(uint64(v.SharedMem))
+}
+
+func decKernelNodeInfo(d *dec) (v backend.KernelNodeInfo) {
+	v.Kernel = backend.Kernel(d.u64())
+	v.Grid = decDim3(d)
+	v.Block = decDim3(d)
+	v.SharedMem = uint32(d.u64())
+	return v
+}
+
 func decLUIDBytes(d *dec) (v backend.LUIDBytes) {
 	d.fixed(v[:])
 	return v
@@ -2841,6 +3023,25 @@ func decListInt32(d *dec) []int32 {
 	v := make([]int32, n)
 	for i := range v {
 		v[i] = int32(d.i64())
+	}
+	return v
+}
+
+func encListSemaphoreOp(e *enc, v []backend.SemaphoreOp) {
+	e.u64(uint64(len(v)))
+	for _, x := range v {
+		encSemaphoreOp(e, x)
+	}
+}
+
+func decListSemaphoreOp(d *dec) []backend.SemaphoreOp {
+	n := d.count(8)
+	if n == 0 {
+		return nil
+	}
+	v := make([]backend.SemaphoreOp, n)
+	for i := range v {
+		v[i] = decSemaphoreOp(d)
 	}
 	return v
 }
@@ -3029,6 +3230,17 @@ func decResourceViewDesc(d *dec) (v backend.ResourceViewDesc) {
 	v.LastMipmapLevel = uint32(d.u64())
 	v.FirstLayer = uint32(d.u64())
 	v.LastLayer = uint32(d.u64())
+	return v
+}
+
+func encSemaphoreOp(e *enc, v backend.SemaphoreOp) {
+	e.u64(uint64(v.Sem))
+	e.u64(v.Value)
+}
+
+func decSemaphoreOp(d *dec) (v backend.SemaphoreOp) {
+	v.Sem = backend.ExternalSemaphore(d.u64())
+	v.Value = d.u64()
 	return v
 }
 

@@ -118,39 +118,7 @@ func (d *device) copy3D(op string, sd, dd *device, p backend.Copy3DParams, s bac
 		return nil
 	}
 	peer := sd != d || dd != d
-	resolve := func() (to, from region3D, rowBytes uint64, code cudaerr.Code, detail string) {
-		var sa, da *simArray
-		if p.Src.Array != 0 {
-			if sa = sd.lookupArray(p.Src.Array); sa == nil {
-				return nil, nil, 0, cudaerr.InvalidResourceHandle, fmt.Sprintf("source array %#x is not a live array of device %d", uintptr(p.Src.Array), sd.ordinal)
-			}
-		}
-		if p.Dst.Array != 0 {
-			if da = dd.lookupArray(p.Dst.Array); da == nil {
-				return nil, nil, 0, cudaerr.InvalidResourceHandle, fmt.Sprintf("destination array %#x is not a live array of device %d", uintptr(p.Dst.Array), dd.ordinal)
-			}
-		}
-		es, detail := copyElemSize(sa, da)
-		if detail != "" {
-			return nil, nil, 0, cudaerr.InvalidValue, detail
-		}
-		rowBytes = ext.Width
-		if es != 0 {
-			var ok bool
-			if rowBytes, ok = muladd(ext.Width, es, 0); !ok {
-				return nil, nil, 0, cudaerr.InvalidValue, "the box's row overflows"
-			}
-		}
-		from, code, detail = side3D(sd, p.Src, sa, es, ext, rowBytes, !peer)
-		if detail != "" {
-			return nil, nil, 0, code, "source: " + detail
-		}
-		to, code, detail = side3D(dd, p.Dst, da, es, ext, rowBytes, !peer)
-		if detail != "" {
-			return nil, nil, 0, code, "destination: " + detail
-		}
-		return to, from, rowBytes, 0, ""
-	}
+	resolve := func() (region3D, region3D, uint64, cudaerr.Code, string) { return resolve3D(sd, dd, p, peer) }
 	if _, _, _, code, detail := resolve(); detail != "" {
 		return d.fail(op, code, "3D copy %s", detail)
 	}
@@ -261,4 +229,42 @@ func (d *device) Memset3D(p backend.DevicePtr, pitch, rows uint64, value byte, e
 		}
 	}})
 	return nil
+}
+
+// resolve3D resolves both sides of the 3D copy p from device sd to device dd: the regions,
+// the bytes of one row of the box, or the code and detail of what is wrong. peer copies take
+// each side's memory of its own device only; others take any device's (unified addressing).
+func resolve3D(sd, dd *device, p backend.Copy3DParams, peer bool) (to, from region3D, rowBytes uint64, code cudaerr.Code, detail string) {
+	ext := p.Extent
+	var sa, da *simArray
+	if p.Src.Array != 0 {
+		if sa = sd.lookupArray(p.Src.Array); sa == nil {
+			return nil, nil, 0, cudaerr.InvalidResourceHandle, fmt.Sprintf("source array %#x is not a live array of device %d", uintptr(p.Src.Array), sd.ordinal)
+		}
+	}
+	if p.Dst.Array != 0 {
+		if da = dd.lookupArray(p.Dst.Array); da == nil {
+			return nil, nil, 0, cudaerr.InvalidResourceHandle, fmt.Sprintf("destination array %#x is not a live array of device %d", uintptr(p.Dst.Array), dd.ordinal)
+		}
+	}
+	es, detail := copyElemSize(sa, da)
+	if detail != "" {
+		return nil, nil, 0, cudaerr.InvalidValue, detail
+	}
+	rowBytes = ext.Width
+	if es != 0 {
+		var ok bool
+		if rowBytes, ok = muladd(ext.Width, es, 0); !ok {
+			return nil, nil, 0, cudaerr.InvalidValue, "the box's row overflows"
+		}
+	}
+	from, code, detail = side3D(sd, p.Src, sa, es, ext, rowBytes, !peer)
+	if detail != "" {
+		return nil, nil, 0, code, "source: " + detail
+	}
+	to, code, detail = side3D(dd, p.Dst, da, es, ext, rowBytes, !peer)
+	if detail != "" {
+		return nil, nil, 0, code, "destination: " + detail
+	}
+	return to, from, rowBytes, 0, ""
 }

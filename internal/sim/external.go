@@ -46,3 +46,38 @@ func (d *device) DestroyExternalSemaphore(backend.ExternalSemaphore) error {
 }
 
 var _ backend.ExternalDevice = (*device)(nil)
+
+// The simulator's graphs have no external semaphore nodes: there are no semaphores to put in
+// them.
+
+func (d *device) GraphAddExternalSemaphoresSignalNode(backend.Graph, []backend.GraphNode, []backend.SemaphoreOp) (backend.GraphNode, error) {
+	return 0, d.externalNotSupported("cudaGraphAddExternalSemaphoresSignalNode")
+}
+
+func (d *device) GraphAddExternalSemaphoresWaitNode(backend.Graph, []backend.GraphNode, []backend.SemaphoreOp) (backend.GraphNode, error) {
+	return 0, d.externalNotSupported("cudaGraphAddExternalSemaphoresWaitNode")
+}
+
+func (d *device) GraphExternalSemaphoresSignalNodeGetParams(backend.GraphNode) ([]backend.SemaphoreOp, error) {
+	return nil, d.externalNotSupported("cudaGraphExternalSemaphoresSignalNodeGetParams")
+}
+
+func (d *device) GraphExternalSemaphoresSignalNodeSetParams(backend.GraphNode, []backend.SemaphoreOp) error {
+	return d.externalNotSupported("cudaGraphExternalSemaphoresSignalNodeSetParams")
+}
+
+func (d *device) GraphExternalSemaphoresWaitNodeGetParams(backend.GraphNode) ([]backend.SemaphoreOp, error) {
+	return nil, d.externalNotSupported("cudaGraphExternalSemaphoresWaitNodeGetParams")
+}
+
+func (d *device) GraphExternalSemaphoresWaitNodeSetParams(backend.GraphNode, []backend.SemaphoreOp) error {
+	return d.externalNotSupported("cudaGraphExternalSemaphoresWaitNodeSetParams")
+}
+
+func (d *device) GraphExecExternalSemaphoresSignalNodeSetParams(backend.GraphExec, backend.GraphNode, []backend.SemaphoreOp) error {
+	return d.externalNotSupported("cudaGraphExecExternalSemaphoresSignalNodeSetParams")
+}
+
+func (d *device) GraphExecExternalSemaphoresWaitNodeSetParams(backend.GraphExec, backend.GraphNode, []backend.SemaphoreOp) error {
+	return d.externalNotSupported("cudaGraphExecExternalSemaphoresWaitNodeSetParams")
+}

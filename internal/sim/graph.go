@@ -71,14 +71,15 @@ type snode struct {
 	from  backend.GraphNode // the node of the source graph a cloned node copies (FindInClone)
 
 	kern   *kernel
-	params backend.KernelNode  // kernel nodes
-	run    func()              // copies, memsets, host functions, captured work
-	child  *sgraph             // child-graph nodes: a private copy
-	ev     *event              // event record and wait nodes
-	alloc  *simAlloc           // mem-alloc and mem-free nodes
-	cond   *scond              // conditional nodes (graph_conditional.go)
-	cp     *backend.CopyNode   // 1D copy nodes added or set through the API (graph_params.go)
-	ms     *backend.MemsetNode // memset nodes added or set through the API
+	params backend.KernelNode    // kernel nodes
+	run    func()                // copies, memsets, host functions, captured work
+	child  *sgraph               // child-graph nodes: a private copy
+	ev     *event                // event record and wait nodes
+	alloc  *simAlloc             // mem-alloc and mem-free nodes
+	cond   *scond                // conditional nodes (graph_conditional.go)
+	cp     *backend.CopyNode     // 1D copy nodes added or set through the API (graph_params.go)
+	c3     *backend.Copy3DParams // 3D copy nodes added or set through the API (graph_copy3d.go)
+	ms     *backend.MemsetNode   // memset nodes added or set through the API
 }
 
 // simAlloc is the memory of a mem-alloc node: reserved while any graph or executable graph

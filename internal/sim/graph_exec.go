@@ -349,6 +349,9 @@ func (d *device) GraphExecUpdate(h backend.GraphExec, gh backend.Graph) (backend
 		if (n.typ == backend.NodeMemAlloc || n.typ == backend.NodeMemFree) && n.alloc != old.alloc {
 			return refuse(backend.UpdateParametersChanged, n, old)
 		}
+		if n.typ == backend.NodeMemcpy && copySides(n) != "" && copySides(old) != "" && copySides(n) != copySides(old) {
+			return refuse(backend.UpdateParametersChanged, n, old) // a copy's memory types cannot change
+		}
 		if n.typ == backend.NodeGraph && len(n.child.nodes) != len(old.child.nodes) {
 			return refuse(backend.UpdateTopologyChanged, n, old)
 		}
@@ -359,7 +362,7 @@ func (d *device) GraphExecUpdate(h backend.GraphExec, gh backend.Graph) (backend
 	for i, n := range g.nodes {
 		old := x.g.nodes[i]
 		old.kern, old.params, old.run, old.ev, old.label = n.kern, n.params, n.run, n.ev, n.label
-		old.cp, old.ms = n.cp, n.ms
+		old.cp, old.c3, old.ms = n.cp, n.c3, n.ms
 		old.params.Args = slices.Clone(n.params.Args)
 		if n.child != nil {
 			d.dropNodesLocked(old.child)

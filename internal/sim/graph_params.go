@@ -166,7 +166,7 @@ func (d *device) copyWork(p backend.CopyNode) func() {
 
 // setCopy gives n the copy p; the caller holds gs.mu.
 func (d *device) setCopy(n *snode, p backend.CopyNode) {
-	n.cp, n.run = &p, d.copyWork(p)
+	n.cp, n.c3, n.run = &p, nil, d.copyWork(p)
 	n.label = fmt.Sprintf("copy of %d bytes", p.Bytes)
 }
 
@@ -432,7 +432,7 @@ func (d *device) takeParams(to, from *sgraph) {
 	for i, n := range from.nodes {
 		old := to.nodes[i]
 		old.kern, old.params, old.run, old.ev, old.label = n.kern, n.params, n.run, n.ev, n.label
-		old.cp, old.ms = n.cp, n.ms
+		old.cp, old.c3, old.ms = n.cp, n.c3, n.ms
 		old.params.Args = slices.Clone(n.params.Args)
 		if n.child != nil {
 			d.takeParams(old.child, n.child)
