@@ -208,13 +208,16 @@ func (d *device) TextureObjectResourceDesc(t cuda.TextureObject) (backend.Resour
 	return x.res, nil
 }
 
-// TextureObjectTextureDesc is how a texture object samples.
+// TextureObjectTextureDesc is how a texture object samples, with a zero border colour as the
+// runtime reports it (it does not give back the one the texture was made with).
 func (d *device) TextureObjectTextureDesc(t cuda.TextureObject) (backend.TextureDesc, error) {
 	x, err := d.liveTexture("cudaGetTextureObjectTextureDesc", t)
 	if err != nil {
 		return backend.TextureDesc{}, err
 	}
-	return x.tex, nil
+	tex := x.tex
+	tex.BorderR, tex.BorderG, tex.BorderB, tex.BorderA = 0, 0, 0, 0
+	return tex, nil
 }
 
 // TextureObjectViewDesc is a texture object's resource view (zero without one).
