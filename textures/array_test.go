@@ -191,8 +191,15 @@ func TestMipmappedTexture(t *testing.T) {
 			}
 			require.NoError(t, tex.Close(ctx))
 		}
-		_, err = textures.New(ctx, dev, textures.FromMipmapped(m), textures.Desc{})
-		require.Error(t, err, "a mipmapped texture needs normalized coordinates")
+		// Unnormalized coordinates are allowed too; every texel of a level has its value, so
+		// where (0.3, 0.6) lands in the level does not matter.
+		tex, err := textures.New(ctx, dev, textures.FromMipmapped(m), textures.Desc{MaxMipmapLevelClamp: 2})
+		require.NoError(t, err, "a mipmapped texture without normalized coordinates")
+		require.NoError(t, s.Launch(ctx, f.Kernel(t, "sample_lod"), cuda.LaunchConfig{Grid: cuda.Dim(1), Block: cuda.Dim(4)}, tex, int32(4), xyl, out).Wait(ctx))
+		got := make([]float32, 4)
+		require.NoError(t, streams.CopyFromDevice(ctx, s, got, out).Wait(ctx))
+		assert.Equal(t, []float32{100, 200, 300}, got[:3], "unnormalized, whole levels")
+		require.NoError(t, tex.Close(ctx))
 		testdev.RequireUsable(t, dev)
 	})
 }

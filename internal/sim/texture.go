@@ -144,8 +144,6 @@ func (d *device) CreateTextureObject(res backend.ResourceDesc, tex backend.Textu
 		return 0, d.fail(op, cudaerr.InvalidValue, "mipmap filter mode %d is not point (0) or linear (1)", tex.MipmapFilter)
 	case tex.Read != backend.ReadElementType && tex.Read != backend.ReadNormalizedFloat:
 		return 0, d.fail(op, cudaerr.InvalidValue, "read mode %d is not element type (0) or normalized float (1)", tex.Read)
-	case res.Type == backend.ResourceMipmapped && tex.Normalized == 0:
-		return 0, d.fail(op, cudaerr.InvalidValue, "a mipmapped array texture needs normalized coordinates")
 	case view != (backend.ResourceViewDesc{}) && res.Type != backend.ResourceArray && res.Type != backend.ResourceMipmapped:
 		return 0, d.fail(op, cudaerr.InvalidValue, "a resource view needs an array or mipmapped array resource")
 	case tex.SeamlessCubemap != 0 && !isCubemap(arr, mip):
