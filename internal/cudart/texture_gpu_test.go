@@ -47,7 +47,7 @@ func TestGPUTextureObjectDescriptors(t *testing.T) {
 	arr, err := rt.MallocArray(cuda.Channels[uint32](1), 16, 4, 0)
 	require.NoError(t, err)
 	defer rt.FreeArray(arr) //nolint:errcheck
-	view := backend.ResourceViewDesc{Format: 0x10 /* cudaResViewFormatSignedInt1 */, Width: 16, Height: 4}
+	view := backend.ResourceViewDesc{Format: 0x0d /* cudaResViewFormatUnsignedInt1 */, Width: 16, Height: 4}
 	tex, err = rt.CreateTextureObject(backend.ResourceDesc{Type: backend.ResourceArray, Array: arr}, backend.TextureDesc{}, view)
 	require.NoError(t, err)
 	gotView, err := rt.TextureObjectViewDesc(tex)
