@@ -17,10 +17,10 @@ func FromArray(a *alloc.Array) Resource {
 	return Resource{desc: backend.ResourceDesc{Type: backend.ResourceArray}, held: arrayHolder{(*core.Array)(a)}, flags: uint32(a.Flags())}
 }
 
-// FromMipmapped is the mipmapped array m (alloc.NewMipmappedArray): textures over it need
-// Normalized coordinates and sample the level a fetch names (tex2DLod...), within
-// Desc.MinMipmapLevelClamp and MaxMipmapLevelClamp, filtered between levels by
-// Desc.MipmapFilter.
+// FromMipmapped is the mipmapped array m (alloc.NewMipmappedArray): textures over it sample
+// the level a fetch names (tex2DLod...), within Desc.MinMipmapLevelClamp and
+// MaxMipmapLevelClamp, filtered between levels by Desc.MipmapFilter. Unnormalized coordinates
+// are texels of the level read.
 func FromMipmapped(m *alloc.MipmappedArray) Resource {
 	if m == nil {
 		return Resource{err: invalid("FromMipmapped of a nil mipmapped array")}

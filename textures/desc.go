@@ -161,7 +161,11 @@ const (
 
 // View reinterprets an array resource (cudaResourceViewDesc): another format, and the
 // extents, mipmap levels and layers a texture sees. Only array and mipmapped array
-// resources take a view.
+// resources take a view. A format other than the array's, of the same element size, is
+// accepted, but what it reads is the GPU's business: arrays have an opaque layout, and an
+// H200 reading uint32 texels as uchar4 gave none of the texels' bytes (the simulator
+// reinterprets the bytes). The block-compressed formats over uint32 arrays are the ones CUDA
+// defines.
 type View struct {
 	Format                            ViewFormat
 	Width, Height, Depth              uint64

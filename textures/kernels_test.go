@@ -17,6 +17,10 @@ extern "C" __global__ void sample_u4(cudaTextureObject_t t, int n, const float* 
 	int i = blockIdx.x * blockDim.x + threadIdx.x;
 	if (i < n) out[i] = tex2D<uchar4>(t, xy[2 * i], xy[2 * i + 1]);
 }
+extern "C" __global__ void sample_layered_u1(cudaTextureObject_t t, int n, const float* xyl, unsigned int* out) {
+	int i = blockIdx.x * blockDim.x + threadIdx.x;
+	if (i < n) out[i] = tex2DLayered<unsigned int>(t, xyl[3 * i], xyl[3 * i + 1], (int)xyl[3 * i + 2]);
+}
 extern "C" __global__ void sample_3d(cudaTextureObject_t t, int n, const float* xyz, float* out) {
 	int i = blockIdx.x * blockDim.x + threadIdx.x;
 	if (i < n) out[i] = tex3D<float>(t, xyz[3 * i], xyz[3 * i + 1], xyz[3 * i + 2]);
@@ -47,6 +51,15 @@ var samplingSim = map[string]cuda.SimKernel{
 	"sample_f1": func(c *cuda.KernelCall) error { return sampleInto[float32](c) },
 	"sample_f4": func(c *cuda.KernelCall) error { return sampleInto[[4]float32](c) },
 	"sample_u4": func(c *cuda.KernelCall) error { return sampleInto[[4]uint8](c) },
+	"sample_layered_u1": func(c *cuda.KernelCall) error {
+		t, n := c.TextureArg(0), int(c.Int32(1))
+		xyl := cuda.SimSlice[float32](c, 2, 3*n)
+		out := cuda.SimSlice[uint32](c, 3, n)
+		for i := range out {
+			out[i] = cuda.SimTex2DLayered[uint32](c, t, xyl[3*i], xyl[3*i+1], int32(xyl[3*i+2]))
+		}
+		return nil
+	},
 	"sample_3d": func(c *cuda.KernelCall) error {
 		t, n := c.TextureArg(0), int(c.Int32(1))
 		xyz := cuda.SimSlice[float32](c, 2, 3*n)

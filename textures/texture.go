@@ -80,13 +80,15 @@ func (t *Texture) Resource(ctx context.Context) (ResourceDesc, error) {
 	return resourceDescOf(r), err
 }
 
-// Desc is how the runtime says the texture samples (cudaGetTextureObjectTextureDesc).
+// Desc is how the runtime says the texture samples (cudaGetTextureObjectTextureDesc), with the
+// border colour the texture was made with, which the runtime does not report.
 func (t *Texture) Desc(ctx context.Context) (Desc, error) {
 	d, err := t.core().TextureDesc(ctx)
 	return descOf(d), err
 }
 
-// View is the texture's resource view, zero without one (cudaGetTextureObjectResourceViewDesc).
+// View is the texture's resource view (cudaGetTextureObjectResourceViewDesc), zero for a
+// texture made without one (the runtime is not asked then: its answer is undefined).
 func (t *Texture) View(ctx context.Context) (View, error) {
 	v, err := t.core().ViewDesc(ctx)
 	return viewOf(v), err

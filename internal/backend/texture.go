@@ -99,10 +99,13 @@ type TextureObjects interface {
 	// (cudaGetTextureObjectResourceDesc).
 	TextureObjectResourceDesc(t cuda.TextureObject) (ResourceDesc, error)
 	// TextureObjectTextureDesc is how a texture object samples
-	// (cudaGetTextureObjectTextureDesc).
+	// (cudaGetTextureObjectTextureDesc). Its border colour is zero: CUDA 13.0 does not report
+	// the one the texture was made with (it leaves those bytes stale), so the caller keeps it.
 	TextureObjectTextureDesc(t cuda.TextureObject) (TextureDesc, error)
 	// TextureObjectViewDesc is a texture object's resource view
-	// (cudaGetTextureObjectResourceViewDesc).
+	// (cudaGetTextureObjectResourceViewDesc). It is defined only for a texture made with a
+	// view: CUDA documents cudaErrorInvalidValue without one, 13.0 returns success and stale
+	// bytes, so the caller does not ask then.
 	TextureObjectViewDesc(t cuda.TextureObject) (ResourceViewDesc, error)
 	// CreateSurfaceObject creates a surface object over an array resource
 	// (cudaCreateSurfaceObject).

@@ -43,6 +43,10 @@ type TexObject struct {
 	buf     *Buffer // the linear memory the object reads, or nil
 	held    Holder  // the array it reads, or nil
 	closed  atomic.Bool
+	// border and view are what the texture was made with: the runtime does not report them
+	// (see TextureDesc and ViewDesc).
+	border [4]float32
+	view   backend.ResourceViewDesc
 }
 
 // ObjectResource is what NewTexObject reads: a resource descriptor whose address (for linear
@@ -107,6 +111,9 @@ func NewTexObject(ctx context.Context, d *Device, o *TexObject, surface bool, re
 			h = uint64(t)
 		}
 		o.dev, o.h, o.surface, o.what, o.buf, o.held = d, h, surface, what, buf, res.Held
+		if !surface {
+			o.border, o.view = [4]float32{tex.BorderR, tex.BorderG, tex.BorderB, tex.BorderA}, view
+		}
 		return o, nil
 	}, func(rt backend.Device, _ *Tracker, o *TexObject) { _ = o.destroy(rt) })
 	return err
@@ -241,16 +248,25 @@ func (o *TexObject) ObjectResource(ctx context.Context) (backend.ResourceDesc, e
 	})
 }
 
-// TextureDesc is how the texture object samples (cudaGetTextureObjectTextureDesc).
+// TextureDesc is how the texture object samples (cudaGetTextureObjectTextureDesc), with the
+// border colour it was made with: the runtime does not report that one (backend.TextureDesc
+// says so).
 func (o *TexObject) TextureDesc(ctx context.Context) (backend.TextureDesc, error) {
 	return objectQuery(ctx, o, func(rt backend.Device) (backend.TextureDesc, error) {
-		return rt.TextureObjectTextureDesc(cuda.TextureObject(o.h))
+		t, err := rt.TextureObjectTextureDesc(cuda.TextureObject(o.h))
+		t.BorderR, t.BorderG, t.BorderB, t.BorderA = o.border[0], o.border[1], o.border[2], o.border[3]
+		return t, err
 	})
 }
 
-// ViewDesc is the texture object's resource view (cudaGetTextureObjectResourceViewDesc).
+// ViewDesc is the texture object's resource view (cudaGetTextureObjectResourceViewDesc), zero
+// for one made without a view: the runtime is not asked then, as what it gives back for such
+// a texture is undefined.
 func (o *TexObject) ViewDesc(ctx context.Context) (backend.ResourceViewDesc, error) {
 	return objectQuery(ctx, o, func(rt backend.Device) (backend.ResourceViewDesc, error) {
+		if o.view == (backend.ResourceViewDesc{}) {
+			return backend.ResourceViewDesc{}, nil
+		}
 		return rt.TextureObjectViewDesc(cuda.TextureObject(o.h))
 	})
 }

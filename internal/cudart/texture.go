@@ -175,17 +175,21 @@ func (r *Runtime) TextureObjectResourceDesc(t cuda.TextureObject) (backend.Resou
 	return unpackResourceDesc(&c), nil
 }
 
-// TextureObjectTextureDesc is cudaGetTextureObjectTextureDesc(cudaTextureDesc*, obj).
+// TextureObjectTextureDesc is cudaGetTextureObjectTextureDesc(cudaTextureDesc*, obj), less the
+// border colour: CUDA 13.0 leaves borderColor as it found it (zeros, or stack garbage in the
+// caller's struct), so it is reported as zero and the caller keeps the one it set.
 func (r *Runtime) TextureObjectTextureDesc(t cuda.TextureObject) (backend.TextureDesc, error) {
 	var c textureDesc
 	fn := r.textureSym(fnGetTextureObjectTextureDesc, fnGetTextureObjectTextureDescV2)
 	if err := r.call(fn, uintptr(unsafe.Pointer(&c)), uintptr(t)); err != nil {
 		return backend.TextureDesc{}, err
 	}
+	c.borderColor = [4]float32{}
 	return unpackTextureDesc(&c), nil
 }
 
-// TextureObjectViewDesc is cudaGetTextureObjectResourceViewDesc(cudaResourceViewDesc*, obj).
+// TextureObjectViewDesc is cudaGetTextureObjectResourceViewDesc(cudaResourceViewDesc*, obj),
+// defined only for a texture made with a view (13.0 gives stale bytes for one without).
 func (r *Runtime) TextureObjectViewDesc(t cuda.TextureObject) (backend.ResourceViewDesc, error) {
 	var c resourceViewDesc
 	if err := r.call(fnGetTextureObjectResourceViewDesc, uintptr(unsafe.Pointer(&c)), uintptr(t)); err != nil {

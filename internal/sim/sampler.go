@@ -299,8 +299,10 @@ func (s sampler) filter(img *image, dims int, coords [3]float64, slice int64, cu
 					if v, err = s.texel(img, pos[0], pos[1], pos[2]); err != nil {
 						return out, err
 					}
-				} else {
+				} else if linear {
 					v = s.border(img.format)
+				} else {
+					v = s.pointBorder(img.format)
 				}
 				if !linear {
 					return v, nil

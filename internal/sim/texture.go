@@ -144,8 +144,6 @@ func (d *device) CreateTextureObject(res backend.ResourceDesc, tex backend.Textu
 		return 0, d.fail(op, cudaerr.InvalidValue, "mipmap filter mode %d is not point (0) or linear (1)", tex.MipmapFilter)
 	case tex.Read != backend.ReadElementType && tex.Read != backend.ReadNormalizedFloat:
 		return 0, d.fail(op, cudaerr.InvalidValue, "read mode %d is not element type (0) or normalized float (1)", tex.Read)
-	case res.Type == backend.ResourceMipmapped && tex.Normalized == 0:
-		return 0, d.fail(op, cudaerr.InvalidValue, "a mipmapped array texture needs normalized coordinates")
 	case view != (backend.ResourceViewDesc{}) && res.Type != backend.ResourceArray && res.Type != backend.ResourceMipmapped:
 		return 0, d.fail(op, cudaerr.InvalidValue, "a resource view needs an array or mipmapped array resource")
 	case tex.SeamlessCubemap != 0 && !isCubemap(arr, mip):
@@ -208,13 +206,16 @@ func (d *device) TextureObjectResourceDesc(t cuda.TextureObject) (backend.Resour
 	return x.res, nil
 }
 
-// TextureObjectTextureDesc is how a texture object samples.
+// TextureObjectTextureDesc is how a texture object samples, with a zero border colour as the
+// runtime reports it (it does not give back the one the texture was made with).
 func (d *device) TextureObjectTextureDesc(t cuda.TextureObject) (backend.TextureDesc, error) {
 	x, err := d.liveTexture("cudaGetTextureObjectTextureDesc", t)
 	if err != nil {
 		return backend.TextureDesc{}, err
 	}
-	return x.tex, nil
+	tex := x.tex
+	tex.BorderR, tex.BorderG, tex.BorderB, tex.BorderA = 0, 0, 0, 0
+	return tex, nil
 }
 
 // TextureObjectViewDesc is a texture object's resource view (zero without one).

@@ -96,8 +96,12 @@ func TestTextureOverArrays(t *testing.T) {
 		require.NoError(t, err)
 		fillFloats(t, d, lv, func(x, y, z int) float32 { return float32(1000*int(l) + x) })
 	}
-	_, err = d.CreateTextureObject(backend.ResourceDesc{Type: backend.ResourceMipmapped, Mipmapped: mip}, backend.TextureDesc{}, backend.ResourceViewDesc{})
-	requireCode(t, err, cudaerr.InvalidValue, "a mipmapped texture needs normalized coordinates")
+	// The GPU makes a mipmapped texture without normalized coordinates too; level 0 is read in
+	// its texels.
+	unnorm := mkTex(backend.ResourceDesc{Type: backend.ResourceMipmapped, Mipmapped: mip}, backend.TextureDesc{})
+	assert.Equal(t, float32(2), fetchKernel(t, d, s, unnorm, func(c *backend.KernelCall, t cuda.TextureObject) float32 {
+		return cuda.SimTex2DLod[float32](c, t, 2.5, 1.5, 0)
+	}), "unnormalized coordinates at level 0: texel (2, 1)")
 	tex = mkTex(backend.ResourceDesc{Type: backend.ResourceMipmapped, Mipmapped: mip}, backend.TextureDesc{Normalized: 1, AddressX: backend.AddressClamp, AddressY: backend.AddressClamp, MipmapFilter: backend.FilterLinear, MaxMipmapLevelClamp: 2})
 	assert.Equal(t, float32(1001), fetchKernel(t, d, s, tex, func(c *backend.KernelCall, t cuda.TextureObject) float32 {
 		return cuda.SimTex2DLod[float32](c, t, 0.6, 0.6, 1)
