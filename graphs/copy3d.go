@@ -195,6 +195,7 @@ func CopyPitchedToArray[T any](dst *alloc.Array, b alloc.Box, src *alloc.Pitched
 	b = norm(b)
 	d, dd, err1 := arraySide("copy destination", dst, b)
 	s, sd, es, err2 := pitchedSide("copy source", src, alloc.Box{Pos: at, W: b.W, H: b.H, D: b.D})
+	s.pos.X = uint64(at.X) // with an array in the copy, the runtime reads the pitched X in elements
 	return copy3D(s, d, sd, dd, boxExtent(b, 1), err1, err2, sameElem("CopyPitchedToArray", dst, es, err1, err2))
 }
 
@@ -204,6 +205,7 @@ func CopyArrayToPitched[T any](dst *alloc.Pitched[T], at alloc.Pos, src *alloc.A
 	b = norm(b)
 	s, sd, err1 := arraySide("copy source", src, b)
 	d, dd, es, err2 := pitchedSide("copy destination", dst, alloc.Box{Pos: at, W: b.W, H: b.H, D: b.D})
+	d.pos.X = uint64(at.X) // with an array in the copy, the runtime reads the pitched X in elements
 	return copy3D(s, d, sd, dd, boxExtent(b, 1), err1, err2, sameElem("CopyArrayToPitched", src, es, err1, err2))
 }
 
@@ -313,7 +315,8 @@ type CopyPlace struct {
 	Ptr   cuda.DevicePtr
 	Pitch uint64
 	Rows  uint64
-	// Pos is where the box starts: in elements in an array, X in bytes in pitched memory.
+	// Pos is where the box starts: in elements in an array; in pitched memory X is in bytes,
+	// or in elements when an array takes part in the copy (as the runtime reads it).
 	Pos alloc.Pos
 }
 
