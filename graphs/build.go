@@ -174,6 +174,9 @@ func (g *Graph) AddChild(ctx context.Context, deps Deps, child *Graph) (*Node, e
 		if child.closed.Load() {
 			return 0, closed("child graph")
 		}
+		if err := child.res.heldAlive(); err != nil { // the runtime copies the child's nodes
+			return 0, err
+		}
 		n, err := rt.GraphAddChildNode(g.h, hs, child.h)
 		if err == nil {
 			g.res.hold(child.res)

@@ -281,9 +281,9 @@ func (n *Node) SetCopy3D(ctx context.Context, c Copy3D) error {
 // SetCopy3D makes copy node n of x the copy c in later launches
 // (cudaGraphExecMemcpyNodeSetParams). The runtime takes only 1D copies here: the node's copy
 // and c must each be one row of device memory (no array, one row, one slice), else the error
-// matches cudaerr.InvalidValue and nothing changes. To move a box copy, set the graph's node
-// (Node.SetCopy3D) and Exec.Update from the graph: an update keeps each side's memory type
-// (array or device memory).
+// matches cudaerr.InvalidValue and nothing changes. Exec.Update refuses a changed box or
+// array copy too (the runtime's cudaGraphExecUpdateErrorParametersChanged): to move one, set
+// the graph's node (Node.SetCopy3D) and instantiate the graph again.
 func (x *Exec) SetCopy3D(ctx context.Context, n *Node, c Copy3D) error {
 	if x == nil {
 		return invalid("nil executable graph")

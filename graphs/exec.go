@@ -79,6 +79,11 @@ func (g *Graph) Instantiate(ctx context.Context, opts ...InstantiateOption) (*Ex
 		if g.closed.Load() {
 			return nil, closed("graph")
 		}
+		// The runtime reads a node's event or array when instantiating: one closed since
+		// would be freed memory (on a GPU, a crash inside cudaGraphInstantiate).
+		if err := g.res.heldAlive(); err != nil {
+			return nil, err
+		}
 		h, err := g.instantiate(rt, c.flags)
 		if err != nil {
 			return nil, err
@@ -295,6 +300,9 @@ func (x *Exec) Update(ctx context.Context, g *Graph) error {
 	return x.run(ctx, func(rt backend.Device, _ *core.Tracker) error {
 		if g.closed.Load() {
 			return closed("graph")
+		}
+		if err := g.res.heldAlive(); err != nil {
+			return err
 		}
 		info, err := rt.GraphExecUpdate(x.h, g.h)
 		if err != nil || info.Result != backend.UpdateSuccess {

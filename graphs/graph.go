@@ -237,6 +237,9 @@ func (g *Graph) Clone(ctx context.Context) (*Graph, error) {
 		if g.closed.Load() {
 			return nil, closed("graph")
 		}
+		if err := g.res.heldAlive(); err != nil { // the runtime copies the nodes' parameters
+			return nil, err
+		}
 		h, err := rt.GraphClone(g.h)
 		if err != nil {
 			return nil, fmt.Errorf("gpuactor/graphs: cloning a graph: %w", err)

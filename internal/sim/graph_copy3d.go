@@ -122,6 +122,15 @@ func multidim(p backend.Copy3DParams) bool {
 	return p.Src.Array != 0 || p.Dst.Array != 0 || p.Extent.Height > 1 || p.Extent.Depth > 1
 }
 
+// changedMultidim reports whether an update would change a copy node with an array side or
+// a box of more than one row: the runtime refuses that (cudaGraphExecUpdateErrorParametersChanged).
+func changedMultidim(old, now *backend.Copy3DParams) bool {
+	if (old == nil || !multidim(*old)) && (now == nil || !multidim(*now)) {
+		return false
+	}
+	return old == nil || now == nil || *old != *now
+}
+
 func arraysNamed(p backend.Copy3DParams) string {
 	if p.Src.Array != 0 || p.Dst.Array != 0 {
 		return " with an array side"

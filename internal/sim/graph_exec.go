@@ -352,6 +352,9 @@ func (d *device) GraphExecUpdate(h backend.GraphExec, gh backend.Graph) (backend
 		if n.typ == backend.NodeMemcpy && copySides(n) != "" && copySides(old) != "" && copySides(n) != copySides(old) {
 			return refuse(backend.UpdateParametersChanged, n, old) // a copy's memory types cannot change
 		}
+		if n.typ == backend.NodeMemcpy && changedMultidim(old.c3, n.c3) {
+			return refuse(backend.UpdateParametersChanged, n, old) // nor an array or box copy's parameters
+		}
 		if n.typ == backend.NodeGraph && len(n.child.nodes) != len(old.child.nodes) {
 			return refuse(backend.UpdateTopologyChanged, n, old)
 		}
