@@ -231,5 +231,34 @@ func TestSemaphoreGraphNodes(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, x.Close(ctx))
 	require.NoError(t, g.Close(ctx))
+
+	// Each way of giving a graph a semaphore holds it: added, set on a node, set on an Exec.
+	for name, give := range map[string]func(g *graphs.Graph, n *graphs.Node, x *graphs.Exec, sem *interop.ExternalSemaphore) error{
+		"added": func(g *graphs.Graph, _ *graphs.Node, _ *graphs.Exec, sem *interop.ExternalSemaphore) error {
+			_, err := g.AddSemaphoreWait(ctx, nil, graphs.SemaphoreOp{Semaphore: sem})
+			return err
+		},
+		"set on the node": func(_ *graphs.Graph, n *graphs.Node, _ *graphs.Exec, sem *interop.ExternalSemaphore) error {
+			return n.SetSemaphoreOps(ctx, graphs.SemaphoreOp{Semaphore: sem})
+		},
+		"set on the Exec": func(_ *graphs.Graph, n *graphs.Node, x *graphs.Exec, sem *interop.ExternalSemaphore) error {
+			return x.SetSemaphoreOps(ctx, n, graphs.SemaphoreOp{Semaphore: sem})
+		},
+	} {
+		c, err := interop.ImportSemaphore(ctx, dev, int(f.Fd()), interop.BinarySemaphore)
+		require.NoError(t, err)
+		g, err := graphs.New(ctx, dev)
+		require.NoError(t, err)
+		n, err := g.AddSemaphoreSignal(ctx, nil, graphs.SemaphoreOp{Semaphore: b})
+		require.NoError(t, err)
+		x, err := g.Instantiate(ctx)
+		require.NoError(t, err)
+		require.NoError(t, give(g, n, x, c), name)
+		require.NoError(t, x.Launch(ctx, s).Wait(ctx), name)
+		require.NoError(t, c.Close(ctx), name)
+		require.ErrorIs(t, x.Launch(ctx, s).Wait(ctx), core.ErrClosed, name)
+		require.NoError(t, x.Close(ctx))
+		require.NoError(t, g.Close(ctx))
+	}
 	require.NoError(t, s.Synchronize(ctx))
 }
