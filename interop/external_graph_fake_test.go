@@ -130,15 +130,6 @@ type uncomparable struct {
 
 func (u uncomparable) Device() *device.Device { return u.dev }
 
-// values is ops' values, in order.
-func values(ops []graphs.SemaphoreOp) []uint64 {
-	out := make([]uint64, len(ops))
-	for i, o := range ops {
-		out[i] = o.Value
-	}
-	return out
-}
-
 // TestSemaphoreGraphNodes: interop's semaphores go into graph nodes, their lists read back as
 // given and set on the graph and its Exec, and closing one refuses later launches; bad input
 // is refused before the runtime sees it and leaves the device usable.
