@@ -55,7 +55,7 @@ func semaphoreOps(dev *device.Device, ops []SemaphoreOp) ([]backend.SemaphoreOp,
 	for i, op := range ops {
 		h, ok := reg.Handle(op.Semaphore)
 		if !ok {
-			return nil, core.Closed("semaphore %d is not an open external semaphore of %v (closed, or not made by interop.ImportSemaphore)", i, coreDev(dev))
+			return nil, core.Closed("semaphore %d is not an open external semaphore of device %d (closed, or not made by interop.ImportSemaphore)", i, dev.Ordinal())
 		}
 		out[i] = backend.SemaphoreOp{Sem: h, Value: op.Value}
 	}
