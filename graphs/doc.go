@@ -25,7 +25,9 @@
 // are AddCopy3D with a Copy3D made by CopyPitched, CopyArray, CopyPitchedToArray or
 // CopyArrayToPitched, checked as alloc's stream copies of the same names. The runtime keeps
 // only handles of the events, arrays and pitched memory nodes use: once one is closed, launches
-// of the graph's Execs are refused with device.ErrClosed naming it.
+// of the graph's Execs are refused with device.ErrClosed naming it. The same holds for the
+// external semaphores (interop.ImportSemaphore) of AddSemaphoreSignal and AddSemaphoreWait
+// nodes, which order a graph with another API's work (Vulkan's, say).
 //
 // A graph's shape can be read and edited after its nodes are added: Node.Dependencies and
 // Dependents, Graph.Depend (refusing an edge that would close a cycle, ErrCycle) and

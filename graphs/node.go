@@ -25,6 +25,9 @@ const (
 	EventRecordNode = Kind(backend.NodeEventRecord)
 	AllocNode       = Kind(backend.NodeMemAlloc)
 	FreeNode        = Kind(backend.NodeMemFree)
+
+	SemaphoreSignalNode = Kind(backend.NodeExtSemasSignal) // signals external semaphores (semaphore.go)
+	SemaphoreWaitNode   = Kind(backend.NodeExtSemasWait)   // waits for external semaphores
 )
 
 // String names the kind.

@@ -36,7 +36,8 @@
 // VK_KHR_external_memory_fd, the driver API's cuMemExportToShareableHandle) and MapBuffer
 // makes ordinary device buffers of ranges of it. ImportSemaphore takes a binary or timeline
 // semaphore exported the same way; its Signal and Wait are stream operations whose futures
-// complete when the GPU has done them. The caller keeps its descriptor: the runtime is given a
+// complete when the GPU has done them; graphs.Graph.AddSemaphoreSignal and AddSemaphoreWait
+// put them in graph nodes. The caller keeps its descriptor: the runtime is given a
 // duplicate. The simulator imports nothing: these calls fail there with
 // ErrExternalNotSupported.
 //

@@ -47,10 +47,15 @@ type extState struct {
 	ops       []string // signals and waits, in the order the streams ran them
 	destroyed int
 	faults    []string // broken rules
+	// Semaphore nodes of graphs (external_graph_fake_test.go): a node's list, and an
+	// executable graph's list for a node.
+	semNodes map[backend.GraphNode][]backend.SemaphoreOp
+	execSems map[[2]uintptr][]backend.SemaphoreOp
 }
 
 func newExtState() *extState {
-	return &extState{next: 0x1000, mems: map[backend.ExternalMemory]map[backend.DevicePtr]bool{}, sems: map[backend.ExternalSemaphore]bool{}}
+	return &extState{next: 0x1000, mems: map[backend.ExternalMemory]map[backend.DevicePtr]bool{}, sems: map[backend.ExternalSemaphore]bool{},
+		semNodes: map[backend.GraphNode][]backend.SemaphoreOp{}, execSems: map[[2]uintptr][]backend.SemaphoreOp{}}
 }
 
 func (s *extState) fault(format string, args ...any) {

@@ -89,6 +89,7 @@ func ImportSemaphore(ctx context.Context, dev *device.Device, fd int, kind Semap
 		}
 		s := &ExternalSemaphore{dev: cd, h: h, kind: kind}
 		tr.Own(s, func() error { return s.destroy(rt) })
+		cd.Semaphores().Add(s, h)
 		return s, nil
 	}, func(rt backend.Device, tr *core.Tracker, s *ExternalSemaphore) {
 		tr.Disown(s)
@@ -99,8 +100,13 @@ func ImportSemaphore(ctx context.Context, dev *device.Device, fd int, kind Semap
 // Kind is the semaphore's kind.
 func (e *ExternalSemaphore) Kind() SemaphoreKind { return e.kind }
 
-// Device is the device the semaphore is imported into.
-func (e *ExternalSemaphore) Device() *device.Device { return (*device.Device)(e.dev) }
+// Device is the device the semaphore is imported into (nil for a nil semaphore).
+func (e *ExternalSemaphore) Device() *device.Device {
+	if e == nil {
+		return nil
+	}
+	return (*device.Device)(e.dev)
+}
 
 // Signal queues a signal of the semaphore on s, a stream of its device: once the GPU has done
 // the work queued on s before it, a timeline semaphore's counter becomes value (which must
@@ -156,6 +162,7 @@ func (e *ExternalSemaphore) Close(ctx context.Context) error {
 			return core.Closed("external semaphore closed twice")
 		}
 		e.closed.Store(true)
+		e.dev.Semaphores().Drop(e)
 		tr.Disown(e)
 		tr.AfterAll(func(err error) { done(errors.Join(err, e.destroy(rt))) })
 		return nil
@@ -165,5 +172,6 @@ func (e *ExternalSemaphore) Close(ctx context.Context) error {
 // destroy destroys the semaphore; actor thread only.
 func (e *ExternalSemaphore) destroy(rt backend.Device) error {
 	e.closed.Store(true)
+	e.dev.Semaphores().Drop(e)
 	return externalError("destroying an external semaphore", rt.DestroyExternalSemaphore(e.h))
 }
