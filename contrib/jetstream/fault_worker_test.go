@@ -1,0 +1,5 @@
+package jetstream_test
+
+const workerEnv = "GPUACTOR_JS_WORKER"
+
+func workerMain() {}
