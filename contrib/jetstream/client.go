@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -30,6 +31,7 @@ type Client struct {
 	mu      sync.Mutex
 	pending map[string]*Future
 	known   map[string]bool // handlers some worker answered for
+	dropped atomic.Uint64
 	closed  bool
 }
 
@@ -191,8 +193,14 @@ func (c *Client) result(m jetstream.Msg) {
 	if msg := h.Get(hdrErr); msg != "" {
 		err = &JobError{Job: id, Handler: h.Get(hdrHandler), Worker: h.Get(hdrWorker), Kind: h.Get(hdrErrKind), Msg: msg}
 	}
-	c.complete(id, m.Data(), err)
+	if !c.complete(id, m.Data(), err) {
+		c.dropped.Add(1)
+	}
 }
+
+// Discarded counts the results that found no pending future: of jobs run again after a worker
+// died under them, whose first result was in, and of cancelled jobs.
+func (c *Client) Discarded() uint64 { return c.dropped.Load() }
 
 // complete completes the pending future of job id, once: it reports whether it did.
 func (c *Client) complete(id string, out []byte, err error) bool {
