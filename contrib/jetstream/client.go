@@ -120,7 +120,7 @@ func (c *Client) Submit(ctx context.Context, job Job) *Future {
 	if dl, ok := ctx.Deadline(); ok {
 		msg.Header.Set(hdrDeadline, dl.UTC().Format(time.RFC3339Nano))
 	}
-	ack, err := c.conn.js.PublishMsg(ctx, msg, jetstream.WithMsgID(job.ID))
+	ack, err := c.publish(ctx, msg, job.ID)
 	if err != nil {
 		c.complete(job.ID, nil, fmt.Errorf("jetstream: submit job %s: %w", job.ID, err))
 		return f
@@ -132,6 +132,30 @@ func (c *Client) Submit(ctx context.Context, job Job) *Future {
 	}
 	c.mu.Unlock()
 	return f
+}
+
+// publish publishes a job, again while the servers do not answer (a cluster electing a
+// leader) until ctx ends: the message id makes a publish that got through but whose answer
+// was lost queue the job once.
+func (c *Client) publish(ctx context.Context, msg *nats.Msg, id string) (*jetstream.PubAck, error) {
+	for wait := 50 * time.Millisecond; ; wait = min(2*wait, time.Second) {
+		ack, err := c.conn.js.PublishMsg(ctx, msg, jetstream.WithMsgID(id))
+		if err == nil || ctx.Err() != nil || !transient(err) {
+			return ack, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(wait):
+		}
+	}
+}
+
+// transient says whether err is of servers that may answer later.
+func transient(err error) bool {
+	return errors.Is(err, nats.ErrNoResponders) || errors.Is(err, nats.ErrTimeout) || errors.Is(err, context.DeadlineExceeded) ||
+		errors.Is(err, nats.ErrConnectionReconnecting) || errors.Is(err, nats.ErrDisconnected) ||
+		errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, nats.ErrNoServers)
 }
 
 // check refuses a job before it is published.

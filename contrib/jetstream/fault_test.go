@@ -35,6 +35,7 @@ type workerProc struct {
 	devices       int
 	slow          float64
 	faultAt       int
+	extra         []string // more environment: a server's, or the replicas
 	mu            sync.Mutex
 	cmd           *exec.Cmd
 	starts, kills int
@@ -50,6 +51,7 @@ func (p *workerProc) start(t *testing.T) {
 	}
 	cmd.Env = append(os.Environ(), workerEnv+"="+p.name, urlEnv+"="+p.url, devicesEnv+"="+strconv.Itoa(p.devices),
 		slowEnv+"="+strconv.FormatFloat(p.slow, 'f', -1, 64), faultAtEnv+"="+strconv.Itoa(fault))
+	cmd.Env = append(cmd.Env, p.extra...)
 	p.out.Reset()
 	cmd.Stdout, cmd.Stderr = &p.out, &p.out
 	require.NoError(t, cmd.Start())

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -27,6 +28,7 @@ const (
 	devicesEnv  = "GPUACTOR_JS_DEVICES"
 	slowEnv     = "GPUACTOR_JS_SLOW"
 	faultAtEnv  = "GPUACTOR_JS_FAULT_AT"
+	replicasEnv = "GPUACTOR_JS_REPLICAS"
 	ackWaitTest = time.Second
 )
 
@@ -55,7 +57,9 @@ func serveWorker() error {
 		return err
 	}
 	defer g.Close(context.Background())
-	conn, err := js.Connect(ctx, js.WithURL(os.Getenv(urlEnv)), js.WithAckWait(ackWaitTest), js.WithMaxAttempts(20))
+	replicas, _ := strconv.Atoi(os.Getenv(replicasEnv))
+	conn, err := js.Connect(ctx, js.WithURL(strings.Split(os.Getenv(urlEnv), ",")...), js.WithAckWait(ackWaitTest),
+		js.WithMaxAttempts(20), js.WithReplicas(max(1, replicas)))
 	if err != nil {
 		return err
 	}
