@@ -44,6 +44,11 @@ type workerProc struct {
 
 func (p *workerProc) start(t *testing.T) {
 	t.Helper()
+	require.NoError(t, p.run())
+}
+
+// run starts the process; it may be called from any goroutine.
+func (p *workerProc) run() error {
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	fault := 0
 	if p.starts == 0 {
@@ -54,9 +59,12 @@ func (p *workerProc) start(t *testing.T) {
 	cmd.Env = append(cmd.Env, p.extra...)
 	p.out.Reset()
 	cmd.Stdout, cmd.Stderr = &p.out, &p.out
-	require.NoError(t, cmd.Start())
+	if err := cmd.Start(); err != nil {
+		return err
+	}
 	p.cmd = cmd
 	p.starts++
+	return nil
 }
 
 // kill kills the process with SIGKILL, mid-job as it may be, and starts it again.
@@ -66,7 +74,9 @@ func (p *workerProc) killAndRestart(t *testing.T) {
 	_ = p.cmd.Process.Kill()
 	_ = p.cmd.Wait()
 	p.kills++
-	p.start(t)
+	if err := p.run(); err != nil {
+		t.Errorf("restarting %s: %v", p.name, err)
+	}
 }
 
 func (p *workerProc) stop() {

@@ -244,3 +244,55 @@ func TestAJobRunsOnAnotherDeviceWhenItsDeviceFails(t *testing.T) {
 	}
 	assert.Equal(t, int64(4), s.worker.Stats().Capacity, "the lost device's streams left the capacity")
 }
+
+func TestADrainingWorkerFinishesTheJobsItHolds(t *testing.T) {
+	srv, err := js.StartServer(js.WithStoreDir(t.TempDir()))
+	require.NoError(t, err)
+	defer srv.Shutdown()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	conn, err := js.Connect(ctx, js.WithServer(srv))
+	require.NoError(t, err)
+	defer conn.Close()
+	_, g := newGroup(t, 1)
+	release := make(chan struct{})
+	var started atomic.Int64
+	w := js.NewWorker(conn, g)
+	require.NoError(t, w.Handle("block", func(ctx context.Context, d *device.Device, st *streams.Stream, in []byte) ([]byte, error) {
+		started.Add(1)
+		<-release
+		return in, nil
+	}))
+	sctx, drain := context.WithCancel(ctx)
+	served := make(chan error, 1)
+	go func() { served <- w.Serve(sctx) }()
+	<-w.Ready()
+	c, err := js.NewClient(ctx, conn)
+	require.NoError(t, err)
+	defer c.Close()
+	var futs []*js.Future
+	for i := range 3 {
+		futs = append(futs, c.Submit(ctx, js.Job{Handler: "block", Input: fmt.Appendf(nil, "%d", i)}))
+	}
+	require.Eventually(t, func() bool { return started.Load() == 3 }, 10*time.Second, 5*time.Millisecond)
+	drain()
+	select {
+	case err := <-served:
+		t.Fatalf("Serve returned with jobs running: %v", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	close(release)
+	require.NoError(t, <-served)
+	for i, f := range futs {
+		out, err := f.Wait(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, fmt.Sprint(i), string(out))
+	}
+	// A job submitted after the drain waits in the queue for another worker.
+	q := c.Submit(ctx, js.Job{Handler: "block", Input: []byte("later")})
+	short, cancel2 := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancel2()
+	_, err = q.Wait(short)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.Equal(t, int64(3), started.Load())
+}
