@@ -115,7 +115,14 @@ func (c *Client) Submit(ctx context.Context, job Job) *Future {
 	c.mu.Unlock()
 
 	msg := nats.NewMsg(c.conn.subj.jobs(job.Handler))
-	msg.Data = job.Input
+	if c.conn.toObject(len(job.Input)) {
+		if err := c.conn.putObject(ctx, msg, "in-"+job.ID, job.Input); err != nil {
+			c.complete(job.ID, nil, err)
+			return f
+		}
+	} else {
+		msg.Data = job.Input
+	}
 	msg.Header.Set(hdrReply, c.conn.subj.results(c.id))
 	if dl, ok := ctx.Deadline(); ok {
 		msg.Header.Set(hdrDeadline, dl.UTC().Format(time.RFC3339Nano))
@@ -166,7 +173,7 @@ func (c *Client) check(ctx context.Context, job Job) error {
 	if err := checkName("job id", job.ID); err != nil {
 		return err
 	}
-	if limit := c.conn.MaxPayload() - headerRoom; int64(len(job.Input)) > limit {
+	if limit := c.conn.MaxPayload() - headerRoom; !c.conn.toObject(len(job.Input)) && int64(len(job.Input)) > limit {
 		return fmt.Errorf("%w: job %s input is %d bytes, the server takes %d", ErrTooLarge, job.ID, len(job.Input), limit)
 	}
 	c.mu.Lock()
@@ -217,7 +224,16 @@ func (c *Client) result(m jetstream.Msg) {
 	if msg := h.Get(hdrErr); msg != "" {
 		err = &JobError{Job: id, Handler: h.Get(hdrHandler), Worker: h.Get(hdrWorker), Kind: h.Get(hdrErrKind), Msg: msg}
 	}
-	if !c.complete(id, m.Data(), err) {
+	out := m.Data()
+	if err == nil && h.Get(hdrObject) != "" {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if out, err = c.conn.payload(ctx, h, nil); err != nil {
+			err = fmt.Errorf("%w: job %s: %w", ErrBadResult, id, err)
+		}
+		c.conn.dropObject(ctx, h)
+	}
+	if !c.complete(id, out, err) {
 		c.dropped.Add(1)
 	}
 }

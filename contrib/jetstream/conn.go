@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -20,6 +21,7 @@ type Conn struct {
 	subj  subjects
 	cfg   connConfig
 	owned *Server // the embedded server Connect started, shut down by Close
+	obj   jetstream.ObjectStore
 }
 
 // Option configures Connect.
@@ -36,6 +38,7 @@ type connConfig struct {
 	ackWait     time.Duration
 	maxAttempts int
 	dupWindow   time.Duration
+	objectAbove int
 }
 
 // WithURL connects to the NATS servers at urls (a cluster) instead of an embedded server.
@@ -76,6 +79,12 @@ func WithAckWait(d time.Duration) Option { return func(c *connConfig) { c.ackWai
 // (default 5); a worker killed under a job counts as an attempt.
 func WithMaxAttempts(n int) Option { return func(c *connConfig) { c.maxAttempts = n } }
 
+// WithObjectStore sends a job's input, and a worker's result, through the queue's object
+// store (bucket NAME_DATA) when it is over above bytes, instead of in the message: the
+// server's max payload then bounds only what stays in messages (default: never, and inputs
+// over the max payload are refused).
+func WithObjectStore(above int) Option { return func(c *connConfig) { c.objectAbove = above } }
+
 // Connect connects to the queue and makes its streams if they do not exist: with WithURL to
 // those servers, with WithServer to that embedded server, and with neither to an embedded
 // server it starts (WithEmbedded). It fails with ErrNoServer when no server answers within ctx,
@@ -88,8 +97,9 @@ func Connect(ctx context.Context, opts ...Option) (*Conn, error) {
 	if err := checkName("queue name", c.name); err != nil {
 		return nil, err
 	}
-	if c.replicas < 1 || c.replicas > 5 || c.ackWait <= 0 || c.maxAttempts < 1 {
-		return nil, fmt.Errorf("jetstream: replicas %d (1 to 5), ack wait %v (> 0), max attempts %d (>= 1)", c.replicas, c.ackWait, c.maxAttempts)
+	if c.replicas < 1 || c.replicas > 5 || c.ackWait <= 0 || c.maxAttempts < 1 || c.objectAbove < 0 {
+		return nil, fmt.Errorf("jetstream: replicas %d (1 to 5), ack wait %v (> 0), max attempts %d (>= 1), object store above %d (>= 0)",
+			c.replicas, c.ackWait, c.maxAttempts, c.objectAbove)
 	}
 	conn := &Conn{subj: subjects{c.name}, cfg: c}
 	nopts := append([]nats.Option{nats.MaxReconnects(-1)}, c.natsOpts...)
@@ -152,6 +162,12 @@ func (c *Conn) ensure(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("jetstream: error bucket %s: %w", c.subj.errorBucket(), c.noServer(err))
 	}
+	c.obj, err = c.js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{
+		Bucket: c.subj.dataBucket(), TTL: 24 * time.Hour, Storage: storage, Replicas: c.cfg.replicas,
+	})
+	if err != nil {
+		return fmt.Errorf("jetstream: object store %s: %w", c.subj.dataBucket(), c.noServer(err))
+	}
 	return nil
 }
 
@@ -212,4 +228,45 @@ func (c *Conn) shutOwned() {
 		c.owned.Shutdown()
 		c.owned = nil
 	}
+}
+
+// toObject says whether n bytes go through the object store.
+func (c *Conn) toObject(n int) bool { return c.cfg.objectAbove > 0 && n > c.cfg.objectAbove }
+
+// putObject stores data under name, for a message that carries its name instead.
+func (c *Conn) putObject(ctx context.Context, m *nats.Msg, name string, data []byte) error {
+	if _, err := c.obj.PutBytes(ctx, name, data); err != nil {
+		return fmt.Errorf("jetstream: object %s: %w", name, err)
+	}
+	m.Header.Set(hdrObject, name)
+	m.Header.Set(hdrSize, strconv.Itoa(len(data)))
+	return nil
+}
+
+// payload is a message's data: in it, or in the object it names.
+func (c *Conn) payload(ctx context.Context, h nats.Header, data []byte) ([]byte, error) {
+	name := h.Get(hdrObject)
+	if name == "" {
+		return data, nil
+	}
+	b, err := c.obj.GetBytes(ctx, name)
+	if err != nil {
+		return nil, fmt.Errorf("jetstream: object %s: %w", name, err)
+	}
+	return b, nil
+}
+
+// dropObject deletes the object a message named, once it is of no more use.
+func (c *Conn) dropObject(ctx context.Context, h nats.Header) {
+	if name := h.Get(hdrObject); name != "" {
+		_ = c.obj.Delete(ctx, name)
+	}
+}
+
+// size is a message's payload size: its data's, or the object's it names.
+func size(h nats.Header, data []byte) int {
+	if n, err := strconv.Atoi(h.Get(hdrSize)); err == nil && h.Get(hdrObject) != "" {
+		return n
+	}
+	return len(data)
 }

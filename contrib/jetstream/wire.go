@@ -18,6 +18,8 @@ const (
 	hdrWorker   = "Gpuactor-Worker"
 	hdrErr      = "Gpuactor-Error"
 	hdrErrKind  = "Gpuactor-Error-Kind"
+	hdrObject   = "Gpuactor-Object" // the payload is this object of the object store
+	hdrSize     = "Gpuactor-Size"   // the object's size
 )
 
 // headerRoom is what Submit keeps of the server's max payload for the headers.
@@ -43,6 +45,7 @@ func (s subjects) handler(handler string) string { return s.name + ".handlers." 
 func (s subjects) jobStream() string             { return strings.ToUpper(s.name) + "_JOBS" }
 func (s subjects) resultStream() string          { return strings.ToUpper(s.name) + "_RESULTS" }
 func (s subjects) deadStream() string            { return strings.ToUpper(s.name) + "_DEAD" }
+func (s subjects) dataBucket() string            { return strings.ToUpper(s.name) + "_DATA" }
 func (s subjects) errorBucket() string           { return strings.ToUpper(s.name) + "_ERRORS" }
 func (s subjects) consumer(handler string) string {
 	return "h_" + handler

@@ -55,7 +55,7 @@ func WithWorkerName(name string) WorkerOption { return func(w *Worker) { w.name 
 func WithStreamsPerDevice(n int) WorkerOption { return func(w *Worker) { w.perDev = n } }
 
 // WithInputLimit refuses a job whose input is over n bytes before it runs, so before it gets
-// any GPU memory (default: the server's max payload).
+// any GPU memory (default: the server's max payload, or 1 GiB with WithObjectStore).
 func WithInputLimit(n int) WorkerOption { return func(w *Worker) { w.maxIn = n } }
 
 // WithWorkerLogger logs the worker's trouble with the queue (default: none).
@@ -69,6 +69,9 @@ func NewWorker(conn *Conn, g *group.Group, opts ...WorkerOption) *Worker {
 		conn: conn, g: g, name: host + "-" + nuid.Next()[:6], perDev: 4, maxIn: int(conn.MaxPayload()),
 		log: slog.New(slog.DiscardHandler), handlers: map[string]Handler{}, freed: make(chan struct{}, 1),
 		ready: make(chan struct{}),
+	}
+	if conn.cfg.objectAbove > 0 {
+		w.maxIn = 1 << 30
 	}
 	for _, o := range opts {
 		o(w)
@@ -216,7 +219,7 @@ func (w *Worker) run(ctx context.Context, kv jetstream.KeyValue, name string, m 
 		return
 	}
 	attempt := int(md.NumDelivered)
-	if n := len(m.Data()); n > w.maxIn {
+	if n := size(h, m.Data()); n > w.maxIn {
 		st.refused.Add(1)
 		w.settle(ctx, m, j, nil, kindTooLarge, fmt.Sprintf("input is %d bytes, this worker takes %d", n, w.maxIn))
 		return
@@ -235,6 +238,12 @@ func (w *Worker) run(ctx context.Context, kv jetstream.KeyValue, name string, m 
 		return
 	}
 
+	in, err := w.conn.payload(ctx, h, m.Data())
+	if err != nil {
+		w.log.Warn("input not read; job handed back", "job", id, "err", err)
+		_ = m.NakWithDelay(time.Second)
+		return
+	}
 	stop := w.keepAlive(m)
 	jctx, cancel := ctx, context.CancelFunc(func() {})
 	if !deadline.IsZero() {
@@ -242,7 +251,6 @@ func (w *Worker) run(ctx context.Context, kv jetstream.KeyValue, name string, m 
 	}
 	start := time.Now()
 	var out []byte
-	in := m.Data()
 	herr := w.g.Submit(jctx, func(ctx context.Context, d *device.Device, s *streams.Stream) error {
 		var err error
 		out, err = w.handlers[name](ctx, d, s, in)
@@ -251,7 +259,7 @@ func (w *Worker) run(ctx context.Context, kv jetstream.KeyValue, name string, m 
 	cancel()
 	stop()
 	st.observe(time.Since(start))
-	if herr == nil && len(out) > int(w.conn.MaxPayload())-headerRoom {
+	if herr == nil && !w.conn.toObject(len(out)) && len(out) > int(w.conn.MaxPayload())-headerRoom {
 		herr = Permanent(fmt.Errorf("%w: result is %d bytes, the server takes %d", ErrTooLarge, len(out), w.conn.MaxPayload()-headerRoom))
 	}
 	var perm permanent
@@ -299,7 +307,15 @@ func (w *Worker) keepAlive(m jetstream.Msg) func() {
 // success) or terminates it. A result that cannot be published hands the job back.
 func (w *Worker) settle(ctx context.Context, m jetstream.Msg, j jobMsg, out []byte, kind, msg string) {
 	r := nats.NewMsg(j.reply)
-	r.Data = out
+	if w.conn.toObject(len(out)) {
+		if err := w.conn.putObject(ctx, r, "out-"+j.id, out); err != nil {
+			w.log.Warn("result not stored; job handed back", "job", j.id, "err", err)
+			_ = m.NakWithDelay(time.Second)
+			return
+		}
+	} else {
+		r.Data = out
+	}
 	r.Header.Set(hdrJob, j.id)
 	r.Header.Set(hdrHandler, j.handler)
 	r.Header.Set(hdrWorker, w.name)
@@ -319,6 +335,7 @@ func (w *Worker) settle(ctx context.Context, m jetstream.Msg, j jobMsg, out []by
 	} else {
 		_ = m.Term()
 	}
+	w.conn.dropObject(ctx, m.Headers()) // the input, of no more use
 }
 
 // note keeps the error of one attempt of job j, for its dead letter.
@@ -354,7 +371,11 @@ type DeadLetter struct {
 // fails it to its client, and terminates it.
 func (w *Worker) deadLetter(ctx context.Context, kv jetstream.KeyValue, m jetstream.Msg, j jobMsg, attempts int, last string) {
 	errs := w.errorsOf(ctx, kv, j.id)
-	dl := DeadLetter{Job: j.id, Handler: j.handler, Worker: w.name, Attempts: attempts, Errors: errs, Input: m.Data()}
+	in, err := w.conn.payload(ctx, m.Headers(), m.Data())
+	if err != nil {
+		errs = append(errs, "input not kept: "+err.Error())
+	}
+	dl := DeadLetter{Job: j.id, Handler: j.handler, Worker: w.name, Attempts: attempts, Errors: errs, Input: in}
 	b, _ := json.Marshal(dl)
 	dm := nats.NewMsg(w.conn.subj.dead(j.handler))
 	dm.Data = b

@@ -296,3 +296,29 @@ func TestADrainingWorkerFinishesTheJobsItHolds(t *testing.T) {
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	assert.Equal(t, int64(3), started.Load())
 }
+
+func TestInputsAndResultsOverTheThresholdTravelInTheObjectStore(t *testing.T) {
+	s := start(t, 1, map[string]js.Handler{"echo": echo}, js.WithObjectStore(64<<10))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	big := make([]byte, 2*s.conn.MaxPayload()) // over what a message takes
+	for i := range big {
+		big[i] = byte(i * 7)
+	}
+	out, err := s.client.Submit(ctx, js.Job{Handler: "echo", Input: big}).Wait(ctx)
+	require.NoError(t, err)
+	require.True(t, bytes.Equal(big, out))
+	small, err := s.client.Submit(ctx, js.Job{Handler: "echo", Input: []byte("small")}).Wait(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, "small", string(small))
+
+	nc, err := nats.Connect("", nats.InProcessServer(s.srv.Conn()))
+	require.NoError(t, err)
+	defer nc.Close()
+	jsc, err := jetstream.New(nc)
+	require.NoError(t, err)
+	obj, err := jsc.ObjectStore(ctx, "GPUACTOR_DATA")
+	require.NoError(t, err)
+	_, err = obj.List(ctx)
+	require.ErrorIs(t, err, jetstream.ErrNoObjectsFound, "the input and the result were deleted once used")
+}
