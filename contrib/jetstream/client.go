@@ -214,7 +214,6 @@ func (c *Client) cancel(f *Future, why error) {
 
 // result takes a result message off the client's subject.
 func (c *Client) result(m jetstream.Msg) {
-	defer func() { _ = m.Ack() }()
 	h := m.Headers()
 	id := h.Get(hdrJob)
 	if id == "" {

@@ -267,6 +267,9 @@ func (w *Worker) run(ctx context.Context, kv jetstream.KeyValue, name string, m 
 	case herr == nil:
 		st.done.Add(1)
 		w.settle(ctx, m, j, out, "", "")
+		if attempt > 1 {
+			_ = kv.Purge(ctx, j.id) // the errors of its earlier attempts, if any
+		}
 	case errors.As(herr, &perm):
 		st.failed.Add(1)
 		w.settle(ctx, m, j, nil, kindHandler, herr.Error())
