@@ -4,8 +4,8 @@
 # Installs what the tests need when it is missing: Debian's CUDA 11.8 runtime and NVRTC
 # (libcudart11.0, libnvrtc11.2, about 17 MB, when run as root with apt), so the binding's loader,
 # versions, error mapping and NVRTC compiles run against a real libcudart even without a GPU;
-# and staticcheck (go install). Then, for the library and its four nested modules (bench/,
-# contrib/prometheus, internal/consumer, examples/service): gofmt, go vet and staticcheck; the core cross-built and
+# and staticcheck (go install). Then, for the library and its five nested modules (bench/,
+# contrib/prometheus, contrib/jetstream, internal/consumer, examples/service): gofmt, go vet and staticcheck; the core cross-built and
 # vetted for windows/amd64 and darwin/arm64; go test -race (cgo) of every package; the binding
 # and a device round trip again with CGO_ENABLED=0, as users build; four examples and a
 # benchmark smoke on the simulator.
@@ -89,7 +89,7 @@ if have_cuda_libs; then
   export GPUACTOR_REQUIRE_CUDART=1 # the binding's no-GPU tests must run, not skip
 fi
 
-modules=(. bench internal/consumer contrib/prometheus examples/service)
+modules=(. bench internal/consumer contrib/prometheus contrib/jetstream examples/service)
 staticcheck_version=v0.8.2
 gobin=$(go env GOBIN)
 [[ -n $gobin ]] || gobin=$(go env GOPATH)/bin

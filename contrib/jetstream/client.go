@@ -1,0 +1,286 @@
+package jetstream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nuid"
+)
+
+// Job is one unit of work for a worker: the handler that runs it and its input.
+type Job struct {
+	// ID names the job, unique per queue; empty, Submit makes one. Submitting the same ID
+	// twice within the stream's duplicate window (2 minutes) queues it once.
+	ID      string
+	Handler string // a handler registered in some worker (Worker.Handle)
+	Input   []byte
+}
+
+// Client submits jobs to the workers of a queue and gathers their results.
+type Client struct {
+	conn    *Conn
+	id      string
+	cons    jetstream.ConsumeContext
+	jobs    jetstream.Stream
+	mu      sync.Mutex
+	pending map[string]*Future
+	known   map[string]bool // handlers some worker answered for
+	dropped atomic.Uint64
+	closed  bool
+}
+
+// NewClient makes a client on conn; it gets the results of the jobs it submits from then on.
+func NewClient(ctx context.Context, conn *Conn) (*Client, error) {
+	c := &Client{conn: conn, id: nuid.Next(), pending: map[string]*Future{}, known: map[string]bool{}}
+	var err error
+	if c.jobs, err = conn.js.Stream(ctx, conn.subj.jobStream()); err != nil {
+		return nil, fmt.Errorf("jetstream: job stream: %w", err)
+	}
+	cons, err := conn.js.OrderedConsumer(ctx, conn.subj.resultStream(), jetstream.OrderedConsumerConfig{
+		FilterSubjects: []string{conn.subj.results(c.id)}, DeliverPolicy: jetstream.DeliverNewPolicy,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("jetstream: result consumer: %w", err)
+	}
+	if c.cons, err = cons.Consume(c.result); err != nil {
+		return nil, fmt.Errorf("jetstream: result consumer: %w", err)
+	}
+	return c, nil
+}
+
+// Future is the result of a submitted job.
+type Future struct {
+	id   string
+	done chan struct{}
+	out  []byte
+	err  error
+	stop func() bool // stops the cancellation watch
+	seq  uint64
+}
+
+// ID is the job's id.
+func (f *Future) ID() string { return f.id }
+
+// Done is closed once the job's result, or its error, is in.
+func (f *Future) Done() <-chan struct{} { return f.done }
+
+// Wait returns the job's output once it is in, or ctx's error first. A job's error is a
+// *JobError when it ran and failed.
+func (f *Future) Wait(ctx context.Context) ([]byte, error) {
+	select {
+	case <-f.done:
+		return f.out, f.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// Submit queues job and returns its future at once; the future completes with the first
+// result of the job to arrive (a job run again after its worker died completes once). The
+// job's deadline is ctx's: a worker does not start it after that, and runs it under it.
+// Cancelling ctx fails the future with ctx's error: a job not yet started leaves the queue,
+// one that has started runs on and its result is discarded. Submit fails the future at once
+// with ErrUnknownHandler when no worker answers for the handler, and with ErrTooLarge for an
+// input over the server's limit.
+func (c *Client) Submit(ctx context.Context, job Job) *Future {
+	if job.ID == "" {
+		job.ID = nuid.Next()
+	}
+	f := &Future{id: job.ID, done: make(chan struct{})}
+	if err := c.check(ctx, job); err != nil {
+		f.err = err
+		close(f.done)
+		return f
+	}
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		f.err = ErrClosed
+		close(f.done)
+		return f
+	}
+	if _, dup := c.pending[job.ID]; dup {
+		c.mu.Unlock()
+		f.err = fmt.Errorf("jetstream: job %s is already pending in this client", job.ID)
+		close(f.done)
+		return f
+	}
+	c.pending[job.ID] = f
+	c.mu.Unlock()
+
+	msg := nats.NewMsg(c.conn.subj.jobs(job.Handler))
+	if c.conn.toObject(len(job.Input)) {
+		if err := c.conn.putObject(ctx, msg, "in-"+job.ID, job.Input); err != nil {
+			c.complete(job.ID, nil, err)
+			return f
+		}
+	} else {
+		msg.Data = job.Input
+	}
+	msg.Header.Set(hdrReply, c.conn.subj.results(c.id))
+	if dl, ok := ctx.Deadline(); ok {
+		msg.Header.Set(hdrDeadline, dl.UTC().Format(time.RFC3339Nano))
+	}
+	ack, err := c.publish(ctx, msg, job.ID)
+	if err != nil {
+		c.complete(job.ID, nil, fmt.Errorf("jetstream: submit job %s: %w", job.ID, err))
+		return f
+	}
+	c.mu.Lock()
+	f.seq = ack.Sequence
+	if _, ok := c.pending[job.ID]; ok {
+		f.stop = context.AfterFunc(ctx, func() { c.cancel(f, ctx.Err()) })
+	}
+	c.mu.Unlock()
+	return f
+}
+
+// publish publishes a job, again while the servers do not answer (a cluster electing a
+// leader) until ctx ends: the message id makes a publish that got through but whose answer
+// was lost queue the job once.
+func (c *Client) publish(ctx context.Context, msg *nats.Msg, id string) (*jetstream.PubAck, error) {
+	for wait := 50 * time.Millisecond; ; wait = min(2*wait, time.Second) {
+		ack, err := c.conn.js.PublishMsg(ctx, msg, jetstream.WithMsgID(id))
+		if err == nil || ctx.Err() != nil || !transient(err) {
+			return ack, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(wait):
+		}
+	}
+}
+
+// transient says whether err is of servers that may answer later.
+func transient(err error) bool {
+	return errors.Is(err, nats.ErrNoResponders) || errors.Is(err, nats.ErrTimeout) || errors.Is(err, context.DeadlineExceeded) ||
+		errors.Is(err, nats.ErrConnectionReconnecting) || errors.Is(err, nats.ErrDisconnected) ||
+		errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, nats.ErrNoServers)
+}
+
+// check refuses a job before it is published.
+func (c *Client) check(ctx context.Context, job Job) error {
+	if err := checkName("handler", job.Handler); err != nil {
+		return err
+	}
+	if err := checkName("job id", job.ID); err != nil {
+		return err
+	}
+	if limit := c.conn.MaxPayload() - headerRoom; !c.conn.toObject(len(job.Input)) && int64(len(job.Input)) > limit {
+		return fmt.Errorf("%w: job %s input is %d bytes, the server takes %d", ErrTooLarge, job.ID, len(job.Input), limit)
+	}
+	c.mu.Lock()
+	known := c.known[job.Handler]
+	c.mu.Unlock()
+	if known {
+		return nil
+	}
+	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	_, err := c.conn.nc.RequestWithContext(rctx, c.conn.subj.handler(job.Handler), nil)
+	if errors.Is(err, nats.ErrNoResponders) {
+		return fmt.Errorf("%w: %q (no live worker registered it)", ErrUnknownHandler, job.Handler)
+	}
+	if err != nil {
+		return fmt.Errorf("jetstream: asking the workers for handler %q: %w", job.Handler, err)
+	}
+	c.mu.Lock()
+	c.known[job.Handler] = true
+	c.mu.Unlock()
+	return nil
+}
+
+// cancel fails f with why and takes its job out of the queue if no worker has it yet.
+func (c *Client) cancel(f *Future, why error) {
+	if !c.complete(f.id, nil, why) {
+		return
+	}
+	c.mu.Lock()
+	seq := f.seq
+	c.mu.Unlock()
+	// A job a worker holds is not in the stream's unacknowledged set's way: deleting it fails
+	// or leaves the worker's ack a no-op, and its result finds no pending future.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = c.jobs.DeleteMsg(ctx, seq)
+}
+
+// result takes a result message off the client's subject.
+func (c *Client) result(m jetstream.Msg) {
+	h := m.Headers()
+	id := h.Get(hdrJob)
+	if id == "" {
+		return // not a result of this package
+	}
+	var err error
+	if msg := h.Get(hdrErr); msg != "" {
+		err = &JobError{Job: id, Handler: h.Get(hdrHandler), Worker: h.Get(hdrWorker), Kind: h.Get(hdrErrKind), Msg: msg}
+	}
+	out := m.Data()
+	if err == nil && h.Get(hdrObject) != "" {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if out, err = c.conn.payload(ctx, h, nil); err != nil {
+			err = fmt.Errorf("%w: job %s: %w", ErrBadResult, id, err)
+		}
+		c.conn.dropObject(ctx, h)
+	}
+	if !c.complete(id, out, err) {
+		c.dropped.Add(1)
+	}
+}
+
+// Discarded counts the results that found no pending future: of jobs run again after a worker
+// died under them, whose first result was in, and of cancelled jobs.
+func (c *Client) Discarded() uint64 { return c.dropped.Load() }
+
+// complete completes the pending future of job id, once: it reports whether it did.
+func (c *Client) complete(id string, out []byte, err error) bool {
+	c.mu.Lock()
+	f, ok := c.pending[id]
+	delete(c.pending, id)
+	var stop func() bool
+	if ok {
+		stop = f.stop
+	}
+	c.mu.Unlock()
+	if !ok {
+		return false
+	}
+	if stop != nil {
+		stop()
+	}
+	f.out, f.err = out, err
+	close(f.done)
+	return true
+}
+
+// Pending counts the jobs submitted whose results are not in.
+func (c *Client) Pending() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.pending)
+}
+
+// Close stops taking results and fails every pending future with ErrClosed; the jobs stay
+// queued.
+func (c *Client) Close() {
+	c.mu.Lock()
+	c.closed = true
+	ids := make([]string, 0, len(c.pending))
+	for id := range c.pending {
+		ids = append(ids, id)
+	}
+	c.mu.Unlock()
+	c.cons.Stop()
+	for _, id := range ids {
+		c.complete(id, nil, ErrClosed)
+	}
+}
