@@ -42,8 +42,16 @@ func NewClient(ctx context.Context, conn *Conn) (*Client, error) {
 	if c.jobs, err = conn.js.Stream(ctx, conn.subj.jobStream()); err != nil {
 		return nil, fmt.Errorf("jetstream: job stream: %w", err)
 	}
+	// The result consumer starts at a definite sequence, not at "new": an ordered consumer
+	// that is made again before its first message (its server lost, a reconnect) would
+	// otherwise start at the stream's end then, past the results published in between.
+	rs, err := conn.js.Stream(ctx, conn.subj.resultStream())
+	if err != nil {
+		return nil, fmt.Errorf("jetstream: result stream: %w", err)
+	}
 	cons, err := conn.js.OrderedConsumer(ctx, conn.subj.resultStream(), jetstream.OrderedConsumerConfig{
-		FilterSubjects: []string{conn.subj.results(c.id)}, DeliverPolicy: jetstream.DeliverNewPolicy,
+		FilterSubjects: []string{conn.subj.results(c.id)},
+		DeliverPolicy:  jetstream.DeliverByStartSequencePolicy, OptStartSeq: rs.CachedInfo().State.LastSeq + 1,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("jetstream: result consumer: %w", err)

@@ -102,7 +102,12 @@ func TestAClusterServerKilledMidRunLosesNoJob(t *testing.T) {
 	require.NoError(t, err)
 	defer c.Close()
 	require.Eventually(t, func() bool {
-		_, err := c.Submit(ctx, js.Job{Handler: "work", Input: []byte("probe")}).Wait(ctx)
+		pctx, pcancel := context.WithTimeout(ctx, 5*time.Second)
+		defer pcancel()
+		_, err := c.Submit(pctx, js.Job{Handler: "work", Input: []byte("probe")}).Wait(pctx)
+		if err != nil {
+			t.Logf("probe: %v", err)
+		}
 		return err == nil
 	}, time.Minute, 50*time.Millisecond)
 
