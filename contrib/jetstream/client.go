@@ -42,8 +42,16 @@ func NewClient(ctx context.Context, conn *Conn) (*Client, error) {
 	if c.jobs, err = conn.js.Stream(ctx, conn.subj.jobStream()); err != nil {
 		return nil, fmt.Errorf("jetstream: job stream: %w", err)
 	}
+	// The result consumer starts at a definite sequence, not at "new": an ordered consumer
+	// that is made again before its first message (its server lost, a reconnect) would
+	// otherwise start at the stream's end then, past the results published in between.
+	rs, err := conn.js.Stream(ctx, conn.subj.resultStream())
+	if err != nil {
+		return nil, fmt.Errorf("jetstream: result stream: %w", err)
+	}
 	cons, err := conn.js.OrderedConsumer(ctx, conn.subj.resultStream(), jetstream.OrderedConsumerConfig{
-		FilterSubjects: []string{conn.subj.results(c.id)}, DeliverPolicy: jetstream.DeliverNewPolicy,
+		FilterSubjects: []string{conn.subj.results(c.id)},
+		DeliverPolicy:  jetstream.DeliverByStartSequencePolicy, OptStartSeq: rs.CachedInfo().State.LastSeq + 1,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("jetstream: result consumer: %w", err)
@@ -141,12 +149,25 @@ func (c *Client) Submit(ctx context.Context, job Job) *Future {
 	return f
 }
 
+// publishAttempt bounds one attempt to publish: a request whose answer is lost (its server
+// killed after taking it, a stream leader lost mid-request) would otherwise wait for all of
+// ctx, however long, and never be tried again.
+const publishAttempt = 3 * time.Second
+
 // publish publishes a job, again while the servers do not answer (a cluster electing a
 // leader) until ctx ends: the message id makes a publish that got through but whose answer
 // was lost queue the job once.
 func (c *Client) publish(ctx context.Context, msg *nats.Msg, id string) (*jetstream.PubAck, error) {
+	return publishRetry(ctx, c.conn.js, msg, id)
+}
+
+// publishRetry publishes msg with message id id, each attempt bounded by publishAttempt, again
+// on a transient error until ctx ends.
+func publishRetry(ctx context.Context, js jetstream.JetStream, msg *nats.Msg, id string) (*jetstream.PubAck, error) {
 	for wait := 50 * time.Millisecond; ; wait = min(2*wait, time.Second) {
-		ack, err := c.conn.js.PublishMsg(ctx, msg, jetstream.WithMsgID(id))
+		actx, cancel := context.WithTimeout(ctx, publishAttempt)
+		ack, err := js.PublishMsg(actx, msg, jetstream.WithMsgID(id))
+		cancel()
 		if err == nil || ctx.Err() != nil || !transient(err) {
 			return ack, err
 		}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -39,11 +38,8 @@ func freePorts(t *testing.T, n int) []int {
 // SIGKILL while the jobs run and restarts it on its files: every job completes once, with its
 // own output.
 func TestAClusterServerKilledMidRunLosesNoJob(t *testing.T) {
-	if os.Getenv("GPUACTOR_JS_CLUSTER") == "" {
-		// It stalls in about half its runs here (a job's result never comes, for minutes
-		// after the server is back; 5 of 9 runs), cause not found yet. Kept out of the test
-		// command until that is understood.
-		t.Skip("set GPUACTOR_JS_CLUSTER=1 to run the three-server cluster test")
+	if testing.Short() {
+		t.Skip("starts three server and two worker processes")
 	}
 	ports := freePorts(t, 6)
 	var routes, urls []string
@@ -102,7 +98,12 @@ func TestAClusterServerKilledMidRunLosesNoJob(t *testing.T) {
 	require.NoError(t, err)
 	defer c.Close()
 	require.Eventually(t, func() bool {
-		_, err := c.Submit(ctx, js.Job{Handler: "work", Input: []byte("probe")}).Wait(ctx)
+		pctx, pcancel := context.WithTimeout(ctx, 5*time.Second)
+		defer pcancel()
+		_, err := c.Submit(pctx, js.Job{Handler: "work", Input: []byte("probe")}).Wait(pctx)
+		if err != nil {
+			t.Logf("probe: %v", err)
+		}
 		return err == nil
 	}, time.Minute, 50*time.Millisecond)
 

@@ -328,7 +328,7 @@ func (w *Worker) settle(ctx context.Context, m jetstream.Msg, j jobMsg, out []by
 	}
 	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	if _, err := w.conn.js.PublishMsg(pctx, r, jetstream.WithMsgID("r-"+j.id)); err != nil {
+	if _, err := publishRetry(pctx, w.conn.js, r, "r-"+j.id); err != nil {
 		w.log.Warn("result not published; job handed back", "job", j.id, "err", err)
 		_ = m.NakWithDelay(time.Second)
 		return
@@ -383,7 +383,9 @@ func (w *Worker) deadLetter(ctx context.Context, kv jetstream.KeyValue, m jetstr
 	dm := nats.NewMsg(w.conn.subj.dead(j.handler))
 	dm.Data = b
 	dm.Header.Set(hdrJob, j.id)
-	if _, err := w.conn.js.PublishMsg(ctx, dm, jetstream.WithMsgID("d-"+j.id)); err != nil {
+	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if _, err := publishRetry(pctx, w.conn.js, dm, "d-"+j.id); err != nil {
 		w.log.Warn("dead letter not published; job handed back", "job", j.id, "err", err)
 		_ = m.NakWithDelay(time.Second)
 		return
