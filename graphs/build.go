@@ -171,10 +171,7 @@ func (g *Graph) AddChild(ctx context.Context, deps Deps, child *Graph) (*Node, e
 		return nil, invalid("a graph cannot be its own child")
 	}
 	return g.add(ctx, deps, ChildNode, "", nil, func(rt backend.Device, hs []backend.GraphNode) (backend.GraphNode, error) {
-		if child.closed.Load() {
-			return 0, closed("child graph")
-		}
-		if err := child.res.heldAlive(); err != nil { // the runtime copies the child's nodes
+		if err := child.readable("child graph"); err != nil {
 			return 0, err
 		}
 		n, err := rt.GraphAddChildNode(g.h, hs, child.h)

@@ -76,12 +76,7 @@ func (g *Graph) Instantiate(ctx context.Context, opts ...InstantiateOption) (*Ex
 		return nil, invalid("nil graph")
 	}
 	x, err := core.Make(ctx, coreDev(g.dev), func(rt backend.Device, tr *core.Tracker) (*Exec, error) {
-		if g.closed.Load() {
-			return nil, closed("graph")
-		}
-		// The runtime reads a node's event or array when instantiating: one closed since
-		// would be freed memory (on a GPU, a crash inside cudaGraphInstantiate).
-		if err := g.res.heldAlive(); err != nil {
+		if err := g.readable("graph"); err != nil {
 			return nil, err
 		}
 		h, err := g.instantiate(rt, c.flags)
@@ -298,10 +293,7 @@ func (x *Exec) Update(ctx context.Context, g *Graph) error {
 		return wrongDevice("graph", g.dev, x.dev)
 	}
 	return x.run(ctx, func(rt backend.Device, _ *core.Tracker) error {
-		if g.closed.Load() {
-			return closed("graph")
-		}
-		if err := g.res.heldAlive(); err != nil {
+		if err := g.readable("graph"); err != nil {
 			return err
 		}
 		info, err := rt.GraphExecUpdate(x.h, g.h)

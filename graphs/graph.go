@@ -234,10 +234,7 @@ func (g *Graph) Clone(ctx context.Context) (*Graph, error) {
 		return nil, invalid("nil graph")
 	}
 	return core.Make(ctx, coreDev(g.dev), func(rt backend.Device, tr *core.Tracker) (*Graph, error) {
-		if g.closed.Load() {
-			return nil, closed("graph")
-		}
-		if err := g.res.heldAlive(); err != nil { // the runtime copies the nodes' parameters
+		if err := g.readable("graph"); err != nil {
 			return nil, err
 		}
 		h, err := rt.GraphClone(g.h)

@@ -51,6 +51,17 @@ func (r *resources) heldAlive() error {
 	return nil
 }
 
+// readable is nil when the runtime may read g's nodes (to instantiate, update from, clone or
+// embed g): g is open and so is every object its nodes name. The runtime dereferences a
+// node's event or array there, so one closed since would be freed memory (on a GPU, a crash
+// inside cudaGraphInstantiate). On the actor thread.
+func (g *Graph) readable(what string) error {
+	if g.closed.Load() {
+		return closed(what)
+	}
+	return g.res.heldAlive()
+}
+
 // launchable is nil when x may be launched: x is open and so is every object its nodes use.
 func (x *Exec) launchable() error {
 	if err := x.alive(); err != nil {

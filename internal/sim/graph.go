@@ -89,6 +89,10 @@ type simAlloc struct {
 	size uint64
 	refs int
 	live bool // allocated by a launch and not yet freed by one
+	// backed: a launch allocated it, so its memory stays associated with the graphs holding
+	// the node (counted as used) after a launch frees it, as the runtime keeps it mapped for
+	// the next launch, until the last holder lets it go.
+	backed bool
 }
 
 // sexec is a cudaGraphExec_t: a private copy of the graph, with per-node parameters that

@@ -143,7 +143,7 @@ func (d *device) GraphLaunch(h backend.GraphExec, sh backend.Stream) error {
 	}
 	for _, n := range x.g.nodes {
 		if n.typ == backend.NodeMemAlloc {
-			n.alloc.live = true
+			n.alloc.live, n.alloc.backed = true, true
 		}
 	}
 	gs.noteMemLocked() // the launch's peak: its allocations made, none freed yet

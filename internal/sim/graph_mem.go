@@ -8,8 +8,9 @@ import (
 // The memory of allocation nodes. The simulator reserves a node's memory when the node is
 // added (its address is fixed from then on) and keeps it while a graph or executable graph
 // holds the node: reserved memory is that of every such node, used memory that of the
-// allocations a launch made and no launch has freed yet. Nothing reserved is unused while a
-// node holds it, so a trim has nothing to give back.
+// allocations a launch has made, freed since or not, as the runtime keeps a freed allocation's
+// memory mapped for the graph's next launch. Nothing reserved is unused while a node holds it,
+// so a trim has nothing to give back.
 
 // graphMemHigh is the high watermarks of graph memory; guarded by graphState.mu.
 type graphMemHigh struct {
@@ -20,7 +21,7 @@ type graphMemHigh struct {
 func (gs *graphState) memLocked() (used, reserved uint64) {
 	for _, a := range gs.allocs {
 		reserved += a.size
-		if a.live {
+		if a.live || a.backed {
 			used += a.size
 		}
 	}
