@@ -211,6 +211,7 @@ type Device interface {
 	HostMemoryFlags
 	BatchCopier
 	TextureObjects
+	CollectiveDevice
 
 	// Ordinal is the device's index.
 	Ordinal() int

@@ -142,6 +142,129 @@ func (d *Device) ChannelDesc(a0 backend.Array) (backend.ChannelFormat, error) {
 	return v0, r.err
 }
 
+// CollCommAbort runs backend.Device.CollCommAbort in the worker.
+func (d *Device) CollCommAbort(a0 backend.Comm) error {
+	e := request(mCollCommAbort)
+	e.u64(uint64(a0))
+	r, err := d.do(e)
+	if err != nil {
+		return err
+	}
+	return r.err
+}
+
+// CollCommAsyncError runs backend.Device.CollCommAsyncError in the worker.
+func (d *Device) CollCommAsyncError(a0 backend.Comm) error {
+	e := request(mCollCommAsyncError)
+	e.u64(uint64(a0))
+	r, err := d.do(e)
+	if err != nil {
+		return err
+	}
+	return r.err
+}
+
+// CollCommDestroy runs backend.Device.CollCommDestroy in the worker.
+func (d *Device) CollCommDestroy(a0 backend.Comm) error {
+	e := request(mCollCommDestroy)
+	e.u64(uint64(a0))
+	r, err := d.do(e)
+	if err != nil {
+		return err
+	}
+	return r.err
+}
+
+// CollCommFinalize runs backend.Device.CollCommFinalize in the worker.
+func (d *Device) CollCommFinalize(a0 backend.Comm) error {
+	e := request(mCollCommFinalize)
+	e.u64(uint64(a0))
+	r, err := d.do(e)
+	if err != nil {
+		return err
+	}
+	return r.err
+}
+
+// CollCommInfo runs backend.Device.CollCommInfo in the worker.
+func (d *Device) CollCommInfo(a0 backend.Comm) (int, int, int, error) {
+	e := request(mCollCommInfo)
+	e.u64(uint64(a0))
+	r, err := d.do(e)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	v0 := int(r.i64())
+	v1 := int(r.i64())
+	v2 := int(r.i64())
+	return v0, v1, v2, r.err
+}
+
+// CollCommInitRank runs backend.Device.CollCommInitRank in the worker.
+func (d *Device) CollCommInitRank(a0 int, a1 backend.CommID, a2 int, a3 backend.CommConfig) (backend.Comm, error) {
+	e := request(mCollCommInitRank)
+	e.i64(int64(a0))
+	e.b = append(e.b, a1[:]...)
+	e.i64(int64(a2))
+	encCommConfig(&e, a3)
+	r, err := d.do(e)
+	if err != nil {
+		return 0, err
+	}
+	v0 := backend.Comm(r.u64())
+	return v0, r.err
+}
+
+// CollCommSplit runs backend.Device.CollCommSplit in the worker.
+func (d *Device) CollCommSplit(a0 backend.Comm, a1 int, a2 int, a3 backend.CommConfig) (backend.Comm, error) {
+	e := request(mCollCommSplit)
+	e.u64(uint64(a0))
+	e.i64(int64(a1))
+	e.i64(int64(a2))
+	encCommConfig(&e, a3)
+	r, err := d.do(e)
+	if err != nil {
+		return 0, err
+	}
+	v0 := backend.Comm(r.u64())
+	return v0, r.err
+}
+
+// CollLaunch runs backend.Device.CollLaunch in the worker.
+func (d *Device) CollLaunch(a0 backend.Comm, a1 backend.Stream, a2 []backend.CollOp) error {
+	e := request(mCollLaunch)
+	e.u64(uint64(a0))
+	e.u64(uint64(a1))
+	encListCollOp(&e, a2)
+	r, err := d.do(e)
+	if err != nil {
+		return err
+	}
+	return r.err
+}
+
+// CollUniqueID runs backend.Device.CollUniqueID in the worker.
+func (d *Device) CollUniqueID() (backend.CommID, error) {
+	e := request(mCollUniqueID)
+	r, err := d.do(e)
+	if err != nil {
+		return backend.CommID{}, err
+	}
+	v0 := decCommID(&r)
+	return v0, r.err
+}
+
+// CollVersion runs backend.Device.CollVersion in the worker.
+func (d *Device) CollVersion() (int, error) {
+	e := request(mCollVersion)
+	r, err := d.do(e)
+	if err != nil {
+		return 0, err
+	}
+	v0 := int(r.i64())
+	return v0, r.err
+}
+
 // Copy2DDtoD runs backend.Device.Copy2DDtoD in the worker.
 func (d *Device) Copy2DDtoD(a0 backend.DevicePtr, a1 uint64, a2 backend.DevicePtr, a3 uint64, a4 uint64, a5 uint64, a6 backend.Stream) error {
 	e := posted(mCopy2DDtoD, a6)

@@ -16,6 +16,16 @@ const (
 	mCacheConfig
 	mCanAccessPeer
 	mChannelDesc
+	mCollCommAbort
+	mCollCommAsyncError
+	mCollCommDestroy
+	mCollCommFinalize
+	mCollCommInfo
+	mCollCommInitRank
+	mCollCommSplit
+	mCollLaunch
+	mCollUniqueID
+	mCollVersion
 	mCopy2DDtoD
 	mCopy2DDtoH
 	mCopy2DFromArray
@@ -249,6 +259,16 @@ var methodNames = [numMethods]string{
 	mCacheConfig:                          "CacheConfig",
 	mCanAccessPeer:                        "CanAccessPeer",
 	mChannelDesc:                          "ChannelDesc",
+	mCollCommAbort:                        "CollCommAbort",
+	mCollCommAsyncError:                   "CollCommAsyncError",
+	mCollCommDestroy:                      "CollCommDestroy",
+	mCollCommFinalize:                     "CollCommFinalize",
+	mCollCommInfo:                         "CollCommInfo",
+	mCollCommInitRank:                     "CollCommInitRank",
+	mCollCommSplit:                        "CollCommSplit",
+	mCollLaunch:                           "CollLaunch",
+	mCollUniqueID:                         "CollUniqueID",
+	mCollVersion:                          "CollVersion",
 	mCopy2DDtoD:                           "Copy2DDtoD",
 	mCopy2DDtoH:                           "Copy2DDtoH",
 	mCopy2DFromArray:                      "Copy2DFromArray",

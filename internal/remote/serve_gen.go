@@ -38,6 +38,16 @@ var table = [numMethods]entry{
 	mCacheConfig:                          {(*server).callCacheConfig, false},
 	mCanAccessPeer:                        {(*server).callCanAccessPeer, false},
 	mChannelDesc:                          {(*server).callChannelDesc, false},
+	mCollCommAbort:                        {(*server).callCollCommAbort, false},
+	mCollCommAsyncError:                   {(*server).callCollCommAsyncError, false},
+	mCollCommDestroy:                      {(*server).callCollCommDestroy, false},
+	mCollCommFinalize:                     {(*server).callCollCommFinalize, false},
+	mCollCommInfo:                         {(*server).callCollCommInfo, false},
+	mCollCommInitRank:                     {(*server).callCollCommInitRank, false},
+	mCollCommSplit:                        {(*server).callCollCommSplit, false},
+	mCollLaunch:                           {(*server).callCollLaunch, false},
+	mCollUniqueID:                         {(*server).callCollUniqueID, false},
+	mCollVersion:                          {(*server).callCollVersion, false},
 	mCopy2DDtoD:                           {(*server).callCopy2DDtoD, true},
 	mCopy2DDtoH:                           {(*server).serveCopy2DDtoH, true},
 	mCopy2DFromArray:                      {(*server).callCopy2DFromArray, true},
@@ -356,6 +366,113 @@ func (s *server) callChannelDesc(in *dec, out *enc) error {
 		return err
 	}
 	encChannelFormat(out, v0)
+	return nil
+}
+
+func (s *server) callCollCommAbort(in *dec, out *enc) error {
+	a0 := backend.Comm(in.u64())
+	if in.err != nil {
+		return in.err
+	}
+	return s.dev.CollCommAbort(a0)
+}
+
+func (s *server) callCollCommAsyncError(in *dec, out *enc) error {
+	a0 := backend.Comm(in.u64())
+	if in.err != nil {
+		return in.err
+	}
+	return s.dev.CollCommAsyncError(a0)
+}
+
+func (s *server) callCollCommDestroy(in *dec, out *enc) error {
+	a0 := backend.Comm(in.u64())
+	if in.err != nil {
+		return in.err
+	}
+	return s.dev.CollCommDestroy(a0)
+}
+
+func (s *server) callCollCommFinalize(in *dec, out *enc) error {
+	a0 := backend.Comm(in.u64())
+	if in.err != nil {
+		return in.err
+	}
+	return s.dev.CollCommFinalize(a0)
+}
+
+func (s *server) callCollCommInfo(in *dec, out *enc) error {
+	a0 := backend.Comm(in.u64())
+	if in.err != nil {
+		return in.err
+	}
+	v0, v1, v2, err := s.dev.CollCommInfo(a0)
+	if err != nil {
+		return err
+	}
+	out.i64(int64(v0))
+	out.i64(int64(v1))
+	out.i64(int64(v2))
+	return nil
+}
+
+func (s *server) callCollCommInitRank(in *dec, out *enc) error {
+	a0 := int(in.i64())
+	a1 := decCommID(in)
+	a2 := int(in.i64())
+	a3 := decCommConfig(in)
+	if in.err != nil {
+		return in.err
+	}
+	v0, err := s.dev.CollCommInitRank(a0, a1, a2, a3)
+	if err != nil {
+		return err
+	}
+	out.u64(uint64(v0))
+	return nil
+}
+
+func (s *server) callCollCommSplit(in *dec, out *enc) error {
+	a0 := backend.Comm(in.u64())
+	a1 := int(in.i64())
+	a2 := int(in.i64())
+	a3 := decCommConfig(in)
+	if in.err != nil {
+		return in.err
+	}
+	v0, err := s.dev.CollCommSplit(a0, a1, a2, a3)
+	if err != nil {
+		return err
+	}
+	out.u64(uint64(v0))
+	return nil
+}
+
+func (s *server) callCollLaunch(in *dec, out *enc) error {
+	a0 := backend.Comm(in.u64())
+	a1 := backend.Stream(in.u64())
+	a2 := decListCollOp(in)
+	if in.err != nil {
+		return in.err
+	}
+	return s.dev.CollLaunch(a0, a1, a2)
+}
+
+func (s *server) callCollUniqueID(in *dec, out *enc) error {
+	v0, err := s.dev.CollUniqueID()
+	if err != nil {
+		return err
+	}
+	out.b = append(out.b, v0[:]...)
+	return nil
+}
+
+func (s *server) callCollVersion(in *dec, out *enc) error {
+	v0, err := s.dev.CollVersion()
+	if err != nil {
+		return err
+	}
+	out.i64(int64(v0))
 	return nil
 }
 
@@ -2760,6 +2877,49 @@ func decChannelFormat(d *dec) (v backend.ChannelFormat) {
 	return v
 }
 
+func encCollOp(e *enc, v backend.CollOp) {
+	e.i64(int64(v.Kind))
+	e.u64(uint64(v.Send))
+	e.u64(uint64(v.Recv))
+	e.u64(v.Count)
+	e.i64(int64(v.Type))
+	e.i64(int64(v.Op))
+	e.i64(int64(v.Peer))
+}
+
+func decCollOp(d *dec) (v backend.CollOp) {
+	v.Kind = backend.CollOpKind(d.i64())
+	v.Send = backend.DevicePtr(d.u64())
+	v.Recv = backend.DevicePtr(d.u64())
+	v.Count = d.u64()
+	v.Type = backend.CollDataType(d.i64())
+	v.Op = backend.CollRedOp(d.i64())
+	v.Peer = int32(d.i64())
+	return v
+}
+
+func encCommConfig(e *enc, v backend.CommConfig) {
+	e.i64(int64(v.CGAClusterSize))
+	e.i64(int64(v.MinCTAs))
+	e.i64(int64(v.MaxCTAs))
+	e.str(v.NetName)
+	e.bool(v.SplitShare)
+}
+
+func decCommConfig(d *dec) (v backend.CommConfig) {
+	v.CGAClusterSize = int32(d.i64())
+	v.MinCTAs = int32(d.i64())
+	v.MaxCTAs = int32(d.i64())
+	v.NetName = d.str()
+	v.SplitShare = d.bool()
+	return v
+}
+
+func decCommID(d *dec) (v backend.CommID) {
+	d.fixed(v[:])
+	return v
+}
+
 func encConditionalNode(e *enc, v backend.ConditionalNode) {
 	e.u64(uint64(v.Handle))
 	e.i64(int64(v.Type))
@@ -2966,6 +3126,25 @@ func decListArg(d *dec) []backend.Arg {
 	v := make([]backend.Arg, n)
 	for i := range v {
 		v[i] = decArg(d)
+	}
+	return v
+}
+
+func encListCollOp(e *enc, v []backend.CollOp) {
+	e.u64(uint64(len(v)))
+	for _, x := range v {
+		encCollOp(e, x)
+	}
+}
+
+func decListCollOp(d *dec) []backend.CollOp {
+	n := d.count(8)
+	if n == 0 {
+		return nil
+	}
+	v := make([]backend.CollOp, n)
+	for i := range v {
+		v[i] = decCollOp(d)
 	}
 	return v
 }
