@@ -16,9 +16,35 @@ import (
 
 // runExternal runs the C++ baseline and the Python peers for the same scenarios and sizes and
 // adds their results. Their failures are reported, never fatal: the gpuactor rows still stand.
-// pass 1 runs before gpuactor's scenarios, pass r+1 after round r of them; the peers run once,
-// in the last pass.
+// pass 1 runs before gpuactor's scenarios, pass r+1 after round r of them. The peers run in
+// every pass, just after the C++ baseline, so that each of their figures has a C++ figure of
+// the same minutes to be divided by (peerRatios), as gpuactor's rounds have.
 func runExternal(ctx context.Context, o *options, rep *Report, pass int) {
+	args := externalArgs(o)
+	if bin, err := cbaseline(ctx, o, rep.Meta.CC); err != nil {
+		rep.Errors = append(rep.Errors, "C++ baseline: "+err.Error())
+		fmt.Fprintln(os.Stderr, "C++ baseline:", err)
+	} else if bin != "" {
+		fmt.Fprintf(os.Stderr, "running the C++ baseline (pass %d): %s\n", pass, bin)
+		collect(ctx, rep, "cpp", pass, exec.CommandContext(ctx, bin, args...))
+	}
+	if !o.peers {
+		return
+	}
+	script := o.peersScript
+	if script == "" {
+		var ok bool
+		if script, ok = peersScript(); !ok {
+			return
+		}
+	}
+	fmt.Fprintf(os.Stderr, "running the Python peers (pass %d): %s\n", pass, script)
+	collect(ctx, rep, "peers", pass, exec.CommandContext(ctx, "python3", append([]string{script}, args...)...))
+}
+
+// externalArgs are the flags the C++ baseline and the peers both take: every C++ row the
+// planned gpuactor rows are shown against, the sizes, repeats, device and graph sizes.
+func externalArgs(o *options) []string {
 	var names []string
 	for _, t := range plan(o) {
 		for _, n := range t.s.cppRows() {
@@ -32,20 +58,7 @@ func runExternal(ctx context.Context, o *options, rep *Report, pass int) {
 	if o.graphSizes != nil {
 		args = append(args, "--graph-sizes", joinSizes(o.graphSizes))
 	}
-
-	if bin, err := cbaseline(ctx, o, rep.Meta.CC); err != nil {
-		rep.Errors = append(rep.Errors, "C++ baseline: "+err.Error())
-		fmt.Fprintln(os.Stderr, "C++ baseline:", err)
-	} else if bin != "" {
-		fmt.Fprintf(os.Stderr, "running the C++ baseline (pass %d): %s\n", pass, bin)
-		collect(ctx, rep, "cpp", pass, exec.CommandContext(ctx, bin, args...))
-	}
-	if o.peers && pass == o.rounds+1 {
-		if script, ok := peersScript(); ok {
-			fmt.Fprintln(os.Stderr, "running the Python peers:", script)
-			collect(ctx, rep, "peers", 0, exec.CommandContext(ctx, "python3", append([]string{script}, args...)...))
-		}
-	}
+	return args
 }
 
 // cbaseline returns the C++ baseline binary: -cbaseline, else bench/cbaseline/suite.cu built

@@ -41,6 +41,7 @@ type options struct {
 	cbaseline    string
 	built        string // the C++ baseline built by this run
 	peers        bool
+	peersScript  string // the peers' script; "": bench/peers/peers.py (peersScript), when python3 is there
 	device       int
 	copiers      int           // streams.StagingWorkers for the staged rows; 0: the library's choice
 	awaitSpin    time.Duration // the device actor's Await spin (device.ActorTuning.AwaitSpin); 0: the library's default

@@ -35,14 +35,15 @@ func printTables(w io.Writer, rep *Report) {
 			if inRounds {
 				fmt.Fprint(w, "; in rounds: gpuactor and C++ are medians and means over the rounds and passes, ratio the median of each round's ratio to the C++ passes around it, and ratio range their spread")
 			}
+			fmt.Fprint(w, "; cupy and cuda.core are the Python peers' medians over the passes they ran in, each pass just after a C++ pass, and ÷ C++ the median (range) of each pass's figure over that C++ pass's")
 		}
 		fmt.Fprintln(w)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		switch {
 		case b == "cuda" && inRounds:
-			fmt.Fprintln(tw, "scenario\tsize\tunit\tC++\tC++ drift\tgpuactor\tratio\tratio range\tcupy\tcuda.core\t")
+			fmt.Fprintln(tw, "scenario\tsize\tunit\tC++\tC++ drift\tgpuactor\tratio\tratio range\tcupy\tcupy ÷ C++\tcuda.core\tcuda.core ÷ C++\t")
 		case b == "cuda":
-			fmt.Fprintln(tw, "scenario\tsize\tunit\tC++\tC++ drift\tgpuactor\tratio\tcupy\tcuda.core\t")
+			fmt.Fprintln(tw, "scenario\tsize\tunit\tC++\tC++ drift\tgpuactor\tratio\tcupy\tcupy ÷ C++\tcuda.core\tcuda.core ÷ C++\t")
 		default:
 			fmt.Fprintln(tw, "scenario\tsize\tunit\tgpuactor\t")
 		}
@@ -63,9 +64,13 @@ func printTables(w io.Writer, rep *Report) {
 				if inRounds {
 					rat += "\t" + spread
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", row.label, sizeLabel(r.Size), r.Unit,
-					numPtr(cpp), driftLabel(cpp, drift), num(row.value, r.Checked), rat,
-					numPtr(lookup(rep, "cupy", r, row.p99)), numPtr(lookup(rep, "cuda.core", r, row.p99)))
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t", row.label, sizeLabel(r.Size), r.Unit,
+					numPtr(cpp), driftLabel(cpp, drift), num(row.value, r.Checked), rat)
+				for _, impl := range peerImpls {
+					figure, peerRatio := peerCells(rep, impl, r, row.p99)
+					fmt.Fprintf(tw, "%s\t%s\t", figure, peerRatio)
+				}
+				fmt.Fprintln(tw)
 			}
 		}
 		tw.Flush()

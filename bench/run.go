@@ -41,6 +41,8 @@ type Report struct {
 	Results []Result `json:"results"`
 	Errors  []string `json:"errors,omitempty"`
 	Skipped []string `json:"skipped,omitempty"` // rows the machine cannot run, and why
+	// Summary is the GPU table's figures, medians and ratio ranges, as printed (summarize).
+	Summary []Summary `json:"summary,omitempty"`
 }
 
 func run(ctx context.Context, o *options) error {
@@ -92,6 +94,7 @@ func run(ctx context.Context, o *options) error {
 			runExternal(ctx, o, rep, r+1)
 		}
 	}
+	rep.Summary = summarize(rep)
 	printTables(os.Stdout, rep)
 	if o.jsonPath != "" {
 		if err := writeJSON(o.jsonPath, rep); err != nil {

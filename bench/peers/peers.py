@@ -7,13 +7,16 @@ libraries a gpuactor user might otherwise reach for:
   impl "cupy"       cupy.RawKernel, cupy.cuda.Stream(non_blocking=True), ndarray.set/get
   impl "cuda.core"  NVIDIA's cuda.core: Program/launch, Device.create_stream, Buffer.copy_to/from
 
-    python3 bench/peers/peers.py [--scenarios a,b] [--sizes 4096,65536] [--repeat 21] [--device 0]
+    python3 bench/peers/peers.py [--scenarios a,b] [--sizes 4096,65536] [--graph-sizes 1,10]
+                                 [--repeat 21] [--device 0]
 
 stdout is JSON lines only: per impl a header, then one "result" per scenario and size, and "error"
 lines for failed checks or for an impl or scenario that could not run. stderr gets progress.
 A library that is missing or whose API does not fit is reported with one error line and skipped;
 that alone does not make the exit status non-zero. A failed result check does (exit 1).
-Scenarios an impl does not implement are skipped silently (the runner shows "-").
+Scenarios an impl does not implement are skipped silently (the runner shows "-"). The graph
+rows (CuPy only: a stream capture of a chain of empty launches) run at --graph-sizes node counts.
+The libraries are imported only when an impl starts, so the flags parse without them.
 """
 
 import argparse
@@ -36,9 +39,13 @@ ALL_SCENARIOS = [
     "malloc_free",
     "stream_query",
     "event_record",
+    "graph_node",
 ]
 SIZED = {"h2d_pinned", "d2h_pinned", "h2d_pageable", "d2h_pageable"}
+NODES = {"graph_node"}  # sized by --graph-sizes: a chain of that many empty kernels
 DEFAULT_SIZES = [4096, 65536, 1048576, 16777216, 268435456]
+DEFAULT_GRAPH_SIZES = [1, 10, 100, 1000]  # as suite.cu's
+GRAPH_LAUNCHES = 100  # graph_node: launches per repeat, as suite.cu's
 
 LAUNCHES = 20000  # launch_enqueue: launches per repeat
 ROUNDTRIPS = 2000  # launch_roundtrip: timed iterations per repeat
@@ -280,6 +287,34 @@ class CupyImpl:
                why is None, why)
 
 
+    def graph_node(self, n):
+        """Launches of a graph of n empty kernels, each after the one before, run back to back;
+        time per node, as suite.cu's graph_node. The graph is a stream capture of n launches on
+        one stream, which makes the same chain that suite.cu builds node by node."""
+        k, s, g, b, a = self.k, self.s, (1,), (1,), ()
+        with s:
+            k(g, b, a)  # compile and load before the capture
+        s.synchronize()
+        s.begin_capture()
+        try:
+            with s:
+                for _ in range(n):
+                    k(g, b, a)
+        finally:
+            graph = s.end_capture()
+        graph.launch(stream=s)  # upload, warm-up
+        s.synchronize()
+        per = []
+        for _ in range(self.repeats + 1):  # the first is a warm-up, as in suite.cu
+            t0 = clock()
+            for _ in range(GRAPH_LAUNCHES):
+                graph.launch(stream=s)
+            s.synchronize()
+            per.append((clock() - t0) / (GRAPH_LAUNCHES * n) * 1e6)
+        # A failed launch raises; reaching here means every launch was accepted.
+        result(self.name, "graph_node", n, "us/node", median(per[1:]), None, self.repeats, True)
+
+
 # -------------------------------------------------------------------------------------------------
 # cuda.core
 
@@ -454,6 +489,15 @@ def csv_ints(text):
     return vals
 
 
+def sizes_of(scenario, args):
+    """The sizes a scenario runs at: --sizes, --graph-sizes, or none (one run)."""
+    if scenario in SIZED:
+        return args.sizes
+    if scenario in NODES:
+        return args.graph_sizes
+    return [None]
+
+
 def run_impl(cls, args, wanted):
     try:
         impl = cls(args.device, args.repeat)
@@ -467,7 +511,7 @@ def run_impl(cls, args, wanted):
         if scenario not in wanted or fn is None:
             continue
         log("%s: %s ..." % (cls.name, scenario))
-        for size in (args.sizes if scenario in SIZED else [None]):
+        for size in sizes_of(scenario, args):
             try:
                 fn(size) if size is not None else fn()
             except Exception as e:
@@ -482,20 +526,30 @@ def run_impl(cls, args, wanted):
                     pass
 
 
-def main():
+def parse_args(argv=None):
+    """The command line, as the runner (bench/external.go) passes it. Exits 2 on bad flags."""
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--scenarios", default=",".join(ALL_SCENARIOS))
     p.add_argument("--sizes", type=csv_ints, default=DEFAULT_SIZES)
+    p.add_argument("--graph-sizes", type=csv_ints, default=DEFAULT_GRAPH_SIZES,
+                   help="node counts of the graph rows (default 1,10,100,1000)")
     p.add_argument("--repeat", type=int, default=21)
     p.add_argument("--device", type=int, default=0)
-    args = p.parse_args()
+    args = p.parse_args(argv)
     if args.repeat < 1:
         p.error("--repeat must be at least 1")
-    wanted = {x.strip() for x in args.scenarios.split(",") if x.strip()}
-    for w in sorted(wanted - set(ALL_SCENARIOS)):
+    if args.device < 0:
+        p.error("--device must not be negative")
+    args.wanted = {x.strip() for x in args.scenarios.split(",") if x.strip()}
+    return args
+
+
+def main():
+    args = parse_args()
+    for w in sorted(args.wanted - set(ALL_SCENARIOS)):
         log("peers: no scenario %s here, skipped" % w)
     for cls in (CupyImpl, CudaCoreImpl):
-        run_impl(cls, args, wanted)
+        run_impl(cls, args, args.wanted)
     sys.exit(1 if failed else 0)
 
 
