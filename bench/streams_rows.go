@@ -11,14 +11,19 @@ import (
 
 // streamScenarios are the rows of stream operations whose futures complete when the GPU
 // reaches them. Against C++ issuing the same operations with no futures at all, they show what
-// completion tracking costs (the target is ≤ 1.1×).
+// completion tracking costs (the target is ≤ 1.1×). stream_launch_N (N goroutines, a stream
+// each) is held to N C++ threads doing the same, each on a stream of its own
+// (launch_threads_N in bench/cbaseline/threads.h).
 func streamScenarios() []scenario {
 	return []scenario{
 		{name: "stream_launch", unit: "us/launch", ref: "launch_enqueue", run: traced("stream_launch", func(e *env, _ int64, r int) (float64, *float64, error) {
 			return streamLaunchRate(e, 1, r)
 		})},
-		{name: "stream_launch_8", manyStreams: true, unit: "us/launch", ref: "launch_enqueue_8", run: traced("stream_launch_8", func(e *env, _ int64, r int) (float64, *float64, error) {
+		{name: "stream_launch_8", manyStreams: true, unit: "us/launch", ref: "launch_threads_8", run: traced("stream_launch_8", func(e *env, _ int64, r int) (float64, *float64, error) {
 			return streamLaunchRate(e, 8, r)
+		})},
+		{name: "stream_launch_64", manyStreams: true, unit: "us/launch", ref: "launch_threads_64", run: traced("stream_launch_64", func(e *env, _ int64, r int) (float64, *float64, error) {
+			return streamLaunchRate(e, 64, r)
 		})},
 		{name: "stream_h2d_async_64B", unit: "us/copy", size: 64, ref: "h2d_async_64B", run: traced("stream_h2d_async_64B", streamSmallCopies)},
 	}

@@ -1,8 +1,9 @@
 // suite.cu: the C++ baseline for gpuactor's benchmark runner (go run ./bench).
 //
 // Every scenario here calls libcudart directly from one host thread, with nothing in between:
-// it is the floor that gpuactor's figures are divided by. The staged rows are the exception:
-// like gpuactor's, they copy host memory on several threads (stagedring.h). The runner builds
+// it is the floor that gpuactor's figures are divided by. The staged rows are an exception:
+// like gpuactor's, they copy host memory on several threads (stagedring.h); launch_threads_N
+// is another, N threads launching at once (threads.h). The runner builds
 // and runs it as
 //
 //   nvcc -O2 -std=c++17 -arch=sm_90 -o suite bench/cbaseline/suite.cu
@@ -814,6 +815,8 @@ static void busy_roundtrip(const Ctx& c) {
               e == cudaSuccess, e == cudaSuccess ? "" : cudaGetErrorString(e));
 }
 
+#include "threads.h"  // after CHECK, Ctx and emit_result, which it uses
+
 // ---------------------------------------------------------------------------------------------
 // Command line and main
 
@@ -953,6 +956,8 @@ static int suite_main(int argc, char** argv) {
       {"busy_roundtrip", [&] { busy_roundtrip(c); }},
       {"peer_copy", [&] { peer_copy(c); }},  // two devices
       {"launch_enqueue_8", [&] { launch_enqueue_8(c); }},  // several streams: last
+      {"launch_threads_8", [&] { launch_threads(c, 8, "launch_threads_8"); }},
+      {"launch_threads_64", [&] { launch_threads(c, 64, "launch_threads_64"); }},
   };
   for (auto& w : wanted) {
     bool known = false;
