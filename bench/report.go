@@ -77,6 +77,7 @@ func printTables(w io.Writer, rep *Report) {
 	}
 	printByHand(w, rep)
 	printBreakdown(w, rep)
+	printDifferences(w, rep)
 	printIsolated(w, rep)
 	printScaling(w, rep)
 	for _, n := range rep.Skipped {

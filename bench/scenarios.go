@@ -199,12 +199,18 @@ func launchRate(e *env, g, repeat int) (float64, *float64, error) {
 // launchRoundTrip times each launch on the device's own stream, waited for until the kernel
 // has run, on its own.
 func launchRoundTrip(e *env, _ int64, repeat int) (float64, *float64, error) {
+	return roundTrips(e, repeat, streams.Default(e.dev))
+}
+
+// roundTrips times each launch on s, waited for until the kernel has run, on its own: the
+// median and p99 over every launch of every repeat.
+func roundTrips(e *env, repeat int, s *streams.Stream) (float64, *float64, error) {
 	const iters = 2000
 	var all []float64
 	for r := -1; r < repeat; r++ {
 		for range iters {
 			start := time.Now()
-			if err := streams.Default(e.dev).Launch(e.ctx, e.empty, one).Wait(e.ctx); err != nil {
+			if err := s.Launch(e.ctx, e.empty, one).Wait(e.ctx); err != nil {
 				return 0, nil, err
 			}
 			if r >= 0 {

@@ -26,7 +26,22 @@ func streamScenarios() []scenario {
 			return streamLaunchRate(e, 64, r)
 		})},
 		{name: "stream_h2d_async_64B", unit: "us/copy", size: 64, ref: "h2d_async_64B", run: traced("stream_h2d_async_64B", streamSmallCopies)},
+		// launch_roundtrip on a stream of its own, among the rows that run after work on many
+		// streams, just before group_roundtrip, whose job gets such a stream: the step between
+		// the two, so that group_roundtrip − launch_roundtrip splits into the group's own cost
+		// and the stream's and the run's position (the differences table, diffs_report.go).
+		{name: "stream_roundtrip", manyStreams: true, unit: "us", ref: "launch_roundtrip", run: streamRoundTrip},
 	}
+}
+
+// streamRoundTrip is launchRoundTrip on a stream of its own.
+func streamRoundTrip(e *env, _ int64, repeat int) (float64, *float64, error) {
+	s, err := streams.New(e.ctx, e.dev)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer s.Close(e.ctx)
+	return roundTrips(e, repeat, s)
 }
 
 // streamLaunchRate: g goroutines, each with a stream of its own, keep up to 64 launches in

@@ -1,0 +1,44 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"slices"
+)
+
+// differences are pairs of gpuactor rows whose difference in time, not their ratio, is what a
+// target names: the issue holds group_roundtrip to at most 1 µs over launch_roundtrip. The
+// steps between them say where a gap comes from: stream_roundtrip is launch_roundtrip on a
+// stream of its own run where group_roundtrip runs, after work on many streams.
+var differences = []struct{ row, over, what string }{
+	{"group_roundtrip", "launch_roundtrip", "what a job through Do adds to a launch round trip (target ≤ +1 µs)"},
+	{"stream_roundtrip", "launch_roundtrip", "a stream of its own, run after the many-stream rows, over the device's own stream run early"},
+	{"group_roundtrip", "stream_roundtrip", "the group's own cost: Do over the same launch on a stream of its own, at the same point of the run"},
+}
+
+// printDifferences writes, for each of differences that ran on the GPU, the difference of the
+// two rows' p50 and p99 in each round, as the median and range over rounds.
+func printDifferences(w io.Writer, rep *Report) {
+	var lines []string
+	for _, d := range differences {
+		for _, p99 := range []bool{false, true} {
+			_, diffs := roundPairs(rep, "cuda", d.row, d.over, 0, p99)
+			if len(diffs) == 0 {
+				continue
+			}
+			stat := "p50"
+			if p99 {
+				stat = "p99"
+			}
+			lines = append(lines, fmt.Sprintf("  %s − %s %s: %+.2f µs (%+.2f to %+.2f over %d round(s)) — %s",
+				d.row, d.over, stat, median(slices.Clone(diffs)), slices.Min(diffs), slices.Max(diffs), len(diffs), d.what))
+		}
+	}
+	if len(lines) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\n== differences on cuda: a gpuactor row minus another of the same round")
+	for _, l := range lines {
+		fmt.Fprintln(w, l)
+	}
+}

@@ -1,0 +1,34 @@
+package main
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// TestDifferencesSubtractRowsOfTheSameRound: group_roundtrip − launch_roundtrip, and the
+// steps between them, as the median and range of each round's difference, p50 and p99.
+func TestDifferencesSubtractRowsOfTheSameRound(t *testing.T) {
+	rep := &Report{Meta: Meta{Backends: []string{"cuda"}, GPU: "Test GPU"}}
+	add := func(row string, round int, p50, p99 float64) {
+		rep.Results = append(rep.Results, Result{Impl: "gpuactor", Backend: "cuda", Scenario: row, Unit: "us", Value: p50, P99: &p99, Checked: true, Round: round})
+	}
+	for round, v := range []float64{10, 11, 10.5} {
+		add("launch_roundtrip", round+1, v, 2*v)
+		add("stream_roundtrip", round+1, v+1, 2*v+1)
+		add("group_roundtrip", round+1, v+1+0.2*float64(round+1), 2*v+3)
+	}
+	add("group_roundtrip", 4, 20, 40) // a round without its launch_roundtrip: left out
+	var out bytes.Buffer
+	printDifferences(&out, rep)
+	s := out.String()
+	assert.Contains(t, s, "group_roundtrip − launch_roundtrip p50: +1.40 µs (+1.20 to +1.60 over 3 round(s))")
+	assert.Contains(t, s, "group_roundtrip − launch_roundtrip p99: +3.00 µs")
+	assert.Contains(t, s, "stream_roundtrip − launch_roundtrip p50: +1.00 µs (+1.00 to +1.00 over 3 round(s))")
+	assert.Contains(t, s, "group_roundtrip − stream_roundtrip p50: +0.40 µs (+0.20 to +0.60 over 3 round(s))")
+
+	out.Reset()
+	printDifferences(&out, &Report{Results: rep.Results[:1]})
+	assert.Empty(t, out.String(), "no pair, no section")
+}
