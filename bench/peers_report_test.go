@@ -40,6 +40,11 @@ func TestPeerColumnsAreMediansOfPerPassRatios(t *testing.T) {
 	p99 := lineOf(t, s, "launch_roundtrip p99")
 	assert.Contains(t, p99, "16.0 1.00× (1.00–1.50×)")
 
+	// gpuactor over each peer, per round over the peer's passes around it: CuPy 9/9.4 and
+	// 11/11; cuda.core, whose pass 2 failed its check, 9/7.2 and 11/8.8.
+	peers := s[strings.Index(s, "against the Python peers"):]
+	assert.Contains(t, peers, "launch_roundtrip p50 (us): ÷ cupy 0.96× (0.96–1.00× over 2 round(s)), ÷ cuda.core 1.25× (1.25–1.25× over 2 round(s))")
+
 	sum := summarize(rep)
 	b, err := json.Marshal(sum)
 	require.NoError(t, err)
@@ -62,6 +67,10 @@ func TestPeerColumnsAreMediansOfPerPassRatios(t *testing.T) {
 	assert.InDelta(t, 1.0, *sum[0].Ratio, 1e-9, "9 over the mean of passes 1 and 2 (9)")
 	assert.InDelta(t, 11.0/9, *sum[0].RatioHi, 1e-9, "11 over the mean of passes 2 and 3 (9)")
 	assert.Equal(t, 2, sum[0].Ratios)
+	assert.InDelta(t, 9/9.4, sum[0].Over["cupy"].Median, 1e-9)
+	assert.InDelta(t, 1.0, sum[0].Over["cupy"].Hi, 1e-9)
+	assert.Equal(t, 2, sum[0].Over["cupy"].Rounds)
+	assert.InDelta(t, 1.25, sum[0].Over["cuda.core"].Median, 1e-9)
 }
 
 // TestPeersThatRanOnceShowTheirFigureAlone: reports made when the peers ran once (pass 0) still
@@ -76,6 +85,8 @@ func TestPeersThatRanOnceShowTheirFigureAlone(t *testing.T) {
 	printTables(&out, rep)
 	line := lineOf(t, out.String(), "launch_enqueue")
 	assert.Contains(t, line, "4.40 1.10× 5.50 - - -", "CuPy's figure, no ratio; no cuda.core")
+	assert.Contains(t, out.String(), "launch_enqueue (us/launch): ÷ cupy 0.80×", "gpuactor over CuPy's one figure")
+	assert.NotContains(t, out.String(), "cuda.core 0", "no cuda.core figure, no ratio to it")
 }
 
 func lineOf(t *testing.T, s, prefix string) string {

@@ -78,6 +78,7 @@ func printTables(w io.Writer, rep *Report) {
 	printByHand(w, rep)
 	printBreakdown(w, rep)
 	printDifferences(w, rep)
+	printAgainstPeers(w, rep)
 	printIsolated(w, rep)
 	printScaling(w, rep)
 	for _, n := range rep.Skipped {

@@ -67,6 +67,12 @@ func roundRatios(rep *Report, r Result, p99 bool) (med, lo, hi float64, ok bool)
 
 // roundRatiosAgainst is roundRatios with C++ scenario ref as the baseline.
 func roundRatiosAgainst(rep *Report, r Result, ref string, p99 bool) (med, lo, hi float64, ok bool) {
+	return roundRatiosOver(rep, r, "cpp", ref, p99)
+}
+
+// roundRatiosOver is roundRatios with impl's scenario ref, run in numbered passes as the C++
+// baseline is (the C++ baseline itself, or a Python peer), as the baseline.
+func roundRatiosOver(rep *Report, r Result, impl, ref string, p99 bool) (med, lo, hi float64, ok bool) {
 	if r.rounds == 0 {
 		return 0, 0, 0, false
 	}
@@ -80,9 +86,9 @@ func roundRatiosAgainst(rep *Report, r Result, ref string, p99 bool) (med, lo, h
 			continue
 		}
 		passes := &Report{Results: slices.DeleteFunc(slices.Clone(rep.Results), func(c Result) bool {
-			return c.Impl == "cpp" && c.Pass != g.Round && c.Pass != g.Round+1
+			return c.Impl == impl && c.Pass != g.Round && c.Pass != g.Round+1
 		})}
-		if base, _ := lookupRow(passes, "cpp", ref, g, p99); base != nil && *base > 0 {
+		if base, _ := lookupRow(passes, impl, ref, g, p99); base != nil && *base > 0 {
 			ratios = append(ratios, *v / *base)
 		}
 	}

@@ -18,6 +18,18 @@ type Summary struct {
 	RatioLo *float64 `json:"ratio_lo,omitempty"`
 	RatioHi *float64 `json:"ratio_hi,omitempty"`
 	Ratios  int      `json:"ratios,omitempty"`
+	// Over is, for gpuactor's entries, its figure over each Python peer's that ran the row:
+	// per round over the peer's passes around it, the median and range.
+	Over map[string]PeerRatio `json:"over,omitempty"`
+}
+
+// PeerRatio is gpuactor's figure over a peer's: the median of the per-round ratios, their
+// range, and over how many rounds (0: the rows ran once, and Median is over the peer's mean).
+type PeerRatio struct {
+	Median float64 `json:"median"`
+	Lo     float64 `json:"lo"`
+	Hi     float64 `json:"hi"`
+	Rounds int     `json:"rounds,omitempty"`
 }
 
 // summarize is the GPU table's figures: for each of gpuactor's rows on the cuda backend,
@@ -42,6 +54,14 @@ func summarize(rep *Report) []Summary {
 			} else if cpp := lookup(rep, "cpp", r, row.p99); cpp != nil && *cpp > 0 {
 				v := row.value / *cpp
 				s.Ratio = &v
+			}
+			for _, impl := range peerImpls {
+				if med, lo, hi, n, ok := overPeer(rep, impl, r, row.value, row.p99); ok {
+					if s.Over == nil {
+						s.Over = map[string]PeerRatio{}
+					}
+					s.Over[impl] = PeerRatio{Median: med, Lo: lo, Hi: hi, Rounds: n}
+				}
 			}
 			out = append(out, s)
 			for _, impl := range peerImpls {
