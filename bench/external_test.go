@@ -126,3 +126,12 @@ if "--graph-sizes" in sys.argv and "--scenarios" in sys.argv:
 	require.Len(t, rep.Results, 1, "-peers=false: the C++ baseline alone")
 	assert.Equal(t, "cpp", rep.Results[0].Impl)
 }
+
+// TestPeersUnitTests runs peers.py's own tests of its flags (bench/peers/test_peers.py).
+func TestPeersUnitTests(t *testing.T) {
+	py := python(t)
+	cmd := exec.Command(py, "-m", "unittest", "discover", "-s", filepath.Join(repoRoot(), "bench", "peers"))
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	assert.Contains(t, string(out), "OK")
+}
