@@ -34,6 +34,7 @@ func python(t *testing.T) string {
 	if err != nil {
 		t.Skip("no python3")
 	}
+	t.Setenv("PYTHONDONTWRITEBYTECODE", "1") // no __pycache__ left in bench/peers
 	return py
 }
 
