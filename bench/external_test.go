@@ -20,7 +20,7 @@ func TestExternalArgsCarryGraphSizes(t *testing.T) {
 	o, err := parseFlags([]string{"-scenarios", "graph_node,graph_node_launchn,stream_launch_8,launch_roundtrip", "-graph-sizes", "1,10", "-repeat", "3"})
 	require.NoError(t, err)
 	args := externalArgs(o)
-	assert.Equal(t, []string{"--scenarios", "graph_node,launch_roundtrip,launch_threads_8", "--sizes", joinSizes(o.sizes),
+	assert.Equal(t, []string{"--scenarios", "graph_node,launch_roundtrip,roundtrip_query_loop,roundtrip_event_sync,roundtrip_event_sync_other,launch_threads_8", "--sizes", joinSizes(o.sizes),
 		"--repeat", "3", "--device", "0", "--graph-sizes", "1,10"}, args)
 
 	o, err = parseFlags([]string{"-scenarios", "launch_enqueue"})
@@ -64,7 +64,7 @@ print(json.dumps({"graph_sizes": a.graph_sizes, "sizes": a.sizes, "repeat": a.re
 	assert.Equal(t, []int64{4096, 1 << 20}, got.Sizes)
 	assert.Equal(t, 5, got.Repeat)
 	assert.Equal(t, 1, got.Device)
-	assert.Equal(t, []string{"graph_node", "h2d_pinned", "launch_roundtrip"}, got.Wanted)
+	assert.Equal(t, []string{"graph_node", "h2d_pinned", "launch_roundtrip", "roundtrip_event_sync", "roundtrip_event_sync_other", "roundtrip_query_loop"}, got.Wanted, "the C++ rows, probes included: the peers skip those they lack")
 
 	for _, bad := range [][]string{{"--graph-sizes", "0"}, {"--graph-sizes", "1,x"}, {"--repeat", "0"}, {"--warp", "9"}} {
 		cmd := exec.Command(py, append([]string{filepath.Join(dir, "peers.py")}, bad...)...)

@@ -52,6 +52,7 @@ func isolatedScenarios() []scenario {
 		}
 		iso := s
 		iso.name, iso.ref, iso.run = isolatedPrefix+s.name, s.refName(), onIsolated(s.run)
+		iso.probes = nil // shown once, beside the in-process row
 		out = append(out, iso)
 	}
 	return out

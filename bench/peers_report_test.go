@@ -92,8 +92,8 @@ func TestPeersThatRanOnceShowTheirFigureAlone(t *testing.T) {
 func lineOf(t *testing.T, s, prefix string) string {
 	t.Helper()
 	for _, l := range strings.Split(s, "\n") {
-		if strings.HasPrefix(strings.TrimSpace(l), prefix) {
-			return strings.Join(strings.Fields(l), " ") // columns one space apart
+		if l = strings.Join(strings.Fields(l), " "); strings.HasPrefix(l, prefix) { // columns one space apart
+			return l
 		}
 	}
 	t.Fatalf("no line %q in\n%s", prefix, s)

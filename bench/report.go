@@ -79,6 +79,7 @@ func printTables(w io.Writer, rep *Report) {
 	printBreakdown(w, rep)
 	printDifferences(w, rep)
 	printAgainstPeers(w, rep)
+	printProbes(w, rep)
 	printIsolated(w, rep)
 	printScaling(w, rep)
 	for _, n := range rep.Skipped {

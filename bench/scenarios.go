@@ -89,6 +89,10 @@ type scenario struct {
 	// pageable is a third C++ scenario shown beside it, in a table of its own: the runtime's
 	// own copy of the same bytes from pageable memory, which a staged copy must beat.
 	pageable string
+	// probes are more C++ scenarios shown beside it, in a table of their own
+	// (probes_report.go): other ways C++ could do the row's work, each over ref in the same
+	// pass. They run in the same passes as ref.
+	probes []string
 	// manyStreams: the row has work in flight on several streams at once (see scenarios).
 	manyStreams bool
 	// fanout: how many devices the row runs on, for rows that fan jobs out over several
@@ -104,8 +108,8 @@ func (s scenario) refName() string {
 	return s.name
 }
 
-// cppRows is every C++ scenario the row is shown against: refName, then byHand and
-// pageable.
+// cppRows is every C++ scenario the row is shown against: refName, then byHand,
+// pageable and the probes.
 func (s scenario) cppRows() []string {
 	rows := []string{s.refName()}
 	for _, r := range []string{s.byHand, s.pageable} {
@@ -113,7 +117,7 @@ func (s scenario) cppRows() []string {
 			rows = append(rows, r)
 		}
 	}
-	return rows
+	return append(rows, s.probes...)
 }
 
 var one = cuda.LaunchConfig{Grid: cuda.Dim(1), Block: cuda.Dim(1)}
@@ -151,7 +155,9 @@ func coreScenarios() []scenario {
 		{name: "launch_pipelined_64", unit: "us/launch", ref: "launch_enqueue", run: func(e *env, _ int64, r int) (float64, *float64, error) {
 			return launchRate(e, 64, r)
 		}},
-		{name: "launch_roundtrip", unit: "us", run: launchRoundTrip},
+		// The probes are C++ noticing the launch's completion the ways gpuactor could:
+		// docs/design/roundtrip.md, bench/cbaseline/detect.h.
+		{name: "launch_roundtrip", unit: "us", probes: []string{"roundtrip_query_loop", "roundtrip_event_sync", "roundtrip_event_sync_other"}, run: launchRoundTrip},
 		{name: "h2d_async_64B", unit: "us/copy", size: 64, run: smallAsyncCopies},
 		{name: "h2d_pinned", unit: "GB/s", sized: true, run: pinnedBandwidth(true)},
 		{name: "d2h_pinned", unit: "GB/s", sized: true, run: pinnedBandwidth(false)},

@@ -816,6 +816,7 @@ static void busy_roundtrip(const Ctx& c) {
 }
 
 #include "threads.h"  // after CHECK, Ctx and emit_result, which it uses
+#include "detect.h"   // likewise
 
 // ---------------------------------------------------------------------------------------------
 // Command line and main
@@ -935,6 +936,9 @@ static int suite_main(int argc, char** argv) {
   std::vector<Scenario> all = {
       {"launch_enqueue", [&] { launch_enqueue(c); }},
       {"launch_roundtrip", [&] { launch_roundtrip(c); }},
+      {"roundtrip_query_loop", [&] { roundtrip_query_loop(c); }},
+      {"roundtrip_event_sync", [&] { roundtrip_event_sync(c); }},
+      {"roundtrip_event_sync_other", [&] { roundtrip_event_sync_other(c); }},
       {"h2d_async_64B", [&] { h2d_async_64B(c); }},
       {"h2d_pinned", sized("h2d_pinned", true, Way::pinned, 2)},
       {"d2h_pinned", sized("d2h_pinned", false, Way::pinned, 3)},
