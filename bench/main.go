@@ -78,7 +78,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.BoolVar(&o.save, "save", false, "write JSON and plots under -out")
 	fs.StringVar(&o.outDir, "out", "", "results directory for -save (default bench/results/<gpu>)")
 	fs.StringVar(&o.cbaseline, "cbaseline", "", "prebuilt C++ baseline binary (default: build bench/cbaseline/suite.cu with nvcc when present; 'off' to skip)")
-	fs.BoolVar(&o.peers, "peers", true, "run bench/peers/peers.py when python3 can import cupy or cuda.core")
+	fs.BoolVar(&o.peers, "peers", true, "run bench/peers/peers.py (CuPy, cuda.core) after the C++ baseline in every pass, when python3 is there")
 	fs.IntVar(&o.device, "device", 0, "device ordinal")
 	fs.IntVar(&o.copiers, "staging-workers", 0, "goroutines copying host memory in the staged rows (streams.StagingWorkers; 0: sized to the host)")
 	fs.IntVar(&o.simDevices, "sim-devices", 0, "on the simulator, how many devices it has, all opened on one simulator (0: its default, a simulator per device opened); the fan-out rows run on up to this many")

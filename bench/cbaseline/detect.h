@@ -17,7 +17,7 @@
 #include <thread>
 #include <vector>
 
-// detect_rows times once() per iteration, after a warm-up, and emits name's p50 and p99.
+// detect_row times once() per iteration, after a warm-up, and emits name's p50 and p99.
 template <class F>
 static void detect_row(const Ctx& c, const char* name, F once) {
   const int kIters = 2000;
