@@ -106,7 +106,7 @@ func BenchmarkRoundTripPieces(b *testing.B) {
 // tracker's watermarks and queries per launch.
 func launchRoundTrips(b *testing.B, d *Device, k *Kernel) {
 	ctx := context.Background()
-	before := d.tracker.counts.snapshot()
+	before, parks := d.tracker.counts.snapshot(), d.act.Stats().Parks
 	b.ReportAllocs()
 	for b.Loop() {
 		if err := Launch(ctx, d.stream, k, oneBlock, nil).Wait(ctx); err != nil {
@@ -117,6 +117,7 @@ func launchRoundTrips(b *testing.B, d *Device, k *Kernel) {
 	b.ReportMetric(float64(after.Watermarks-before.Watermarks)/float64(b.N), "marks/op")
 	b.ReportMetric(float64(after.Queries-before.Queries)/float64(b.N), "queries/op")
 	b.ReportMetric(float64(after.Polls-before.Polls)/float64(b.N), "polls/op")
+	b.ReportMetric(float64(d.act.Stats().Parks-parks)/float64(b.N), "actor-parks/op")
 }
 
 // BenchmarkTrackerPiece: the tracker's share of one awaited launch, on the actor thread alone
