@@ -1,0 +1,127 @@
+package cudart
+
+import (
+	"unsafe"
+
+	"github.com/gpuactor/gpuactor/internal/backend"
+	"github.com/gpuactor/gpuactor/internal/nccl"
+)
+
+// NCCL on the device's actor thread. libnccl is loaded on first use, once per process
+// (nccl.Load); a comm handle belongs to the device whose thread made it. Every communicator
+// is made non-blocking, so that joining, splitting and finalizing return at once and the
+// caller polls CollCommAsyncError rather than parking the thread on a missing peer.
+
+func (d *device) CollVersion() (int, error) {
+	l, err := nccl.Load()
+	if err != nil {
+		return 0, err
+	}
+	return l.Version()
+}
+
+func (d *device) CollUniqueID() (backend.CommID, error) {
+	l, err := nccl.Load()
+	if err != nil {
+		return backend.CommID{}, err
+	}
+	return l.UniqueID()
+}
+
+// collConfig is cfg as an ncclConfig_t, non-blocking. The net name's bytes are kept by the
+// returned slice's owner until the call returns (NCCL copies the string while it parses the
+// config, before the call returns).
+func collConfig(cfg backend.CommConfig) *nccl.Config {
+	c := nccl.NewConfig()
+	c.Blocking = 0
+	if cfg.CGAClusterSize != 0 {
+		c.CGAClusterSize = cfg.CGAClusterSize
+	}
+	if cfg.MinCTAs != 0 {
+		c.MinCTAs = cfg.MinCTAs
+	}
+	if cfg.MaxCTAs != 0 {
+		c.MaxCTAs = cfg.MaxCTAs
+	}
+	if cfg.NetName != "" {
+		b := append([]byte(cfg.NetName), 0)
+		c.NetName = unsafe.SliceData(b)
+	}
+	if cfg.SplitShare {
+		c.SplitShare = 1
+	}
+	return c
+}
+
+func (d *device) CollCommInitRank(nranks int, id backend.CommID, rank int, cfg backend.CommConfig) (backend.Comm, error) {
+	l, err := nccl.Load()
+	if err != nil {
+		return 0, err
+	}
+	return l.CommInitRank(nranks, id, rank, collConfig(cfg))
+}
+
+func (d *device) CollCommSplit(c backend.Comm, color, key int, cfg backend.CommConfig) (backend.Comm, error) {
+	l, err := nccl.Load()
+	if err != nil {
+		return 0, err
+	}
+	return l.CommSplit(c, color, key, collConfig(cfg))
+}
+
+func (d *device) CollCommAsyncError(c backend.Comm) error {
+	l, err := nccl.Load()
+	if err != nil {
+		return err
+	}
+	return l.CommAsyncError(c)
+}
+
+func (d *device) CollCommInfo(c backend.Comm) (count, rank, dev int, err error) {
+	l, err := nccl.Load()
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	if count, err = l.CommCount(c); err != nil {
+		return 0, 0, 0, err
+	}
+	if rank, err = l.CommUserRank(c); err != nil {
+		return 0, 0, 0, err
+	}
+	if dev, err = l.CommCuDevice(c); err != nil {
+		return 0, 0, 0, err
+	}
+	return count, rank, dev, nil
+}
+
+func (d *device) CollLaunch(c backend.Comm, s backend.Stream, ops []backend.CollOp) error {
+	l, err := nccl.Load()
+	if err != nil {
+		return err
+	}
+	return l.Launch(c, s, ops)
+}
+
+func (d *device) CollCommFinalize(c backend.Comm) error {
+	l, err := nccl.Load()
+	if err != nil {
+		return err
+	}
+	return l.CommFinalize(c)
+}
+
+func (d *device) CollCommDestroy(c backend.Comm) error {
+	l, err := nccl.Load()
+	if err != nil {
+		return err
+	}
+	return l.CommDestroy(c)
+}
+
+func (d *device) CollCommAbort(c backend.Comm) error {
+	l, err := nccl.Load()
+	if err != nil {
+		return err
+	}
+	return l.CommAbort(c)
+}
