@@ -61,26 +61,24 @@ func (d *device) CollCommInitRank(nranks int, id backend.CommID, rank int, cfg b
 	return l.CommInitRank(nranks, id, rank, collConfig(cfg))
 }
 
-func (d *device) CollCommSplit(c backend.Comm, color, key int, cfg backend.CommConfig) (backend.Comm, error) {
-	l, err := nccl.Load()
-	if err != nil {
-		return 0, err
-	}
-	return l.CommSplit(c, color, key, collConfig(cfg))
-}
-
 func (d *device) CollCommAsyncError(c backend.Comm) error {
 	l, err := nccl.Load()
 	if err != nil {
 		return err
 	}
-	return l.CommAsyncError(c)
+	if s, ok := d.splits[c]; ok && !s.done {
+		return d.splitAsyncError(l, s)
+	}
+	return l.CommAsyncError(d.comm(c))
 }
 
 func (d *device) CollCommInfo(c backend.Comm) (count, rank, dev int, err error) {
 	l, err := nccl.Load()
 	if err != nil {
 		return 0, 0, 0, err
+	}
+	if c = d.comm(c); c == 0 {
+		return 0, 0, 0, errSplitPending
 	}
 	if count, err = l.CommCount(c); err != nil {
 		return 0, 0, 0, err
@@ -99,6 +97,9 @@ func (d *device) CollLaunch(c backend.Comm, s backend.Stream, ops []backend.Coll
 	if err != nil {
 		return err
 	}
+	if c = d.comm(c); c == 0 {
+		return errSplitPending
+	}
 	return l.Launch(c, s, ops)
 }
 
@@ -106,6 +107,9 @@ func (d *device) CollCommFinalize(c backend.Comm) error {
 	l, err := nccl.Load()
 	if err != nil {
 		return err
+	}
+	if c = d.comm(c); c == 0 {
+		return errSplitPending
 	}
 	return l.CommFinalize(c)
 }
@@ -115,7 +119,12 @@ func (d *device) CollCommDestroy(c backend.Comm) error {
 	if err != nil {
 		return err
 	}
-	return l.CommDestroy(c)
+	h := d.comm(c)
+	if h == 0 {
+		return errSplitPending
+	}
+	defer d.forget(c)
+	return l.CommDestroy(h)
 }
 
 func (d *device) CollCommAbort(c backend.Comm) error {
@@ -123,5 +132,15 @@ func (d *device) CollCommAbort(c backend.Comm) error {
 	if err != nil {
 		return err
 	}
-	return l.CommAbort(c)
+	h := d.comm(c)
+	if h == 0 {
+		// A split still in progress is the parent's work: it stops when the parent is
+		// aborted, and NCCL frees the half-made comm then.
+		return nil
+	}
+	defer d.forget(c)
+	return l.CommAbort(h)
 }
+
+// errSplitPending answers a call on a comm whose split has not finished.
+var errSplitPending = &backend.CollError{Code: backend.CollInvalidUsage, Call: "nccl", Detail: "the communicator is still being split from its parent"}

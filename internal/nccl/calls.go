@@ -49,15 +49,18 @@ func (l *Lib) CommInitRank(nranks int, id backend.CommID, rank int, cfg *Config)
 	return *comm, l.result(name, r, *comm)
 }
 
-// CommSplit is ncclCommSplit. A rank of color SplitNoColor gets comm 0.
-func (l *Lib) CommSplit(c backend.Comm, color, key int, cfg *Config) (backend.Comm, error) {
-	out := new(backend.Comm)
+// CommSplit is ncclCommSplit. NCCL writes the new comm to *out (0 for a rank of
+// SplitNoColor) when the split is done: at once for a blocking parent, and from its own
+// thread, after this returns ErrCollInProgress, for a non-blocking one, so out must stay
+// allocated (and be read atomically) until c's CommAsyncError no longer reports
+// ErrCollInProgress.
+func (l *Lib) CommSplit(c backend.Comm, color, key int, out *backend.Comm, cfg *Config) error {
 	r, err := l.call("ncclCommSplit", l.commSplit, uintptr(c), uintptr(int32(color)), uintptr(int32(key)),
 		uintptr(unsafe.Pointer(out)), uintptr(unsafe.Pointer(cfg)))
 	if err != nil {
-		return 0, err
+		return err
 	}
-	return *out, l.result("ncclCommSplit", r, c)
+	return l.result("ncclCommSplit", r, c)
 }
 
 // CommAsyncError is ncclCommGetAsyncError: nil, ErrCollInProgress or a *CollError.

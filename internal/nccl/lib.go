@@ -15,15 +15,15 @@ type Lib struct {
 	path string // what was dlopened
 	step string // the search step that found it
 
-	getVersion, getUniqueID                   uintptr
-	commInitRankConfig, commInitRank          uintptr
-	commSplit, commGetAsyncError              uintptr
-	commCount, commCuDevice, commUserRank     uintptr
-	commFinalize, commDestroy, commAbort      uintptr
-	getErrorString, getLastError              uintptr
-	groupStart, groupEnd                      uintptr
-	allReduce, broadcast, reduce              uintptr
-	allGather, reduceScatter, send, recv      uintptr
+	getVersion, getUniqueID               uintptr
+	commInitRankConfig, commInitRank      uintptr
+	commSplit, commGetAsyncError          uintptr
+	commCount, commCuDevice, commUserRank uintptr
+	commFinalize, commDestroy, commAbort  uintptr
+	getErrorString, getLastError          uintptr
+	groupStart, groupEnd                  uintptr
+	allReduce, broadcast, reduce          uintptr
+	allGather, reduceScatter, send, recv  uintptr
 }
 
 // The process's libnccl: only a success is kept, so a failed Load searches again next time
