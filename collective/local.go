@@ -3,7 +3,7 @@ package collective
 import (
 	"context"
 	"errors"
-		"sync"
+	"sync"
 
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/internal/core"
