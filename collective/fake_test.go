@@ -31,16 +31,16 @@ type fakeHub struct {
 }
 
 type fakeComm struct {
-	id          byte
-	nranks      int
-	rank        int
-	dev         int
-	busy        int // polls left before a launch or finalize is done
-	aborted     bool
-	destroyed   bool
-	finalized   bool
-	launches    [][]backend.CollOp
-	streams     []backend.Stream
+	id        byte
+	nranks    int
+	rank      int
+	dev       int
+	busy      int // polls left before a launch or finalize is done
+	aborted   bool
+	destroyed bool
+	finalized bool
+	launches  [][]backend.CollOp
+	streams   []backend.Stream
 }
 
 func newFakeHub() *fakeHub {
