@@ -19,7 +19,7 @@ import (
 // under GPUACTOR_REQUIRE_GPU=1, since the host cannot run it), checks that libnccl loads
 // (under GPUACTOR_REQUIRE_GPU=1 a missing library fails the test), and returns a stream
 // per device.
-func cudaRanks(t *testing.T, ctx context.Context, min int) ([]*device.Device, []*streams.Stream) {
+func cudaRanks(t testing.TB, ctx context.Context, min int) ([]*device.Device, []*streams.Stream) {
 	t.Helper()
 	testgpu.Need(t, testdev.GPU(), "the cuda backend sees no device")
 	opts := []device.Option{device.WithBackend(device.BackendCUDA)}
@@ -44,7 +44,7 @@ func cudaRanks(t *testing.T, ctx context.Context, min int) ([]*device.Device, []
 	return devs, ss
 }
 
-func upload[T Elem](t *testing.T, ctx context.Context, s *streams.Stream, data []T) *alloc.Buffer[T] {
+func upload[T Elem](t testing.TB, ctx context.Context, s *streams.Stream, data []T) *alloc.Buffer[T] {
 	t.Helper()
 	b, err := alloc.Malloc[T](ctx, s, len(data))
 	require.NoError(t, err)
@@ -53,7 +53,7 @@ func upload[T Elem](t *testing.T, ctx context.Context, s *streams.Stream, data [
 	return b
 }
 
-func zeros[T Elem](t *testing.T, ctx context.Context, s *streams.Stream, n int) *alloc.Buffer[T] {
+func zeros[T Elem](t testing.TB, ctx context.Context, s *streams.Stream, n int) *alloc.Buffer[T] {
 	return upload(t, ctx, s, make([]T, n))
 }
 
@@ -64,7 +64,7 @@ func download[T Elem](t *testing.T, ctx context.Context, b *alloc.Buffer[T]) []T
 	return out
 }
 
-func waitAll(t *testing.T, ctx context.Context, fs ...*streams.Future) {
+func waitAll(t testing.TB, ctx context.Context, fs ...*streams.Future) {
 	t.Helper()
 	ws := make([]actor.Waiter, len(fs))
 	for i, f := range fs {
@@ -74,7 +74,7 @@ func waitAll(t *testing.T, ctx context.Context, fs ...*streams.Future) {
 }
 
 // closeComms closes every rank concurrently: a finalize may wait for its peers.
-func closeComms(t *testing.T, ctx context.Context, comms []*Comm) {
+func closeComms(t testing.TB, ctx context.Context, comms []*Comm) {
 	t.Helper()
 	errs := make(chan error, len(comms))
 	for _, c := range comms {
