@@ -251,7 +251,7 @@ func suiteSplitIntoTwo(t *testing.T, ctx context.Context, devs []*device.Device,
 	for r, c := range comms {
 		go func() {
 			var err error
-			halves[r], err = c.Split(ctx, r%2, -r) // keys reverse the order within each half
+			halves[r], err = c.Split(ctx, r%2, n-r) // keys reverse the order within each half
 			errs <- err
 		}()
 	}
