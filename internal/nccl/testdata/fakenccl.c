@@ -27,9 +27,22 @@ int ncclCommInitRankConfig(void** comm, int nranks, fakeId id, int rank, fakeCon
   *comm = (void*)0x1234;
   return 7; /* ncclInProgress */
 }
-int ncclCommGetAsyncError(void* comm, int* res) { *res = comm == (void*)0x1234 ? 0 : 6; return 0; }
+/* A split of color 2 is non-blocking, as NCCL's is: the new comm is written through out
+ * only once the parent's async error, polled splitPolls more times, reports success. */
+void** pendingOut;
+int splitPolls;
+int ncclCommGetAsyncError(void* comm, int* res) {
+  if (pendingOut && comm == (void*)0x1234) {
+    if (splitPolls-- > 0) { *res = 7; return 0; }
+    __atomic_store_n(pendingOut, (void*)0x9abc, __ATOMIC_RELEASE);
+    pendingOut = 0;
+  }
+  *res = (comm == (void*)0x1234 || comm == (void*)0x5678 || comm == (void*)0x9abc) ? 0 : 6;
+  return 0;
+}
 int ncclCommSplit(void* comm, int color, int key, void** out, fakeConfig* cfg) {
   rec[0] = (long)comm; rec[1] = color; rec[2] = key; memcpy(&gotConfig, cfg, sizeof gotConfig);
+  if (color == 2) { *out = 0; pendingOut = out; splitPolls = 2; return 7; }
   *out = color < 0 ? 0 : (void*)0x5678; return 0;
 }
 int ncclCommCount(void* c, int* n) { *n = 4; return 0; }
