@@ -13,6 +13,7 @@ import (
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/internal/backend"
 	"github.com/gpuactor/gpuactor/internal/testdev"
+	"github.com/gpuactor/gpuactor/internal/testleak"
 	"github.com/gpuactor/gpuactor/streams"
 )
 
@@ -45,6 +46,7 @@ func TestJoinWithoutItsPeersAbortsAtTheDeadline(t *testing.T) {
 	devs, hub := fakeDevices(t, ctx, 2)
 	id, err := NewID(ctx, devs[0])
 	require.NoError(t, err)
+	base := testleak.Base()
 
 	short, cancel := context.WithTimeout(ctx, 30*time.Millisecond)
 	defer cancel()
@@ -63,6 +65,7 @@ func TestJoinWithoutItsPeersAbortsAtTheDeadline(t *testing.T) {
 	}
 	hub.mu.Unlock()
 	assert.Equal(t, 1, aborted, "the half-made rank was aborted")
+	testleak.Settle(t, base) // nothing is left polling
 	usable(t, ctx, devs[0])
 }
 
@@ -84,6 +87,7 @@ func TestNewLocalAbortsEveryRankWhenCtxEnds(t *testing.T) {
 	ctx := testdev.Ctx(t)
 	devs, hub := fakeDevices(t, ctx, 2)
 	hub.failAt = backend.ErrCollInProgress // never ready
+	base := testleak.Base()
 	short, cancel := context.WithTimeout(ctx, 30*time.Millisecond)
 	defer cancel()
 	_, err := NewLocal(short, devs)
@@ -95,6 +99,7 @@ func TestNewLocalAbortsEveryRankWhenCtxEnds(t *testing.T) {
 	n := len(hub.comms)
 	hub.mu.Unlock()
 	assert.Equal(t, 2, n)
+	testleak.Settle(t, base)
 }
 
 func TestAbortRefusesLaterOperations(t *testing.T) {
