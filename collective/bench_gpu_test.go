@@ -13,7 +13,7 @@ import (
 )
 
 // BenchmarkGPUAllReduce is all-reduce (float32, sum, out of place) over every local GPU at
-// 1 MiB to 1 GiB, reported as nccl-tests reports it: algbw = bytes / time per iteration and
+// 1 MiB to 1 GiB doubling, reported as nccl-tests reports it: algbw = bytes / time per iteration and
 // busbw = algbw × 2(n−1)/n, in GB/s (10⁹ bytes). Like all_reduce_perf, the iterations are
 // queued back to back on each rank's stream and timed to the last one's completion.
 //
@@ -25,7 +25,7 @@ func BenchmarkGPUAllReduce(b *testing.B) {
 	require.NoError(b, err)
 	defer closeComms(b, ctx, comms)
 	n := len(comms)
-	for size := 1 << 20; size <= 1<<30; size <<= 2 {
+	for size := 1 << 20; size <= 1<<30; size <<= 1 {
 		b.Run(fmt.Sprintf("%dMiB", size>>20), func(b *testing.B) {
 			elems := size / 4
 			send := make([]*alloc.Buffer[float32], n)
