@@ -107,7 +107,13 @@ func (l *Lib) Path() string { return l.path }
 // Step is the search step that found the library ("pip wheel", "soname", …).
 func (l *Lib) Step() string { return l.step }
 
-// call calls fn, or reports that the library lacks it.
+// call calls fn, or reports that the library lacks it. Its callers convert pointers to
+// uintptr in the call expression: uintptrescapes keeps what they point to on the heap and
+// alive until call returns, as purego.SyscallN's own directive does for its arguments (a
+// stack that grew before the C call would otherwise leave the words pointing at the old
+// stack).
+//
+//go:uintptrescapes
 func (l *Lib) call(name string, fn uintptr, args ...uintptr) (uintptr, error) {
 	if fn == 0 {
 		return 0, &backend.CollError{Code: backend.CollInvalidUsage, Call: name, Detail: errNoSymbol.Error()}
