@@ -36,9 +36,9 @@ var loaded struct {
 // Load returns the process's libnccl, loading it on the first successful call. The search
 // stops at the first library that loads:
 //
-//  1. a libnccl.so.2 or libnccl.so already in the process (a framework's);
-//  2. $GPUACTOR_NCCL, a file or a directory holding one: strict, nothing else is tried when
+//  1. $GPUACTOR_NCCL, a file or a directory holding one: strict, nothing else is tried when
 //     it is set;
+//  2. a libnccl.so.2 or libnccl.so already in the process (a framework's);
 //  3. pip wheels: nvidia/nccl/lib under $VIRTUAL_ENV/lib/python3*/site-packages, each
 //     $PYTHONPATH entry, ~/.local/lib/python3*/site-packages, /usr/local/lib/python3*/
 //     dist-packages and site-packages, /usr/lib/python3/dist-packages and

@@ -139,15 +139,8 @@ func (s *searcher) dir(step, dir string) (found, bool) {
 }
 
 func (s *searcher) run() (found, bool) {
-	// 1. A copy already in the process (a framework's): a second copy would be a second set
-	// of NCCL globals.
-	for _, so := range sonames {
-		if h, err := s.fs.open(so, true); err == nil {
-			return found{handle: h, path: so, step: "already loaded"}, true
-		}
-		s.fail("already loaded", so, "not loaded in this process")
-	}
-	// 2. The override, strictly.
+	// 1. The override, strictly: even over a copy already loaded, which RTLD_LOCAL keeps
+	// apart from this one.
 	if p := s.fs.getenv(EnvVar); p != "" {
 		step := "$" + EnvVar
 		if s.fs.isDir(p) {
@@ -157,6 +150,14 @@ func (s *searcher) run() (found, bool) {
 			p = abs
 		}
 		return s.open(step, p)
+	}
+	// 2. A copy already in the process (a framework's): a second copy would be a second set
+	// of NCCL globals.
+	for _, so := range sonames {
+		if h, err := s.fs.open(so, true); err == nil {
+			return found{handle: h, path: so, step: "already loaded"}, true
+		}
+		s.fail("already loaded", so, "not loaded in this process")
 	}
 	// 3. pip wheels.
 	for _, sp := range s.sitePackages() {

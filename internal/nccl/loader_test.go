@@ -105,11 +105,19 @@ func TestSearchOrder(t *testing.T) {
 }
 
 func TestSearchTakesTheCopyAlreadyLoaded(t *testing.T) {
-	ff := &fakeFS{env: map[string]string{EnvVar: "/x/libnccl.so.2"}, inProc: map[string]bool{"libnccl.so.2": true}}
+	wheel := "/usr/lib/python3/dist-packages/nvidia/nccl/lib/libnccl.so.2"
+	ff := &fakeFS{files: []string{wheel}, loadable: map[string]bool{wheel: true}, inProc: map[string]bool{"libnccl.so.2": true}}
 	f, err := search(ff.fs())
 	require.NoError(t, err)
 	assert.Equal(t, "already loaded", f.step)
 	assert.Empty(t, ff.opened)
+
+	// The override wins even so.
+	ff.env = map[string]string{EnvVar: wheel}
+	f, err = search(ff.fs())
+	require.NoError(t, err)
+	assert.Equal(t, "$"+EnvVar, f.step)
+	assert.Equal(t, wheel, f.path)
 }
 
 func TestOverrideIsStrict(t *testing.T) {
