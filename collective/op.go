@@ -70,7 +70,7 @@ func buffer[T Elem](o *Op, what string, b *alloc.Buffer[T], needed bool) (device
 	return b, true
 }
 
-// root checks a root or peer rank.
+// rank checks a root or peer rank and records it.
 func (o *Op) rank(what string, r int) {
 	if o.c != nil && (r < 0 || r >= o.c.count) {
 		o.fail(core.OutOfRange("collective: %s: %s %d of a communicator of %d ranks (0 to %d)", o.name, what, r, o.c.count, o.c.count-1))
