@@ -18,7 +18,7 @@ import (
 // its length, against the rule that only a device's actor touches it.
 //
 // When ctx ends, or any rank fails to join, every rank is aborted and the error says which
-// failed. The devices must be distinct, and of one machine (one backend).
+// failed. The devices must be distinct GPUs (NCCL refuses two ranks on one GPU).
 func NewLocal(ctx context.Context, devs []*device.Device, opts ...Option) ([]*Comm, error) {
 	if len(devs) == 0 {
 		return nil, core.Invalid("collective: NewLocal of no devices")
