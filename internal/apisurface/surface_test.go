@@ -23,7 +23,7 @@ var update = flag.Bool("update", false, "rewrite testdata/*.txt from the current
 
 // publicPackages are the packages users import.
 var publicPackages = []string{"actor", "cuda", "cudaerr", "device", "streams", "alloc", "graphs", "group", "supervise", "interop",
-	"sim", "isolate", "textures"}
+	"sim", "isolate", "textures", "collective"}
 
 const module = "github.com/gpuactor/gpuactor/"
 

@@ -74,6 +74,7 @@ type device struct {
 	args    KernelArgs // launch scratch, reused: the runtime copies parameters at launch
 	frame   callFrame  // argument words of the hot calls: no allocation per call
 	graphs  graphRefs  // graph host functions held by graphs and captures (backend_graph.go)
+	splits  collSplits // NCCL communicator splits by their slots (collective_split.go)
 }
 
 func (d *device) Ordinal() int                       { return d.ordinal }

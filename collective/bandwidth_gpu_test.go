@@ -1,0 +1,139 @@
+package collective
+
+import (
+	"context"
+	"encoding/hex"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpuactor/gpuactor/alloc"
+	"github.com/gpuactor/gpuactor/streams"
+)
+
+// All-reduce bus bandwidth as NVIDIA's all_reduce_perf reports it, for side-by-side rows
+// with the C++ baseline over the same libnccl: float32 sum, out of place, 1 MiB to 1 GiB
+// doubling, bwWarmup untimed then bwIters timed iterations per size, queued back to back on
+// each rank's stream and timed to the last one's completion; algbw = bytes / time,
+// busbw = algbw × 2(n−1)/n (GB/s, 10⁹ bytes). Opt-in, since it takes a while:
+//
+//	GPUACTOR_COLL_BENCH=1 go test ./collective -run 'GPUAllReduceBandwidth' -v
+//
+// TestGPUAllReduceBandwidth drives every local GPU from this process (one actor thread per
+// GPU); TestGPUAllReduceBandwidthTwoProcesses runs rank 0 here on GPU 0 and rank 1 in a
+// child process on GPU 1.
+
+const (
+	bwEnv    = "GPUACTOR_COLL_BENCH"
+	bwWarmup = 5
+	bwIters  = 20
+)
+
+func TestGPUAllReduceBandwidth(t *testing.T) {
+	if os.Getenv(bwEnv) != "1" {
+		t.Skip("set " + bwEnv + "=1 to measure")
+	}
+	ctx := context.Background()
+	devs, ss := cudaRanks(t, ctx, 1)
+	comms, err := NewLocal(ctx, devs)
+	require.NoError(t, err)
+	defer closeComms(t, ctx, comms)
+	allReduceRows(t, ctx, comms, ss, true)
+}
+
+func TestGPUAllReduceBandwidthTwoProcesses(t *testing.T) {
+	if os.Getenv(bwEnv) != "1" {
+		t.Skip("set " + bwEnv + "=1 to measure")
+	}
+	ctx := context.Background()
+	devs, ss := cudaRanks(t, ctx, 2)
+	id, err := NewID(ctx, devs[0])
+	require.NoError(t, err)
+	idFile := filepath.Join(t.TempDir(), "nccl.id")
+	require.NoError(t, os.WriteFile(idFile, []byte(hex.EncodeToString(id[:])), 0o600))
+	cmd := exec.Command(os.Args[0], "-test.run=^TestGPUAllReduceBandwidthChild$", "-test.v")
+	cmd.Env = append(os.Environ(), collChildEnv+"="+idFile, collRankEnv+"=1")
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	require.NoError(t, cmd.Start())
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+
+	c, err := Join(ctx, devs[0], id, 2, 0)
+	require.NoError(t, err)
+	allReduceRows(t, ctx, []*Comm{c}, ss[:1], true)
+	require.NoError(t, c.Close(ctx))
+	require.NoError(t, cmd.Wait(), "the child (rank 1) failed")
+}
+
+// TestGPUAllReduceBandwidthChild is rank 1 of TestGPUAllReduceBandwidthTwoProcesses.
+func TestGPUAllReduceBandwidthChild(t *testing.T) {
+	idFile := os.Getenv(collChildEnv)
+	if idFile == "" {
+		t.Skip("the child process of TestGPUAllReduceBandwidthTwoProcesses")
+	}
+	ctx := context.Background()
+	rank, err := strconv.Atoi(os.Getenv(collRankEnv))
+	require.NoError(t, err)
+	devs, ss := cudaRanks(t, ctx, 2)
+	raw, err := os.ReadFile(idFile)
+	require.NoError(t, err)
+	var id ID
+	b, err := hex.DecodeString(string(raw))
+	require.NoError(t, err)
+	copy(id[:], b)
+	c, err := Join(ctx, devs[rank], id, 2, rank)
+	require.NoError(t, err)
+	allReduceRows(t, ctx, []*Comm{c}, ss[rank:rank+1], false)
+	require.NoError(t, c.Close(ctx))
+}
+
+// allReduceRows measures this process's ranks (comms, each with its stream); every rank of
+// the communicator, in any process, must run it. It logs a row per size when report is set.
+func allReduceRows(t *testing.T, ctx context.Context, comms []*Comm, ss []*streams.Stream, report bool) {
+	n := comms[0].Count()
+	if report {
+		t.Logf("%12s %10s %12s %12s   (%d ranks)", "size(B)", "time(us)", "algbw(GB/s)", "busbw(GB/s)", n)
+	}
+	for size := 1 << 20; size <= 1<<30; size <<= 1 {
+		elems := size / 4
+		send := make([]*alloc.Buffer[float32], len(comms))
+		recv := make([]*alloc.Buffer[float32], len(comms))
+		for r := range comms {
+			var err error
+			send[r], err = alloc.Malloc[float32](ctx, ss[r], elems)
+			require.NoError(t, err)
+			recv[r], err = alloc.Malloc[float32](ctx, ss[r], elems)
+			require.NoError(t, err)
+			require.NoError(t, ss[r].Memset(ctx, send[r], 0).Wait(ctx))
+		}
+		round := func() []*streams.Future {
+			fs := make([]*streams.Future, len(comms))
+			for r, c := range comms {
+				fs[r] = AllReduce(ctx, ss[r], c, send[r], recv[r], Sum)
+			}
+			return fs
+		}
+		for range bwWarmup {
+			waitAll(t, ctx, round()...)
+		}
+		start := time.Now()
+		var last []*streams.Future
+		for range bwIters {
+			last = round()
+		}
+		waitAll(t, ctx, last...)
+		per := time.Since(start).Seconds() / bwIters
+		algbw := float64(size) / per / 1e9
+		if report {
+			t.Logf("%12d %10.1f %12.2f %12.2f", size, per*1e6, algbw, algbw*2*float64(n-1)/float64(n))
+		}
+		for r := range comms {
+			require.NoError(t, send[r].Close(ctx))
+			require.NoError(t, recv[r].Close(ctx))
+		}
+	}
+}
