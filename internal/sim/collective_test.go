@@ -624,3 +624,73 @@ func TestNarrowFloatConversions(t *testing.T) {
 	assert.Equal(t, uint16(0x7c00), floatToHalf(70000), "half overflows to infinity")
 	assert.Equal(t, uint16(0x0001), floatToHalf(float32(math.Ldexp(1, -24))), "smallest subnormal")
 }
+
+// TestCollRanksOnTheirOwnGoroutines drives each rank from its own goroutine, as each device's
+// actor would, each on a backend of its own (as ranks in different processes are): many
+// all-reduces and a ring of sends and receives, launched without waiting, then checked.
+func TestCollRanksOnTheirOwnGoroutines(t *testing.T) {
+	const n, rounds = 4, 40
+	ranks := make([]*rank, n)
+	for i := range ranks {
+		d, err := New(WithDevices(1)).Open(0)
+		require.NoError(t, err)
+		ranks[i] = &rank{d: d, s: mkStream(t, d)}
+	}
+	id, err := ranks[0].d.CollUniqueID()
+	require.NoError(t, err)
+	for i, r := range ranks {
+		r.c, err = r.d.CollCommInitRank(n, id, i, backend.CommConfig{})
+		require.NoError(t, err)
+	}
+	t.Cleanup(func() {
+		for _, r := range ranks {
+			_ = r.d.CollCommAbort(r.c)
+		}
+	})
+	// Memory is set up here: the goroutines make only the calls a rank's actor would.
+	ins, sums, rings := make([]backend.DevicePtr, n), make([]backend.DevicePtr, n), make([]backend.DevicePtr, n)
+	for i, r := range ranks {
+		ins[i], sums[i], rings[i] = put(t, r, []int64{int64(i + 1)}), zeros[int64](t, r, rounds), zeros[int64](t, r, rounds)
+	}
+	errs := make(chan error, n)
+	for i, r := range ranks {
+		go func() {
+			errs <- func() error {
+				for errors.Is(r.d.CollCommAsyncError(r.c), backend.ErrCollInProgress) {
+					time.Sleep(time.Millisecond)
+				}
+				for k := range rounds {
+					at := backend.DevicePtr(8 * k)
+					if err := r.d.CollLaunch(r.c, r.s, []backend.CollOp{{Kind: backend.CollAllReduce, Send: ins[i], Recv: sums[i] + at, Count: 1, Type: backend.CollInt64}}); err != nil {
+						return err
+					}
+					if err := r.d.CollLaunch(r.c, r.s, []backend.CollOp{
+						{Kind: backend.CollSend, Send: ins[i], Count: 1, Type: backend.CollInt64, Peer: int32((i + 1) % n)},
+						{Kind: backend.CollRecv, Recv: rings[i] + at, Count: 1, Type: backend.CollInt64, Peer: int32((i + n - 1) % n)},
+					}); err != nil {
+						return err
+					}
+				}
+				if err := r.d.StreamSynchronize(r.s); err != nil {
+					return err
+				}
+				return r.d.CollCommAsyncError(r.c)
+			}()
+		}()
+	}
+	for range n {
+		select {
+		case err := <-errs:
+			require.NoError(t, err)
+		case <-time.After(30 * time.Second):
+			t.Fatal("ranks did not finish")
+		}
+	}
+	for i, r := range ranks {
+		sum, ring := get[int64](t, r, sums[i], rounds), get[int64](t, r, rings[i], rounds)
+		for k := range rounds {
+			assert.Equal(t, int64(n*(n+1)/2), sum[k], "rank %d round %d", i, k)
+			assert.Equal(t, int64((i+n-1)%n+1), ring[k], "rank %d round %d", i, k)
+		}
+	}
+}
