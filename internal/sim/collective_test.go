@@ -694,3 +694,68 @@ func TestCollRanksOnTheirOwnGoroutines(t *testing.T) {
 		}
 	}
 }
+
+// TestCollRootRefusesInconsistentJoins: ranks that disagree on the size, or a rank that joins
+// twice, fail the joining rank rather than leave the communicator waiting forever.
+func TestCollRootRefusesInconsistentJoins(t *testing.T) {
+	b := New(WithDevices(3))
+	devs := make([]backend.Device, 3)
+	for i := range devs {
+		var err error
+		devs[i], err = b.Open(i)
+		require.NoError(t, err)
+	}
+	id, err := devs[0].CollUniqueID()
+	require.NoError(t, err)
+	c0, err := devs[0].CollCommInitRank(2, id, 0, backend.CommConfig{})
+	require.NoError(t, err)
+	defer devs[0].CollCommAbort(c0)
+	require.ErrorIs(t, devs[0].CollCommAsyncError(c0), backend.ErrCollInProgress)
+	tok, _, err := decodeID(id)
+	require.NoError(t, err)
+	// Rank 0 must be heard first for the size to be set: wait until the root has it.
+	within(t, "rank 0's hello", func() {
+		for {
+			theRoot.mu.Lock()
+			r := theRoot.r
+			theRoot.mu.Unlock()
+			r.mu.Lock()
+			joined := 0
+			if cm := r.comms[tok]; cm != nil {
+				joined = cm.joined
+			}
+			r.mu.Unlock()
+			if joined > 0 {
+				return
+			}
+			time.Sleep(time.Millisecond)
+		}
+	})
+	bad, err := devs[1].CollCommInitRank(3, id, 1, backend.CommConfig{})
+	require.NoError(t, err, "the size is checked when the rank reaches the root")
+	assert.Equal(t, backend.CollInvalidUsage, failure(t, devs[1], bad).Code, "nranks 3 against 2")
+	assert.Contains(t, failure(t, devs[1], bad).Detail, "nranks 3")
+	twice, err := devs[2].CollCommInitRank(2, id, 0, backend.CommConfig{})
+	require.NoError(t, err)
+	assert.Equal(t, backend.CollInvalidUsage, failure(t, devs[2], twice).Code, "rank 0 again")
+	require.ErrorIs(t, devs[0].CollCommAsyncError(c0), backend.ErrCollInProgress, "the refusals do not disturb the comm")
+	c1, err := devs[1].CollCommInitRank(2, id, 1, backend.CommConfig{})
+	require.NoError(t, err)
+	defer devs[1].CollCommAbort(c1)
+	require.NoError(t, settle(t, devs[0], c0))
+	require.NoError(t, settle(t, devs[1], c1))
+}
+
+// TestCollSendRecvCountMismatch: a receive of another size than its send fails the receiving
+// rank's communicator, and the sender's with it, instead of writing past or short.
+func TestCollSendRecvCountMismatch(t *testing.T) {
+	ranks := join(t, 2)
+	src := put(t, ranks[0], []int32{1, 2, 3})
+	dst := put(t, ranks[1], []int32{9, 9, 9})
+	require.NoError(t, ranks[0].d.CollLaunch(ranks[0].c, ranks[0].s, []backend.CollOp{{Kind: backend.CollSend, Send: src, Count: 2, Type: backend.CollInt32, Peer: 1}}))
+	require.NoError(t, ranks[1].d.CollLaunch(ranks[1].c, ranks[1].s, []backend.CollOp{{Kind: backend.CollRecv, Recv: dst, Count: 3, Type: backend.CollInt32, Peer: 0}}))
+	syncAll(t, ranks)
+	assert.Equal(t, backend.CollInvalidUsage, failure(t, ranks[1].d, ranks[1].c).Code)
+	assert.Equal(t, []int32{9, 9, 9}, get[int32](t, ranks[1], dst, 3))
+	assert.Equal(t, backend.CollRemoteError, failure(t, ranks[0].d, ranks[0].c).Code)
+}
