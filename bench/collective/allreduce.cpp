@@ -53,7 +53,7 @@ struct Cuda {
   cudaError_t (*Malloc)(void**, size_t);
   cudaError_t (*Free)(void*);
   cudaError_t (*Memcpy)(void*, const void*, size_t, int);
-  cudaError_t (*Memset)(void*, int, size_t);
+  cudaError_t (*MemsetAsync)(void*, int, size_t, cudaStream_t);
   cudaError_t (*StreamCreateWithFlags)(cudaStream_t*, unsigned);
   cudaError_t (*StreamSynchronize)(cudaStream_t);
   cudaError_t (*DeviceGetPCIBusId)(char*, int, int);
@@ -129,7 +129,7 @@ static void load(const std::string& cudartPath, const std::string& ncclPath, std
   sym(c, "cudaMalloc", &cu.Malloc);
   sym(c, "cudaFree", &cu.Free);
   sym(c, "cudaMemcpy", &cu.Memcpy);
-  sym(c, "cudaMemset", &cu.Memset);
+  sym(c, "cudaMemsetAsync", &cu.MemsetAsync);
   sym(c, "cudaStreamCreateWithFlags", &cu.StreamCreateWithFlags);
   sym(c, "cudaStreamSynchronize", &cu.StreamSynchronize);
   sym(c, "cudaDeviceGetPCIBusId", &cu.DeviceGetPCIBusId);
@@ -188,7 +188,8 @@ static size_t check(Part& p, size_t count, int nranks) {
       wrong++;
     }
   }
-  CUDA(cu.Memset(p.recv, 0, count * sizeof(float)));
+  CUDA(cu.MemsetAsync(p.recv, 0, count * sizeof(float), p.stream));  // on the stream: ordered before the next size
+  CUDA(cu.StreamSynchronize(p.stream));
   return wrong;
 }
 
