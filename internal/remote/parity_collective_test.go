@@ -154,7 +154,14 @@ func init() {
 			_, garbage := dv.CollCommInitRank(2, backend.CommID{9}, 0, backend.CommConfig{})
 			_, badRank := dv.CollCommInitRank(2, backend.CommID{}, 5, backend.CommConfig{})
 			unknown := dv.CollLaunch(0x77, 0, []backend.CollOp{{Kind: backend.CollAllReduce}})
-			return []any{collCode(garbage), collCode(badRank), collCode(unknown), errText(unknown)}, garbage
+			// The config's fields reach the worker: its refusal names them.
+			id, err := dv.CollUniqueID()
+			if err != nil {
+				return nil, err
+			}
+			_, cfg := dv.CollCommInitRank(1, id, 0, backend.CommConfig{CGAClusterSize: -3, MinCTAs: 2, MaxCTAs: 7, NetName: "IB"})
+			_, order := dv.CollCommInitRank(1, id, 0, backend.CommConfig{MinCTAs: 9, MaxCTAs: 4})
+			return []any{collCode(garbage), collCode(badRank), collCode(unknown), errText(unknown), errText(cfg), errText(order)}, garbage
 		}},
 	)
 }
