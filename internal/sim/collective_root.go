@@ -29,7 +29,6 @@ type root struct {
 	addr  string
 	mu    sync.Mutex
 	comms map[commToken]*rootComm
-	conns map[net.Conn]struct{}
 	shut  bool
 }
 
@@ -75,7 +74,8 @@ type collHeader struct {
 }
 
 // newCommID registers a fresh communicator at this process's root, starting the root if
-// there is none, and returns its id.
+// there is none (or the last one has closed), and returns its id. Locks are taken in the
+// order theRoot.mu, then root.mu.
 func newCommID() (backend.CommID, error) {
 	tok, err := newToken()
 	if err != nil {
@@ -83,23 +83,32 @@ func newCommID() (backend.CommID, error) {
 	}
 	theRoot.mu.Lock()
 	defer theRoot.mu.Unlock()
-	r := theRoot.r
-	if r == nil {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return backend.CommID{}, fmt.Errorf("rendezvous root: %w", err)
+	if r := theRoot.r; r != nil {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if !r.shut {
+			return r.registerLocked(tok)
 		}
-		r = &root{ln: ln, addr: ln.Addr().String(), comms: map[commToken]*rootComm{}, conns: map[net.Conn]struct{}{}}
-		theRoot.r = r
-		go r.accept()
 	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return backend.CommID{}, fmt.Errorf("rendezvous root: %w", err)
+	}
+	r := &root{ln: ln, addr: ln.Addr().String(), comms: map[commToken]*rootComm{}}
+	theRoot.r = r
+	go r.accept()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.registerLocked(tok)
+}
+
+// registerLocked adds a communicator named tok and returns its id.
+func (r *root) registerLocked(tok commToken) (backend.CommID, error) {
 	id, err := encodeID(tok, r.addr)
 	if err != nil {
 		return id, err
 	}
-	r.mu.Lock()
 	r.comms[tok] = &rootComm{tok: tok, colls: map[uint64]*pendingColl{}, splits: map[uint64]*pendingSplit{}}
-	r.mu.Unlock()
 	return id, nil
 }
 
@@ -115,7 +124,6 @@ func (r *root) accept() {
 			_ = c.Close()
 			return
 		}
-		r.conns[c] = struct{}{}
 		r.mu.Unlock()
 		go r.serve(c)
 	}
@@ -131,7 +139,6 @@ func (r *root) serve(c net.Conn) {
 	defer func() {
 		out.close()
 		r.mu.Lock()
-		delete(r.conns, c)
 		if cm != nil && rank >= 0 {
 			r.leaveLocked(cm, rank, clean)
 		}
@@ -269,14 +276,9 @@ func (r *root) leaveLocked(cm *rootComm, rank int, clean bool) {
 // closeIfIdleLocked closes the root once it serves no communicator: the next CollUniqueID
 // starts a new one.
 func (r *root) closeIfIdleLocked() {
-	if len(r.comms) > 0 {
+	if len(r.comms) > 0 || r.shut {
 		return
 	}
-	theRoot.mu.Lock()
-	if theRoot.r == r {
-		theRoot.r = nil
-	}
-	theRoot.mu.Unlock()
 	r.shut = true
 	_ = r.ln.Close()
 }
