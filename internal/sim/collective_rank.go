@@ -112,7 +112,7 @@ func (c *simComm) connect(tok commToken, nranks, rank int) {
 func (c *simComm) read(conn net.Conn) {
 	br := bufio.NewReader(conn)
 	for {
-		typ, m, err := readMsg(br)
+		typ, m, err := readMsg(br, maxFrame)
 		c.mu.Lock()
 		if err != nil {
 			if !c.closed {

@@ -145,7 +145,11 @@ func (r *root) serve(c net.Conn) {
 		r.mu.Unlock()
 	}()
 	for {
-		typ, m, err := readMsg(br)
+		limit := uint64(maxFrame)
+		if cm == nil {
+			limit = maxHello
+		}
+		typ, m, err := readMsg(br, limit)
 		if err != nil {
 			return
 		}

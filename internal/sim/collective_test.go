@@ -3,7 +3,9 @@ package sim
 import (
 	"errors"
 	"fmt"
+	"io"
 	"math"
+	"net"
 	"testing"
 	"time"
 	"unsafe"
@@ -758,4 +760,40 @@ func TestCollSendRecvCountMismatch(t *testing.T) {
 	assert.Equal(t, backend.CollInvalidUsage, failure(t, ranks[1].d, ranks[1].c).Code)
 	assert.Equal(t, []int32{9, 9, 9}, get[int32](t, ranks[1], dst, 3))
 	assert.Equal(t, backend.CollRemoteError, failure(t, ranks[0].d, ranks[0].c).Code)
+}
+
+// TestCollRootIgnoresStrangers: a connection that does not open with a hello of a known id
+// is dropped, and the communicator forming beside it is not disturbed.
+func TestCollRootIgnoresStrangers(t *testing.T) {
+	b := New(WithDevices(2))
+	d0, err := b.Open(0)
+	require.NoError(t, err)
+	d1, err := b.Open(1)
+	require.NoError(t, err)
+	id, err := d0.CollUniqueID()
+	require.NoError(t, err)
+	_, addr, err := decodeID(id)
+	require.NoError(t, err)
+	for _, junk := range [][]byte{
+		{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f, msgHello}, // a frame of 2^63 bytes
+		[]byte("GET / HTTP/1.1\r\n\r\n"),
+		append([]byte{25, 0, 0, 0, 0, 0, 0, 0, msgHello}, make([]byte, 24)...), // an unknown token
+	} {
+		c, err := net.Dial("tcp", addr)
+		require.NoError(t, err)
+		_, err = c.Write(junk)
+		require.NoError(t, err)
+		require.NoError(t, c.SetReadDeadline(time.Now().Add(10*time.Second)))
+		_, err = io.ReadAll(c) // the root answers at most a fail message, then closes
+		require.NoError(t, err)
+		_ = c.Close()
+	}
+	c0, err := d0.CollCommInitRank(2, id, 0, backend.CommConfig{})
+	require.NoError(t, err)
+	defer d0.CollCommAbort(c0)
+	c1, err := d1.CollCommInitRank(2, id, 1, backend.CommConfig{})
+	require.NoError(t, err)
+	defer d1.CollCommAbort(c1)
+	require.NoError(t, settle(t, d0, c0))
+	require.NoError(t, settle(t, d1, c1))
 }

@@ -82,8 +82,13 @@ const (
 	msgFail
 )
 
-// maxFrame bounds one message: a collective's contribution travels whole.
-const maxFrame = 1 << 34
+// maxFrame bounds one message: a collective's contribution travels whole. Before a
+// connection has said hello, a message is held to maxHello, so that a stranger dialling the
+// root cannot make it allocate much.
+const (
+	maxFrame = 1 << 34
+	maxHello = 64
+)
 
 // wbuf builds one message.
 type wbuf struct{ b []byte }
@@ -132,14 +137,14 @@ func (r *rbuf) token() (t commToken) {
 	return t
 }
 
-// readMsg reads one framed message: its type and body.
-func readMsg(br *bufio.Reader) (byte, *rbuf, error) {
+// readMsg reads one framed message of at most limit bytes: its type and body.
+func readMsg(br *bufio.Reader, limit uint64) (byte, *rbuf, error) {
 	var hdr [8]byte
 	if _, err := io.ReadFull(br, hdr[:]); err != nil {
 		return 0, nil, err
 	}
 	n := binary.LittleEndian.Uint64(hdr[:])
-	if n == 0 || n > maxFrame {
+	if n == 0 || n > limit {
 		return 0, nil, fmt.Errorf("bad frame length %d", n)
 	}
 	body := make([]byte, n)
