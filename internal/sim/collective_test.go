@@ -797,3 +797,32 @@ func TestCollRootIgnoresStrangers(t *testing.T) {
 	require.NoError(t, settle(t, d0, c0))
 	require.NoError(t, settle(t, d1, c1))
 }
+
+// TestCollInjectedFaultDuringACollective: a device that faults as its all-reduce runs (the
+// fault plan counts the collective as one operation) fails its rank, and the rank on another
+// machine learns of it instead of waiting.
+func TestCollInjectedFaultDuringACollective(t *testing.T) {
+	d0, err := New(WithDevices(1), WithFaults(0, FaultPlan{StickyAt: 2})).Open(0) // op 1: the upload; op 2: the all-reduce
+	require.NoError(t, err)
+	d1, err := New(WithDevices(1)).Open(0)
+	require.NoError(t, err)
+	ranks := []*rank{{d: d0, s: mkStream(t, d0)}, {d: d1, s: mkStream(t, d1)}}
+	id, err := d0.CollUniqueID()
+	require.NoError(t, err)
+	for i, r := range ranks {
+		r.c, err = r.d.CollCommInitRank(2, id, i, backend.CommConfig{})
+		require.NoError(t, err)
+		defer r.d.CollCommAbort(r.c)
+	}
+	for _, r := range ranks {
+		require.NoError(t, settle(t, r.d, r.c))
+	}
+	bufs := []backend.DevicePtr{put(t, ranks[0], []int32{1}), put(t, ranks[1], []int32{2})}
+	launchAll(t, ranks, func(r int) []backend.CollOp {
+		return []backend.CollOp{{Kind: backend.CollAllReduce, Send: bufs[r], Recv: bufs[r], Count: 1, Type: backend.CollInt32}}
+	})
+	assert.Equal(t, backend.CollUnhandledCudaError, failure(t, d0, ranks[0].c).Code)
+	within(t, "the healthy rank's stream", func() { _ = d1.StreamSynchronize(ranks[1].s) })
+	assert.Equal(t, backend.CollRemoteError, failure(t, d1, ranks[1].c).Code)
+	assert.Equal(t, []int32{2}, get[int32](t, ranks[1], bufs[1], 1), "the healthy rank's buffer is untouched")
+}
