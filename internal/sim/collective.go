@@ -345,9 +345,9 @@ func (d *device) CollLaunch(h backend.Comm, sh backend.Stream, ops []backend.Col
 	if err != nil {
 		return err
 	}
-	st, err := d.ownStream(call, sh)
-	if err != nil {
-		return collErr(call, backend.CollInvalidArgument, "%v", err)
+	st, bad := d.collStream(sh)
+	if bad != "" {
+		return collErr(call, backend.CollInvalidArgument, "%s", bad)
 	}
 	d.graphs.mu.Lock()
 	capturing := d.graphs.captures[st] != nil
@@ -395,6 +395,24 @@ func (d *device) CollLaunch(h backend.Comm, sh backend.Stream, ops []backend.Col
 	c.mu.Unlock()
 	d.submit(st, &task{name: call, always: true, run: func() { c.run(steps) }})
 	return nil
+}
+
+// collStream looks up a live stream of d, as ownStream does but without touching CUDA's last
+// error: a refused collective is NCCL's error, not the runtime's.
+func (d *device) collStream(h backend.Stream) (*stream, string) {
+	if h == 0 {
+		return d.null, ""
+	}
+	d.b.mu.RLock()
+	s := d.b.streams[h]
+	d.b.mu.RUnlock()
+	switch {
+	case s == nil:
+		return nil, fmt.Sprintf("stream %#x is not a live stream (destroyed, or never created)", uintptr(h))
+	case s.dev != d:
+		return nil, fmt.Sprintf("stream %#x belongs to device %d, not device %d", uintptr(h), s.dev.ordinal, d.ordinal)
+	}
+	return s, ""
 }
 
 // planStep checks one operation against the communicator and this device's memory.

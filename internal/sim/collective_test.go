@@ -524,6 +524,7 @@ func TestCollBadInput(t *testing.T) {
 	assert.Equal(t, backend.CollInvalidArgument, code(err), "another device's stream")
 	err = r0.d.CollLaunch(r0.c, 0xdead, []backend.CollOp{ar(func(*backend.CollOp) {})})
 	assert.Equal(t, backend.CollInvalidArgument, code(err), "no such stream")
+	require.NoError(t, r0.d.PeekLastError(), "NCCL's refusals leave CUDA's last error alone")
 
 	// None of that moved the ranks out of step: a real all-reduce still matches.
 	bufs := []backend.DevicePtr{put(t, r0, []int32{5}), put(t, r1, []int32{6})}
