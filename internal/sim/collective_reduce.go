@@ -167,13 +167,21 @@ func elemBytes[T collElem](v []T) []byte {
 	return unsafe.Slice((*byte)(unsafe.Pointer(&v[0])), len(v)*int(unsafe.Sizeof(zero)))
 }
 
+// combine is one step of a reduction. Max and min of floating values drop a NaN, as NCCL's
+// fmaxf and fminf (and __hmax, __hmin) do; Go's max and min would keep it.
 func combine[T collElem](a, b T, op backend.CollRedOp) T {
 	switch op {
 	case backend.CollProd:
 		return a * b
-	case backend.CollMax:
-		return max(a, b)
-	case backend.CollMin:
+	case backend.CollMax, backend.CollMin:
+		switch {
+		case b != b: // NaN
+			return a
+		case a != a: // NaN
+			return b
+		case op == backend.CollMax:
+			return max(a, b)
+		}
 		return min(a, b)
 	}
 	return a + b // sum, and the sum of an average

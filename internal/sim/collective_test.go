@@ -827,3 +827,14 @@ func TestCollInjectedFaultDuringACollective(t *testing.T) {
 	assert.Equal(t, backend.CollRemoteError, failure(t, d1, ranks[1].c).Code)
 	assert.Equal(t, []int32{2}, get[int32](t, ranks[1], bufs[1], 1), "the healthy rank's buffer is untouched")
 }
+
+func TestCollMaxMinDropNaN(t *testing.T) {
+	nan := float32(math.NaN())
+	parts := [][]byte{elemBytes([]float32{nan, 1, nan}), elemBytes([]float32{2, nan, nan})}
+	assert.Equal(t, []float32{2, 1}, elems[float32](reduceParts(backend.CollFloat32, backend.CollMax, parts))[:2])
+	assert.Equal(t, []float32{2, 1}, elems[float32](reduceParts(backend.CollFloat32, backend.CollMin, parts))[:2])
+	assert.True(t, math.IsNaN(float64(elems[float32](reduceParts(backend.CollFloat32, backend.CollMax, parts))[2])), "NaN only where every input is")
+	half := func(v float32) []byte { h := floatToHalf(v); return []byte{byte(h), byte(h >> 8)} }
+	got := reduceParts(backend.CollFloat16, backend.CollMax, [][]byte{half(nan), half(3)})
+	assert.Equal(t, half(3), got)
+}
