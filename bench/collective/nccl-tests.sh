@@ -24,7 +24,7 @@ min=${MIN:-1M} max=${MAX:-1G} warmup=${WARMUP:-5} iters=${ITERS:-20}
 mkdir -p "$out"
 
 gpus=${1:-$(nvidia-smi -L | wc -l)}
-echo "# $gpus GPU(s):"; nvidia-smi -L | head -n "$gpus" | sed 's/^/#   /'
+echo "# $gpus GPU(s):"; { nvidia-smi -L | head -n "$gpus" | sed 's/^/#   /'; } || true
 nvidia-smi topo -m 2>/dev/null | sed 's/^/#   /' || true
 
 # NCCL: a home with include/nccl.h and lib/libnccl.so (nccl-tests links -lnccl).
@@ -32,7 +32,7 @@ home=$out/nccl-home
 mkdir -p "$home/include" "$home/lib"
 if [[ -n ${NCCL_HOME:-} ]]; then
   hdr=$NCCL_HOME/include/nccl.h
-  lib=$(ls "$NCCL_HOME"/lib/libnccl.so* | head -n1)
+  lib=$(find "$NCCL_HOME/lib/" -maxdepth 1 -name 'libnccl.so*' | sort | head -n1)
 elif [[ -f /usr/include/nccl.h && -e /usr/lib/x86_64-linux-gnu/libnccl.so.2 ]]; then
   hdr=/usr/include/nccl.h lib=/usr/lib/x86_64-linux-gnu/libnccl.so.2
 else
