@@ -10,6 +10,12 @@
 // as on one real machine. Without a simulator of its own, the sim backend
 // (device.WithBackend(device.BackendSim), or auto on a machine without a GPU) makes a default
 // one for each Open or OpenAll.
+//
+// The collectives of package collective run on simulated devices too, functionally only: the
+// results are NCCL's, with no model of its speed. A communicator's ranks meet through a
+// loopback TCP root in the process that made its ID, so ranks on one Simulator, on several,
+// and on isolated devices (worker processes) all work alike; docs/design/collectives-sim.md
+// has the model.
 package sim
 
 import (

@@ -22,6 +22,9 @@ type Codec struct{}
 // Encode implements worker.ErrorCodec: the code, then op, message and the full text, NUL
 // separated.
 func (Codec) Encode(err error) (int64, string) {
+	if code, text, ok := encodeColl(err); ok { // codec_collective.go
+		return code, text
+	}
 	if ce, ok := errors.AsType[*cudaerr.Error](err); ok {
 		return int64(ce.Code), ce.Op + "\x00" + ce.Message + "\x00" + err.Error()
 	}
@@ -33,6 +36,9 @@ func (Codec) Encode(err error) (int64, string) {
 
 // Decode implements worker.ErrorCodec.
 func (Codec) Decode(code int64, msg string) error {
+	if err, ok := decodeColl(code, msg); ok {
+		return err
+	}
 	if code == codeGeneric || code <= 0 || code > 1<<31-1 {
 		return &Error{text: msg}
 	}

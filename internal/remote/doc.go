@@ -34,6 +34,12 @@
 // stream's work (posted.go says which), which is where the device's completion tracking
 // learns of it; a sticky one is answered to the next call of any kind.
 //
+// CollLaunch, though it queues work on a stream, is a plain call: NCCL refuses a launch at
+// once (bad arguments, a communicator still joining or failed) and the caller must learn of
+// it then, not at the stream's next query; its first argument is the communicator, not the
+// stream. NCCL's errors cross as themselves (codec_collective.go): a *backend.CollError stays
+// one, and ErrCollInProgress matches with errors.Is.
+//
 // # Host memory
 //
 // HostAlloc's memory is a memfd both processes map; the worker registers its mapping with its

@@ -44,6 +44,7 @@ type device struct {
 	mgmt   mgmtState  // limits, cache preferences, context flags (devmgmt.go)
 	arrays arrayState // CUDA arrays and mipmapped arrays (arraystore.go)
 	tex    texState   // texture and surface objects (texture.go)
+	coll   collState  // communicator ranks (collective.go)
 
 	l2Resets  atomic.Int64 // ResetPersistingL2Cache calls (streamattr.go)
 	profiling atomic.Bool  // between ProfilerStart and ProfilerStop
