@@ -24,6 +24,12 @@ const (
 	pollMax = 2 * time.Millisecond
 )
 
+// settleSpin is how long settle polls without sleeping. A non-blocking communicator hands
+// every launch to NCCL's own thread, which queues the kernel within microseconds; a sleep of
+// the Go runtime's granularity there would cost each operation far more than the transfer of
+// a megabyte. Only an operation still connecting its ranks outlasts the spin.
+const settleSpin = 500 * time.Microsecond
+
 // ready waits until h (c's comm, or one Split is making) has nothing in progress. When ctx
 // ends first, or NCCL reports a failure, h is aborted and the error says why.
 func (c *Comm) ready(ctx context.Context, h backend.Comm, what string) error {
@@ -72,6 +78,7 @@ func (c *Comm) abortHandle(ctx context.Context, h backend.Comm) error {
 // operation, and the actor must not wait on a peer that never comes.
 func (c *Comm) settle(ctx context.Context, rt backend.Device) error {
 	delay := pollMin
+	spinUntil := time.Now().Add(settleSpin)
 	for {
 		err := rt.CollCommAsyncError(c.h)
 		if !errors.Is(err, backend.ErrCollInProgress) {
@@ -80,6 +87,9 @@ func (c *Comm) settle(ctx context.Context, rt backend.Device) error {
 		if c.abortReq.Load() || ctx.Err() != nil {
 			abortErr := c.abortOnThread(rt)
 			return errors.Join(fmt.Errorf("collective: an operation of rank %d of %d on device %d: %w", c.rank, c.count, c.dev.Ordinal(), ErrAborted), context.Cause(ctx), abortErr)
+		}
+		if time.Now().Before(spinUntil) {
+			continue
 		}
 		time.Sleep(delay)
 		delay = min(2*delay, pollMax)

@@ -143,12 +143,14 @@ type CollectiveDevice interface {
 	// CollUniqueID makes the id of a new communicator (ncclGetUniqueId).
 	CollUniqueID() (CommID, error)
 	// CollCommInitRank starts joining this device to id's communicator of nranks ranks as
-	// rank (ncclCommInitRankConfig, non-blocking). The comm is usable once
-	// CollCommAsyncError returns nil.
+	// rank (ncclCommInitRankConfig, non-blocking). It returns the comm with a nil error
+	// while joining goes on (a remote call carries no results beside an error); the comm is
+	// usable once CollCommAsyncError returns nil.
 	CollCommInitRank(nranks int, id CommID, rank int, cfg CommConfig) (Comm, error)
 	// CollCommSplit starts splitting c (ncclCommSplit, non-blocking): every rank of c calls
 	// it; ranks of one color form a new communicator, ordered by key. A rank passing
-	// SplitNoColor gets comm 0. The new comm is usable once CollCommAsyncError returns nil.
+	// SplitNoColor gets comm 0. A new comm comes with a nil error while the split goes on,
+	// and is usable once CollCommAsyncError returns nil.
 	CollCommSplit(c Comm, color, key int, cfg CommConfig) (Comm, error)
 	// CollCommAsyncError is ncclCommGetAsyncError: nil when c has nothing in progress and
 	// has not failed, ErrCollInProgress while it has, a *CollError when it failed.

@@ -1,6 +1,7 @@
 package cudart
 
 import (
+	"errors"
 	"unsafe"
 
 	"github.com/gpuactor/gpuactor/internal/backend"
@@ -58,7 +59,14 @@ func (d *device) CollCommInitRank(nranks int, id backend.CommID, rank int, cfg b
 	if err != nil {
 		return 0, err
 	}
-	return l.CommInitRank(nranks, id, rank, collConfig(cfg))
+	c, err := l.CommInitRank(nranks, id, rank, collConfig(cfg))
+	if c != 0 && errors.Is(err, backend.ErrCollInProgress) {
+		// Joining goes on in NCCL's background: the contract hands out the comm with no
+		// error (a remote call carries no results beside an error) and CollCommAsyncError
+		// says when it is done.
+		err = nil
+	}
+	return c, err
 }
 
 func (d *device) CollCommAsyncError(c backend.Comm) error {

@@ -51,10 +51,13 @@ func (d *device) CollCommSplit(c backend.Comm, color, key int, cfg backend.CommC
 	}
 	s := &splitSlot{parent: parent}
 	err = l.CommSplit(parent, color, key, (*backend.Comm)(unsafe.Pointer(&s.child)), collConfig(cfg))
+	// A non-blocking split may answer ncclSuccess (its group's ncclInProgress is not passed
+	// on) while the new comm is still NULL: NCCL writes it when the split is done.
+	child := backend.Comm(atomic.LoadUintptr(&s.child))
 	switch {
-	case err == nil: // done already
-		return backend.Comm(atomic.LoadUintptr(&s.child)), nil
-	case !errors.Is(err, backend.ErrCollInProgress):
+	case err == nil && (child != 0 || color == backend.SplitNoColor): // done already
+		return child, nil
+	case err != nil && !errors.Is(err, backend.ErrCollInProgress):
 		return 0, err
 	case color == backend.SplitNoColor:
 		return 0, err // nothing to wait for but the parent
@@ -64,7 +67,7 @@ func (d *device) CollCommSplit(c backend.Comm, color, key int, cfg backend.CommC
 	}
 	h := backend.Comm(uintptr(unsafe.Pointer(s)))
 	d.splits[h] = s
-	return h, backend.ErrCollInProgress
+	return h, nil // in progress: CollCommAsyncError says when it is done
 }
 
 // splitAsyncError is CollCommAsyncError of a split in progress.

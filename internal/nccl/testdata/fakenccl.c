@@ -42,7 +42,8 @@ int ncclCommGetAsyncError(void* comm, int* res) {
 }
 int ncclCommSplit(void* comm, int color, int key, void** out, fakeConfig* cfg) {
   rec[0] = (long)comm; rec[1] = color; rec[2] = key; memcpy(&gotConfig, cfg, sizeof gotConfig);
-  if (color == 2) { *out = 0; pendingOut = out; splitPolls = 2; return 7; }
+  /* NCCL answers a non-blocking split with success (2) or in progress (3), the comm NULL until done. */
+  if (color == 2 || color == 3) { *out = 0; pendingOut = out; splitPolls = 2; return color == 3 ? 7 : 0; }
   *out = color < 0 ? 0 : (void*)0x5678; return 0;
 }
 int ncclCommCount(void* c, int* n) { *n = 4; return 0; }
