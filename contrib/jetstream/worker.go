@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -117,14 +118,17 @@ func (w *Worker) Serve(ctx context.Context) error {
 	}()
 	cons := map[string]jetstream.Consumer{}
 	for name := range w.handlers {
-		c, err := w.conn.js.CreateOrUpdateConsumer(ctx, w.conn.subj.jobStream(), jetstream.ConsumerConfig{
-			Durable: w.conn.subj.consumer(name), FilterSubject: w.conn.subj.jobs(name),
-			AckPolicy: jetstream.AckExplicitPolicy, AckWait: w.conn.cfg.ackWait, MaxDeliver: -1, MaxAckPending: 1 << 16,
-		})
+		err := w.conn.denied.guard(ctx, func(ctx context.Context) error {
+			c, err := w.conn.js.CreateOrUpdateConsumer(ctx, w.conn.subj.jobStream(), jetstream.ConsumerConfig{
+				Durable: w.conn.subj.consumer(name), FilterSubject: w.conn.subj.jobs(name),
+				AckPolicy: jetstream.AckExplicitPolicy, AckWait: w.conn.cfg.ackWait, MaxDeliver: -1, MaxAckPending: 1 << 16,
+			})
+			cons[name] = c
+			return err
+		}, w.conn.subj.jobStream())
 		if err != nil {
 			return fmt.Errorf("jetstream: consumer for handler %q: %w", name, err)
 		}
-		cons[name] = c
 	}
 	// Advertise the handlers: a client asks before its first job, and hears no responders
 	// when no live worker has one.
@@ -135,7 +139,24 @@ func (w *Worker) Serve(ctx context.Context) error {
 		}
 		subs = append(subs, s)
 	}
-	kv, err := w.conn.js.KeyValue(ctx, w.conn.subj.errorBucket())
+	// A denied subscription fails silently: the server's word on it comes before the answer
+	// to a flush.
+	fctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := w.conn.nc.FlushWithContext(fctx); err != nil {
+		return fmt.Errorf("jetstream: advertising handlers: %w", err)
+	}
+	for _, s := range subs {
+		if err := w.conn.nc.LastError(); errors.Is(err, nats.ErrPermissionViolation) && strings.Contains(err.Error(), `"`+s.Subject+`"`) {
+			return fmt.Errorf("%w: advertising handlers: %w", ErrPermission, err)
+		}
+	}
+	var kv jetstream.KeyValue
+	err := w.conn.denied.guard(ctx, func(ctx context.Context) error {
+		var err error
+		kv, err = w.conn.js.KeyValue(ctx, w.conn.subj.errorBucket())
+		return err
+	}, "KV_"+w.conn.subj.errorBucket())
 	if err != nil {
 		return fmt.Errorf("jetstream: error bucket: %w", err)
 	}
@@ -210,6 +231,11 @@ func (w *Worker) run(ctx context.Context, kv jetstream.KeyValue, name string, m 
 	if id == "" || reply == "" {
 		st.refused.Add(1)
 		_ = m.Term() // not a job of this package
+		return
+	}
+	if !w.conn.subj.isResults(reply) {
+		st.refused.Add(1)
+		_ = m.Term() // its result would go to no client of this queue
 		return
 	}
 	j := jobMsg{id: id, handler: name, reply: reply}
@@ -328,7 +354,7 @@ func (w *Worker) settle(ctx context.Context, m jetstream.Msg, j jobMsg, out []by
 	}
 	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	if _, err := publishRetry(pctx, w.conn.js, r, "r-"+j.id); err != nil {
+	if _, err := w.conn.publish(pctx, r, "r-"+j.id); err != nil {
 		w.log.Warn("result not published; job handed back", "job", j.id, "err", err)
 		_ = m.NakWithDelay(time.Second)
 		return
@@ -385,7 +411,7 @@ func (w *Worker) deadLetter(ctx context.Context, kv jetstream.KeyValue, m jetstr
 	dm.Header.Set(hdrJob, j.id)
 	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	if _, err := publishRetry(pctx, w.conn.js, dm, "d-"+j.id); err != nil {
+	if _, err := w.conn.publish(pctx, dm, "d-"+j.id); err != nil {
 		w.log.Warn("dead letter not published; job handed back", "job", j.id, "err", err)
 		_ = m.NakWithDelay(time.Second)
 		return
