@@ -292,7 +292,11 @@ func (c *Conn) toObject(n int) bool { return c.cfg.objectAbove > 0 && n > c.cfg.
 
 // putObject stores data under name, for a message that carries its name instead.
 func (c *Conn) putObject(ctx context.Context, m *nats.Msg, name string, data []byte) error {
-	if _, err := c.obj.PutBytes(ctx, name, data); err != nil {
+	err := c.guardObjects(ctx, func(ctx context.Context) error {
+		_, err := c.obj.PutBytes(ctx, name, data)
+		return err
+	})
+	if err != nil {
 		return fmt.Errorf("jetstream: object %s: %w", name, err)
 	}
 	m.Header.Set(hdrObject, name)
@@ -306,7 +310,12 @@ func (c *Conn) payload(ctx context.Context, h nats.Header, data []byte) ([]byte,
 	if name == "" {
 		return data, nil
 	}
-	b, err := c.obj.GetBytes(ctx, name)
+	var b []byte
+	err := c.guardObjects(ctx, func(ctx context.Context) error {
+		var err error
+		b, err = c.obj.GetBytes(ctx, name)
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("jetstream: object %s: %w", name, err)
 	}
@@ -316,8 +325,20 @@ func (c *Conn) payload(ctx context.Context, h nats.Header, data []byte) ([]byte,
 // dropObject deletes the object a message named, once it is of no more use.
 func (c *Conn) dropObject(ctx context.Context, h nats.Header) {
 	if name := h.Get(hdrObject); name != "" {
-		_ = c.obj.Delete(ctx, name)
+		_ = c.guardObjects(ctx, func(ctx context.Context) error { return c.obj.Delete(ctx, name) })
 	}
+}
+
+// guardObjects runs f, a call on the object store, failing at once on a denied subject.
+func (c *Conn) guardObjects(ctx context.Context, f func(context.Context) error) error {
+	b := c.subj.dataBucket()
+	return c.denied.guard(ctx, f, "OBJ_"+b, "$O."+b+".")
+}
+
+// guardErrors runs f, a call on the error bucket, failing at once on a denied subject.
+func (c *Conn) guardErrors(ctx context.Context, f func(context.Context) error) error {
+	b := c.subj.errorBucket()
+	return c.denied.guard(ctx, f, "KV_"+b, "$KV."+b+".")
 }
 
 // size is a message's payload size: its data's, or the object's it names.

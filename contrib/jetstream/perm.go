@@ -53,8 +53,9 @@ func (d *denials) note(err error) {
 	}
 }
 
-// denies says whether a violation on subject concerns a call on names: the subject itself, a
-// JetStream API or acknowledgement subject naming one of them (a stream), the account's
+// denies says whether a violation on subject concerns a call on names: the subject itself, or
+// one under it for a name that ends in a dot, a JetStream API or acknowledgement subject
+// naming one of them (a stream), the account's
 // JetStream info (some calls ask it first), or the inbox every request's answer comes to.
 func denies(inbox string, sub bool, subject string, names []string) bool {
 	if sub && strings.HasPrefix(subject, inbox) || subject == "$JS.API.INFO" {
@@ -62,7 +63,8 @@ func denies(inbox string, sub bool, subject string, names []string) bool {
 	}
 	js := strings.HasPrefix(subject, "$JS.")
 	for _, n := range names {
-		if subject == n || js && strings.Contains(subject+".", "."+n+".") {
+		if subject == n || strings.HasSuffix(n, ".") && strings.HasPrefix(subject, n) ||
+			js && strings.Contains(subject+".", "."+n+".") {
 			return true
 		}
 	}
@@ -97,12 +99,12 @@ func (d *denials) guard(ctx context.Context, f func(context.Context) error, name
 // refusal names a connection the server or its TLS refused, or returns nil for any other error.
 func refusal(where string, err error) error {
 	var (
-		unknown  x509.UnknownAuthorityError
-		host     x509.HostnameError
-		invalid  x509.CertificateInvalidError
-		verify   *tls.CertificateVerificationError
-		alert    tls.AlertError
-		recAlert *net.OpError
+		unknown x509.UnknownAuthorityError
+		host    x509.HostnameError
+		invalid x509.CertificateInvalidError
+		verify  *tls.CertificateVerificationError
+		alert   tls.AlertError
+		opErr   *net.OpError
 	)
 	switch {
 	case errors.Is(err, nats.ErrAuthorization), errors.Is(err, nats.ErrAuthExpired), errors.Is(err, nats.ErrAuthRevoked),
@@ -110,12 +112,13 @@ func refusal(where string, err error) error {
 		return fmt.Errorf("%w at %s: the server refused the credentials: %w", ErrRefused, where, err)
 	case errors.As(err, &unknown), errors.As(err, &host), errors.As(err, &invalid), errors.As(err, &verify):
 		return fmt.Errorf("%w at %s: the server's TLS certificate is not trusted by the TLS config given: %w", ErrRefused, where, err)
-	case errors.As(err, &alert):
-		return fmt.Errorf("%w at %s: the server refused the TLS handshake (no client certificate, or one it does not trust?): %w", ErrRefused, where, err)
 	case errors.Is(err, nats.ErrSecureConnRequired), errors.Is(err, nats.ErrSecureConnWanted), errors.Is(err, nats.ErrClientCertOrRootCAsRequired):
 		return fmt.Errorf("%w at %s: client and server disagree on TLS: %w", ErrRefused, where, err)
-	case errors.As(err, &recAlert) && strings.Contains(recAlert.Error(), "tls:"):
-		return fmt.Errorf("%w at %s: TLS: %w", ErrRefused, where, err)
+	case errors.As(err, &alert), errors.Is(err, nats.ErrTLS), errors.As(err, &opErr) && strings.Contains(opErr.Error(), "tls:"):
+		// A server that wants a client certificate it does not get, or does not trust, ends
+		// the connection after the handshake: the client sees an alert, or the connection
+		// closed.
+		return fmt.Errorf("%w at %s: TLS failed (no client certificate, or one the server does not trust?): %w", ErrRefused, where, err)
 	}
 	return nil
 }

@@ -260,7 +260,7 @@ func (w *Worker) run(ctx context.Context, kv jetstream.KeyValue, name string, m 
 		}
 	}
 	if attempt > w.conn.cfg.maxAttempts {
-		w.deadLetter(ctx, kv, m, j, attempt, "")
+		w.deadLetter(ctx, kv, m, j, attempt, "", w.errorsOf(ctx, kv, j.id))
 		return
 	}
 
@@ -294,15 +294,15 @@ func (w *Worker) run(ctx context.Context, kv jetstream.KeyValue, name string, m 
 		st.done.Add(1)
 		w.settle(ctx, m, j, out, "", "")
 		if attempt > 1 {
-			_ = kv.Purge(ctx, j.id) // the errors of its earlier attempts, if any
+			_ = w.conn.guardErrors(ctx, func(ctx context.Context) error { return kv.Purge(ctx, j.id) }) // the errors of its earlier attempts, if any
 		}
 	case errors.As(herr, &perm):
 		st.failed.Add(1)
 		w.settle(ctx, m, j, nil, kindHandler, herr.Error())
 	default:
-		w.note(ctx, kv, j, attempt, herr)
+		errs := w.note(ctx, kv, j, attempt, herr)
 		if attempt >= w.conn.cfg.maxAttempts {
-			w.deadLetter(ctx, kv, m, j, attempt, herr.Error())
+			w.deadLetter(ctx, kv, m, j, attempt, herr.Error(), errs)
 			return
 		}
 		st.retried.Add(1)
@@ -367,21 +367,32 @@ func (w *Worker) settle(ctx context.Context, m jetstream.Msg, j jobMsg, out []by
 	w.conn.dropObject(ctx, m.Headers()) // the input, of no more use
 }
 
-// note keeps the error of one attempt of job j, for its dead letter.
-func (w *Worker) note(ctx context.Context, kv jetstream.KeyValue, j jobMsg, attempt int, err error) {
+// note keeps the error of one attempt of job j, for its dead letter, and returns the job's
+// errors so far. In a cluster a replica may answer a read of the bucket a moment behind: the
+// dead letter takes the errors from here rather than reading back what was just written.
+func (w *Worker) note(ctx context.Context, kv jetstream.KeyValue, j jobMsg, attempt int, err error) []string {
 	errs := w.errorsOf(ctx, kv, j.id)
 	errs = append(errs, fmt.Sprintf("attempt %d on %s: %v", attempt, w.name, err))
 	b, _ := json.Marshal(errs)
-	if _, perr := kv.Put(ctx, j.id, b); perr != nil {
+	perr := w.conn.guardErrors(ctx, func(ctx context.Context) error {
+		_, err := kv.Put(ctx, j.id, b)
+		return err
+	})
+	if perr != nil {
 		w.log.Warn("error of job not kept", "job", j.id, "err", perr)
 	}
+	return errs
 }
 
 func (w *Worker) errorsOf(ctx context.Context, kv jetstream.KeyValue, id string) []string {
 	var errs []string
-	if e, err := kv.Get(ctx, id); err == nil {
-		_ = json.Unmarshal(e.Value(), &errs)
-	}
+	_ = w.conn.guardErrors(ctx, func(ctx context.Context) error {
+		e, err := kv.Get(ctx, id)
+		if err == nil {
+			_ = json.Unmarshal(e.Value(), &errs)
+		}
+		return err
+	})
 	return errs
 }
 
@@ -396,10 +407,9 @@ type DeadLetter struct {
 	Input    []byte   `json:"input"`
 }
 
-// deadLetter sends job j, out of attempts, to the dead-letter subject with every error it met,
-// fails it to its client, and terminates it.
-func (w *Worker) deadLetter(ctx context.Context, kv jetstream.KeyValue, m jetstream.Msg, j jobMsg, attempts int, last string) {
-	errs := w.errorsOf(ctx, kv, j.id)
+// deadLetter sends job j, out of attempts, to the dead-letter subject with errs, every error it
+// met, fails it to its client, and terminates it.
+func (w *Worker) deadLetter(ctx context.Context, kv jetstream.KeyValue, m jetstream.Msg, j jobMsg, attempts int, last string, errs []string) {
 	in, err := w.conn.payload(ctx, m.Headers(), m.Data())
 	if err != nil {
 		errs = append(errs, "input not kept: "+err.Error())
@@ -421,5 +431,5 @@ func (w *Worker) deadLetter(ctx context.Context, kv jetstream.KeyValue, m jetstr
 		last = "its workers went silent (killed?)"
 	}
 	w.settle(ctx, m, j, nil, kindDead, fmt.Sprintf("%d attempts, %d errors, last: %s", attempts, len(errs), last))
-	_ = kv.Purge(ctx, j.id)
+	_ = w.conn.guardErrors(ctx, func(ctx context.Context) error { return kv.Purge(ctx, j.id) })
 }
