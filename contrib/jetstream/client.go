@@ -254,11 +254,13 @@ func (c *Client) check(ctx context.Context, job Job) error {
 	return nil
 }
 
-// cancel takes f's job out of the queue if no worker has it yet, then fails f with why: once
-// the future has failed, a job no worker held runs nowhere.
+// cancel fails f with why and takes its job out of the queue if no worker has it yet. The
+// future stops taking a result at once, and fails once the job is out: then a job no worker
+// held runs nowhere.
 func (c *Client) cancel(f *Future, why error) {
 	c.mu.Lock()
 	_, pending := c.pending[f.id]
+	delete(c.pending, f.id)
 	seq := f.seq
 	c.mu.Unlock()
 	if !pending {
@@ -269,7 +271,8 @@ func (c *Client) cancel(f *Future, why error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_ = c.conn.denied.guard(ctx, func(ctx context.Context) error { return c.jobs.DeleteMsg(ctx, seq) }, c.conn.subj.jobStream())
-	c.complete(f.id, nil, why)
+	f.out, f.err = nil, why
+	close(f.done)
 }
 
 // result takes a result message off the client's subject.

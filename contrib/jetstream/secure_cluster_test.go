@@ -82,7 +82,16 @@ func TestASecuredClusterServesOnlyWhomItShould(t *testing.T) {
 	defer cancel()
 
 	mtls := &tls.Config{Certificates: []tls.Certificate{client}, RootCAs: ca.pool, MinVersion: tls.VersionTLS12}
-	logViolations := nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) { t.Logf("async: %v", err) })
+	var (
+		mu         sync.Mutex
+		violations []string
+	)
+	logViolations := nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
+		t.Logf("async: %v", err)
+		mu.Lock()
+		violations = append(violations, err.Error())
+		mu.Unlock()
+	})
 	nkey, err := nats.NkeyOptionFromSeed(seedFile)
 	require.NoError(t, err)
 	workerOpts := []js.Option{js.WithURL(urls...), js.WithReplicas(3), js.WithAckWait(2 * time.Second), js.WithMaxAttempts(2),
@@ -230,6 +239,14 @@ func TestASecuredClusterServesOnlyWhomItShould(t *testing.T) {
 		_, err = jsc.Stream(ctx, "GPUACTOR_JOBS")
 		require.NoError(t, err, "the job stream is still there")
 	})
+
+	// The permission sets are enough for everything else the worker and the submitter did:
+	// the servers denied nothing but what the subtests tried on purpose.
+	mu.Lock()
+	defer mu.Unlock()
+	for _, v := range violations {
+		assert.Regexp(t, `Publish to "\$JS\.API\.(CONSUMER\.CREATE\.GPUACTOR_JOBS\.h_work\.|CONSUMER\.CREATE\.GPUACTOR_RESULTS\.[^.]+\.gpuactor\.results\.someone-else\.|STREAM\.DELETE\.GPUACTOR_JOBS")`, v)
+	}
 }
 
 // natsGoroutines counts the goroutines running NATS client code.
