@@ -57,7 +57,7 @@ func main() {
 	flag.StringVar(&c.tlsCert, "tls-cert", "", "with -url: a client certificate (PEM), with -tls-key, for mutual TLS")
 	flag.StringVar(&c.tlsKey, "tls-key", "", "with -tls-cert: its key (PEM)")
 	flag.StringVar(&c.tlsCA, "tls-ca", "", "with -url: the CA certificates (PEM) that the servers' certificates are checked against")
-	flag.StringVar(&c.clientName, "client-name", "client", "the name in the client's results subject, which its permissions allow")
+	flag.StringVar(&c.clientName, "client-name", "", "the name in the client's results subject, which its permissions allow (default client)")
 	flag.StringVar(&c.store, "store", "", "the embedded server's files (default: in the user cache dir)")
 	flag.StringVar(&c.http, "http", "127.0.0.1:8080", "the service's address")
 	flag.IntVar(&c.sim, "sim", 0, "simulated devices instead of the GPUs")
@@ -127,7 +127,11 @@ func run(ctx context.Context, c config) error {
 		}
 		defer func() { drain(); <-served }()
 	}
-	client, err := js.NewClient(ctx, conn, js.WithClientName(c.clientName))
+	var copts []js.ClientOption
+	if c.clientName != "" {
+		copts = append(copts, js.WithClientName(c.clientName))
+	}
+	client, err := js.NewClient(ctx, conn, copts...)
 	if err != nil {
 		return err
 	}
