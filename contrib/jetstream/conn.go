@@ -45,8 +45,11 @@ type connConfig struct {
 // WithURL connects to the NATS servers at urls (a cluster) instead of an embedded server.
 func WithURL(urls ...string) Option { return func(c *connConfig) { c.urls = urls } }
 
-// WithNATS passes options to the NATS client as they are: credentials (nats.UserInfo,
-// nats.UserCredentials, nats.Nkey), TLS (nats.ClientCert, nats.RootCAs, nats.Secure), names.
+// WithNATS passes options to the NATS client as they are, for workers and clients alike:
+// credentials (nats.UserInfo, nats.NkeyOptionFromSeed or nats.Nkey, nats.UserCredentials for a
+// creds file), TLS (nats.Secure with a *tls.Config, or nats.ClientCert and nats.RootCAs for
+// mutual TLS), an inbox prefix of the user's own (nats.CustomInboxPrefix), names. An
+// error handler given here (nats.ErrorHandler) still gets every asynchronous error.
 func WithNATS(opts ...nats.Option) Option {
 	return func(c *connConfig) { c.natsOpts = append(c.natsOpts, opts...) }
 }

@@ -222,6 +222,17 @@ func TestASecuredClusterServesOnlyWhomItShould(t *testing.T) {
 		assert.Contains(t, err.Error(), "$JS.API.CONSUMER.CREATE.GPUACTOR_JOBS")
 		t.Logf("serve: %v", err)
 	})
+	t.Run("a worker that may not advertise its handlers", func(t *testing.T) {
+		mconn, err := js.Connect(ctx, js.WithURL(urls...), js.WithReplicas(3), js.WithNATS(nats.Secure(mtls),
+			nats.CustomInboxPrefix(workerInbox), logViolations, nats.UserInfo(muteUser, mutePassword)))
+		require.NoError(t, err)
+		defer mconn.Close()
+		mw := js.NewWorker(mconn, g, js.WithWorkerName("mute"))
+		require.NoError(t, mw.Handle("work", echo))
+		err = mw.Serve(ctx)
+		require.ErrorIs(t, err, js.ErrPermission)
+		assert.Contains(t, err.Error(), `"gpuactor.handlers.work"`)
+	})
 	t.Run("submitter may not read others' results", func(t *testing.T) {
 		_, err := js.NewClient(ctx, sconn, js.WithClientName("someone-else"))
 		require.ErrorIs(t, err, js.ErrPermission)
@@ -245,7 +256,7 @@ func TestASecuredClusterServesOnlyWhomItShould(t *testing.T) {
 	mu.Lock()
 	defer mu.Unlock()
 	for _, v := range violations {
-		assert.Regexp(t, `Publish to "\$JS\.API\.(CONSUMER\.CREATE\.GPUACTOR_JOBS\.h_work\.|CONSUMER\.CREATE\.GPUACTOR_RESULTS\.[^.]+\.gpuactor\.results\.someone-else\.|STREAM\.DELETE\.GPUACTOR_JOBS")`, v)
+		assert.Regexp(t, `Publish to "\$JS\.API\.(CONSUMER\.CREATE\.GPUACTOR_JOBS\.h_work\.|CONSUMER\.CREATE\.GPUACTOR_RESULTS\.[^.]+\.gpuactor\.results\.someone-else\.|STREAM\.DELETE\.GPUACTOR_JOBS")|Subscription to "gpuactor\.handlers\.work"`, v)
 	}
 }
 

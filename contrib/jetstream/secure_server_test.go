@@ -17,6 +17,8 @@ const secureEnv = "GPUACTOR_JS_SECURE"
 const (
 	submitterUser     = "submitter"
 	submitterPassword = "s3cret-submitter"
+	muteUser          = "mute-worker" // a worker that may not advertise its handlers
+	mutePassword      = "s3cret-mute"
 	workerInbox       = "_INBOX_worker"
 	submitterInbox    = "_INBOX_submitter"
 )
@@ -100,6 +102,11 @@ func secure(o *server.Options, dir string) error {
 		return err
 	}
 	o.Nkeys = []*server.NkeyUser{{Nkey: strings.TrimSpace(string(pub)), Permissions: workerPermissions()}}
-	o.Users = []*server.User{{Username: submitterUser, Password: submitterPassword, Permissions: submitterPermissions()}}
+	mute := workerPermissions()
+	mute.Subscribe.Allow = []string{workerInbox + ".>"}
+	o.Users = []*server.User{
+		{Username: submitterUser, Password: submitterPassword, Permissions: submitterPermissions()},
+		{Username: muteUser, Password: mutePassword, Permissions: mute},
+	}
 	return nil
 }
