@@ -54,17 +54,20 @@ func (d *denials) note(err error) {
 }
 
 // denies says whether a violation on subject concerns a call on names: the subject itself, or
-// one under it for a name that ends in a dot, a JetStream API or acknowledgement subject
-// naming one of them (a stream), the account's
-// JetStream info (some calls ask it first), or the inbox every request's answer comes to.
+// one under it for a name that ends in a dot; for a call on a stream (a name without dots), a
+// JetStream API or acknowledgement subject naming it, or the account's JetStream info that
+// some calls ask first; and for any call, the inbox every request's answer comes to.
 func denies(inbox string, sub bool, subject string, names []string) bool {
-	if sub && strings.HasPrefix(subject, inbox) || subject == "$JS.API.INFO" {
+	if sub && strings.HasPrefix(subject, inbox) {
 		return true
 	}
 	js := strings.HasPrefix(subject, "$JS.")
 	for _, n := range names {
-		if subject == n || strings.HasSuffix(n, ".") && strings.HasPrefix(subject, n) ||
-			js && strings.Contains(subject+".", "."+n+".") {
+		stream := !strings.Contains(n, ".")
+		switch {
+		case subject == n, strings.HasSuffix(n, ".") && strings.HasPrefix(subject, n):
+			return true
+		case stream && (subject == "$JS.API.INFO" || js && strings.Contains(subject+".", "."+n+".")):
 			return true
 		}
 	}

@@ -27,6 +27,8 @@ func TestAViolationFailsTheCallsWaitingOnItsSubjectOnly(t *testing.T) {
 		{"Publish", "$JS.API.STREAM.INFO.Q_JOBS", []string{"Q_RESULTS"}, false},
 		{"Publish", "$JS.API.STREAM.INFO.Q_JOBS_OLD", []string{"Q_JOBS"}, false},
 		{"Publish", "$JS.API.INFO", []string{"Q_JOBS"}, true},
+		{"Publish", "$JS.API.INFO", []string{"q.jobs.x"}, false},
+		{"Publish", "$JS.API.STREAM.INFO.Q_JOBS", []string{"q.jobs.x"}, false},
 		{"Publish", "q.jobs.x", []string{"q.jobs.x"}, true},
 		{"Publish", "q.jobs.y", []string{"q.jobs.x"}, false},
 		{"Publish", "$O.Q_DATA.C.abc", []string{"OBJ_Q_DATA", "$O.Q_DATA."}, true},
