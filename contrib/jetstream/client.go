@@ -35,28 +35,55 @@ type Client struct {
 	closed  bool
 }
 
+// ClientOption configures NewClient.
+type ClientOption func(*clientConfig)
+
+type clientConfig struct{ name string }
+
+// WithClientName names the client in its results subject, NAME.results.<name>.<unique id>
+// (default "client"): a NATS user allowed to read the results of one name only (see the
+// README's permissions) reads no other user's results.
+func WithClientName(name string) ClientOption { return func(c *clientConfig) { c.name = name } }
+
 // NewClient makes a client on conn; it gets the results of the jobs it submits from then on.
-func NewClient(ctx context.Context, conn *Conn) (*Client, error) {
-	c := &Client{conn: conn, id: nuid.Next(), pending: map[string]*Future{}, known: map[string]bool{}}
-	var err error
-	if c.jobs, err = conn.js.Stream(ctx, conn.subj.jobStream()); err != nil {
-		return nil, fmt.Errorf("jetstream: job stream: %w", err)
+func NewClient(ctx context.Context, conn *Conn, opts ...ClientOption) (*Client, error) {
+	cfg := clientConfig{name: "client"}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if err := checkName("client name", cfg.name); err != nil {
+		return nil, err
+	}
+	c := &Client{conn: conn, id: cfg.name + "." + nuid.Next(), pending: map[string]*Future{}, known: map[string]bool{}}
+	var rs jetstream.Stream
+	err := conn.denied.guard(ctx, func(ctx context.Context) error {
+		var err error
+		if c.jobs, err = conn.js.Stream(ctx, conn.subj.jobStream()); err != nil {
+			return fmt.Errorf("job stream: %w", err)
+		}
+		if rs, err = conn.js.Stream(ctx, conn.subj.resultStream()); err != nil {
+			return fmt.Errorf("result stream: %w", err)
+		}
+		return nil
+	}, conn.subj.jobStream(), conn.subj.resultStream())
+	if err != nil {
+		return nil, fmt.Errorf("jetstream: %w", err)
 	}
 	// The result consumer starts at a definite sequence, not at "new": an ordered consumer
 	// that is made again before its first message (its server lost, a reconnect) would
 	// otherwise start at the stream's end then, past the results published in between.
-	rs, err := conn.js.Stream(ctx, conn.subj.resultStream())
+	err = conn.denied.guard(ctx, func(ctx context.Context) error {
+		cons, err := conn.js.OrderedConsumer(ctx, conn.subj.resultStream(), jetstream.OrderedConsumerConfig{
+			FilterSubjects: []string{conn.subj.results(c.id)},
+			DeliverPolicy:  jetstream.DeliverByStartSequencePolicy, OptStartSeq: rs.CachedInfo().State.LastSeq + 1,
+		})
+		if err != nil {
+			return err
+		}
+		c.cons, err = cons.Consume(c.result)
+		return err
+	}, conn.subj.resultStream())
 	if err != nil {
-		return nil, fmt.Errorf("jetstream: result stream: %w", err)
-	}
-	cons, err := conn.js.OrderedConsumer(ctx, conn.subj.resultStream(), jetstream.OrderedConsumerConfig{
-		FilterSubjects: []string{conn.subj.results(c.id)},
-		DeliverPolicy:  jetstream.DeliverByStartSequencePolicy, OptStartSeq: rs.CachedInfo().State.LastSeq + 1,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("jetstream: result consumer: %w", err)
-	}
-	if c.cons, err = cons.Consume(c.result); err != nil {
 		return nil, fmt.Errorf("jetstream: result consumer: %w", err)
 	}
 	return c, nil
@@ -135,7 +162,7 @@ func (c *Client) Submit(ctx context.Context, job Job) *Future {
 	if dl, ok := ctx.Deadline(); ok {
 		msg.Header.Set(hdrDeadline, dl.UTC().Format(time.RFC3339Nano))
 	}
-	ack, err := c.publish(ctx, msg, job.ID)
+	ack, err := c.conn.publish(ctx, msg, job.ID)
 	if err != nil {
 		c.complete(job.ID, nil, fmt.Errorf("jetstream: submit job %s: %w", job.ID, err))
 		return f
@@ -154,11 +181,17 @@ func (c *Client) Submit(ctx context.Context, job Job) *Future {
 // ctx, however long, and never be tried again.
 const publishAttempt = 3 * time.Second
 
-// publish publishes a job, again while the servers do not answer (a cluster electing a
-// leader) until ctx ends: the message id makes a publish that got through but whose answer
-// was lost queue the job once.
-func (c *Client) publish(ctx context.Context, msg *nats.Msg, id string) (*jetstream.PubAck, error) {
-	return publishRetry(ctx, c.conn.js, msg, id)
+// publish publishes msg with message id id, again while the servers do not answer (a cluster
+// electing a leader) until ctx ends: the message id makes a publish that got through but whose
+// answer was lost count once. A subject the user may not publish to fails it at once.
+func (c *Conn) publish(ctx context.Context, msg *nats.Msg, id string) (*jetstream.PubAck, error) {
+	var ack *jetstream.PubAck
+	err := c.denied.guard(ctx, func(ctx context.Context) error {
+		var err error
+		ack, err = publishRetry(ctx, c.js, msg, id)
+		return err
+	}, msg.Subject)
+	return ack, err
 }
 
 // publishRetry publishes msg with message id id, each attempt bounded by publishAttempt, again
@@ -205,7 +238,10 @@ func (c *Client) check(ctx context.Context, job Job) error {
 	}
 	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	_, err := c.conn.nc.RequestWithContext(rctx, c.conn.subj.handler(job.Handler), nil)
+	err := c.conn.denied.guard(rctx, func(ctx context.Context) error {
+		_, err := c.conn.nc.RequestWithContext(ctx, c.conn.subj.handler(job.Handler), nil)
+		return err
+	}, c.conn.subj.handler(job.Handler))
 	if errors.Is(err, nats.ErrNoResponders) {
 		return fmt.Errorf("%w: %q (no live worker registered it)", ErrUnknownHandler, job.Handler)
 	}
@@ -218,19 +254,25 @@ func (c *Client) check(ctx context.Context, job Job) error {
 	return nil
 }
 
-// cancel fails f with why and takes its job out of the queue if no worker has it yet.
+// cancel fails f with why and takes its job out of the queue if no worker has it yet. The
+// future stops taking a result at once, and fails once the job is out: then a job no worker
+// held runs nowhere.
 func (c *Client) cancel(f *Future, why error) {
-	if !c.complete(f.id, nil, why) {
-		return
-	}
 	c.mu.Lock()
+	_, pending := c.pending[f.id]
+	delete(c.pending, f.id)
 	seq := f.seq
 	c.mu.Unlock()
+	if !pending {
+		return
+	}
 	// A job a worker holds is not in the stream's unacknowledged set's way: deleting it fails
 	// or leaves the worker's ack a no-op, and its result finds no pending future.
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	_ = c.jobs.DeleteMsg(ctx, seq)
+	_ = c.conn.denied.guard(ctx, func(ctx context.Context) error { return c.jobs.DeleteMsg(ctx, seq) }, c.conn.subj.jobStream())
+	f.out, f.err = nil, why
+	close(f.done)
 }
 
 // result takes a result message off the client's subject.

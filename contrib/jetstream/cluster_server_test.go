@@ -24,12 +24,19 @@ const (
 func serverMain() {
 	port, _ := strconv.Atoi(os.Getenv(portEnv))
 	cport, _ := strconv.Atoi(os.Getenv(clusterPortEnv))
-	ns, err := server.NewServer(&server.Options{
+	opts := &server.Options{
 		ServerName: os.Getenv(serverEnv), Host: "127.0.0.1", Port: port,
 		JetStream: true, StoreDir: os.Getenv(dirEnv), NoSigs: true, NoLog: true,
 		Cluster: server.ClusterOpts{Name: "gpuactor-test", Host: "127.0.0.1", Port: cport},
 		Routes:  server.RoutesFromStr(os.Getenv(routesEnv)),
-	})
+	}
+	if dir := os.Getenv(secureEnv); dir != "" {
+		if err := secure(opts, dir); err != nil {
+			fmt.Fprintln(os.Stderr, "server:", err)
+			os.Exit(1)
+		}
+	}
+	ns, err := server.NewServer(opts)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "server:", err)
 		os.Exit(1)

@@ -16,12 +16,13 @@ import (
 // Conn is a connection to the queue: to an embedded server, or to a NATS cluster by URL. The
 // same workers and clients run over either.
 type Conn struct {
-	nc    *nats.Conn
-	js    jetstream.JetStream
-	subj  subjects
-	cfg   connConfig
-	owned *Server // the embedded server Connect started, shut down by Close
-	obj   jetstream.ObjectStore
+	nc     *nats.Conn
+	js     jetstream.JetStream
+	subj   subjects
+	cfg    connConfig
+	owned  *Server // the embedded server Connect started, shut down by Close
+	obj    jetstream.ObjectStore
+	denied denials
 }
 
 // Option configures Connect.
@@ -44,8 +45,11 @@ type connConfig struct {
 // WithURL connects to the NATS servers at urls (a cluster) instead of an embedded server.
 func WithURL(urls ...string) Option { return func(c *connConfig) { c.urls = urls } }
 
-// WithNATS passes options to the NATS client as they are: credentials (nats.UserInfo,
-// nats.UserCredentials, nats.Nkey), TLS (nats.ClientCert, nats.RootCAs, nats.Secure), names.
+// WithNATS passes options to the NATS client as they are, for workers and clients alike:
+// credentials (nats.UserInfo, nats.NkeyOptionFromSeed or nats.Nkey, nats.UserCredentials for a
+// creds file), TLS (nats.Secure with a *tls.Config, or nats.ClientCert and nats.RootCAs for
+// mutual TLS), an inbox prefix of the user's own (nats.CustomInboxPrefix), names. An
+// error handler given here (nats.ErrorHandler) still gets every asynchronous error.
 func WithNATS(opts ...nats.Option) Option {
 	return func(c *connConfig) { c.natsOpts = append(c.natsOpts, opts...) }
 }
@@ -102,16 +106,39 @@ func Connect(ctx context.Context, opts ...Option) (*Conn, error) {
 			c.replicas, c.ackWait, c.maxAttempts, c.objectAbove)
 	}
 	conn := &Conn{subj: subjects{c.name}, cfg: c}
-	nopts := append([]nats.Option{nats.MaxReconnects(-1)}, c.natsOpts...)
+	no := nats.GetDefaultOptions()
+	no.MaxReconnect = -1
+	for _, o := range c.natsOpts {
+		if err := o(&no); err != nil {
+			return nil, fmt.Errorf("jetstream: NATS option: %w", err)
+		}
+	}
 	if dl, ok := ctx.Deadline(); ok {
-		nopts = append(nopts, nats.Timeout(time.Until(dl)))
+		no.Timeout = time.Until(dl)
+	}
+	// The server tells of denied subjects asynchronously: hand them to the calls waiting on
+	// them, then to the user's handler, if any.
+	conn.denied.inbox = nats.InboxPrefix
+	if no.InboxPrefix != "" {
+		conn.denied.inbox = no.InboxPrefix + "."
+	}
+	userCB := no.AsyncErrorCB
+	no.AsyncErrorCB = func(nc *nats.Conn, sub *nats.Subscription, err error) {
+		conn.denied.note(err)
+		if userCB != nil {
+			userCB(nc, sub, err)
+		}
 	}
 	var err error
 	switch {
 	case len(c.urls) > 0:
-		conn.nc, err = nats.Connect(strings.Join(c.urls, ","), nopts...)
-		if err != nil {
-			return nil, fmt.Errorf("%w at %s: %w", ErrNoServer, strings.Join(c.urls, ","), err)
+		where := strings.Join(c.urls, ",")
+		no.Servers = strings.Split(where, ",")
+		if conn.nc, err = no.Connect(); err != nil {
+			if r := refusal(where, err); r != nil {
+				return nil, r
+			}
+			return nil, fmt.Errorf("%w at %s: %w", ErrNoServer, where, err)
 		}
 	default:
 		srv := c.server
@@ -121,8 +148,9 @@ func Connect(ctx context.Context, opts ...Option) (*Conn, error) {
 			}
 			conn.owned = srv
 		}
-		conn.nc, err = nats.Connect("", append(nopts, nats.InProcessServer(srv.ns))...)
-		if err != nil {
+		no.Servers = nil
+		_ = nats.InProcessServer(srv.ns)(&no)
+		if conn.nc, err = no.Connect(); err != nil {
 			conn.shutOwned()
 			return nil, fmt.Errorf("%w (embedded): %w", ErrNoServer, err)
 		}
@@ -137,7 +165,9 @@ func Connect(ctx context.Context, opts ...Option) (*Conn, error) {
 	return conn, nil
 }
 
-// ensure makes the job, result and dead-letter streams and the error bucket.
+// ensure makes the job, result and dead-letter streams, the error bucket and the object
+// store, or checks those that exist. It looks each up before it makes it, so that a user
+// allowed only to look them up (a submitter) connects once a worker or an admin made them.
 func (c *Conn) ensure(ctx context.Context) error {
 	storage := jetstream.FileStorage
 	if c.cfg.memory {
@@ -146,7 +176,7 @@ func (c *Conn) ensure(ctx context.Context) error {
 	want := []jetstream.StreamConfig{
 		{Name: c.subj.jobStream(), Subjects: []string{c.subj.jobs("*")}, Retention: jetstream.WorkQueuePolicy,
 			Storage: storage, Replicas: c.cfg.replicas, Duplicates: c.cfg.dupWindow},
-		{Name: c.subj.resultStream(), Subjects: []string{c.subj.results("*")}, Retention: jetstream.LimitsPolicy,
+		{Name: c.subj.resultStream(), Subjects: []string{c.subj.results("*.*")}, Retention: jetstream.LimitsPolicy,
 			Storage: storage, Replicas: c.cfg.replicas, Duplicates: c.cfg.dupWindow, MaxAge: time.Hour},
 		{Name: c.subj.deadStream(), Subjects: []string{c.subj.dead("*")}, Retention: jetstream.LimitsPolicy,
 			Storage: storage, Replicas: c.cfg.replicas},
@@ -156,33 +186,63 @@ func (c *Conn) ensure(ctx context.Context) error {
 			return err
 		}
 	}
-	_, err := c.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
-		Bucket: c.subj.errorBucket(), TTL: 24 * time.Hour, Storage: storage, Replicas: c.cfg.replicas,
-	})
+	kvName := c.subj.errorBucket()
+	err := c.denied.guard(ctx, func(ctx context.Context) error {
+		_, err := c.js.KeyValue(ctx, kvName)
+		if errors.Is(err, jetstream.ErrBucketNotFound) {
+			_, err = c.js.CreateKeyValue(ctx, jetstream.KeyValueConfig{
+				Bucket: kvName, TTL: 24 * time.Hour, Storage: storage, Replicas: c.cfg.replicas,
+			})
+			if errors.Is(err, jetstream.ErrBucketExists) {
+				_, err = c.js.KeyValue(ctx, kvName) // made meanwhile by another
+			}
+		}
+		return err
+	}, "KV_"+kvName)
 	if err != nil {
-		return fmt.Errorf("jetstream: error bucket %s: %w", c.subj.errorBucket(), c.noServer(err))
+		return fmt.Errorf("jetstream: error bucket %s: %w", kvName, c.noServer(err))
 	}
-	c.obj, err = c.js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{
-		Bucket: c.subj.dataBucket(), TTL: 24 * time.Hour, Storage: storage, Replicas: c.cfg.replicas,
-	})
+	objName := c.subj.dataBucket()
+	err = c.denied.guard(ctx, func(ctx context.Context) error {
+		var err error
+		c.obj, err = c.js.ObjectStore(ctx, objName)
+		if errors.Is(err, jetstream.ErrBucketNotFound) || errors.Is(err, jetstream.ErrStreamNotFound) {
+			c.obj, err = c.js.CreateObjectStore(ctx, jetstream.ObjectStoreConfig{
+				Bucket: objName, TTL: 24 * time.Hour, Storage: storage, Replicas: c.cfg.replicas,
+			})
+			if errors.Is(err, jetstream.ErrBucketExists) {
+				c.obj, err = c.js.ObjectStore(ctx, objName) // made meanwhile by another
+			}
+		}
+		return err
+	}, "OBJ_"+objName)
 	if err != nil {
-		return fmt.Errorf("jetstream: object store %s: %w", c.subj.dataBucket(), c.noServer(err))
+		return fmt.Errorf("jetstream: object store %s: %w", objName, c.noServer(err))
 	}
 	return nil
 }
 
 // ensureStream makes stream sc, or checks that the stream of its name has its settings.
 func (c *Conn) ensureStream(ctx context.Context, sc jetstream.StreamConfig) error {
-	_, err := c.js.CreateStream(ctx, sc)
-	if err == nil {
-		return nil
-	}
-	if !errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+	var s jetstream.Stream
+	err := c.denied.guard(ctx, func(ctx context.Context) error {
+		var err error
+		s, err = c.js.Stream(ctx, sc.Name)
+		if !errors.Is(err, jetstream.ErrStreamNotFound) {
+			return err
+		}
+		if _, err = c.js.CreateStream(ctx, sc); !errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+			s = nil // made as asked
+			return err
+		}
+		s, err = c.js.Stream(ctx, sc.Name) // made meanwhile by another
+		return err
+	}, sc.Name)
+	if err != nil {
 		return fmt.Errorf("jetstream: stream %s: %w", sc.Name, c.noServer(err))
 	}
-	s, ierr := c.js.Stream(ctx, sc.Name)
-	if ierr != nil {
-		return fmt.Errorf("jetstream: stream %s: %w", sc.Name, ierr)
+	if s == nil {
+		return nil
 	}
 	have := s.CachedInfo().Config
 	var diff []string
@@ -235,7 +295,11 @@ func (c *Conn) toObject(n int) bool { return c.cfg.objectAbove > 0 && n > c.cfg.
 
 // putObject stores data under name, for a message that carries its name instead.
 func (c *Conn) putObject(ctx context.Context, m *nats.Msg, name string, data []byte) error {
-	if _, err := c.obj.PutBytes(ctx, name, data); err != nil {
+	err := c.guardObjects(ctx, func(ctx context.Context) error {
+		_, err := c.obj.PutBytes(ctx, name, data)
+		return err
+	})
+	if err != nil {
 		return fmt.Errorf("jetstream: object %s: %w", name, err)
 	}
 	m.Header.Set(hdrObject, name)
@@ -249,7 +313,12 @@ func (c *Conn) payload(ctx context.Context, h nats.Header, data []byte) ([]byte,
 	if name == "" {
 		return data, nil
 	}
-	b, err := c.obj.GetBytes(ctx, name)
+	var b []byte
+	err := c.guardObjects(ctx, func(ctx context.Context) error {
+		var err error
+		b, err = c.obj.GetBytes(ctx, name)
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("jetstream: object %s: %w", name, err)
 	}
@@ -259,8 +328,20 @@ func (c *Conn) payload(ctx context.Context, h nats.Header, data []byte) ([]byte,
 // dropObject deletes the object a message named, once it is of no more use.
 func (c *Conn) dropObject(ctx context.Context, h nats.Header) {
 	if name := h.Get(hdrObject); name != "" {
-		_ = c.obj.Delete(ctx, name)
+		_ = c.guardObjects(ctx, func(ctx context.Context) error { return c.obj.Delete(ctx, name) })
 	}
+}
+
+// guardObjects runs f, a call on the object store, failing at once on a denied subject.
+func (c *Conn) guardObjects(ctx context.Context, f func(context.Context) error) error {
+	b := c.subj.dataBucket()
+	return c.denied.guard(ctx, f, "OBJ_"+b, "$O."+b+".")
+}
+
+// guardErrors runs f, a call on the error bucket, failing at once on a denied subject.
+func (c *Conn) guardErrors(ctx context.Context, f func(context.Context) error) error {
+	b := c.subj.errorBucket()
+	return c.denied.guard(ctx, f, "KV_"+b, "$KV."+b+".")
 }
 
 // size is a message's payload size: its data's, or the object's it names.

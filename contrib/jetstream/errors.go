@@ -8,6 +8,14 @@ import (
 var (
 	// ErrNoServer is returned by Connect when no NATS server it was given answers.
 	ErrNoServer = errors.New("jetstream: no NATS server reachable")
+	// ErrRefused is returned by Connect when a server answered and refused the connection:
+	// the credentials (wrong password, unknown nkey or creds), or TLS (a server certificate
+	// the TLS config does not trust, no client certificate where the server requires one).
+	ErrRefused = errors.New("jetstream: connection refused")
+	// ErrPermission is returned by a call that the user's NATS permissions deny (a submit-only
+	// user serving jobs, a worker user without the JetStream API subjects it needs): the error
+	// names the subject denied. The README lists the permissions a worker and a submitter need.
+	ErrPermission = errors.New("jetstream: permission denied")
 	// ErrUnknownHandler is returned by Submit for a handler that no live worker registered.
 	ErrUnknownHandler = errors.New("jetstream: no worker serves this handler")
 	// ErrTooLarge is returned for a job input or result over the payload limit: by Submit

@@ -38,8 +38,16 @@ func checkName(what, s string) error {
 // subjects of one queue named n.
 type subjects struct{ name string }
 
-func (s subjects) jobs(handler string) string    { return s.name + ".jobs." + handler }
-func (s subjects) results(client string) string  { return s.name + ".results." + client }
+func (s subjects) jobs(handler string) string   { return s.name + ".jobs." + handler }
+func (s subjects) results(client string) string { return s.name + ".results." + client }
+
+// isResults says whether subject is a client's results subject, NAME.results.<name>.<id>: a
+// worker publishes a job's result to no other, whatever the job's message says.
+func (s subjects) isResults(subject string) bool {
+	rest, ok := strings.CutPrefix(subject, s.name+".results.")
+	name, id, two := strings.Cut(rest, ".")
+	return ok && two && nameRE.MatchString(name) && nameRE.MatchString(id)
+}
 func (s subjects) dead(handler string) string    { return s.name + ".dead." + handler }
 func (s subjects) handler(handler string) string { return s.name + ".handlers." + handler }
 func (s subjects) jobStream() string             { return strings.ToUpper(s.name) + "_JOBS" }

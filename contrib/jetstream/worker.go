@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -117,14 +118,17 @@ func (w *Worker) Serve(ctx context.Context) error {
 	}()
 	cons := map[string]jetstream.Consumer{}
 	for name := range w.handlers {
-		c, err := w.conn.js.CreateOrUpdateConsumer(ctx, w.conn.subj.jobStream(), jetstream.ConsumerConfig{
-			Durable: w.conn.subj.consumer(name), FilterSubject: w.conn.subj.jobs(name),
-			AckPolicy: jetstream.AckExplicitPolicy, AckWait: w.conn.cfg.ackWait, MaxDeliver: -1, MaxAckPending: 1 << 16,
-		})
+		err := w.conn.denied.guard(ctx, func(ctx context.Context) error {
+			c, err := w.conn.js.CreateOrUpdateConsumer(ctx, w.conn.subj.jobStream(), jetstream.ConsumerConfig{
+				Durable: w.conn.subj.consumer(name), FilterSubject: w.conn.subj.jobs(name),
+				AckPolicy: jetstream.AckExplicitPolicy, AckWait: w.conn.cfg.ackWait, MaxDeliver: -1, MaxAckPending: 1 << 16,
+			})
+			cons[name] = c
+			return err
+		}, w.conn.subj.jobStream())
 		if err != nil {
 			return fmt.Errorf("jetstream: consumer for handler %q: %w", name, err)
 		}
-		cons[name] = c
 	}
 	// Advertise the handlers: a client asks before its first job, and hears no responders
 	// when no live worker has one.
@@ -135,7 +139,24 @@ func (w *Worker) Serve(ctx context.Context) error {
 		}
 		subs = append(subs, s)
 	}
-	kv, err := w.conn.js.KeyValue(ctx, w.conn.subj.errorBucket())
+	// A denied subscription fails silently: the server's word on it comes before the answer
+	// to a flush.
+	fctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := w.conn.nc.FlushWithContext(fctx); err != nil {
+		return fmt.Errorf("jetstream: advertising handlers: %w", err)
+	}
+	for _, s := range subs {
+		if err := w.conn.nc.LastError(); errors.Is(err, nats.ErrPermissionViolation) && strings.Contains(err.Error(), `"`+s.Subject+`"`) {
+			return fmt.Errorf("%w: advertising handlers: %w", ErrPermission, err)
+		}
+	}
+	var kv jetstream.KeyValue
+	err := w.conn.denied.guard(ctx, func(ctx context.Context) error {
+		var err error
+		kv, err = w.conn.js.KeyValue(ctx, w.conn.subj.errorBucket())
+		return err
+	}, "KV_"+w.conn.subj.errorBucket())
 	if err != nil {
 		return fmt.Errorf("jetstream: error bucket: %w", err)
 	}
@@ -212,6 +233,11 @@ func (w *Worker) run(ctx context.Context, kv jetstream.KeyValue, name string, m 
 		_ = m.Term() // not a job of this package
 		return
 	}
+	if !w.conn.subj.isResults(reply) {
+		st.refused.Add(1)
+		_ = m.Term() // its result would go to no client of this queue
+		return
+	}
 	j := jobMsg{id: id, handler: name, reply: reply}
 	md, err := m.Metadata()
 	if err != nil {
@@ -234,7 +260,7 @@ func (w *Worker) run(ctx context.Context, kv jetstream.KeyValue, name string, m 
 		}
 	}
 	if attempt > w.conn.cfg.maxAttempts {
-		w.deadLetter(ctx, kv, m, j, attempt, "")
+		w.deadLetter(ctx, kv, m, j, attempt, "", w.errorsOf(ctx, kv, j.id))
 		return
 	}
 
@@ -268,15 +294,15 @@ func (w *Worker) run(ctx context.Context, kv jetstream.KeyValue, name string, m 
 		st.done.Add(1)
 		w.settle(ctx, m, j, out, "", "")
 		if attempt > 1 {
-			_ = kv.Purge(ctx, j.id) // the errors of its earlier attempts, if any
+			_ = w.conn.guardErrors(ctx, func(ctx context.Context) error { return kv.Purge(ctx, j.id) }) // the errors of its earlier attempts, if any
 		}
 	case errors.As(herr, &perm):
 		st.failed.Add(1)
 		w.settle(ctx, m, j, nil, kindHandler, herr.Error())
 	default:
-		w.note(ctx, kv, j, attempt, herr)
+		errs := w.note(ctx, kv, j, attempt, herr)
 		if attempt >= w.conn.cfg.maxAttempts {
-			w.deadLetter(ctx, kv, m, j, attempt, herr.Error())
+			w.deadLetter(ctx, kv, m, j, attempt, herr.Error(), errs)
 			return
 		}
 		st.retried.Add(1)
@@ -328,7 +354,7 @@ func (w *Worker) settle(ctx context.Context, m jetstream.Msg, j jobMsg, out []by
 	}
 	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	if _, err := publishRetry(pctx, w.conn.js, r, "r-"+j.id); err != nil {
+	if _, err := w.conn.publish(pctx, r, "r-"+j.id); err != nil {
 		w.log.Warn("result not published; job handed back", "job", j.id, "err", err)
 		_ = m.NakWithDelay(time.Second)
 		return
@@ -341,21 +367,32 @@ func (w *Worker) settle(ctx context.Context, m jetstream.Msg, j jobMsg, out []by
 	w.conn.dropObject(ctx, m.Headers()) // the input, of no more use
 }
 
-// note keeps the error of one attempt of job j, for its dead letter.
-func (w *Worker) note(ctx context.Context, kv jetstream.KeyValue, j jobMsg, attempt int, err error) {
+// note keeps the error of one attempt of job j, for its dead letter, and returns the job's
+// errors so far. In a cluster a replica may answer a read of the bucket a moment behind: the
+// dead letter takes the errors from here rather than reading back what was just written.
+func (w *Worker) note(ctx context.Context, kv jetstream.KeyValue, j jobMsg, attempt int, err error) []string {
 	errs := w.errorsOf(ctx, kv, j.id)
 	errs = append(errs, fmt.Sprintf("attempt %d on %s: %v", attempt, w.name, err))
 	b, _ := json.Marshal(errs)
-	if _, perr := kv.Put(ctx, j.id, b); perr != nil {
+	perr := w.conn.guardErrors(ctx, func(ctx context.Context) error {
+		_, err := kv.Put(ctx, j.id, b)
+		return err
+	})
+	if perr != nil {
 		w.log.Warn("error of job not kept", "job", j.id, "err", perr)
 	}
+	return errs
 }
 
 func (w *Worker) errorsOf(ctx context.Context, kv jetstream.KeyValue, id string) []string {
 	var errs []string
-	if e, err := kv.Get(ctx, id); err == nil {
-		_ = json.Unmarshal(e.Value(), &errs)
-	}
+	_ = w.conn.guardErrors(ctx, func(ctx context.Context) error {
+		e, err := kv.Get(ctx, id)
+		if err == nil {
+			_ = json.Unmarshal(e.Value(), &errs)
+		}
+		return err
+	})
 	return errs
 }
 
@@ -370,10 +407,9 @@ type DeadLetter struct {
 	Input    []byte   `json:"input"`
 }
 
-// deadLetter sends job j, out of attempts, to the dead-letter subject with every error it met,
-// fails it to its client, and terminates it.
-func (w *Worker) deadLetter(ctx context.Context, kv jetstream.KeyValue, m jetstream.Msg, j jobMsg, attempts int, last string) {
-	errs := w.errorsOf(ctx, kv, j.id)
+// deadLetter sends job j, out of attempts, to the dead-letter subject with errs, every error it
+// met, fails it to its client, and terminates it.
+func (w *Worker) deadLetter(ctx context.Context, kv jetstream.KeyValue, m jetstream.Msg, j jobMsg, attempts int, last string, errs []string) {
 	in, err := w.conn.payload(ctx, m.Headers(), m.Data())
 	if err != nil {
 		errs = append(errs, "input not kept: "+err.Error())
@@ -385,7 +421,7 @@ func (w *Worker) deadLetter(ctx context.Context, kv jetstream.KeyValue, m jetstr
 	dm.Header.Set(hdrJob, j.id)
 	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	if _, err := publishRetry(pctx, w.conn.js, dm, "d-"+j.id); err != nil {
+	if _, err := w.conn.publish(pctx, dm, "d-"+j.id); err != nil {
 		w.log.Warn("dead letter not published; job handed back", "job", j.id, "err", err)
 		_ = m.NakWithDelay(time.Second)
 		return
@@ -395,5 +431,5 @@ func (w *Worker) deadLetter(ctx context.Context, kv jetstream.KeyValue, m jetstr
 		last = "its workers went silent (killed?)"
 	}
 	w.settle(ctx, m, j, nil, kindDead, fmt.Sprintf("%d attempts, %d errors, last: %s", attempts, len(errs), last))
-	_ = kv.Purge(ctx, j.id)
+	_ = w.conn.guardErrors(ctx, func(ctx context.Context) error { return kv.Purge(ctx, j.id) })
 }

@@ -6,6 +6,14 @@
 //	go run ./example -role worker -url nats://a:4222,nats://b:4222 -creds user.creds    # a GPU host
 //	go run ./example -role client -url nats://a:4222 -creds user.creds -http :8080     # the service
 //
+// Against a cluster with mutual TLS and per-user permissions (the README lists them), a worker
+// with an nkey and a client with a password, each with an inbox of its own:
+//
+//	go run ./example -role worker -url nats://a:4222 -nkey worker.nk -inbox _INBOX_worker \
+//		-tls-cert host.pem -tls-key host-key.pem -tls-ca ca.pem
+//	go run ./example -role client -url nats://a:4222 -user submitter -password "$PW" -inbox _INBOX_submitter \
+//		-client-name submitter -tls-cert svc.pem -tls-key svc-key.pem -tls-ca ca.pem -http :8080
+//
 // The handler is code of the worker: a request names it and carries bytes, which go to the
 // device and come back reversed.
 package main
@@ -31,6 +39,9 @@ import (
 
 type config struct {
 	role, url, creds, store, http string
+	nkey, user, password, inbox   string
+	tlsCert, tlsKey, tlsCA        string
+	clientName                    string
 	sim, demo                     int
 }
 
@@ -39,6 +50,14 @@ func main() {
 	flag.StringVar(&c.role, "role", "all", "all (worker and service in one process), worker or client")
 	flag.StringVar(&c.url, "url", "", "NATS servers, comma-separated; empty: an embedded server in this process")
 	flag.StringVar(&c.creds, "creds", "", "with -url: a NATS credentials file")
+	flag.StringVar(&c.nkey, "nkey", "", "with -url: a file with the user's nkey seed")
+	flag.StringVar(&c.user, "user", "", "with -url: a user name (and -password)")
+	flag.StringVar(&c.password, "password", "", "with -user: its password")
+	flag.StringVar(&c.inbox, "inbox", "", "with -url: the inbox prefix the user's permissions allow (default _INBOX)")
+	flag.StringVar(&c.tlsCert, "tls-cert", "", "with -url: a client certificate (PEM), with -tls-key, for mutual TLS")
+	flag.StringVar(&c.tlsKey, "tls-key", "", "with -tls-cert: its key (PEM)")
+	flag.StringVar(&c.tlsCA, "tls-ca", "", "with -url: the CA certificates (PEM) that the servers' certificates are checked against")
+	flag.StringVar(&c.clientName, "client-name", "", "the name in the client's results subject, which its permissions allow (default client)")
 	flag.StringVar(&c.store, "store", "", "the embedded server's files (default: in the user cache dir)")
 	flag.StringVar(&c.http, "http", "127.0.0.1:8080", "the service's address")
 	flag.IntVar(&c.sim, "sim", 0, "simulated devices instead of the GPUs")
@@ -62,9 +81,11 @@ func run(ctx context.Context, c config) error {
 	opts := []js.Option{js.WithQueueName("example")}
 	if c.url != "" {
 		opts = append(opts, js.WithURL(strings.Split(c.url, ",")...))
-		if c.creds != "" {
-			opts = append(opts, js.WithNATS(nats.UserCredentials(c.creds)))
+		nopts, err := natsOptions(c)
+		if err != nil {
+			return err
 		}
+		opts = append(opts, js.WithNATS(nopts...))
 	} else {
 		store := c.store
 		if store == "" && c.demo > 0 {
@@ -106,12 +127,47 @@ func run(ctx context.Context, c config) error {
 		}
 		defer func() { drain(); <-served }()
 	}
-	client, err := js.NewClient(ctx, conn)
+	var copts []js.ClientOption
+	if c.clientName != "" {
+		copts = append(copts, js.WithClientName(c.clientName))
+	}
+	client, err := js.NewClient(ctx, conn, copts...)
 	if err != nil {
 		return err
 	}
 	defer client.Close()
 	return serve(ctx, c, client)
+}
+
+// natsOptions are the credentials and TLS settings of the flags.
+func natsOptions(c config) ([]nats.Option, error) {
+	var opts []nats.Option
+	if c.creds != "" {
+		opts = append(opts, nats.UserCredentials(c.creds))
+	}
+	if c.nkey != "" {
+		o, err := nats.NkeyOptionFromSeed(c.nkey)
+		if err != nil {
+			return nil, fmt.Errorf("-nkey: %w", err)
+		}
+		opts = append(opts, o)
+	}
+	if c.user != "" {
+		opts = append(opts, nats.UserInfo(c.user, c.password))
+	}
+	if c.inbox != "" {
+		opts = append(opts, nats.CustomInboxPrefix(c.inbox))
+	}
+	if (c.tlsCert == "") != (c.tlsKey == "") {
+		return nil, errors.New("-tls-cert and -tls-key go together")
+	}
+	if c.tlsCert != "" {
+		opts = append(opts, nats.ClientCert(c.tlsCert, c.tlsKey))
+	}
+	if c.tlsCA != "" {
+		opts = append(opts, nats.RootCAs(c.tlsCA))
+	}
+	return opts, nil
 }
 
 // newWorker is a worker over this host's devices, with the handler registered.

@@ -19,4 +19,5 @@ func TestDemo(t *testing.T) {
 func TestBadFlags(t *testing.T) {
 	require.ErrorContains(t, run(context.Background(), config{role: "boss"}), `-role "boss"`)
 	require.ErrorContains(t, run(context.Background(), config{role: "worker"}), "needs -url")
+	require.ErrorContains(t, run(context.Background(), config{role: "worker", url: "nats://127.0.0.1:1", tlsCert: "c.pem"}), "go together")
 }
