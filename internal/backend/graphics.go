@@ -57,7 +57,7 @@ type EGLPlane struct {
 
 // EGLPitched is one plane of a pitched EGL frame (a cudaPitchedPtr).
 type EGLPitched struct {
-	Ptr                DevicePtr
+	Ptr                 DevicePtr
 	Pitch, XSize, YSize uint64
 }
 
