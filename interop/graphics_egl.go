@@ -57,10 +57,17 @@ const (
 	EGLFramePitch = EGLFrameType(backend.EGLFramePitch) // each plane pitched device memory
 )
 
-// EGLColorFormat is a cudaEglColorFormat value (cudaEglColorFormatARGB is 7,
-// cudaEglColorFormatRGBA 8, cudaEglColorFormatL 9, cudaEglColorFormatR 10, the YUV formats
-// the rest): gpuactor passes it through.
+// EGLColorFormat is a cudaEglColorFormat value; gpuactor passes it through, so the YUV and
+// Bayer formats the constants below leave out are values of the runtime's enum too.
 type EGLColorFormat uint32
+
+// The single-plane color formats (cudaEglColorFormat*).
+const (
+	EGLColorARGB = EGLColorFormat(6) // cudaEglColorFormatARGB
+	EGLColorRGBA = EGLColorFormat(7) // cudaEglColorFormatRGBA
+	EGLColorL    = EGLColorFormat(8) // cudaEglColorFormatL
+	EGLColorR    = EGLColorFormat(9) // cudaEglColorFormatR
+)
 
 // EGLPlane is one plane of an EGL frame: its shape, its format and its storage, Array for an
 // EGLFrameArray frame and Buffer (Pitch bytes a row) for an EGLFramePitch one.
