@@ -3,6 +3,7 @@ package egl
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"unsafe"
@@ -22,6 +23,35 @@ func (e *UnavailableError) Error() string {
 
 // LibraryEnv names a libEGL to load before the usual names (a path, say).
 const LibraryEnv = "GPUACTOR_EGL_LIBRARY"
+
+// GLRootEnv names a directory holding glvnd's loaders (libEGL.so.1 and libGLdispatch.so.0),
+// unpacked from Debian packages where the system has none. Without it, the first
+// .gl/root/usr/lib/x86_64-linux-gnu found in the working directory or above it is used (where
+// interop/testdata/run-gl.sh unpacks the packages scripts/gl-loaders.sh downloads).
+const GLRootEnv = "GPUACTOR_GL_ROOT"
+
+// carriedLoaders is the directory of carried glvnd loaders, or "".
+func carriedLoaders() string {
+	if d := os.Getenv(GLRootEnv); d != "" {
+		return d
+	}
+	dir, err := os.Getwd()
+	if err != nil {
+		return ""
+	}
+	for range 8 {
+		d := filepath.Join(dir, ".gl", "root", "usr", "lib", "x86_64-linux-gnu")
+		if _, err := os.Stat(filepath.Join(d, "libEGL.so.1")); err == nil {
+			return d
+		}
+		up := filepath.Dir(dir)
+		if up == dir {
+			break
+		}
+		dir = up
+	}
+	return ""
+}
 
 // libraries are the names tried in order: glvnd's loader, then the vendor libraries
 // directly (NVIDIA's libEGL_nvidia.so.0 exports the EGL entry points too, and needs no
@@ -49,10 +79,18 @@ func load() (*lib, error) {
 
 func open() (*lib, error) {
 	names := libraries
+	var tried []string
+	if d := carriedLoaders(); d != "" {
+		// libEGL.so.1 needs libGLdispatch.so.0, which the dynamic loader would look for on its
+		// usual path only: loaded first by its full path, it is there under its soname.
+		if _, err := purego.Dlopen(filepath.Join(d, "libGLdispatch.so.0"), purego.RTLD_NOW|purego.RTLD_GLOBAL); err != nil {
+			tried = append(tried, fmt.Sprintf("%s: %v", filepath.Join(d, "libGLdispatch.so.0"), err))
+		}
+		names = append([]string{filepath.Join(d, "libEGL.so.1")}, names...)
+	}
 	if p := os.Getenv(LibraryEnv); p != "" {
 		names = append([]string{p}, names...)
 	}
-	var tried []string
 	for _, n := range names {
 		h, err := purego.Dlopen(n, purego.RTLD_NOW|purego.RTLD_GLOBAL)
 		if err != nil {
