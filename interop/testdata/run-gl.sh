@@ -60,7 +60,7 @@ run internal/egl "$root/.gpu/tests/internal_egl.test" '^Test(GLRoundTrips|EGLIma
 run interop "$root/.gpu/tests/interop.test" '^TestGPU(GL|EGL|EventFromEGLSync|GraphicsMistakes)' "$@"
 if [[ -x $root/.gpu/bin/glinterop ]]; then
   echo "== examples/glinterop"
-  "$root/.gpu/bin/glinterop" || fail=1
+  "$root/.gpu/bin/glinterop" -require || fail=1
 fi
 echo "run-gl: $([[ $fail == 0 ]] && echo PASS || echo FAIL)"
 exit $fail
