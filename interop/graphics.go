@@ -94,15 +94,19 @@ func (k resourceKind) String() string {
 	return "graphics resource"
 }
 
-// GraphicsResource is a GL buffer, GL image or EGL image registered with a device. Map it with
-// MapResources to reach it from CUDA (Buffer, Array, MipmappedArray, EGLFrame); Close
-// unregisters it. Its methods are safe for concurrent use.
+// GraphicsResource is a GL buffer, GL image or EGL image registered with a device. Map a GL
+// resource with MapResources to reach it from CUDA (Buffer, Array, MipmappedArray); an EGL
+// image needs no map (the runtime maps it when it registers it: EGLFrame, Array and
+// MipmappedArray reach it at once, and the caller orders GL's work and CUDA's, with glFinish
+// or an EGL sync before and a stream synchronization after). Close unregisters it. Its
+// methods are safe for concurrent use.
 type GraphicsResource struct {
 	dev    *core.Device
 	gl     *GL // the GL context of a GL resource; nil for EGL
 	h      backend.GraphicsResource
 	kind   resourceKind
 	name   uint32      // the GL object name, for errors
+	flags  uint32      // the register flags
 	closed atomic.Bool // set on the actor thread
 	// On the actor thread only:
 	mapped *Mapping // the mapping that holds it mapped, or nil
@@ -235,6 +239,7 @@ func (r *GraphicsResource) unregister(rt backend.Device) error {
 	if m := r.mapped; m != nil {
 		errs = append(errs, m.unmapNow(rt))
 	}
+	r.lent.revoke(r.dev) // an EGL image's views, which no unmap revokes
 	errs = append(errs, graphicsError("unregistering "+r.String(), rt.GraphicsUnregisterResource(r.h)))
 	return errors.Join(errs...)
 }
@@ -248,6 +253,14 @@ func (r *GraphicsResource) lendArray(rt backend.Device, h backend.Array, key [2]
 	info, err := rt.ArrayInfo(h)
 	if err != nil {
 		return nil, graphicsError("the array of "+r.String(), err)
+	}
+	// What the resource was registered for, the array is made for, whatever the runtime
+	// reports of an array it did not allocate: surfaces and gathers check these flags.
+	if r.flags&backend.GraphicsRegisterSurfaceLoadStore != 0 {
+		info.Flags |= backend.ArraySurfaceLoadStore
+	}
+	if r.flags&backend.GraphicsRegisterTextureGather != 0 {
+		info.Flags |= backend.ArrayTextureGather
 	}
 	a := r.dev.LendArray(h, info, "a mapped graphics resource")
 	if r.lent.arrays == nil {

@@ -19,7 +19,9 @@ import (
 
 // RegisterEGLImage registers EGLImageKHR image (made with eglCreateImageKHR, from a GL
 // texture say) with dev (cudaGraphicsEGLRegisterImage) and returns once it is registered.
-// Mapped, its EGLFrame (or Array, for a single-plane image) reaches it. Image 0 or an unknown
+// It needs no map: its EGLFrame (or Array) reaches it at once, until Close. The runtime does
+// not order the image's users: finish the other API's work first (glFinish, or a stream
+// waiting for EventFromEGLSync), and CUDA's before the other API uses it again. Image 0 or an unknown
 // flag is an ErrInvalidArgument error; the simulator's refusal ErrGraphicsNotSupported. Close
 // unregisters it, as does dev's Close.
 func RegisterEGLImage(ctx context.Context, dev *device.Device, image uintptr, flags ...RegisterFlag) (*GraphicsResource, error) {
@@ -39,7 +41,7 @@ func RegisterEGLImage(ctx context.Context, dev *device.Device, image uintptr, fl
 		if err != nil {
 			return nil, graphicsError("RegisterEGLImage", err)
 		}
-		r := &GraphicsResource{dev: cd, h: h, kind: kindEGLImage}
+		r := &GraphicsResource{dev: cd, h: h, kind: kindEGLImage, flags: f}
 		tr.Own(r, func() error { return r.unregister(rt) })
 		return r, nil
 	}, func(rt backend.Device, tr *core.Tracker, r *GraphicsResource) {
@@ -87,10 +89,10 @@ type EGLFrame struct {
 	Planes      []EGLPlane
 }
 
-// EGLFrame is array index at mip level level of the mapped resource as an EGL frame
-// (cudaGraphicsResourceGetMappedEglFrame). Its planes' arrays and buffers are lent like
-// Array's and Buffer's: they refuse use with ErrClosed after Unmap. A resource that is not
-// mapped is an ErrNotMapped error.
+// EGLFrame is array index at mip level level of an EGL image (or of a mapped GL resource) as
+// an EGL frame (cudaGraphicsResourceGetMappedEglFrame). Its planes' arrays and buffers are
+// lent like Array's and Buffer's: they refuse use with ErrClosed after Unmap (for an EGL
+// image, after Close). A GL resource that is not mapped is an ErrNotMapped error.
 func (r *GraphicsResource) EGLFrame(ctx context.Context, index, level int) (EGLFrame, error) {
 	if err := r.check("EGLFrame"); err != nil {
 		return EGLFrame{}, err

@@ -237,7 +237,7 @@ func (g *GL) register(ctx context.Context, what string, kind resourceKind, name,
 		if err != nil {
 			return nil, graphicsError(fmt.Sprintf("%s of %s %d", what, kind, name), err)
 		}
-		r := &GraphicsResource{dev: g.dev, gl: g, h: h, kind: kind, name: name}
+		r := &GraphicsResource{dev: g.dev, gl: g, h: h, kind: kind, name: name, flags: f}
 		g.resources[r] = struct{}{}
 		return r, nil
 	}, func(rt backend.Device, _ *core.Tracker, r *GraphicsResource) {

@@ -55,8 +55,8 @@ func MapResources(ctx context.Context, s *streams.Stream, res ...*GraphicsResour
 		if r.dev != m.dev {
 			return nil, core.WrongDevice(r.String(), r.dev, m.dev)
 		}
-		if r.kind == kindEGLFrame {
-			return nil, core.Invalid("MapResources of an EGL stream frame: an acquired frame needs no map")
+		if r.kind == kindEGLFrame || r.kind == kindEGLImage {
+			return nil, core.Invalid("MapResources of %v: the runtime maps EGL images and frames when it registers or acquires them (EGLFrame reaches them at once)", r)
 		}
 		if r.gl != nil {
 			if m.gl != nil && m.gl != r.gl {
@@ -150,13 +150,13 @@ func (m *Mapping) unmap(rt backend.Device, h backend.Stream) error {
 	return graphicsError("Unmap", rt.GraphicsUnmapResources(hs, h))
 }
 
-// mappedCheck refuses a nil, closed or unmapped resource (an acquired EGL stream frame needs
-// no map); actor thread only.
+// mappedCheck refuses a nil, closed or unmapped resource (EGL images and acquired EGL stream
+// frames need no map); actor thread only.
 func (r *GraphicsResource) mappedCheck(what string) error {
 	if err := r.check(what); err != nil {
 		return err
 	}
-	if r.mapped == nil && r.kind != kindEGLFrame {
+	if r.mapped == nil && r.kind != kindEGLFrame && r.kind != kindEGLImage {
 		return fmt.Errorf("%w: %s of %v, which is not mapped: MapResources first", ErrNotMapped, what, r)
 	}
 	return nil
@@ -171,8 +171,8 @@ func (r *GraphicsResource) Buffer(ctx context.Context) (*device.Buffer, error) {
 	if err := r.check("Buffer"); err != nil {
 		return nil, err
 	}
-	if r.kind != kindGLBuffer && r.kind != kindEGLImage {
-		return nil, core.Invalid("Buffer of %v: an image is mapped as arrays (Array)", r)
+	if r.kind != kindGLBuffer {
+		return nil, core.Invalid("Buffer of %v: an image is mapped as arrays (Array, or EGLFrame for EGL)", r)
 	}
 	return core.Run(ctx, r.dev, func(rt backend.Device, _ *core.Tracker) (*device.Buffer, error) {
 		if err := r.mappedCheck("Buffer"); err != nil {
