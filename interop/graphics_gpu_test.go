@@ -379,7 +379,7 @@ func TestGPUEGLStreamCUDAToCUDA(t *testing.T) {
 	}
 	require.NoError(t, alloc.CopyToArray(ctx, f.s, arr, arr.Whole(), pix).Wait(ctx))
 	frame := interop.EGLFrame{Type: interop.EGLFrameArray, ColorFormat: interop.EGLColorRGBA, Planes: []interop.EGLPlane{
-		{Width: w, Height: h, Depth: 1, Channels: 4, Format: cuda.Channels[uint8](4), Array: arr},
+		{Width: w, Height: h, Depth: 0, Channels: 4, Format: cuda.Channels[uint8](4), Array: arr},
 	}}
 	require.NoError(t, prod.Present(ctx, f.s, frame))
 	got, err := cons.Acquire(ctx, f.s, 5*time.Second)

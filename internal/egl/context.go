@@ -100,7 +100,7 @@ func Open(o Options) (*Context, error) {
 			r, _, _ := purego.SyscallN(queryDeviceString, d, eglDeviceExtensions)
 			exts = goString(r)
 		}
-		if queryDeviceAttrib != 0 && strings.Contains(exts, "EGL_NV_device_cuda") {
+		if queryDeviceAttrib != 0 { // EGL_FALSE, harmlessly, on a device without EGL_NV_device_cuda
 			var v int64
 			if r, _, _ := purego.SyscallN(queryDeviceAttrib, d, eglCUDADeviceNV, uintptr(unsafe.Pointer(&v))); uint32(r) != 0 {
 				cudaDev = int(v)
