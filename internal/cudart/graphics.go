@@ -253,9 +253,13 @@ func (r *Runtime) EGLStreamProducerPresentFrame(c backend.EGLStreamConnection, i
 	if err != nil {
 		return err
 	}
-	conn, st := uintptr(c), uintptr(s)
-	f := eglFrameOf(in)
-	code := presentFrame(fn, &conn, &f, &st)
+	// On the heap, where nothing moves: presentFrame passes their addresses as plain words.
+	conn, st, f := new(uintptr), new(uintptr), new(eglFrame)
+	*conn, *st, *f = uintptr(c), uintptr(s), eglFrameOf(in)
+	code := presentFrame(fn, conn, f, st)
+	runtime.KeepAlive(conn)
+	runtime.KeepAlive(st)
+	runtime.KeepAlive(f)
 	return r.newError(runtimeSymNames[fnEGLStreamProducerPresentFrame], code)
 }
 

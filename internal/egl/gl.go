@@ -55,6 +55,9 @@ func loadGL(l *lib) (*GL, error) {
 	return g, nil
 }
 
+// call calls GL function name; uintptrescapes, as lib.call.
+//
+//go:uintptrescapes
 func (g *GL) call(name string, args ...uintptr) uintptr {
 	r, _, _ := purego.SyscallN(g.fns[name], args...)
 	return r
@@ -151,7 +154,7 @@ func (g *GL) DrawAndRead(texture uint32, internalFormat uint32, w, h int, format
 	defer g.DeleteTexture(target) //nolint:errcheck // cleanup
 	var fbs [2]uint32
 	g.call("glGenFramebuffers", 2, uintptr(unsafe.Pointer(&fbs[0])))
-	defer g.call("glDeleteFramebuffers", 2, uintptr(unsafe.Pointer(&fbs[0])))
+	defer func() { g.call("glDeleteFramebuffers", 2, uintptr(unsafe.Pointer(&fbs[0]))) }()
 	g.call("glBindFramebuffer", glReadFramebuffer, uintptr(fbs[0]))
 	g.call("glFramebufferTexture2D", glReadFramebuffer, glColorAttach0, Texture2D, uintptr(texture), 0)
 	g.call("glBindFramebuffer", glDrawFramebuffer, uintptr(fbs[1]))

@@ -134,7 +134,11 @@ func (l *lib) proc(name string) uintptr {
 	return r
 }
 
-// call calls EGL function name (one of eglCore) and returns its result.
+// call calls EGL function name (one of eglCore) and returns its result. Like
+// purego.SyscallN it is uintptrescapes: a Go pointer converted to uintptr in the call
+// expression stays alive and in place for the call.
+//
+//go:uintptrescapes
 func (l *lib) call(name string, args ...uintptr) uintptr {
 	r, _, _ := purego.SyscallN(l.fns[name], args...)
 	return r
