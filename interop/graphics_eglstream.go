@@ -2,10 +2,12 @@ package interop
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync/atomic"
 	"time"
 
+	"github.com/gpuactor/gpuactor/cudaerr"
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/internal/backend"
 	"github.com/gpuactor/gpuactor/internal/core"
@@ -16,6 +18,20 @@ import (
 // EGLStreamKHR of the caller's display. CUDA can be either end: a consumer acquires the frames
 // another producer (GL, a camera, another CUDA context) presents, a producer presents frames of
 // its own arrays or memory. The caller creates and destroys the EGLStreamKHR.
+
+// ErrNoFrame is wrapped by the error of an Acquire that no frame came to within its timeout,
+// and of a Return with no frame released. The runtime reports both as
+// cudaErrorLaunchTimeout, the code of a hung kernel that poisons a context; here it is no
+// fault, so the error does not carry that code and the device stays usable.
+var ErrNoFrame = errors.New("gpuactor/interop: no EGL stream frame")
+
+// frameError is graphicsError for Acquire and Return, the timeout made ErrNoFrame.
+func frameError(call string, err error) error {
+	if errors.Is(err, cudaerr.LaunchTimeout) {
+		return fmt.Errorf("%w: %s: %v", ErrNoFrame, call, err) // %v: not the poisoning code
+	}
+	return graphicsError(call, err)
+}
 
 // EGLStreamConsumer is CUDA connected as the consumer of an EGL stream. Its methods are safe
 // for concurrent use.
@@ -101,9 +117,8 @@ type EGLStreamFrame struct {
 
 // Acquire acquires the stream's next frame, ordered on s, waiting at most timeout for the
 // producer to present one (cudaEGLStreamConsumerAcquireFrame; the runtime counts in
-// microseconds), and returns once it is acquired with its planes. No frame in time is the
-// runtime's error (cudaerr.LaunchTimeout or cudaerr.Unknown, as the driver says); a closed
-// consumer ErrClosed.
+// microseconds), and returns once it is acquired with its planes. No frame in time is an
+// ErrNoFrame error, after which the device stays usable; a closed consumer ErrClosed.
 func (c *EGLStreamConsumer) Acquire(ctx context.Context, s *streams.Stream, timeout time.Duration) (*EGLStreamFrame, error) {
 	if c == nil || c.dev == nil {
 		return nil, core.Invalid("Acquire of a nil EGL stream consumer")
@@ -119,7 +134,7 @@ func (c *EGLStreamConsumer) Acquire(ctx context.Context, s *streams.Stream, time
 		}
 		rh, err := rt.EGLStreamConsumerAcquireFrame(c.c, h, us)
 		if err != nil {
-			return nil, graphicsError("Acquire", err)
+			return nil, frameError("Acquire", err)
 		}
 		r := &GraphicsResource{dev: c.dev, h: rh, kind: kindEGLFrame}
 		f, err := rt.GraphicsResourceMappedEGLFrame(rh, 0, 0)
@@ -301,7 +316,7 @@ func (p *EGLStreamProducer) Present(ctx context.Context, s *streams.Stream, f EG
 
 // Return takes back a frame the consumer released, ordered on s
 // (cudaEGLStreamProducerReturnFrame), and returns once it is back: the frame Present was
-// given. No frame released yet is the runtime's error.
+// given. No frame released yet is an ErrNoFrame error.
 func (p *EGLStreamProducer) Return(ctx context.Context, s *streams.Stream) (EGLFrame, error) {
 	if p == nil || p.dev == nil {
 		return EGLFrame{}, core.Invalid("Return of a nil EGL stream producer")
@@ -316,7 +331,7 @@ func (p *EGLStreamProducer) Return(ctx context.Context, s *streams.Stream) (EGLF
 		}
 		bf, err := rt.EGLStreamProducerReturnFrame(p.c, h)
 		if err != nil {
-			return EGLFrame{}, graphicsError("Return", err)
+			return EGLFrame{}, frameError("Return", err)
 		}
 		k := frameKey(bf)
 		f, ok := p.presented[k]

@@ -58,6 +58,7 @@ type glState struct {
 	res        map[backend.GraphicsResource]*glRes
 	unregister int
 	faults     []string
+	streams    map[uintptr]*eglStreamModel // EGL streams (graphics_egl_fake_test.go)
 }
 
 func newGLState() *glState {
@@ -162,7 +163,7 @@ func (d *glDevice) GraphicsUnregisterResource(r backend.GraphicsResource) error 
 		d.st.fault("unregistering unknown resource %#x", r)
 		return cudaerr.New("cudaGraphicsUnregisterResource", cudaerr.InvalidResourceHandle)
 	}
-	if x.mapped {
+	if x.mapped && x.kind != "egl image" { // the runtime maps an EGL image for as long as it is registered
 		d.st.fault("unregistering mapped resource %#x", r)
 	}
 	delete(d.st.res, r)
@@ -207,10 +208,6 @@ func (d *glDevice) mapAll(op string, rs []backend.GraphicsResource, mapped bool)
 
 func (d *glDevice) GraphicsMapResources(rs []backend.GraphicsResource, _ backend.Stream) error {
 	return d.mapAll("cudaGraphicsMapResources", rs, true)
-}
-
-func (d *glDevice) GraphicsUnmapResources(rs []backend.GraphicsResource, _ backend.Stream) error {
-	return d.mapAll("cudaGraphicsUnmapResources", rs, false)
 }
 
 func (d *glDevice) mappedRes(op string, r backend.GraphicsResource) (*glRes, error) {
