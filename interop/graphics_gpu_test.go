@@ -370,6 +370,10 @@ func TestGPUEGLStreamCUDAToCUDA(t *testing.T) {
 	require.NoError(t, err)
 	defer func() { require.NoError(t, prod.Close(ctx)) }()
 
+	_, err = cons.Acquire(ctx, f.s, 10*time.Millisecond)
+	require.ErrorIs(t, err, interop.ErrNoFrame, "an acquire before any present times out")
+	testdev.RequireUsable(t, f.dev)
+
 	arr, err := alloc.NewArray(ctx, f.dev, cuda.Channels[uint8](4), alloc.Extent{W: w, H: h})
 	require.NoError(t, err)
 	defer func() { require.NoError(t, arr.Close(ctx)) }()
