@@ -45,7 +45,8 @@ extern "C" __global__ void wave(float* p, int n) {
 }
 extern "C" __global__ void gradient(cudaSurfaceObject_t s, int w, int h) {
 	int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
-	if (x < w && y < h) surf2Dwrite(make_uchar4(x, y, (x + y) & 255, 255), s, x * 4, y);
+	// One RGBA8 texel as a 32-bit word: R, G, B, A from the low byte up.
+	if (x < w && y < h) surf2Dwrite((unsigned int)(x & 255) | (unsigned int)(y & 255) << 8 | (unsigned int)((x + y) & 255) << 16 | 255u << 24, s, x * 4, y);
 }
 `
 
