@@ -143,6 +143,7 @@ func (v *lentViews) revoke(d *core.Device) {
 	}
 }
 
+// String names the resource in errors: "GL buffer 5", "GL image 3", "EGL image".
 func (r *GraphicsResource) String() string {
 	switch r.kind {
 	case kindGLBuffer, kindGLImage:

@@ -17,6 +17,7 @@ type UnavailableError struct {
 	Tried []string
 }
 
+// Error lists what was tried.
 func (e *UnavailableError) Error() string {
 	return "gpuactor/egl: no headless EGL: " + strings.Join(e.Tried, "; ")
 }
