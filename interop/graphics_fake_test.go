@@ -73,6 +73,7 @@ func (s *glState) fault(format string, args ...any) {
 type fakeGL struct {
 	st       *glState
 	name     string
+	devices  []int // the devices cudaGLGetDevices names for it; nil: device 0
 	fail     error // MakeCurrent's error, when set
 	makes    int
 	releases int
@@ -115,6 +116,20 @@ func (d *glDevice) needGL(op string) error {
 		return cudaerr.New(op, cudaerr.InvalidGraphicsContext)
 	}
 	return nil
+}
+
+func (d *glDevice) GLGetDevices(list uint32, max int) ([]int, error) {
+	d.st.mu.Lock()
+	defer d.st.mu.Unlock()
+	c := d.st.current[syscall.Gettid()]
+	if c == nil {
+		d.st.fault("cudaGLGetDevices without a current GL context")
+		return nil, cudaerr.New("cudaGLGetDevices", cudaerr.InvalidGraphicsContext)
+	}
+	if c.devices == nil {
+		return []int{0}, nil
+	}
+	return c.devices, nil
 }
 
 func (d *glDevice) GraphicsGLRegisterBuffer(buffer, flags uint32) (backend.GraphicsResource, error) {
@@ -412,6 +427,12 @@ func TestGraphicsBadInputOnTheModel(t *testing.T) {
 	require.ErrorIs(t, err, core.ErrInvalidArgument)
 	_, err = interop.AttachGL(ctx, f.dev, &fakeGL{st: f.st, fail: errors.New("no display")})
 	require.ErrorContains(t, err, "no display")
+	other := &fakeGL{st: f.st, name: "C", devices: []int{1, 2}}
+	_, err = interop.AttachGL(ctx, f.dev, other)
+	require.ErrorIs(t, err, core.ErrWrongDevice, "a context of other GPUs")
+	require.ErrorContains(t, err, "[1 2]")
+	assert.Equal(t, 1, other.releases, "released from the device's thread again")
+	require.NoError(t, f.gl.Run(ctx, func() error { return nil }), "the attached context still works")
 
 	r, err := interop.RegisterGLBuffer(ctx, f.gl, 4)
 	require.NoError(t, err)
@@ -439,8 +460,8 @@ func TestGraphicsBadInputOnTheModel(t *testing.T) {
 	m, err := interop.MapResources(ctx, f.s, r2)
 	require.NoError(t, err)
 	// A stream of another device is refused by Unmap.
-	other := testdev.OpenOn(t, ctx, sim.New())
-	os, err := streams.New(ctx, other)
+	otherDev := testdev.OpenOn(t, ctx, sim.New())
+	os, err := streams.New(ctx, otherDev)
 	require.NoError(t, err)
 	require.ErrorIs(t, m.Unmap(ctx, os).Wait(ctx), core.ErrWrongDevice)
 	_, err = interop.MapResources(ctx, os, r)

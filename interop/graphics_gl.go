@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync/atomic"
 
 	"github.com/gpuactor/gpuactor/device"
@@ -40,9 +41,9 @@ type GL struct {
 // once it is. Every call of the returned GL that touches the context (registration, maps and
 // unmaps of its resources, Run) makes c current on that thread first, so several contexts
 // may be attached to one device; between those calls c may be current nowhere else. The
-// device must be the one the context renders on (GLDevices says which): CUDA refuses GL
-// objects of another GPU. A nil c is an ErrInvalidArgument error; MakeCurrent's error is
-// returned as it is. Detach the context with Detach, or let dev's Close do it.
+// device must be the one the context renders on: a context the runtime places on other
+// devices (cudaGLGetDevices) is an ErrWrongDevice error naming them. A nil c is an
+// ErrInvalidArgument error; MakeCurrent's error is returned as it is. Detach the context with Detach, or let dev's Close do it.
 func AttachGL(ctx context.Context, dev *device.Device, c GLContext) (*GL, error) {
 	if dev == nil {
 		return nil, core.Invalid("AttachGL on a nil device")
@@ -54,6 +55,13 @@ func AttachGL(ctx context.Context, dev *device.Device, c GLContext) (*GL, error)
 	return core.Make(ctx, cd, func(rt backend.Device, tr *core.Tracker) (*GL, error) {
 		if err := c.MakeCurrent(); err != nil {
 			return nil, fmt.Errorf("gpuactor/interop: AttachGL: making the GL context current on device %d's thread: %w", cd.Ordinal(), err)
+		}
+		// A context of another GPU is refused here, by name, rather than by the first
+		// registration. Where the runtime cannot say (the simulator, an isolated device, a
+		// driver without the query) the registration's own check remains.
+		if devs, err := rt.GLGetDevices(backend.GLDeviceListAll, 16); err == nil && len(devs) > 0 && !slices.Contains(devs, cd.Ordinal()) {
+			_ = c.ReleaseCurrent()
+			return nil, fmt.Errorf("%w: AttachGL: the GL context renders on device(s) %v, not on device %d", core.ErrWrongDevice, devs, cd.Ordinal())
 		}
 		g := &GL{dev: cd, c: c, resources: map[*GraphicsResource]struct{}{}}
 		tr.Own(g, func() error { return g.detach(rt) })
