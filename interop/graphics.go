@@ -145,6 +145,9 @@ func (v *lentViews) revoke(d *core.Device) {
 
 // String names the resource in errors: "GL buffer 5", "GL image 3", "EGL image".
 func (r *GraphicsResource) String() string {
+	if r == nil {
+		return "nil graphics resource"
+	}
 	switch r.kind {
 	case kindGLBuffer, kindGLImage:
 		return fmt.Sprintf("%s %d", r.kind, r.name)

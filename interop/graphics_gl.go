@@ -73,7 +73,12 @@ func AttachGL(ctx context.Context, dev *device.Device, c GLContext) (*GL, error)
 }
 
 // Device is the device the context is attached to.
-func (g *GL) Device() *device.Device { return (*device.Device)(g.dev) }
+func (g *GL) Device() *device.Device {
+	if g == nil {
+		return nil
+	}
+	return (*device.Device)(g.dev)
+}
 
 // check refuses a nil or detached GL.
 func (g *GL) check(what string) error {

@@ -99,7 +99,12 @@ func MapResources(ctx context.Context, s *streams.Stream, res ...*GraphicsResour
 }
 
 // Resources is the mapped resources, in MapResources's order.
-func (m *Mapping) Resources() []*GraphicsResource { return append([]*GraphicsResource(nil), m.res...) }
+func (m *Mapping) Resources() []*GraphicsResource {
+	if m == nil {
+		return nil
+	}
+	return append([]*GraphicsResource(nil), m.res...)
+}
 
 // Unmap unmaps the resources (cudaGraphicsUnmapResources) in stream order on s, a stream of
 // their device: the graphics API sees what work queued on s before the unmap wrote. Work on
