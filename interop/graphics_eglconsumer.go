@@ -113,11 +113,13 @@ type EGLStreamFrame struct {
 	// Frame is the frame's planes, lent until Release.
 	Frame EGLFrame
 	done  atomic.Bool
+	h     backend.Stream // the stream of the acquire
 }
 
 // Acquire acquires the stream's next frame, ordered on s, waiting at most timeout for the
 // producer to present one (cudaEGLStreamConsumerAcquireFrame; the runtime counts in
-// microseconds), and returns once it is acquired with its planes. No frame in time is an
+// microseconds), and returns once it is acquired with its planes. The wait happens on the
+// device's thread, whose other calls wait with it: keep the timeout short and poll. No frame in time is an
 // ErrNoFrame error, after which the device stays usable; a closed consumer ErrClosed.
 func (c *EGLStreamConsumer) Acquire(ctx context.Context, s *streams.Stream, timeout time.Duration) (*EGLStreamFrame, error) {
 	if c == nil || c.dev == nil {
@@ -128,7 +130,12 @@ func (c *EGLStreamConsumer) Acquire(ctx context.Context, s *streams.Stream, time
 		return nil, err
 	}
 	us := uint32(min(max(timeout.Microseconds(), 0), int64(^uint32(0))))
-	return core.RunOn(ctx, cs, func(rt backend.Device, _ *core.Tracker, h backend.Stream) (*EGLStreamFrame, error) {
+	// Made like an object: a caller that leaves as the acquire runs leaves no frame acquired.
+	return core.Make(ctx, c.dev, func(rt backend.Device, _ *core.Tracker) (*EGLStreamFrame, error) {
+		if err := cs.Alive(); err != nil {
+			return nil, err
+		}
+		h := cs.RawHandle()
 		if c.closed.Load() {
 			return nil, core.Closed("Acquire of an EGL stream consumer after its Close")
 		}
@@ -142,13 +149,18 @@ func (c *EGLStreamConsumer) Acquire(ctx context.Context, s *streams.Stream, time
 			var pub EGLFrame
 			pub, err = r.lendFrame(rt, f, 0, 0)
 			if err == nil {
-				return &EGLStreamFrame{c: c, res: r, Frame: pub}, nil
+				return &EGLStreamFrame{c: c, res: r, Frame: pub, h: h}, nil
 			}
 		}
 		r.lent.revoke(c.dev)
 		_ = rt.EGLStreamConsumerReleaseFrame(c.c, rh, h)
 		return nil, graphicsError("Acquire: the frame's planes", err)
-	}).Await(ctx)
+	}, func(rt backend.Device, _ *core.Tracker, f *EGLStreamFrame) {
+		f.done.Store(true)
+		f.res.lent.revoke(c.dev)
+		f.res.closed.Store(true)
+		_ = rt.EGLStreamConsumerReleaseFrame(c.c, f.res.h, f.h)
+	})
 }
 
 // Release gives the frame back to the stream, ordered on s after the work queued on it

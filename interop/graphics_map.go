@@ -21,6 +21,7 @@ type Mapping struct {
 	gl  *GL // the GL context of the GL resources, or nil
 	res []*GraphicsResource
 	// On the actor thread only:
+	h        backend.Stream // the stream of the map
 	unmapped bool
 }
 
@@ -65,37 +66,39 @@ func MapResources(ctx context.Context, s *streams.Stream, res ...*GraphicsResour
 			m.gl = r.gl
 		}
 	}
-	_, err := core.RunOn(ctx, cs, func(rt backend.Device, _ *core.Tracker, h backend.Stream) (struct{}, error) {
+	// Made like an object: a caller that leaves as the map runs leaves nothing mapped.
+	return core.Make(ctx, m.dev, func(rt backend.Device, _ *core.Tracker) (*Mapping, error) {
+		if err := cs.Alive(); err != nil {
+			return nil, err
+		}
+		h := cs.RawHandle()
 		hs := make([]backend.GraphicsResource, len(m.res))
 		for i, r := range m.res {
 			if err := r.check("MapResources"); err != nil {
-				return struct{}{}, err
+				return nil, err
 			}
 			if r.mapped != nil {
-				return struct{}{}, fmt.Errorf("%w: MapResources of %v, mapped already: Unmap its mapping first", ErrAlreadyMapped, r)
+				return nil, fmt.Errorf("%w: MapResources of %v, mapped already: Unmap its mapping first", ErrAlreadyMapped, r)
 			}
 			hs[i] = r.h
 		}
 		if m.gl != nil {
 			if err := m.gl.check("MapResources"); err != nil {
-				return struct{}{}, err
+				return nil, err
 			}
 			if err := m.gl.makeCurrent(); err != nil {
-				return struct{}{}, err
+				return nil, err
 			}
 		}
 		if err := rt.GraphicsMapResources(hs, h); err != nil {
-			return struct{}{}, graphicsError("MapResources", err)
+			return nil, graphicsError("MapResources", err)
 		}
 		for _, r := range m.res {
 			r.mapped = m
 		}
-		return struct{}{}, nil
-	}).Await(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return m, nil
+		m.h = h
+		return m, nil
+	}, func(rt backend.Device, _ *core.Tracker, m *Mapping) { _ = m.unmap(rt, m.h) })
 }
 
 // Resources is the mapped resources, in MapResources's order.
