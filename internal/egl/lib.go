@@ -84,7 +84,7 @@ func open() (*lib, error) {
 	if d := carriedLoaders(); d != "" {
 		// libEGL.so.1 needs libGLdispatch.so.0, which the dynamic loader would look for on its
 		// usual path only: loaded first by its full path, it is there under its soname.
-		if _, err := purego.Dlopen(filepath.Join(d, "libGLdispatch.so.0"), purego.RTLD_NOW|purego.RTLD_GLOBAL); err != nil {
+		if _, err := dlopen(filepath.Join(d, "libGLdispatch.so.0")); err != nil {
 			tried = append(tried, fmt.Sprintf("%s: %v", filepath.Join(d, "libGLdispatch.so.0"), err))
 		}
 		names = append([]string{filepath.Join(d, "libEGL.so.1")}, names...)
@@ -93,19 +93,19 @@ func open() (*lib, error) {
 		names = append([]string{p}, names...)
 	}
 	for _, n := range names {
-		h, err := purego.Dlopen(n, purego.RTLD_NOW|purego.RTLD_GLOBAL)
+		h, err := dlopen(n)
 		if err != nil {
 			tried = append(tried, fmt.Sprintf("%s: %v", n, err))
 			continue
 		}
-		gpa, err := purego.Dlsym(h, "eglGetProcAddress")
+		gpa, err := dlsym(h, "eglGetProcAddress")
 		if err != nil {
 			tried = append(tried, fmt.Sprintf("%s: no eglGetProcAddress: %v", n, err))
 			continue
 		}
 		l := &lib{path: n, getProcAddress: gpa, fns: map[string]uintptr{}}
 		for _, f := range eglCore {
-			a, err := purego.Dlsym(h, f)
+			a, err := dlsym(h, f)
 			if err != nil {
 				a = l.proc(f)
 			}
