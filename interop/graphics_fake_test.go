@@ -59,6 +59,7 @@ type glState struct {
 	unregister int
 	faults     []string
 	streams    map[uintptr]*eglStreamModel // EGL streams (graphics_egl_fake_test.go)
+	holdMap    chan struct{}               // when set, a map waits here once it has run
 }
 
 func newGLState() *glState {
@@ -222,7 +223,19 @@ func (d *glDevice) mapAll(op string, rs []backend.GraphicsResource, mapped bool)
 }
 
 func (d *glDevice) GraphicsMapResources(rs []backend.GraphicsResource, _ backend.Stream) error {
-	return d.mapAll("cudaGraphicsMapResources", rs, true)
+	err := d.mapAll("cudaGraphicsMapResources", rs, true)
+	if hold := d.st.holdMap; hold != nil {
+		hold <- struct{}{} // the map has run: the test cancels its caller now
+		<-hold
+	}
+	return err
+}
+
+// mapped reports whether the model holds resource r mapped.
+func (s *glState) mapped(r backend.GraphicsResource) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.res[r] != nil && s.res[r].mapped
 }
 
 func (d *glDevice) mappedRes(op string, r backend.GraphicsResource) (*glRes, error) {
@@ -470,4 +483,37 @@ func TestGraphicsBadInputOnTheModel(t *testing.T) {
 	require.NoError(t, r.Close(ctx))
 	testdev.RequireUsable(t, f.dev)
 	// gl2's resource is left to the device's Close, which must unregister it.
+}
+
+// A caller whose ctx ends while its map runs leaves nothing mapped: the resource maps again.
+func TestMapOfACallerWhoLeftOnTheModel(t *testing.T) {
+	ctx := testdev.Ctx(t)
+	f := newGLFixture(t)
+	r, err := interop.RegisterGLBuffer(ctx, f.gl, 8)
+	require.NoError(t, err)
+	f.st.holdMap = make(chan struct{})
+	cctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() {
+		_, err := interop.MapResources(cctx, f.s, r)
+		done <- err
+	}()
+	<-f.st.holdMap // mapped, on the device's thread
+	cancel()
+	require.ErrorIs(t, <-done, context.Canceled)
+	f.st.holdMap <- struct{}{}
+	f.st.holdMap = nil
+	require.NoError(t, f.dev.Synchronize(ctx))
+	f.st.mu.Lock()
+	handles := make([]backend.GraphicsResource, 0, len(f.st.res))
+	for h := range f.st.res {
+		handles = append(handles, h)
+	}
+	f.st.mu.Unlock()
+	require.Len(t, handles, 1)
+	assert.False(t, f.st.mapped(handles[0]), "unmapped for the caller who left")
+	m, err := interop.MapResources(ctx, f.s, r)
+	require.NoError(t, err, "the resource maps again")
+	require.NoError(t, m.Unmap(ctx, f.s).Wait(ctx))
+	require.NoError(t, r.Close(ctx))
 }
