@@ -41,6 +41,19 @@
 // duplicate. The simulator imports nothing: these calls fail there with
 // ErrExternalNotSupported.
 //
+// # Graphics (OpenGL and EGL)
+//
+// AttachGL hands a GL context (GLContext) to a device, which makes it current on its actor
+// thread, where CUDA's GL calls must run; GL.Run runs the caller's GL code on that thread.
+// RegisterGLBuffer, RegisterGLImage and RegisterEGLImage register GL buffers, textures and EGL
+// images; MapResources maps them in stream order and Mapping.Unmap unmaps them as a stream
+// operation. While mapped, a resource lends a device.Buffer (Buffer), alloc.Arrays (Array),
+// an alloc.MipmappedArray or an EGL frame's planes, refused after the unmap. EGL streams
+// (ConnectEGLStreamConsumer, ConnectEGLStreamProducer) pass frames between CUDA and other
+// APIs; EventFromEGLSync makes an EGL fence an event streams wait for. The simulator and
+// isolated devices refuse these calls with ErrGraphicsNotSupported. See
+// docs/design/graphics-interop.md.
+//
 // # Raw handles
 //
 // streams.Stream.Handle and streams.Event.Handle give the cudaStream_t and cudaEvent_t

@@ -212,6 +212,7 @@ type Device interface {
 	BatchCopier
 	TextureObjects
 	CollectiveDevice
+	GraphicsDevice
 
 	// Ordinal is the device's index.
 	Ordinal() int

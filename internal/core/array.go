@@ -16,6 +16,7 @@ type Array struct {
 	h      backend.Array
 	info   backend.ArrayInfo
 	mip    *MipmappedArray // the mipmapped array this is a level of, which owns it; or nil
+	lent   string          // what lends the array (lentarray.go), which frees it; or ""
 	closed atomic.Bool
 }
 
@@ -96,6 +97,9 @@ func (a *Array) Close(ctx context.Context) error {
 	if a.mip != nil {
 		return Invalid("Close of a mipmap level: it is freed with its mipmapped array")
 	}
+	if a.lent != "" {
+		return Invalid("Close of an array %s lends: it is given back with it", a.lent)
+	}
 	d := a.dev
 	return RunTracked(ctx, d, func(_ backend.Device, tr *Tracker, done func(error)) error {
 		if !a.closed.CompareAndSwap(false, true) {
@@ -114,6 +118,7 @@ type MipmappedArray struct {
 	h      backend.MipmappedArray
 	info   backend.ArrayInfo // level 0's
 	levels []*Array          // made on first use; on the actor thread
+	lent   string            // what lends the mipmapped array (lentarray.go); or ""
 	closed atomic.Bool
 }
 
@@ -212,6 +217,9 @@ func QueryMipmapped[T any](ctx context.Context, m *MipmappedArray, what string, 
 func (m *MipmappedArray) Close(ctx context.Context) error {
 	if m == nil || m.dev == nil {
 		return Invalid("Close of a nil mipmapped array")
+	}
+	if m.lent != "" {
+		return Invalid("Close of a mipmapped array %s lends: it is given back with it", m.lent)
 	}
 	d := m.dev
 	return RunTracked(ctx, d, func(_ backend.Device, tr *Tracker, done func(error)) error {

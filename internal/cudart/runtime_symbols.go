@@ -274,6 +274,30 @@ const (
 	fnGraphExternalSemaphoresWaitNodeSetParams
 	fnGraphExecExternalSemaphoresSignalNodeSetParams
 	fnGraphExecExternalSemaphoresWaitNodeSetParams
+	// Graphics interoperability: OpenGL and EGL (graphics.go). Every runtime from 11.x on
+	// exports them; a runtime built without them fails the call with a SymbolError.
+	fnGLGetDevices
+	fnGraphicsGLRegisterBuffer
+	fnGraphicsGLRegisterImage
+	fnGraphicsEGLRegisterImage
+	fnGraphicsUnregisterResource
+	fnGraphicsResourceSetMapFlags
+	fnGraphicsMapResources
+	fnGraphicsUnmapResources
+	fnGraphicsResourceGetMappedPointer
+	fnGraphicsSubResourceGetMappedArray
+	fnGraphicsResourceGetMappedMipmappedArray
+	fnGraphicsResourceGetMappedEglFrame
+	fnEGLStreamConsumerConnect
+	fnEGLStreamConsumerConnectWithFlags
+	fnEGLStreamConsumerDisconnect
+	fnEGLStreamConsumerAcquireFrame
+	fnEGLStreamConsumerReleaseFrame
+	fnEGLStreamProducerConnect
+	fnEGLStreamProducerDisconnect
+	fnEGLStreamProducerPresentFrame
+	fnEGLStreamProducerReturnFrame
+	fnEventCreateFromEGLSync
 	numRuntimeSyms
 )
 
@@ -542,4 +566,27 @@ var runtimeSymNames = [numRuntimeSyms]string{
 	fnGraphExternalSemaphoresWaitNodeSetParams:       "cudaGraphExternalSemaphoresWaitNodeSetParams",
 	fnGraphExecExternalSemaphoresSignalNodeSetParams: "cudaGraphExecExternalSemaphoresSignalNodeSetParams",
 	fnGraphExecExternalSemaphoresWaitNodeSetParams:   "cudaGraphExecExternalSemaphoresWaitNodeSetParams",
+	// Graphics interoperability: OpenGL and EGL (graphics.go).
+	fnGLGetDevices:                            "cudaGLGetDevices",
+	fnGraphicsGLRegisterBuffer:                "cudaGraphicsGLRegisterBuffer",
+	fnGraphicsGLRegisterImage:                 "cudaGraphicsGLRegisterImage",
+	fnGraphicsEGLRegisterImage:                "cudaGraphicsEGLRegisterImage",
+	fnGraphicsUnregisterResource:              "cudaGraphicsUnregisterResource",
+	fnGraphicsResourceSetMapFlags:             "cudaGraphicsResourceSetMapFlags",
+	fnGraphicsMapResources:                    "cudaGraphicsMapResources",
+	fnGraphicsUnmapResources:                  "cudaGraphicsUnmapResources",
+	fnGraphicsResourceGetMappedPointer:        "cudaGraphicsResourceGetMappedPointer",
+	fnGraphicsSubResourceGetMappedArray:       "cudaGraphicsSubResourceGetMappedArray",
+	fnGraphicsResourceGetMappedMipmappedArray: "cudaGraphicsResourceGetMappedMipmappedArray",
+	fnGraphicsResourceGetMappedEglFrame:       "cudaGraphicsResourceGetMappedEglFrame",
+	fnEGLStreamConsumerConnect:                "cudaEGLStreamConsumerConnect",
+	fnEGLStreamConsumerConnectWithFlags:       "cudaEGLStreamConsumerConnectWithFlags",
+	fnEGLStreamConsumerDisconnect:             "cudaEGLStreamConsumerDisconnect",
+	fnEGLStreamConsumerAcquireFrame:           "cudaEGLStreamConsumerAcquireFrame",
+	fnEGLStreamConsumerReleaseFrame:           "cudaEGLStreamConsumerReleaseFrame",
+	fnEGLStreamProducerConnect:                "cudaEGLStreamProducerConnect",
+	fnEGLStreamProducerDisconnect:             "cudaEGLStreamProducerDisconnect",
+	fnEGLStreamProducerPresentFrame:           "cudaEGLStreamProducerPresentFrame",
+	fnEGLStreamProducerReturnFrame:            "cudaEGLStreamProducerReturnFrame",
+	fnEventCreateFromEGLSync:                  "cudaEventCreateFromEGLSync",
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/gpuactor/gpuactor/alloc"
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/graphs"
+	"github.com/gpuactor/gpuactor/interop"
 	"github.com/gpuactor/gpuactor/streams"
 )
 
@@ -41,6 +42,12 @@ var handles = []any{
 	(*device.Module)(nil),
 	(*device.Kernel)(nil),
 	(*device.Device)(nil),
+	(*interop.GL)(nil),
+	(*interop.GraphicsResource)(nil),
+	(*interop.Mapping)(nil),
+	(*interop.EGLStreamConsumer)(nil),
+	(*interop.EGLStreamFrame)(nil),
+	(*interop.EGLStreamProducer)(nil),
 }
 
 var (
