@@ -21,11 +21,14 @@ import (
 // The model's EGL side (graphics_fake_test.go has the GL side): an EGL image is a simulated
 // array, readable at once (the runtime maps it when it registers it); an EGL stream is a FIFO
 // from its producer connection to its consumer connection, frames going back once released;
-// an EGL sync is an event that was never recorded, which a stream passes at once.
+// an EGL sync is an event that was never recorded, which a stream passes at once. As NVIDIA's
+// desktop driver does, an acquire on a stream no frame was ever presented to fails with
+// cudaErrorUnknown; one on a stream whose frames were all acquired times out.
 
 type eglStreamModel struct {
 	consumer, producer backend.EGLStreamConnection
 	fifo               []backend.EGLFrame
+	presented          int // frames ever presented
 	acquired           map[backend.GraphicsResource]backend.EGLFrame
 	released           []backend.EGLFrame
 }
@@ -139,6 +142,7 @@ func (d *glDevice) EGLStreamProducerPresentFrame(c backend.EGLStreamConnection, 
 		return cudaerr.New("cudaEGLStreamProducerPresentFrame", cudaerr.InvalidResourceHandle)
 	}
 	s.fifo = append(s.fifo, f)
+	s.presented++
 	return nil
 }
 
@@ -148,6 +152,9 @@ func (d *glDevice) EGLStreamConsumerAcquireFrame(c backend.EGLStreamConnection, 
 	s := d.streamOf(c)
 	if s == nil || s.consumer != c {
 		return 0, cudaerr.New("cudaEGLStreamConsumerAcquireFrame", cudaerr.InvalidResourceHandle)
+	}
+	if s.presented == 0 {
+		return 0, cudaerr.New("cudaEGLStreamConsumerAcquireFrame", cudaerr.Unknown)
 	}
 	if len(s.fifo) == 0 {
 		return 0, cudaerr.New("cudaEGLStreamConsumerAcquireFrame", cudaerr.LaunchTimeout)
@@ -232,7 +239,9 @@ func TestEGLStreamOnTheModel(t *testing.T) {
 
 	_, err = cons.Acquire(ctx, f.s, time.Millisecond)
 	require.ErrorIs(t, err, interop.ErrNoFrame, "nothing presented yet")
-	require.False(t, cudaerr.IsSticky(err), "a timeout of Acquire poisons nothing")
+	require.ErrorIs(t, err, cudaerr.Unknown, "the driver's own code, kept")
+	require.False(t, cudaerr.IsSticky(err), "an empty stream poisons nothing")
+	require.NoError(t, f.dev.Err(), "the device is not failed")
 	testdev.RequireUsable(t, f.dev)
 	arr, err := alloc.NewArray(ctx, f.dev, cuda.Channels[uint8](4), alloc.Extent{W: 4, H: 2})
 	require.NoError(t, err)
@@ -264,6 +273,11 @@ func TestEGLStreamOnTheModel(t *testing.T) {
 	require.Same(t, arr, back.Planes[0].Array)
 	_, err = prod.Return(ctx, f.s)
 	require.ErrorIs(t, err, interop.ErrNoFrame, "nothing released")
+	_, err = cons.Acquire(ctx, f.s, time.Millisecond)
+	require.ErrorIs(t, err, interop.ErrNoFrame, "every frame acquired: a timeout")
+	require.NotErrorIs(t, err, cudaerr.LaunchTimeout, "the timeout does not carry the poisoning code")
+	require.False(t, cudaerr.IsSticky(err))
+	require.NoError(t, f.dev.Err())
 
 	require.NoError(t, prod.Close(ctx))
 	require.ErrorIs(t, prod.Close(ctx), core.ErrClosed)

@@ -22,7 +22,8 @@ import (
 // ErrNoFrame is wrapped by the error of an Acquire that no frame came to within its timeout,
 // and of a Return with no frame released. The runtime reports both as
 // cudaErrorLaunchTimeout, the code of a hung kernel that poisons a context; here it is no
-// fault, so the error does not carry that code and the device stays usable.
+// fault, so the error does not carry that code and the device stays usable. An Acquire the
+// driver answers with cudaErrorUnknown (a stream no frame was presented to) wraps it too.
 var ErrNoFrame = errors.New("gpuactor/interop: no EGL stream frame")
 
 // frameError is graphicsError for Acquire and Return, the timeout made ErrNoFrame.
@@ -31,6 +32,17 @@ func frameError(call string, err error) error {
 		return fmt.Errorf("%w: %s: %v", ErrNoFrame, call, err) // %v: not the poisoning code
 	}
 	return graphicsError(call, err)
+}
+
+// acquireError is frameError for Acquire, where NVIDIA's desktop driver (H100, driver 580)
+// answers an acquire on a stream no frame was ever presented to with cudaErrorUnknown rather
+// than the documented timeout. That is no fault either: it is ErrNoFrame too, and keeps the
+// code (not a sticky one) for callers that tell the two apart.
+func acquireError(err error) error {
+	if errors.Is(err, cudaerr.Unknown) {
+		return fmt.Errorf("%w (the driver reports cudaErrorUnknown for a stream that has no frame to acquire): Acquire: %w", ErrNoFrame, err)
+	}
+	return frameError("Acquire", err)
 }
 
 // EGLStreamConsumer is CUDA connected as the consumer of an EGL stream. Its methods are safe
@@ -119,8 +131,13 @@ type EGLStreamFrame struct {
 // Acquire acquires the stream's next frame, ordered on s, waiting at most timeout for the
 // producer to present one (cudaEGLStreamConsumerAcquireFrame; the runtime counts in
 // microseconds), and returns once it is acquired with its planes. The wait happens on the
-// device's thread, whose other calls wait with it: keep the timeout short and poll. No frame in time is an
-// ErrNoFrame error, after which the device stays usable; a closed consumer ErrClosed.
+// device's thread, whose other calls wait with it: keep the timeout short and poll. No frame in
+// time is an ErrNoFrame error, after which the device stays usable; so is the
+// cudaErrorUnknown NVIDIA's desktop driver returns for a stream no frame has been presented
+// to (seen on an H100, driver 580; the error still matches cudaerr.Unknown). To wait without holding the
+// device's thread, poll the stream's EGL_STREAM_STATE_KHR for
+// EGL_STREAM_STATE_NEW_FRAME_AVAILABLE_KHR first, as NVIDIA's samples do. A closed consumer
+// is an ErrClosed error.
 func (c *EGLStreamConsumer) Acquire(ctx context.Context, s *streams.Stream, timeout time.Duration) (*EGLStreamFrame, error) {
 	if c == nil || c.dev == nil {
 		return nil, core.Invalid("Acquire of a nil EGL stream consumer")
@@ -141,7 +158,7 @@ func (c *EGLStreamConsumer) Acquire(ctx context.Context, s *streams.Stream, time
 		}
 		rh, err := rt.EGLStreamConsumerAcquireFrame(c.c, h, us)
 		if err != nil {
-			return nil, frameError("Acquire", err)
+			return nil, acquireError(err)
 		}
 		r := &GraphicsResource{dev: c.dev, h: rh, kind: kindEGLFrame}
 		f, err := rt.GraphicsResourceMappedEGLFrame(rh, 0, 0)

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"math"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -254,58 +253,6 @@ func TestGPUGLTextureRoundTrip(t *testing.T) {
 	require.NoError(t, rf.Close(ctx))
 }
 
-// An EGL image of a GL texture, registered with CUDA, is a one-plane array frame holding what
-// GL wrote.
-func TestGPUEGLImageFrame(t *testing.T) {
-	ctx := testdev.Ctx(t)
-	f := openGLGPU(t, ctx)
-	if !f.c.HasExtension("EGL_KHR_gl_texture_2D_image") || !f.c.HasExtension("EGL_KHR_image_base") {
-		t.Skip("the EGL display has no EGL_KHR_gl_texture_2D_image")
-	}
-	const w, h = 32, 16
-	pix := make([]byte, 4*w*h)
-	for i := range pix {
-		pix[i] = byte(255 - i%251)
-	}
-	var tex uint32
-	var img uintptr
-	f.run(t, ctx, func(g *egl.GL) (err error) {
-		if tex, err = g.NewTexture2D(egl.RGBA8, w, h); err != nil {
-			return err
-		}
-		if err = g.TexSubImage2D(tex, w, h, egl.RGBA, egl.UnsignedByte, pix); err != nil {
-			return err
-		}
-		if err = g.Finish(); err != nil {
-			return err
-		}
-		img, err = f.c.ImageFromTexture(tex)
-		return err
-	})
-	defer f.run(t, ctx, func(g *egl.GL) error { return errors.Join(f.c.DestroyImage(img), g.DeleteTexture(tex)) })
-
-	r, err := interop.RegisterEGLImage(ctx, f.dev, img, interop.RegisterReadOnly)
-	if errors.Is(err, interop.ErrGraphicsNotSupported) {
-		t.Skipf("the driver registers no EGL images on this platform: %v", err)
-	}
-	require.NoError(t, err)
-	_, err = interop.MapResources(ctx, f.s, r)
-	require.ErrorIs(t, err, core.ErrInvalidArgument, "an EGL image needs no map")
-	fr, err := r.EGLFrame(ctx, 0, 0)
-	require.NoError(t, err)
-	require.Equal(t, interop.EGLFrameArray, fr.Type)
-	require.Len(t, fr.Planes, 1)
-	p := fr.Planes[0]
-	assert.Equal(t, w, p.Width)
-	assert.Equal(t, h, p.Height)
-	require.NotNil(t, p.Array)
-	out := make([]uint8, 4*w*h)
-	require.NoError(t, alloc.CopyFromArray(ctx, f.s, out, p.Array, p.Array.Whole()).Wait(ctx))
-	require.Equal(t, pix, out, "the EGL image's plane holds what GL wrote")
-	require.NoError(t, r.Close(ctx))
-	require.ErrorIs(t, alloc.CopyFromArray(ctx, f.s, out, p.Array, p.Array.Whole()).Wait(ctx), core.ErrClosed, "the plane after Close")
-}
-
 // An EGL fence sync after GL work, imported as an event, orders a stream's copy after the GL
 // write: the copy sees what GL wrote.
 func TestGPUEventFromEGLSync(t *testing.T) {
@@ -350,68 +297,6 @@ func TestGPUEventFromEGLSync(t *testing.T) {
 	require.Equal(t, want, got)
 	require.NoError(t, m.Unmap(ctx, f.s).Wait(ctx))
 	require.NoError(t, ev.Close(ctx))
-}
-
-// A CUDA producer presents a frame through an EGL stream to a CUDA consumer of the same
-// process: the consumer's plane holds the producer's pixels, and the producer gets its frame
-// back once the consumer releases it.
-func TestGPUEGLStreamCUDAToCUDA(t *testing.T) {
-	ctx := testdev.Ctx(t)
-	f := openGLGPU(t, ctx)
-	if !f.c.HasExtension("EGL_KHR_stream") {
-		t.Skip("the EGL display has no EGL_KHR_stream")
-	}
-	stream, err := f.c.NewStream()
-	require.NoError(t, err)
-	defer func() { require.NoError(t, f.c.DestroyStream(stream)) }()
-	const w, h = 32, 32
-	cons, err := interop.ConnectEGLStreamConsumer(ctx, f.dev, stream)
-	if errors.Is(err, interop.ErrGraphicsNotSupported) {
-		t.Skipf("the driver has no CUDA consumer of EGL streams: %v", err)
-	}
-	require.NoError(t, err)
-	defer func() { require.NoError(t, cons.Close(ctx)) }()
-	prod, err := interop.ConnectEGLStreamProducer(ctx, f.dev, stream, w, h)
-	require.NoError(t, err)
-	defer func() { require.NoError(t, prod.Close(ctx)) }()
-
-	_, err = cons.Acquire(ctx, f.s, 10*time.Millisecond)
-	require.ErrorIs(t, err, interop.ErrNoFrame, "an acquire before any present times out")
-	testdev.RequireUsable(t, f.dev)
-
-	arr, err := alloc.NewArray(ctx, f.dev, cuda.Channels[uint8](4), alloc.Extent{W: w, H: h})
-	require.NoError(t, err)
-	defer func() { require.NoError(t, arr.Close(ctx)) }()
-	pix := make([]uint8, 4*w*h)
-	for i := range pix {
-		pix[i] = uint8(i * 5)
-	}
-	require.NoError(t, alloc.CopyToArray(ctx, f.s, arr, arr.Whole(), pix).Wait(ctx))
-	frame := interop.EGLFrame{Type: interop.EGLFrameArray, ColorFormat: interop.EGLColorRGBA, Planes: []interop.EGLPlane{
-		{Width: w, Height: h, Depth: 0, Channels: 4, Format: cuda.Channels[uint8](4), Array: arr},
-	}}
-	require.NoError(t, prod.Present(ctx, f.s, frame))
-	got, err := cons.Acquire(ctx, f.s, 5*time.Second)
-	require.NoError(t, err)
-	require.Len(t, got.Frame.Planes, 1)
-	pl := got.Frame.Planes[0]
-	out := make([]uint8, 4*w*h)
-	if pl.Array != nil {
-		require.NoError(t, alloc.CopyFromArray(ctx, f.s, out, pl.Array, pl.Array.Whole()).Wait(ctx))
-	} else {
-		require.NotNil(t, pl.Buffer)
-		rows := make([]uint8, pl.Pitch*h)
-		require.NoError(t, streams.CopyFromDevice(ctx, f.s, rows, pl.Buffer).Wait(ctx))
-		for y := range h {
-			copy(out[4*w*y:4*w*(y+1)], rows[pl.Pitch*y:])
-		}
-	}
-	require.Equal(t, pix, out, "the consumer's frame holds the producer's pixels")
-	require.NoError(t, got.Release(ctx, f.s))
-	require.ErrorIs(t, got.Release(ctx, f.s), core.ErrClosed)
-	back, err := prod.Return(ctx, f.s)
-	require.NoError(t, err)
-	require.Same(t, arr, back.Planes[0].Array, "the producer gets its own frame back")
 }
 
 // Mistakes with graphics resources are clear errors, and the device stays usable: a GL name

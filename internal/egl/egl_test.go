@@ -100,3 +100,22 @@ func TestEGLImageAndSync(t *testing.T) {
 	_, err = c.ImageFromTexture(0)
 	require.Error(t, err)
 }
+
+// A new stream, where the display has streams, is in the CREATED state; the states have
+// their EGL names.
+func TestStreamState(t *testing.T) {
+	assert.Equal(t, "NEW_FRAME_AVAILABLE", egl.StreamStateName(egl.StreamNewFrameAvailable))
+	assert.Equal(t, "CONNECTING", egl.StreamStateName(egl.StreamConnecting))
+	assert.Equal(t, "0x1234", egl.StreamStateName(0x1234))
+	c, _ := open(t)
+	if !c.HasExtension("EGL_KHR_stream") {
+		t.Skipf("the %s display has no EGL_KHR_stream", c.Vendor)
+	}
+	s, err := c.NewStream()
+	require.NoError(t, err)
+	st, err := c.StreamState(s)
+	require.NoError(t, err)
+	assert.Equal(t, "CREATED", egl.StreamStateName(st))
+	t.Logf("stream reuse off (EGL_NV_stream_reset): %v", c.NoReuse())
+	require.NoError(t, c.DestroyStream(s))
+}

@@ -14,9 +14,42 @@ import (
 const (
 	eglGLTexture2DKHR    = 0x30B1
 	eglGLTextureLevelKHR = 0x30BC
+	eglImagePreserved    = 0x30D2 // EGL_IMAGE_PRESERVED_KHR
+	eglTrue              = 1
+	eglFalse             = 0
 	eglSyncFenceKHR      = 0x30F9
 	eglStreamStateKHR    = 0x3214
+	eglSupportReuseNV    = 0x3335 // EGL_SUPPORT_REUSE_NV (EGL_NV_stream_reset)
 )
+
+// The EGL stream states (EGL_STREAM_STATE_KHR).
+const (
+	StreamCreated           = 0x3215 // EGL_STREAM_STATE_CREATED_KHR
+	StreamConnecting        = 0x3216 // EGL_STREAM_STATE_CONNECTING_KHR
+	StreamEmpty             = 0x3217 // EGL_STREAM_STATE_EMPTY_KHR
+	StreamNewFrameAvailable = 0x3218 // EGL_STREAM_STATE_NEW_FRAME_AVAILABLE_KHR
+	StreamOldFrameAvailable = 0x3219 // EGL_STREAM_STATE_OLD_FRAME_AVAILABLE_KHR
+	StreamDisconnected      = 0x321A // EGL_STREAM_STATE_DISCONNECTED_KHR
+)
+
+// StreamStateName is the EGL name of stream state v, or its number when it has none.
+func StreamStateName(v int32) string {
+	switch v {
+	case StreamCreated:
+		return "CREATED"
+	case StreamConnecting:
+		return "CONNECTING"
+	case StreamEmpty:
+		return "EMPTY"
+	case StreamNewFrameAvailable:
+		return "NEW_FRAME_AVAILABLE"
+	case StreamOldFrameAvailable:
+		return "OLD_FRAME_AVAILABLE"
+	case StreamDisconnected:
+		return "DISCONNECTED"
+	}
+	return fmt.Sprintf("%#x", v)
+}
 
 // ext is extension entry point name, or an error naming what is missing.
 func (c *Context) ext(extension, name string) (uintptr, error) {
@@ -31,13 +64,16 @@ func (c *Context) ext(extension, name string) (uintptr, error) {
 }
 
 // ImageFromTexture makes an EGLImageKHR of level 0 of 2D texture tex of the context, which
-// must be current on the calling thread.
+// must be current on the calling thread. The image keeps the texture's contents
+// (EGL_IMAGE_PRESERVED_KHR): without it EGL_KHR_image_base leaves them undefined once the
+// image exists (CUDA read zeros from an image of an RGBA8 texture made without it on an H100);
+// NVIDIA's EGL image samples pass it too.
 func (c *Context) ImageFromTexture(tex uint32) (uintptr, error) {
 	create, err := c.ext("EGL_KHR_gl_texture_2D_image", "eglCreateImageKHR")
 	if err != nil {
 		return 0, err
 	}
-	attrs := []int32{eglGLTextureLevelKHR, 0, eglNone}
+	attrs := []int32{eglGLTextureLevelKHR, 0, eglImagePreserved, eglTrue, eglNone}
 	img, _, _ := purego.SyscallN(create, c.Display, c.Context, eglGLTexture2DKHR, uintptr(tex), uintptr(unsafe.Pointer(&attrs[0])))
 	runtime.KeepAlive(attrs)
 	if img == 0 {
@@ -87,13 +123,20 @@ func (c *Context) DestroySync(s uintptr) error {
 	return nil
 }
 
-// NewStream makes an EGLStreamKHR of the display (EGL_KHR_stream).
+// NewStream makes an EGLStreamKHR of the display (EGL_KHR_stream). Where the display has
+// EGL_NV_stream_reset (NoReuse reports it), the stream does not keep its last frame for the
+// consumer to acquire again (EGL_SUPPORT_REUSE_NV false, as NVIDIA's EGLStream samples make
+// theirs): by default a stream holds the frame a CUDA consumer released, so its producer never
+// gets it back, and an acquire with no new frame may hand out the old one again.
 func (c *Context) NewStream() (uintptr, error) {
 	create, err := c.ext("EGL_KHR_stream", "eglCreateStreamKHR")
 	if err != nil {
 		return 0, err
 	}
 	attrs := []int32{eglNone}
+	if c.NoReuse() {
+		attrs = []int32{eglSupportReuseNV, eglFalse, eglNone}
+	}
 	s, _, _ := purego.SyscallN(create, c.Display, uintptr(unsafe.Pointer(&attrs[0])))
 	runtime.KeepAlive(attrs)
 	if s == 0 {
@@ -102,7 +145,11 @@ func (c *Context) NewStream() (uintptr, error) {
 	return s, nil
 }
 
-// StreamState is EGL_STREAM_STATE_KHR of stream s.
+// NoReuse reports whether NewStream's streams give a released frame back to the producer at
+// once (EGL_NV_stream_reset).
+func (c *Context) NoReuse() bool { return c.HasExtension("EGL_NV_stream_reset") }
+
+// StreamState is EGL_STREAM_STATE_KHR of stream s (one of the Stream* states).
 func (c *Context) StreamState(s uintptr) (int32, error) {
 	query, err := c.ext("EGL_KHR_stream", "eglQueryStreamKHR")
 	if err != nil {

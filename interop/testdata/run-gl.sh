@@ -56,7 +56,7 @@ run() { # run <package dir> <binary> <test regexp>
   echo "== $dir: $re"
   (cd "$root/$dir" && "$bin" -test.count=1 -test.v -test.run "$re" "${@:4}") || fail=1
 }
-run internal/egl "$root/.gpu/tests/internal_egl.test" '^Test(GLRoundTrips|EGLImageAndSync)$' "$@"
+run internal/egl "$root/.gpu/tests/internal_egl.test" '^Test(GLRoundTrips|EGLImageAndSync|StreamState)$' "$@"
 run interop "$root/.gpu/tests/interop.test" '^TestGPU(GL|EGL|EventFromEGLSync|GraphicsMistakes)' "$@"
 if [[ -x $root/.gpu/bin/glinterop ]]; then
   echo "== examples/glinterop"
