@@ -8,6 +8,7 @@ import (
 	"github.com/ebitengine/purego"
 
 	"github.com/gpuactor/gpuactor/cudaerr"
+	"github.com/gpuactor/gpuactor/internal/clib"
 )
 
 // Driver API functions reached through cudaGetDriverEntryPoint (used to load modules on runtimes
@@ -151,7 +152,7 @@ func (r *Runtime) driverError(op string, code int32) error {
 	if fn, err := r.drv.get(drvGetErrorString); err == nil {
 		var p uintptr
 		if ret, _, _ := purego.SyscallN(fn, uintptr(uint32(code)), uintptr(unsafe.Pointer(&p))); int32(ret) == 0 {
-			msg = gostring(p)
+			msg = clib.GoString(p)
 		}
 	}
 	if msg == "" {

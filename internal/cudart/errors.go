@@ -6,6 +6,7 @@ import (
 	"github.com/ebitengine/purego"
 
 	"github.com/gpuactor/gpuactor/cudaerr"
+	"github.com/gpuactor/gpuactor/internal/clib"
 )
 
 // call invokes libcudart symbol id with hand-packed argument words and maps its cudaError_t.
@@ -70,7 +71,7 @@ func (r *Runtime) cString(id int, code int32) string {
 		return ""
 	}
 	p, _, _ := purego.SyscallN(fn, uintptr(uint32(code)))
-	return gostring(p)
+	return clib.GoString(p)
 }
 
 // ErrorName is the runtime's identifier for code (cudaGetErrorName), e.g.

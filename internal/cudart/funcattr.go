@@ -7,6 +7,7 @@ import (
 	"github.com/gpuactor/gpuactor/cuda"
 	"github.com/gpuactor/gpuactor/cudaerr"
 	"github.com/gpuactor/gpuactor/internal/backend"
+	"github.com/gpuactor/gpuactor/internal/clib"
 )
 
 // rtFuncAttributes is the runtime's struct cudaFuncAttributes: three size_t, thirteen ints
@@ -111,7 +112,7 @@ func (r *Runtime) FuncName(k Kernel) (string, error) {
 	if err != nil {
 		return "", notSupported(err)
 	}
-	return gostring(p), nil
+	return clib.GoString(p), nil
 }
 
 // FuncParamSizes lists k's parameter sizes: cuFuncGetParamInfo(CUfunction, size_t index,

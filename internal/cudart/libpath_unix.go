@@ -7,6 +7,8 @@ import (
 	"unsafe"
 
 	"github.com/ebitengine/purego"
+
+	"github.com/gpuactor/gpuactor/internal/clib"
 )
 
 // rtldDiLinkmap is glibc's RTLD_DI_LINKMAP request for dlinfo.
@@ -33,5 +35,5 @@ func handlePath(handle uintptr) string {
 		return ""
 	}
 	// struct link_map { ElfW(Addr) l_addr; char *l_name; ... }: l_name is the second word.
-	return gostring(*(*uintptr)(unsafe.Add(lm, unsafe.Sizeof(uintptr(0)))))
+	return clib.GoString(*(*uintptr)(unsafe.Add(lm, unsafe.Sizeof(uintptr(0)))))
 }

@@ -3,7 +3,6 @@ package cudart
 import (
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 
@@ -246,24 +245,4 @@ func realFile(p string) string {
 		return r
 	}
 	return p
-}
-
-// digits extracts the runs of decimal digits in s: "/usr/local/cuda-12.10" gives [12 10].
-func digits(s string) []int {
-	var out []int
-	for _, f := range strings.FieldsFunc(s, func(r rune) bool { return r < '0' || r > '9' }) {
-		if n, err := strconv.Atoi(f); err == nil {
-			out = append(out, n)
-		}
-	}
-	return out
-}
-
-func compareVersions(a, b []int) int {
-	for i := 0; i < len(a) && i < len(b); i++ {
-		if a[i] != b[i] {
-			return a[i] - b[i]
-		}
-	}
-	return len(a) - len(b)
 }

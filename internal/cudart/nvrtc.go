@@ -8,6 +8,8 @@ import (
 
 	"github.com/ebitengine/purego"
 	"go.uber.org/zap"
+
+	"github.com/gpuactor/gpuactor/internal/clib"
 )
 
 // NVRTC is a loaded libnvrtc: CUDA C++ source to PTX or cubin, no GPU needed. Its methods are
@@ -97,7 +99,7 @@ func (n *NVRTC) ErrorString(code NVRTCResult) string {
 		return code.Name()
 	}
 	p, _, _ := purego.SyscallN(fn, uintptr(uint32(code)))
-	if s := gostring(p); s != "" {
+	if s := clib.GoString(p); s != "" {
 		return s
 	}
 	return code.Name()

@@ -8,6 +8,8 @@ import (
 	"slices"
 
 	"go.uber.org/zap"
+
+	"github.com/gpuactor/gpuactor/internal/clib"
 )
 
 // goarch picks CUDA's targets/<triple> directory name.
@@ -137,7 +139,7 @@ func (s *searcher) openBuiltins(step, nvrtcPath string) {
 		if d := rank(a) - rank(b); d != 0 {
 			return d
 		}
-		return -compareVersions(soVersion(a), soVersion(b))
+		return -clib.CompareVersions(soVersion(a), soVersion(b))
 	})
 	for _, m := range matches {
 		if _, err := dlopen(m, rtldNow|rtldGlobal); err != nil {
@@ -154,7 +156,7 @@ func (s *searcher) sitePackages() []string {
 	var out []string
 	if venv := s.cfg.getenv("VIRTUAL_ENV"); venv != "" {
 		m, _ := s.cfg.glob(filepath.Join(venv, "lib", "python3*", "site-packages"))
-		slices.SortFunc(m, func(a, b string) int { return -compareVersions(digits(a), digits(b)) })
+		slices.SortFunc(m, func(a, b string) int { return -clib.CompareVersions(clib.Digits(a), clib.Digits(b)) })
 		out = append(out, m...)
 	}
 	for _, p := range filepath.SplitList(s.cfg.getenv("PYTHONPATH")) {
@@ -175,7 +177,7 @@ func (s *searcher) cudaRoots() []string {
 			}
 			return 1
 		}
-		return -compareVersions(digits(a), digits(b))
+		return -clib.CompareVersions(clib.Digits(a), clib.Digits(b))
 	})
 	return m
 }

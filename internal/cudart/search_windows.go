@@ -4,6 +4,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+
+	"github.com/gpuactor/gpuactor/internal/clib"
 )
 
 // goarch picks CUDA's targets/<triple> directory name (Linux layouts only).
@@ -85,7 +87,7 @@ func (s *searcher) open(step, name string) (openedLib, bool) {
 // The newest comes first; failures are recorded but do not stop the attempt.
 func (s *searcher) openBuiltins(step, nvrtcPath string) {
 	matches, _ := s.cfg.glob(filepath.Join(filepath.Dir(nvrtcPath), "nvrtc-builtins64_*.dll"))
-	slices.SortFunc(matches, func(a, b string) int { return -compareVersions(digits(a), digits(b)) })
+	slices.SortFunc(matches, func(a, b string) int { return -clib.CompareVersions(clib.Digits(a), clib.Digits(b)) })
 	for _, m := range matches {
 		if _, err := loadLibrary(m, loadWithAlteredSearchPath); err != nil {
 			s.fail(step+" (builtins)", m, err.Error())

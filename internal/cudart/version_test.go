@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+
+	"github.com/gpuactor/gpuactor/internal/clib"
 )
 
 func TestSoVersion(t *testing.T) {
@@ -43,8 +45,8 @@ func TestFormatVersion(t *testing.T) {
 }
 
 func TestDigitsAndCompare(t *testing.T) {
-	assert.Equal(t, []int{12, 10}, digits("/usr/local/cuda-12.10"))
-	assert.Positive(t, compareVersions([]int{12, 10}, []int{12, 9}))
-	assert.Negative(t, compareVersions([]int{11, 8}, []int{12}))
-	assert.Zero(t, compareVersions([]int{13, 0}, []int{13, 0}))
+	assert.Equal(t, []int{12, 10}, clib.Digits("/usr/local/cuda-12.10"))
+	assert.Positive(t, clib.CompareVersions([]int{12, 10}, []int{12, 9}))
+	assert.Negative(t, clib.CompareVersions([]int{11, 8}, []int{12}))
+	assert.Zero(t, clib.CompareVersions([]int{13, 0}, []int{13, 0}))
 }

@@ -7,6 +7,8 @@ import (
 	"unsafe"
 
 	"github.com/ebitengine/purego"
+
+	"github.com/gpuactor/gpuactor/internal/clib"
 )
 
 // EGL enums (EGL 1.5 and the extensions used).
@@ -98,7 +100,7 @@ func Open(o Options) (*Context, error) {
 		var exts string
 		if queryDeviceString != 0 {
 			r, _, _ := purego.SyscallN(queryDeviceString, d, eglDeviceExtensions)
-			exts = goString(r)
+			exts = clib.GoString(r)
 		}
 		if queryDeviceAttrib != 0 { // EGL_FALSE, harmlessly, on a device without EGL_NV_device_cuda
 			var v int64
@@ -184,21 +186,7 @@ func (l *lib) chooseConfig(dpy uintptr, attrs []int32) (uintptr, bool) {
 }
 
 func (l *lib) queryString(dpy uintptr, name int32) string {
-	return goString(l.call("eglQueryString", dpy, uintptr(name)))
-}
-
-// goString copies the NUL-terminated C string at p (0 gives ""). The word is reinterpreted
-// rather than converted, the form vet and checkptr accept for C addresses.
-func goString(p uintptr) string {
-	if p == 0 {
-		return ""
-	}
-	base := *(*unsafe.Pointer)(unsafe.Pointer(&p))
-	n := 0
-	for *(*byte)(unsafe.Add(base, n)) != 0 {
-		n++
-	}
-	return string(unsafe.Slice((*byte)(base), n))
+	return clib.GoString(l.call("eglQueryString", dpy, uintptr(name)))
 }
 
 // HasExtension reports whether the display has EGL extension name.

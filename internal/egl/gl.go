@@ -5,6 +5,8 @@ import (
 	"unsafe"
 
 	"github.com/ebitengine/purego"
+
+	"github.com/gpuactor/gpuactor/internal/clib"
 )
 
 // GL enums the wrappers and their callers use.
@@ -76,7 +78,7 @@ func (g *GL) check(op string) error {
 
 // Version is GL_VERSION and GL_RENDERER of the current context.
 func (g *GL) Version() string {
-	return goString(g.call("glGetString", glVersion)) + " (" + goString(g.call("glGetString", glRenderer)) + ")"
+	return clib.GoString(g.call("glGetString", glVersion)) + " (" + clib.GoString(g.call("glGetString", glRenderer)) + ")"
 }
 
 // NewBuffer makes a GL buffer object holding data (GL_DYNAMIC_DRAW) and returns its name.

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gpuactor/gpuactor/internal/backend"
+	"github.com/gpuactor/gpuactor/internal/clib"
 )
 
 // fakeLib builds testdata/fakenccl.c into a shared library and binds it; the test skips
@@ -64,7 +65,7 @@ func TestInitRankPassesTheIDByValue(t *testing.T) {
 	assert.EqualValues(t, 2, got.MinCTAs)
 	assert.EqualValues(t, 8, got.MaxCTAs)
 	assert.EqualValues(t, Undef, got.CGAClusterSize)
-	assert.Equal(t, "Socket", gostring(uintptr(unsafe.Pointer(sym[byte](t, h, "gotNetName")))))
+	assert.Equal(t, "Socket", clib.GoString(uintptr(unsafe.Pointer(sym[byte](t, h, "gotNetName")))))
 
 	require.NoError(t, l.CommAsyncError(c))
 	var ce *backend.CollError

@@ -2,11 +2,11 @@ package nccl
 
 import (
 	"sync"
-	"unsafe"
 
 	"github.com/ebitengine/purego"
 
 	"github.com/gpuactor/gpuactor/internal/backend"
+	"github.com/gpuactor/gpuactor/internal/clib"
 )
 
 // Lib is a loaded libnccl: the addresses of the functions this package calls (0 for one the
@@ -144,7 +144,7 @@ func (l *Lib) lastError(comm backend.Comm) string {
 		return ""
 	}
 	r, _, _ := purego.SyscallN(l.getLastError, uintptr(comm))
-	return gostring(r)
+	return clib.GoString(r)
 }
 
 // ErrorString is ncclGetErrorString(code): NCCL's name for a result.
@@ -153,18 +153,5 @@ func (l *Lib) ErrorString(code int32) string {
 		return ""
 	}
 	r, _, _ := purego.SyscallN(l.getErrorString, uintptr(code))
-	return gostring(r)
-}
-
-// gostring copies a NUL-terminated C string.
-func gostring(p uintptr) string {
-	if p == 0 {
-		return ""
-	}
-	base := *(*unsafe.Pointer)(unsafe.Pointer(&p))
-	n := 0
-	for *(*byte)(unsafe.Add(base, n)) != 0 {
-		n++
-	}
-	return string(unsafe.Slice((*byte)(base), n))
+	return clib.GoString(r)
 }

@@ -6,10 +6,10 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/gpuactor/gpuactor/internal/backend"
+	"github.com/gpuactor/gpuactor/internal/clib"
 )
 
 // EnvVar names the library file (or a directory holding it) to load instead of searching.
@@ -188,7 +188,7 @@ func (s *searcher) sitePackages() []string {
 	var out []string
 	add := func(pattern string) {
 		m, _ := s.fs.glob(pattern)
-		slices.SortFunc(m, func(a, b string) int { return -compareVersions(digits(a), digits(b)) })
+		slices.SortFunc(m, func(a, b string) int { return -clib.CompareVersions(clib.Digits(a), clib.Digits(b)) })
 		out = append(out, m...)
 	}
 	if venv := s.fs.getenv("VIRTUAL_ENV"); venv != "" {
@@ -207,26 +207,6 @@ func (s *searcher) sitePackages() []string {
 	out = append(out, "/usr/lib/python3/dist-packages")
 	add("/usr/lib/python3*/site-packages")
 	return out
-}
-
-// digits extracts the runs of decimal digits in s: "python3.12" gives [3 12].
-func digits(s string) []int {
-	var out []int
-	for _, f := range strings.FieldsFunc(s, func(r rune) bool { return r < '0' || r > '9' }) {
-		if n, err := strconv.Atoi(f); err == nil {
-			out = append(out, n)
-		}
-	}
-	return out
-}
-
-func compareVersions(a, b []int) int {
-	for i := 0; i < len(a) && i < len(b); i++ {
-		if a[i] != b[i] {
-			return a[i] - b[i]
-		}
-	}
-	return len(a) - len(b)
 }
 
 // errNoSymbol is the cause of a call to a function the loaded library lacks.
