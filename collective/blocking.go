@@ -36,13 +36,14 @@ func (c *Comm) parked(ctx context.Context, rt backend.Device, call func() error)
 	if !c.parks() {
 		return call()
 	}
-	if !c.enter() {
+	seq, ok := c.enter()
+	if !ok {
 		abortErr := c.abortOnThread(rt)
 		return errors.Join(fmt.Errorf("rank %d of %d on device %d: %w", c.rank, c.count, c.dev.Ordinal(), ErrAborted), abortErr)
 	}
 	stop := func() bool { return false }
 	if ctx.Done() != nil {
-		stop = context.AfterFunc(ctx, func() { _, _ = c.abortElsewhere(false) })
+		stop = context.AfterFunc(ctx, func() { _, _ = c.abortElsewhere(false, seq) })
 	}
 	err := call()
 	stop()
@@ -52,16 +53,17 @@ func (c *Comm) parked(ctx context.Context, rt backend.Device, call func() error)
 	return err
 }
 
-// enter marks the actor inside a blocking call on c; false when c is aborted or Abort was
-// called, and the call must not be made.
-func (c *Comm) enter() bool {
+// enter marks the actor inside a blocking call on c, numbered seq; false when c is aborted
+// or Abort was called, and the call must not be made.
+func (c *Comm) enter() (seq uint64, ok bool) {
 	c.callMu.Lock()
 	defer c.callMu.Unlock()
 	if c.abortReq.Load() || c.state.Load() == stAborted {
-		return false
+		return 0, false
 	}
 	c.inCall = true
-	return true
+	c.callSeq++
+	return c.callSeq, true
 }
 
 // leave marks the actor back from the call; true when c was aborted meanwhile.
@@ -73,15 +75,16 @@ func (c *Comm) leave() bool {
 }
 
 // abortElsewhere aborts c from the calling goroutine when the actor is inside a blocking
-// call on it, and reports whether c is now aborted (by this call or before). Otherwise it
-// leaves c alone, after recording the request when request is set (Abort), so that the
-// actor aborts c rather than enter a call.
-func (c *Comm) abortElsewhere(request bool) (bool, error) {
+// call on it (call number seq, or any call for seq 0), and reports whether c is now aborted
+// (by this call or before). Otherwise it leaves c alone, after recording the request when
+// request is set (Abort), so that the actor aborts c rather than enter a call. A ctx
+// watcher passes its call's number: a watcher that fires late must not abort a later call.
+func (c *Comm) abortElsewhere(request bool, seq uint64) (bool, error) {
 	if !c.parks() {
 		return false, nil
 	}
 	c.callMu.Lock()
-	if !c.inCall {
+	if !c.inCall || (seq != 0 && seq != c.callSeq) {
 		if request {
 			c.abortReq.Store(true)
 		}

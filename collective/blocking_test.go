@@ -333,3 +333,30 @@ func TestAbortRacesBlockingOperations(t *testing.T) {
 	assert.Zero(t, useAfter)
 	usable(t, ctx, devs[0])
 }
+
+type countAborter struct{ n int }
+
+func (a *countAborter) CollCommAbortAnyThread(backend.Comm) error { a.n++; return nil }
+
+// A ctx watcher that fires after its call returned must not abort the actor's next call.
+func TestALateWatcherLeavesTheNextCallAlone(t *testing.T) {
+	a := &countAborter{}
+	c := &Comm{h: 0x100, blocking: true, anyAbort: a}
+	first, ok := c.enter()
+	require.True(t, ok)
+	require.False(t, c.leave())
+	second, ok := c.enter()
+	require.True(t, ok)
+	done, err := c.abortElsewhere(false, first)
+	require.NoError(t, err)
+	assert.False(t, done, "the first call's watcher is too late")
+	assert.Zero(t, a.n)
+	assert.False(t, c.abortReq.Load(), "a watcher leaves no request behind")
+	done, err = c.abortElsewhere(false, second)
+	require.NoError(t, err)
+	assert.True(t, done)
+	assert.Equal(t, 1, a.n)
+	assert.True(t, c.leave(), "the actor sees the comm aborted when it comes back")
+	_, ok = c.enter()
+	assert.False(t, ok, "nothing enters NCCL on an aborted comm")
+}

@@ -30,6 +30,7 @@ type Comm struct {
 	anyAbort backend.CollAnyThreadAborter // aborts from any goroutine; nil where the backend has none
 	callMu   sync.Mutex                   // orders the actor's blocking calls with an abort from elsewhere
 	inCall   bool                         // under callMu: the actor is inside a blocking NCCL call on h
+	callSeq  uint64                       // under callMu: the number of the latest such call
 	aborts   atomic.Int64                 // aborts made from another goroutine, for tests
 }
 
@@ -197,7 +198,7 @@ func (c *Comm) Abort(ctx context.Context) error {
 		return core.Invalid("collective: Abort of a nil communicator")
 	}
 	c.abortReq.Store(true)
-	if done, err := c.abortElsewhere(true); done {
+	if done, err := c.abortElsewhere(true, 0); done {
 		return err
 	}
 	return core.Do(ctx, c.core(), func(rt backend.Device, _ *core.Tracker) error {
