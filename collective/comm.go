@@ -266,7 +266,8 @@ func (c *Comm) finalize(ctx context.Context) error {
 // Close finalizes the communicator (see Finalize) and frees it (ncclCommDestroy),
 // returning once it is freed. Closing a closed or aborted communicator does nothing. When
 // ctx ends first, or finalizing fails, the communicator is aborted instead, so that the
-// device is left with nothing of it.
+// device is left with nothing of it. A blocking communicator's finalize may wait on its
+// peers: close the ranks of one process from a goroutine each, as Ranks.Close does.
 func (c *Comm) Close(ctx context.Context) error {
 	if c == nil {
 		return core.Invalid("collective: Close of a nil communicator")
