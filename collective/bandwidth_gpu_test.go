@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gpuactor/gpuactor/alloc"
+	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/streams"
 )
 
@@ -26,7 +27,8 @@ import (
 //
 // TestGPUAllReduceBandwidth drives every local GPU from this process (one actor thread per
 // GPU); TestGPUAllReduceBandwidthTwoProcesses runs rank 0 here on GPU 0 and rank 1 in a
-// child process on GPU 1.
+// child process on GPU 1. Each measures blocking communicators (the default) and then
+// non-blocking ones (WithNonBlocking), a table each.
 
 const (
 	bwEnv    = "GPUACTOR_COLL_BENCH"
@@ -40,10 +42,14 @@ func TestGPUAllReduceBandwidth(t *testing.T) {
 	}
 	ctx := context.Background()
 	devs, ss := cudaRanks(t, ctx, 1)
-	comms, err := NewLocal(ctx, devs)
-	require.NoError(t, err)
-	defer closeComms(t, ctx, comms)
-	allReduceRows(t, ctx, comms, ss, true)
+	for _, m := range commModes {
+		t.Run(m.name, func(t *testing.T) {
+			comms, err := NewLocal(ctx, devs, m.opts...)
+			require.NoError(t, err)
+			defer closeComms(t, ctx, comms)
+			allReduceRows(t, ctx, comms, ss, true)
+		})
+	}
 }
 
 func TestGPUAllReduceBandwidthTwoProcesses(t *testing.T) {
@@ -52,17 +58,25 @@ func TestGPUAllReduceBandwidthTwoProcesses(t *testing.T) {
 	}
 	ctx := context.Background()
 	devs, ss := cudaRanks(t, ctx, 2)
+	for _, m := range commModes {
+		t.Run(m.name, func(t *testing.T) { bandwidthTwoProcesses(t, ctx, devs, ss, m.name) })
+	}
+}
+
+// bandwidthTwoProcesses measures rank 0 here and rank 1 in a child, with communicators of
+// mode.
+func bandwidthTwoProcesses(t *testing.T, ctx context.Context, devs []*device.Device, ss []*streams.Stream, mode string) {
 	id, err := NewID(ctx, devs[0])
 	require.NoError(t, err)
 	idFile := filepath.Join(t.TempDir(), "nccl.id")
 	require.NoError(t, os.WriteFile(idFile, []byte(hex.EncodeToString(id[:])), 0o600))
 	cmd := exec.Command(os.Args[0], "-test.run=^TestGPUAllReduceBandwidthChild$", "-test.v")
-	cmd.Env = append(os.Environ(), collChildEnv+"="+idFile, collRankEnv+"=1")
+	cmd.Env = append(os.Environ(), collChildEnv+"="+idFile, collRankEnv+"=1", collModeEnv+"="+mode)
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 	require.NoError(t, cmd.Start())
 	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
 
-	c, err := Join(ctx, devs[0], id, 2, 0)
+	c, err := Join(ctx, devs[0], id, 2, 0, modeOpts(mode)...)
 	require.NoError(t, err)
 	allReduceRows(t, ctx, []*Comm{c}, ss[:1], true)
 	require.NoError(t, c.Close(ctx))
@@ -85,7 +99,7 @@ func TestGPUAllReduceBandwidthChild(t *testing.T) {
 	b, err := hex.DecodeString(string(raw))
 	require.NoError(t, err)
 	copy(id[:], b)
-	c, err := Join(ctx, devs[rank], id, 2, rank)
+	c, err := Join(ctx, devs[rank], id, 2, rank, modeOpts(os.Getenv(collModeEnv))...)
 	require.NoError(t, err)
 	allReduceRows(t, ctx, []*Comm{c}, ss[rank:rank+1], false)
 	require.NoError(t, c.Close(ctx))

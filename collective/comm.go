@@ -25,6 +25,13 @@ type Comm struct {
 	state    atomic.Int32 // live, finalizing, closed, aborted
 	abortReq atomic.Bool  // Abort was called: a wait on the actor thread aborts at once
 	closeMu  sync.Mutex   // one Finalize or Close at a time
+
+	blocking bool                         // a blocking communicator (the default)
+	anyAbort backend.CollAnyThreadAborter // aborts from any goroutine; nil where the backend has none
+	callMu   sync.Mutex                   // orders the actor's blocking calls with an abort from elsewhere
+	inCall   bool                         // under callMu: the actor is inside a blocking NCCL call on h
+	callSeq  uint64                       // under callMu: the number of the latest such call
+	aborts   atomic.Int64                 // aborts made from another goroutine, for tests
 }
 
 // The states of a Comm. Only the actor thread moves a comm to closed or aborted.
@@ -62,9 +69,17 @@ func Version(ctx context.Context, dev *device.Device) (int, error) {
 }
 
 // Join makes dev rank rank of the nranks-rank communicator id names
-// (ncclCommInitRankConfig, non-blocking) and returns once every rank has joined and the
-// communicator is ready. While NCCL forms the communicator in the background, Join polls
-// it with short calls on dev's actor, which meanwhile serves other work. When ctx ends first
+// (ncclCommInitRankConfig) and returns once every rank has joined and the communicator is
+// ready.
+//
+// The communicator is blocking unless WithNonBlocking is given (see WithNonBlocking for the
+// difference). A blocking join parks dev's actor inside NCCL until every rank has joined or
+// NCCL's bootstrap gives up; no abort can reach it, since NCCL hands out no communicator
+// until then. When ctx ends first, Join returns ctx's error at once and the rank is aborted
+// as soon as NCCL gives the actor back.
+//
+// A non-blocking join lets NCCL form the communicator in the background while Join polls it
+// with short calls on dev's actor, which meanwhile serves other work. When ctx ends first
 // the rank's communicator is aborted (ncclCommAbort), so that no thread waits on a peer
 // that never comes, and the error matches both ErrAborted and ctx's error; dev stays usable.
 func Join(ctx context.Context, dev *device.Device, id ID, nranks, rank int, opts ...Option) (*Comm, error) {
@@ -82,7 +97,9 @@ func Join(ctx context.Context, dev *device.Device, id ID, nranks, rank int, opts
 		return nil, err
 	}
 	cd := (*core.Device)(dev)
+	var anyAbort backend.CollAnyThreadAborter
 	h, err := core.Make(ctx, cd, func(rt backend.Device, _ *core.Tracker) (backend.Comm, error) {
+		anyAbort, _ = rt.(backend.CollAnyThreadAborter)
 		h, err := rt.CollCommInitRank(nranks, backend.CommID(id), rank, cfg)
 		if err != nil && !errors.Is(err, backend.ErrCollInProgress) {
 			if h != 0 {
@@ -95,7 +112,7 @@ func Join(ctx context.Context, dev *device.Device, id ID, nranks, rank int, opts
 	if err != nil {
 		return nil, fmt.Errorf("collective: rank %d of %d joining on device %d: %w", rank, nranks, dev.Ordinal(), err)
 	}
-	c := &Comm{dev: dev, h: h, rank: rank, count: nranks}
+	c := &Comm{dev: dev, h: h, rank: rank, count: nranks, blocking: cfg.Blocking, anyAbort: anyAbort}
 	if err := c.ready(ctx, h, "joining"); err != nil {
 		return nil, err
 	}
@@ -171,12 +188,19 @@ func (c *Comm) alive(what string) error {
 // and frees it (ncclCommAbort): the way out of a communicator whose peers are gone or that
 // failed. Every later operation on it fails with ErrAborted. It returns once NCCL has
 // aborted the rank; aborting twice, or after Close, does nothing. A wait on dev's actor for
-// this communicator (an operation NCCL was still setting up) ends at once.
+// this communicator (an operation NCCL was still setting up) ends at once. When dev's actor
+// is parked inside a blocking NCCL call on this communicator (waiting for a peer), Abort
+// calls ncclCommAbort from the calling goroutine, which NCCL documents as the way to free
+// such a call, and returns without waiting for the actor; on an isolated device the worker's
+// actor is out of reach, and only the worker's end frees it.
 func (c *Comm) Abort(ctx context.Context) error {
 	if c == nil {
 		return core.Invalid("collective: Abort of a nil communicator")
 	}
 	c.abortReq.Store(true)
+	if done, err := c.abortElsewhere(true, 0); done {
+		return err
+	}
 	return core.Do(ctx, c.core(), func(rt backend.Device, _ *core.Tracker) error {
 		return c.abortOnThread(rt)
 	})
@@ -197,7 +221,8 @@ func (c *Comm) abortOnThread(rt backend.Device) error {
 
 // Finalize flushes the operations the communicator has queued and releases its resources
 // shared with peers (ncclCommFinalize), returning once NCCL is done; Close then frees it.
-// Operations after Finalize are refused. When ctx ends first the communicator is aborted.
+// Operations after Finalize are refused. When ctx ends first the communicator is aborted
+// (from another goroutine, when a blocking finalize parks dev's actor).
 func (c *Comm) Finalize(ctx context.Context) error {
 	if c == nil {
 		return core.Invalid("collective: Finalize of a nil communicator")
@@ -215,12 +240,19 @@ func (c *Comm) finalize(ctx context.Context) error {
 	default:
 		return c.alive("Finalize")
 	}
-	err := core.Do(ctx, c.core(), func(rt backend.Device, _ *core.Tracker) error {
+	doCtx := ctx
+	if c.parks() {
+		// ctx's end aborts a parked finalize from another goroutine; the caller then waits
+		// for the actor to come back from NCCL, which is prompt, and says so.
+		doCtx = context.WithoutCancel(ctx)
+	}
+	err := core.Do(doCtx, c.core(), func(rt backend.Device, _ *core.Tracker) error {
 		if err := c.alive("Finalize"); err != nil {
 			return err
 		}
 		c.state.Store(stFinalizing)
-		if err := rt.CollCommFinalize(c.h); err != nil && !errors.Is(err, backend.ErrCollInProgress) {
+		err := c.parked(ctx, rt, func() error { return rt.CollCommFinalize(c.h) })
+		if err != nil && !errors.Is(err, backend.ErrCollInProgress) {
 			return err
 		}
 		return nil
@@ -234,7 +266,8 @@ func (c *Comm) finalize(ctx context.Context) error {
 // Close finalizes the communicator (see Finalize) and frees it (ncclCommDestroy),
 // returning once it is freed. Closing a closed or aborted communicator does nothing. When
 // ctx ends first, or finalizing fails, the communicator is aborted instead, so that the
-// device is left with nothing of it.
+// device is left with nothing of it. A blocking communicator's finalize may wait on its
+// peers: close the ranks of one process from a goroutine each, as Ranks.Close does.
 func (c *Comm) Close(ctx context.Context) error {
 	if c == nil {
 		return core.Invalid("collective: Close of a nil communicator")

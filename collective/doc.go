@@ -10,9 +10,12 @@
 // other, and collectives to be fused, go in a Group: each rank's part is issued on its own
 // actor thread between ncclGroupStart and ncclGroupEnd.
 //
-// Communicators are non-blocking: joining, splitting and finalizing are polled without
-// parking the device's actor, and a context that ends aborts the rank, so no actor waits
-// forever on a peer that never comes. A missing libnccl is ErrNoNCCL; NCCL's own failures
+// Communicators are blocking, as NCCL's are by default: operations are queued on the
+// device's actor thread at NCCL's speed, and a call waiting on a peer that never comes is
+// freed by Abort or its context's end, which abort the rank from another goroutine. A
+// blocking Join parks the actor until every rank has joined; WithNonBlocking makes a
+// communicator whose joining, splitting and finalizing are polled without parking the
+// actor, at a cost of tens of microseconds an operation. A missing libnccl is ErrNoNCCL; NCCL's own failures
 // are *Error values; an aborted communicator's operations fail with ErrAborted.
 //
 // The library is looked for as README.md in this directory says; the design is in

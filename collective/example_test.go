@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log"
+	"sync"
 
 	"github.com/gpuactor/gpuactor/alloc"
 	"github.com/gpuactor/gpuactor/collective"
@@ -36,9 +37,13 @@ func Example() {
 			log.Fatal(err)
 		}
 	}
+	// Each rank closes on its own goroutine: a blocking communicator's finalize may wait
+	// for the other ranks'.
+	var wg sync.WaitGroup
 	for _, c := range comms {
-		_ = c.Close(ctx)
+		wg.Go(func() { _ = c.Close(ctx) })
 	}
+	wg.Wait()
 }
 
 // Sends and receives of an exchange go in one Group: each rank's part is issued on its

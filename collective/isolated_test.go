@@ -61,7 +61,9 @@ func TestGPUIsolatedCollectives(t *testing.T) {
 	_, err := Version(ctx, devs[0])
 	testgpu.Need(t, err == nil, "libnccl does not load in the worker")
 	t.Logf("%d isolated GPUs", len(devs))
-	t.Run("all-reduce", func(t *testing.T) { suiteAllReduce(t, ctx, devs, ss) })
-	t.Run("broadcast-reduce-gather-scatter", func(t *testing.T) { suiteBroadcastReduceGatherScatter(t, ctx, devs, ss) })
-	t.Run("send-recv", func(t *testing.T) { suiteSendRecvRingAndAllToAll(t, ctx, devs, ss) })
+	for _, m := range commModes {
+		t.Run(m.name+"/all-reduce", func(t *testing.T) { suiteAllReduce(t, ctx, devs, ss, m.opts...) })
+		t.Run(m.name+"/broadcast-reduce-gather-scatter", func(t *testing.T) { suiteBroadcastReduceGatherScatter(t, ctx, devs, ss, m.opts...) })
+		t.Run(m.name+"/send-recv", func(t *testing.T) { suiteSendRecvRingAndAllToAll(t, ctx, devs, ss, m.opts...) })
+	}
 }

@@ -20,10 +20,11 @@ func failed(err error) *streams.Future { return actor.Completed(struct{}{}, err)
 // each rank's actor issues its own, so no rank waits for another to be called. An op its
 // constructor refused fails the future at once.
 //
-// If NCCL is still setting the operation up with its peers when it returns (the first
-// operation between two ranks connects them), the device's actor waits for it before
-// serving the stream further; if ctx ends or Abort is called meanwhile, the communicator is
-// aborted, since NCCL cannot take one operation back.
+// The first operation between two ranks connects them, which needs the peer. A blocking
+// communicator's NCCL call parks the device's actor until then; a non-blocking one's
+// returns, and the actor waits for NCCL before serving the stream further. If ctx ends or
+// Abort is called meanwhile, the communicator is aborted (from another goroutine when the
+// actor is parked), since NCCL cannot take one operation back.
 func Launch(ctx context.Context, op Op) *streams.Future {
 	return launchRank(ctx, []Op{op})
 }
@@ -56,7 +57,7 @@ func launchRank(ctx context.Context, ops []Op) *streams.Future {
 			}
 			args[i] = a
 		}
-		err := rt.CollLaunch(c.h, h, args)
+		err := c.parked(ctx, rt, func() error { return rt.CollLaunch(c.h, h, args) })
 		if errors.Is(err, backend.ErrCollInProgress) {
 			err = c.settle(ctx, rt)
 		}

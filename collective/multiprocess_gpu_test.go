@@ -22,18 +22,26 @@ import (
 const (
 	collChildEnv = "GPUACTOR_COLL_CHILD_ID" // the ID file the child reads
 	collRankEnv  = "GPUACTOR_COLL_CHILD_RANK"
+	collModeEnv  = "GPUACTOR_COLL_CHILD_MODE" // the child's kind of communicator (commModes)
 )
 
 func TestGPUTwoProcesses(t *testing.T) {
 	ctx := testdev.Ctx(t)
 	devs, ss := cudaRanks(t, ctx, 2)
+	for _, m := range commModes {
+		t.Run(m.name, func(t *testing.T) { twoProcesses(t, ctx, devs, ss, m.name) })
+	}
+}
+
+// twoProcesses runs rank 0 here and rank 1 in a child, both with communicators of mode.
+func twoProcesses(t *testing.T, ctx context.Context, devs []*device.Device, ss []*streams.Stream, mode string) {
 	id, err := NewID(ctx, devs[0])
 	require.NoError(t, err)
 	idFile := filepath.Join(t.TempDir(), "nccl.id")
 	require.NoError(t, os.WriteFile(idFile, []byte(hex.EncodeToString(id[:])), 0o600))
 
 	cmd := exec.Command(os.Args[0], "-test.run=^TestGPUCollectiveChild$", "-test.v")
-	cmd.Env = append(os.Environ(), collChildEnv+"="+idFile, collRankEnv+"=1")
+	cmd.Env = append(os.Environ(), collChildEnv+"="+idFile, collRankEnv+"=1", collModeEnv+"="+mode)
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 	require.NoError(t, cmd.Start())
 	done := make(chan error, 1)
@@ -43,7 +51,7 @@ func TestGPUTwoProcesses(t *testing.T) {
 		<-done
 	})
 
-	twoProcessRank(t, ctx, devs[0], ss[0], id, 0)
+	twoProcessRank(t, ctx, devs[0], ss[0], id, 0, modeOpts(mode)...)
 	select {
 	case err := <-done:
 		done <- err
@@ -74,14 +82,14 @@ func TestGPUCollectiveChild(t *testing.T) {
 	defer dev.Close()
 	s, err := streams.New(ctx, dev)
 	require.NoError(t, err)
-	twoProcessRank(t, ctx, dev, s, id, rank)
+	twoProcessRank(t, ctx, dev, s, id, rank, modeOpts(os.Getenv(collModeEnv))...)
 }
 
 // twoProcessRank is one rank's part: join, an all-reduce and a broadcast from rank 1, each
 // checked against the CPU, then close.
-func twoProcessRank(t *testing.T, ctx context.Context, dev *device.Device, s *streams.Stream, id ID, rank int) {
+func twoProcessRank(t *testing.T, ctx context.Context, dev *device.Device, s *streams.Stream, id ID, rank int, opts ...Option) {
 	t.Helper()
-	c, err := Join(ctx, dev, id, 2, rank)
+	c, err := Join(ctx, dev, id, 2, rank, opts...)
 	require.NoError(t, err)
 	in := func(r, i int) float32 { return float32((i*3 + r*11) % 101) }
 	mine := make([]float32, gpuElems)

@@ -13,12 +13,13 @@ import (
 const NoColor = backend.SplitNoColor
 
 // Split makes a new communicator of the ranks of c that pass the same color, ranked by key
-// (ties by their rank in c) (ncclCommSplit, non-blocking). Every rank of c must call it,
-// each from its own goroutine (Split returns only once every rank of the new communicator
-// has joined); a rank passing NoColor gets a nil *Comm and a nil error. opts configure the
-// new communicator (WithSplitShare shares c's resources). NCCL splits as c's background
-// work and cannot stop a split without stopping c: when ctx ends first, or the split fails,
-// both the new communicator and c are aborted.
+// (ties by their rank in c) (ncclCommSplit). Every rank of c must call it, each from its
+// own goroutine (Split returns only once every rank of the new communicator has joined); a
+// rank passing NoColor gets a nil *Comm and a nil error. opts configure the new
+// communicator (WithSplitShare shares c's resources); it is blocking when c is, whatever
+// opts say. NCCL splits as c's work and cannot stop a split without stopping c: when ctx
+// ends first, Abort is called, or the split fails, c is aborted along with the new
+// communicator (from another goroutine while a blocking split parks the device's actor).
 func (c *Comm) Split(ctx context.Context, color, key int, opts ...Option) (*Comm, error) {
 	if c == nil {
 		return nil, core.Invalid("collective: Split of a nil communicator")
@@ -30,6 +31,7 @@ func (c *Comm) Split(ctx context.Context, color, key int, opts ...Option) (*Comm
 	if err != nil {
 		return nil, err
 	}
+	cfg.Blocking = c.blocking // NCCL's split call blocks or not as the parent does
 	if err := c.alive("Split"); err != nil {
 		return nil, err
 	}
@@ -37,7 +39,14 @@ func (c *Comm) Split(ctx context.Context, color, key int, opts ...Option) (*Comm
 		if err := c.alive("Split"); err != nil {
 			return 0, err
 		}
-		h, err := rt.CollCommSplit(c.h, color, key, cfg)
+		var h backend.Comm
+		err := c.parked(ctx, rt, func() (err error) {
+			h, err = rt.CollCommSplit(c.h, color, key, cfg)
+			return err
+		})
+		if errors.Is(err, ErrAborted) {
+			return 0, err // c was aborted under the split: NCCL frees what it made
+		}
 		if err != nil && !errors.Is(err, backend.ErrCollInProgress) {
 			if h != 0 {
 				_ = rt.CollCommAbort(h)
@@ -58,7 +67,7 @@ func (c *Comm) Split(ctx context.Context, color, key int, opts ...Option) (*Comm
 		// aborts c when it cannot finish).
 		return nil, c.ready(ctx, c.h, "splitting")
 	}
-	child := &Comm{dev: c.dev, h: h}
+	child := &Comm{dev: c.dev, h: h, blocking: c.blocking, anyAbort: c.anyAbort}
 	if err := c.ready(ctx, h, "splitting"); err != nil {
 		return nil, errors.Join(err, c.Abort(context.WithoutCancel(ctx)))
 	}

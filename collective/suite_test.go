@@ -49,8 +49,27 @@ func reduceCPU[T Elem](op Reduction, vals []T) T {
 	return acc
 }
 
-func suiteAllReduce(t *testing.T, ctx context.Context, devs []*device.Device, ss []*streams.Stream) {
-	comms, err := NewLocal(ctx, devs)
+// commModes are the two kinds of communicator every GPU suite runs with.
+var commModes = []struct {
+	name string
+	opts []Option
+}{
+	{"blocking", nil},
+	{"non-blocking", []Option{WithNonBlocking()}},
+}
+
+// modeOpts is the options of the mode named name ("" or "blocking": none).
+func modeOpts(name string) []Option {
+	for _, m := range commModes {
+		if m.name == name {
+			return m.opts
+		}
+	}
+	return nil
+}
+
+func suiteAllReduce(t *testing.T, ctx context.Context, devs []*device.Device, ss []*streams.Stream, opts ...Option) {
+	comms, err := NewLocal(ctx, devs, opts...)
 	require.NoError(t, err)
 	defer closeComms(t, ctx, comms)
 	for _, op := range []Reduction{Sum, Prod, Max, Min, Avg} {
@@ -102,8 +121,8 @@ func checkAllReduce[T Elem](t *testing.T, ctx context.Context, comms []*Comm, ss
 	}
 }
 
-func suiteBroadcastReduceGatherScatter(t *testing.T, ctx context.Context, devs []*device.Device, ss []*streams.Stream) {
-	comms, err := NewLocal(ctx, devs)
+func suiteBroadcastReduceGatherScatter(t *testing.T, ctx context.Context, devs []*device.Device, ss []*streams.Stream, opts ...Option) {
+	comms, err := NewLocal(ctx, devs, opts...)
 	require.NoError(t, err)
 	defer closeComms(t, ctx, comms)
 	n := len(comms)
@@ -186,8 +205,8 @@ func suiteBroadcastReduceGatherScatter(t *testing.T, ctx context.Context, devs [
 	})
 }
 
-func suiteSendRecvRingAndAllToAll(t *testing.T, ctx context.Context, devs []*device.Device, ss []*streams.Stream) {
-	comms, err := NewLocal(ctx, devs)
+func suiteSendRecvRingAndAllToAll(t *testing.T, ctx context.Context, devs []*device.Device, ss []*streams.Stream, opts ...Option) {
+	comms, err := NewLocal(ctx, devs, opts...)
 	require.NoError(t, err)
 	defer closeComms(t, ctx, comms)
 	n := len(comms)
@@ -241,8 +260,8 @@ func suiteSendRecvRingAndAllToAll(t *testing.T, ctx context.Context, devs []*dev
 	})
 }
 
-func suiteSplitIntoTwo(t *testing.T, ctx context.Context, devs []*device.Device, ss []*streams.Stream) {
-	comms, err := NewLocal(ctx, devs)
+func suiteSplitIntoTwo(t *testing.T, ctx context.Context, devs []*device.Device, ss []*streams.Stream, opts ...Option) {
+	comms, err := NewLocal(ctx, devs, opts...)
 	require.NoError(t, err)
 	defer closeComms(t, ctx, comms)
 	n := len(comms)
@@ -285,20 +304,21 @@ func suiteSplitIntoTwo(t *testing.T, ctx context.Context, devs []*device.Device,
 	}
 }
 
-func suiteJoinWithoutPeersAborts(t *testing.T, ctx context.Context, devs []*device.Device, ss []*streams.Stream) {
+func suiteJoinWithoutPeersAborts(t *testing.T, ctx context.Context, devs []*device.Device, ss []*streams.Stream, opts ...Option) {
 	id, err := NewID(ctx, devs[0])
 	require.NoError(t, err)
 	short, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
 	start := time.Now()
-	_, err = Join(short, devs[0], id, 2, 0) // rank 1 never joins
+	// Only a non-blocking join can be cancelled: a blocking one parks the actor in NCCL.
+	_, err = Join(short, devs[0], id, 2, 0, WithNonBlocking()) // rank 1 never joins
 	require.ErrorIs(t, err, ErrAborted)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	assert.Less(t, time.Since(start), time.Minute, "Join gave up at its deadline")
 	// The device is usable, and so is NCCL on it.
 	b := upload(t, ctx, ss[0], []float32{1, 2, 3})
 	require.Equal(t, []float32{1, 2, 3}, download(t, ctx, b))
-	comms, err := NewLocal(ctx, devs)
+	comms, err := NewLocal(ctx, devs, opts...)
 	require.NoError(t, err)
 	closeComms(t, ctx, comms)
 }

@@ -71,10 +71,20 @@ type CollOp struct {
 }
 
 // CommConfig is the part of ncclConfig_t gpuactor sets when a rank joins or splits a
-// communicator. A zero field keeps NCCL's default. Communicators are always made
-// non-blocking (ncclConfig_t.blocking = 0) so that no call parks a device's actor thread:
-// the caller polls CollCommAsyncError instead.
+// communicator. A zero field keeps NCCL's default, except Blocking: false makes the
+// communicator non-blocking (ncclConfig_t.blocking = 0), true blocking (1).
+//
+// A non-blocking communicator's calls never park the device's actor thread: NCCL finishes
+// them on its own threads and the caller polls CollCommAsyncError; but NCCL then launches
+// every operation from a thread it creates for it, which costs tens of microseconds each. A
+// blocking communicator's operations are queued on the calling thread, at NCCL's own speed,
+// and these calls may park the actor thread until the peers take part: CollCommInitRank
+// (until every rank has joined, or NCCL's bootstrap gives up), CollCommSplit (until every
+// rank of the parent has called it), CollCommFinalize (until the comm's operations have
+// finished) and CollLaunch of the first operation between two ranks (which connects them).
+// The way out of a parked call is CollCommAbortAnyThread from another goroutine.
 type CommConfig struct {
+	Blocking       bool   // blocking: NCCL's calls return only once done (see above)
 	CGAClusterSize int32  // cgaClusterSize
 	MinCTAs        int32  // minCTAs
 	MaxCTAs        int32  // maxCTAs
@@ -129,9 +139,10 @@ func (e *CollError) Error() string {
 
 // CollectiveDevice is NCCL driven from one device's actor thread: a rank of a communicator
 // per device, its collectives queued on the device's streams. Every method is called on the
-// device's own thread, like the rest of Device. Communicators are non-blocking: a method that
+// device's own thread, like the rest of Device. On a non-blocking communicator a method that
 // starts something NCCL finishes in the background returns at once, and CollCommAsyncError
-// reports ErrCollInProgress until it is done.
+// reports ErrCollInProgress until it is done; on a blocking one (CommConfig.Blocking) it
+// returns once done, and may park the thread meanwhile (see CommConfig).
 //
 // The CUDA backend loads libnccl on first use; where none loads, every method returns an
 // error naming each path tried. The simulator implements the same calls functionally
@@ -143,11 +154,12 @@ type CollectiveDevice interface {
 	// CollUniqueID makes the id of a new communicator (ncclGetUniqueId).
 	CollUniqueID() (CommID, error)
 	// CollCommInitRank starts joining this device to id's communicator of nranks ranks as
-	// rank (ncclCommInitRankConfig, non-blocking). It returns the comm with a nil error
+	// rank (ncclCommInitRankConfig). Non-blocking, it returns the comm with a nil error
 	// while joining goes on (a remote call carries no results beside an error); the comm is
-	// usable once CollCommAsyncError returns nil.
+	// usable once CollCommAsyncError returns nil. Blocking, it returns once every rank has
+	// joined (a backend may still return early: callers poll CollCommAsyncError either way).
 	CollCommInitRank(nranks int, id CommID, rank int, cfg CommConfig) (Comm, error)
-	// CollCommSplit starts splitting c (ncclCommSplit, non-blocking): every rank of c calls
+	// CollCommSplit starts splitting c (ncclCommSplit): every rank of c calls
 	// it; ranks of one color form a new communicator, ordered by key. A rank passing
 	// SplitNoColor gets comm 0. A new comm comes with a nil error while the split goes on,
 	// and is usable once CollCommAsyncError returns nil.

@@ -9,9 +9,11 @@ import (
 )
 
 // NCCL on the device's actor thread. libnccl is loaded on first use, once per process
-// (nccl.Load); a comm handle belongs to the device whose thread made it. Every communicator
-// is made non-blocking, so that joining, splitting and finalizing return at once and the
-// caller polls CollCommAsyncError rather than parking the thread on a missing peer.
+// (nccl.Load); a comm handle belongs to the device whose thread made it. A non-blocking
+// communicator's joining, splitting and finalizing return at once and the caller polls
+// CollCommAsyncError rather than parking the thread on a missing peer; a blocking one
+// (CommConfig.Blocking) has its operations queued on this thread at NCCL's own speed, and
+// CollCommAbortAnyThread is the way out of a call parked on a peer.
 
 func (d *device) CollVersion() (int, error) {
 	l, err := nccl.Load()
@@ -29,12 +31,15 @@ func (d *device) CollUniqueID() (backend.CommID, error) {
 	return l.UniqueID()
 }
 
-// collConfig is cfg as an ncclConfig_t, non-blocking. The net name's bytes are kept by the
+// collConfig is cfg as an ncclConfig_t, blocking or not as cfg says. The net name's bytes are kept by the
 // returned slice's owner until the call returns (NCCL copies the string while it parses the
 // config, before the call returns).
 func collConfig(cfg backend.CommConfig) *nccl.Config {
 	c := nccl.NewConfig()
 	c.Blocking = 0
+	if cfg.Blocking {
+		c.Blocking = 1
+	}
 	if cfg.CGAClusterSize != 0 {
 		c.CGAClusterSize = cfg.CGAClusterSize
 	}

@@ -40,3 +40,21 @@ func TestCodecCarriesCollectiveErrors(t *testing.T) {
 	_, isColl := errors.AsType[*backend.CollError](c.Decode(c.Encode(errors.New("plain"))))
 	assert.False(t, isColl)
 }
+
+// TestCommConfigCrossesTheWire: every field of a communicator's config, Blocking included,
+// reaches the worker as the parent set it.
+func TestCommConfigCrossesTheWire(t *testing.T) {
+	for _, cfg := range []backend.CommConfig{
+		{},
+		{Blocking: true},
+		{Blocking: true, CGAClusterSize: 2, MinCTAs: 1, MaxCTAs: 4, NetName: "Socket", SplitShare: true},
+		{CGAClusterSize: 4, NetName: "IB"},
+	} {
+		var e enc
+		encCommConfig(&e, cfg)
+		d := dec{b: e.b}
+		assert.Equal(t, cfg, decCommConfig(&d))
+		require.NoError(t, d.err)
+		assert.Empty(t, d.b, "nothing left over")
+	}
+}

@@ -50,7 +50,7 @@ func init() {
 			if err != nil {
 				return nil, err
 			}
-			cfg := backend.CommConfig{CGAClusterSize: 2, MinCTAs: 1, MaxCTAs: 4, NetName: "Socket", SplitShare: true}
+			cfg := backend.CommConfig{Blocking: true, CGAClusterSize: 2, MinCTAs: 1, MaxCTAs: 4, NetName: "Socket", SplitShare: true}
 			c, err := dv.CollCommInitRank(1, id, 0, cfg)
 			if err != nil {
 				return nil, err

@@ -2899,6 +2899,7 @@ func decCollOp(d *dec) (v backend.CollOp) {
 }
 
 func encCommConfig(e *enc, v backend.CommConfig) {
+	e.bool(v.Blocking)
 	e.i64(int64(v.CGAClusterSize))
 	e.i64(int64(v.MinCTAs))
 	e.i64(int64(v.MaxCTAs))
@@ -2907,6 +2908,7 @@ func encCommConfig(e *enc, v backend.CommConfig) {
 }
 
 func decCommConfig(d *dec) (v backend.CommConfig) {
+	v.Blocking = d.bool()
 	v.CGAClusterSize = int32(d.i64())
 	v.MinCTAs = int32(d.i64())
 	v.MaxCTAs = int32(d.i64())

@@ -9,9 +9,11 @@ import (
 
 // The simulator's NCCL: functional only, with no speed model. Results equal NCCL's for every
 // collective, element type and reduction (floating sums in rank order: NCCL's order depends
-// on its algorithm, so only results exact in any order compare bit for bit). Communicators are
-// non-blocking, as the contract makes them: InitRank and CommSplit return at once, and
-// CollCommAsyncError reports ErrCollInProgress until every rank has joined. A launch's
+// on its algorithm, so only results exact in any order compare bit for bit). Every
+// communicator behaves as a non-blocking one, CommConfig.Blocking or not (the contract lets a
+// blocking call return early, and its callers poll either way): InitRank and CommSplit return
+// at once, and CollCommAsyncError reports ErrCollInProgress until every rank has joined. So
+// the simulator never parks an actor in a collective call, and has no any-thread abort. A launch's
 // operations run on the stream in stream order, each waiting there for the other ranks'
 // matching operations, as an NCCL kernel waits for its peers; a peer that leaves or drops
 // fails the communicator for every rank rather than leave them waiting.
