@@ -55,6 +55,7 @@ type Future[T any] struct {
 	link  node         // the future's mailbox entry: a Call sends the future itself, allocating nothing
 	sent  atomic.Bool  // the future was handed to CallTask: its entry must never be queued twice
 	done  Completer[T] // OnComplete's
+	probe Prober       // SetProber's; read by spinning waiters, set before the future is shared
 }
 
 // Promise is the write side of a Future: whoever holds it completes the future, once. Keep it
@@ -266,6 +267,10 @@ const (
 // process's spin budget (internal/spin), it keeps polling; whether it yields between polls
 // depends on how many waiters spin on the same actor: while they and the actor fit in GOMAXPROCS nobody needs the P back, and yielding
 // would only hammer the scheduler's global run-queue lock, which the actor's thread takes too.
+//
+// A future with a Prober (SetProber) is probed between those polls: the waiter, holding a
+// token and so a core to spare, asks the result's source itself. Not during the tight polls,
+// which draw on no budget and are meant to last a few microseconds, where a probe may cost one.
 func (f *Future[T]) spinFor(d time.Duration, cancel <-chan struct{}) spinResult {
 	for range tightSpins {
 		if f.state.Load() == stateDone {
@@ -286,6 +291,7 @@ func (f *Future[T]) spinFor(d time.Duration, cancel <-chan struct{}) spinResult 
 			yield, every = false, 255
 		}
 	}
+	probe := f.probe
 	start := time.Now()
 	for i := 1; ; i++ {
 		if yield || i&4095 == 0 {
@@ -294,7 +300,21 @@ func (f *Future[T]) spinFor(d time.Duration, cancel <-chan struct{}) spinResult 
 		if f.state.Load() == stateDone {
 			return spinDone
 		}
-		if i&every == 0 {
+		check := i&every == 0
+		if probe != nil {
+			// A probe that asked cost a driver call: read the clock and the context after
+			// each, so that the window and a cancellation are kept to within one call.
+			switch probe.Probe() {
+			case ProbeAsked:
+				if f.state.Load() == stateDone {
+					return spinDone
+				}
+				check = true
+			case ProbeStop:
+				probe = nil
+			}
+		}
+		if check {
 			if time.Since(start) >= d {
 				return spinTimedOut
 			}

@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"runtime/debug"
+	"sync/atomic"
 	"time"
 
 	"github.com/gpuactor/gpuactor/actor"
@@ -30,8 +31,9 @@ type Msg struct {
 	s     *Stream
 	t     Tracking
 	self  Op
-	start time.Duration // when it was sent, on the device's clock
-	rng   string        // the NVTX range it runs in (its ctx's, while a tool is attached); "" for none
+	start time.Duration         // when it was sent, on the device's clock
+	rng   string                // the NVTX range it runs in (its ctx's, while a tool is attached); "" for none
+	wm    atomic.Pointer[wmark] // the watermark that covers it, for its waiters to probe (waiterquery.go)
 }
 
 // Tracking says how an operation's future completes. The zero value completes it when the GPU
@@ -76,6 +78,9 @@ func Submit(ctx context.Context, s *Stream, m *Msg, self Op, t Tracking) *Future
 	o.inflight.Add(1)
 	s.inflight.Add(1)
 	m.p.OnComplete((*msgTask)(m))
+	if s.dev.anyq != nil && t.probed() {
+		m.p.SetProber((*msgTask)(m))
+	}
 	return actor.CallTask(ctx, s.dev.act, &m.p, actor.Task[struct{}]((*msgTask)(m)))
 }
 
@@ -170,6 +175,8 @@ func (m *msgTask) track(tr *Tracker, h backend.Stream, p *actor.Promise[struct{}
 		}, t.Marked)
 	case t.Marked:
 		tr.afterFor(h, p, func(err error) { p.Complete(struct{}{}, err) }, true)
+	case m.s.dev.anyq != nil && h == m.s.h: // not rerouted: its waiters may probe
+		tr.afterProbed(h, p, &m.wm)
 	default:
 		tr.AfterPromise(h, p)
 	}

@@ -33,3 +33,6 @@ func (nullDevice) Launch(backend.Kernel, backend.Dim3, backend.Dim3, uint32, bac
 func (nullDevice) EventRecord(backend.Event, backend.Stream) error { return nil }
 func (nullDevice) EventQuery(backend.Event) error                  { return nil }
 func (nullDevice) StreamQuery(backend.Stream) error                { return nil }
+
+// EventQueryAnyThread is EventQuery from any goroutine: every record has passed.
+func (nullDevice) EventQueryAnyThread(backend.Event) error { return nil }
