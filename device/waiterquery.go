@@ -1,9 +1,10 @@
 package device
 
 import (
+	"fmt"
 	"strconv"
 
-	"github.com/gpuactor/gpuactor/internal/core"
+	"github.com/gpuactor/gpuactor/actor"
 )
 
 // WaiterQuery says whether a caller awaiting a stream operation's future may ask the GPU
@@ -47,5 +48,5 @@ func (w WaiterQuery) enabled() (bool, error) {
 	case WaiterQueryOn:
 		return true, nil
 	}
-	return false, core.Invalid("ActorTuning.WaiterQuery: %d is not WaiterQueryDefault, WaiterQueryOn or WaiterQueryOff", int(w))
+	return false, fmt.Errorf("%w: waiter query %d: want WaiterQueryDefault, WaiterQueryOn or WaiterQueryOff (ActorTuning.WaiterQuery)", actor.ErrBadOption, int(w))
 }
