@@ -28,7 +28,15 @@ type Prober interface {
 	Probe() ProbeResult
 }
 
-// SetProber makes Await's spin call pr.Probe between its polls, past its first tight polls,
-// while the future is pending. Set it before the future can be awaited (before the promise
-// is sent); nil removes it.
-func (p *Promise[T]) SetProber(pr Prober) { p.f.probe = pr }
+// ProbedCompleter is a Completer that is also its future's Prober.
+type ProbedCompleter[T any] interface {
+	Completer[T]
+	Prober
+}
+
+// OnCompleteProbed is OnComplete for a Completer that is also the future's Prober: besides
+// being told of the result, c.Probe is called by waiters spinning in Await, between their
+// polls past the first tight ones, while the future is pending. Set it before the future can
+// be awaited (before the promise is sent). Unlike OnComplete's, c stays referenced by the
+// future after it completes, since a waiter may still be reading it.
+func (p *Promise[T]) OnCompleteProbed(c ProbedCompleter[T]) { p.f.done, p.f.probed = c, true }
