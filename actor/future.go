@@ -50,10 +50,10 @@ type Future[T any] struct {
 	ch    atomic.Pointer[waiter]
 	val   T
 	err   error
-	task  Task[T]      // the op of a Call; cleared when it starts (a closure's captures can go then)
-	owner *Actor       // the actor of a Call, whose spinning waiters are counted; nil otherwise
-	link  node         // the future's mailbox entry: a Call sends the future itself, allocating nothing
-	sent  atomic.Bool  // the future was handed to CallTask: its entry must never be queued twice
+	task  Task[T]     // the op of a Call; cleared when it starts (a closure's captures can go then)
+	owner *Actor      // the actor of a Call, whose spinning waiters are counted; nil otherwise
+	link  node        // the future's mailbox entry: a Call sends the future itself, allocating nothing
+	sent  atomic.Bool // the future was handed to CallTask: its entry must never be queued twice
 	// probed: done is also the future's Prober (OnCompleteProbed), read by spinning waiters,
 	// so complete leaves it in place. A bool in the padding after sent: no bigger future.
 	probed bool
