@@ -617,8 +617,11 @@ type TrackerStats struct {
 // them, so that Device.Stats needs no round trip to the actor.
 type trackerCounts struct {
 	polls, marks, queries, completed ownedCounter
-	// Written by waiters, any number at once.
+	// Written by waiters, any number at once, as often as every query they make: on a cache
+	// line of their own, so that the actor's counters above do not bounce with them.
+	_                         [64]byte
 	waiterQueries, waiterDone atomic.Uint64
+	_                         [48]byte
 }
 
 func (c *trackerCounts) snapshot() TrackerStats {
