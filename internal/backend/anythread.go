@@ -4,7 +4,7 @@ package backend
 // goroutine, concurrently with the device's own calls on its actor's thread: the exception to
 // the rule that a Device is called from one thread only. A waiter spinning on a stream
 // operation's future asks the operation's watermark event through it
-// (docs/design/waiter-completion.md). The CUDA runtime's cudaEventQuery is thread-safe; the
+// (docs/design/waiter-completion.md). CUDA's event queries are thread-safe; the
 // simulator's event state is locked. A Device whose handles live in another process (an
 // isolated device's) must not implement it: its waiters get their results from the actor.
 //
