@@ -21,7 +21,7 @@ import (
 // waiter holds a pin, so that no query ever asks an event recorded again for other work.
 
 // Watermark states (wmark.state): before the record, and after the tracker took the event
-// back; between them, 1 + the pins waiters hold.
+// back; between them wmRecorded, or wmRecorded+1 while a waiter's query of it runs.
 const (
 	wmUnrecorded int32 = 0
 	wmRecorded   int32 = 1
@@ -31,9 +31,15 @@ const (
 // wmark is a watermark as waiters see it: its event, once recorded, and the pins that keep
 // the event from being recycled while a waiter asks it. One per watermark, never reused, so
 // that a waiter holding an old one cannot mistake a later record for its own.
+//
+// One waiter asks a watermark at a time (a pin held is a query in flight), and the first that
+// sees it passed says so in passed, so that the other operations' waiters sharing it complete
+// without a query of their own: many waiters on one watermark cost the driver one query at a
+// time, not one each.
 type wmark struct {
-	ev    backend.Event // written before state becomes wmRecorded, then read-only
-	state atomic.Int32
+	ev     backend.Event // written before state becomes wmRecorded, then read-only
+	state  atomic.Int32
+	passed atomic.Bool // a waiter's query saw the GPU pass it
 }
 
 // recorded publishes ev as the watermark's event; actor thread.
@@ -42,18 +48,9 @@ func (w *wmark) recorded(ev backend.Event) {
 	w.state.Store(wmRecorded)
 }
 
-// pin keeps the event alive for one query; false when it is not recorded yet or retired.
-func (w *wmark) pin() bool {
-	for {
-		n := w.state.Load()
-		if n < wmRecorded {
-			return false
-		}
-		if w.state.CompareAndSwap(n, n+1) {
-			return true
-		}
-	}
-}
+// pin keeps the event alive for one query; false when it is not recorded yet, retired, or
+// another waiter is asking it now.
+func (w *wmark) pin() bool { return w.state.CompareAndSwap(wmRecorded, wmRecorded+1) }
 
 func (w *wmark) unpin() { w.state.Add(-1) }
 
@@ -73,18 +70,25 @@ func (m *msgTask) Probe() actor.ProbeResult {
 	if w == nil {
 		return actor.ProbeWait
 	}
+	d := m.s.dev
+	if w.passed.Load() { // another waiter's query saw it pass
+		if m.p.Complete(struct{}{}, nil) {
+			d.trackCounts.waiterDone.Add(1)
+		}
+		return actor.ProbeAsked
+	}
 	if !w.pin() {
 		if w.state.Load() == wmRetired { // the tracker has passed it: the result is on its way
 			return actor.ProbeStop
 		}
 		return actor.ProbeWait
 	}
-	d := m.s.dev
 	err := d.anyq.EventQueryAnyThread(w.ev)
 	w.unpin()
 	d.trackCounts.waiterQueries.Add(1)
 	switch {
 	case err == nil:
+		w.passed.Store(true)
 		if m.p.Complete(struct{}{}, nil) {
 			d.trackCounts.waiterDone.Add(1)
 		}
