@@ -50,11 +50,14 @@ type Future[T any] struct {
 	ch    atomic.Pointer[waiter]
 	val   T
 	err   error
-	task  Task[T]      // the op of a Call; cleared when it starts (a closure's captures can go then)
-	owner *Actor       // the actor of a Call, whose spinning waiters are counted; nil otherwise
-	link  node         // the future's mailbox entry: a Call sends the future itself, allocating nothing
-	sent  atomic.Bool  // the future was handed to CallTask: its entry must never be queued twice
-	done  Completer[T] // OnComplete's
+	task  Task[T]     // the op of a Call; cleared when it starts (a closure's captures can go then)
+	owner *Actor      // the actor of a Call, whose spinning waiters are counted; nil otherwise
+	link  node        // the future's mailbox entry: a Call sends the future itself, allocating nothing
+	sent  atomic.Bool // the future was handed to CallTask: its entry must never be queued twice
+	// probed: done is also the future's Prober (OnCompleteProbed), read by spinning waiters,
+	// so complete leaves it in place. A bool in the padding after sent: no bigger future.
+	probed bool
+	done   Completer[T] // OnComplete's
 }
 
 // Promise is the write side of a Future: whoever holds it completes the future, once. Keep it
@@ -97,7 +100,7 @@ func (f CompleteFunc[T]) Completed(v T, err error) { f(v, err) }
 // wakes: for giving back what the producer held until then, or counting it. c must be brief
 // and must not wait or panic. Set it before the future can complete (before the promise is
 // sent); a second call replaces the first. A Completer that is a pointer costs no allocation.
-func (p *Promise[T]) OnComplete(c Completer[T]) { p.f.done = c }
+func (p *Promise[T]) OnComplete(c Completer[T]) { p.f.done, p.f.probed = c, false }
 
 // Task is the op of CallTask: Run executes on the actor thread and returns the result of p's
 // future, or ErrPending to complete p later. A domain type that holds its promise and its op's
@@ -153,7 +156,9 @@ func (f *Future[T]) complete(v T, err error) bool {
 	}
 	f.val, f.err = v, err
 	if c := f.done; c != nil {
-		f.done = nil
+		if !f.probed { // a probed future's waiters may still read it
+			f.done = nil
+		}
 		c.Completed(v, err)
 	}
 	f.state.Store(stateDone) // publishes val/err to anyone who loads stateDone
@@ -266,6 +271,10 @@ const (
 // process's spin budget (internal/spin), it keeps polling; whether it yields between polls
 // depends on how many waiters spin on the same actor: while they and the actor fit in GOMAXPROCS nobody needs the P back, and yielding
 // would only hammer the scheduler's global run-queue lock, which the actor's thread takes too.
+//
+// A future with a Prober (OnCompleteProbed) is probed between those polls: the waiter, holding a
+// token and so a core to spare, asks the result's source itself. Not during the tight polls,
+// which draw on no budget and are meant to last a few microseconds, where a probe may cost one.
 func (f *Future[T]) spinFor(d time.Duration, cancel <-chan struct{}) spinResult {
 	for range tightSpins {
 		if f.state.Load() == stateDone {
@@ -286,6 +295,10 @@ func (f *Future[T]) spinFor(d time.Duration, cancel <-chan struct{}) spinResult 
 			yield, every = false, 255
 		}
 	}
+	var probe Prober
+	if f.probed {
+		probe, _ = f.done.(Prober)
+	}
 	start := time.Now()
 	for i := 1; ; i++ {
 		if yield || i&4095 == 0 {
@@ -294,7 +307,21 @@ func (f *Future[T]) spinFor(d time.Duration, cancel <-chan struct{}) spinResult 
 		if f.state.Load() == stateDone {
 			return spinDone
 		}
-		if i&every == 0 {
+		check := i&every == 0
+		if probe != nil {
+			// A probe that asked cost a driver call: read the clock and the context after
+			// each, so that the window and a cancellation are kept to within one call.
+			switch probe.Probe() {
+			case ProbeAsked:
+				if f.state.Load() == stateDone {
+					return spinDone
+				}
+				check = true
+			case ProbeStop:
+				probe = nil
+			}
+		}
+		if check {
 			if time.Since(start) >= d {
 				return spinTimedOut
 			}

@@ -20,9 +20,9 @@ var differences = []struct{ row, over, what string }{
 // two rows' p50 and p99 in each round, as the median and range over rounds.
 func printDifferences(w io.Writer, rep *Report) {
 	var lines []string
-	for _, d := range differences {
+	add := func(row, over, what string) {
 		for _, p99 := range []bool{false, true} {
-			_, diffs := roundPairs(rep, "cuda", d.row, d.over, 0, p99)
+			_, diffs := roundPairs(rep, "cuda", row, over, 0, p99)
 			if len(diffs) == 0 {
 				continue
 			}
@@ -31,7 +31,27 @@ func printDifferences(w io.Writer, rep *Report) {
 				stat = "p99"
 			}
 			lines = append(lines, fmt.Sprintf("  %s − %s %s: %+.2f µs (%+.2f to %+.2f over %d round(s)) — %s",
-				d.row, d.over, stat, median(slices.Clone(diffs)), slices.Min(diffs), slices.Max(diffs), len(diffs), d.what))
+				row, over, stat, median(slices.Clone(diffs)), slices.Min(diffs), slices.Max(diffs), len(diffs), what))
+		}
+	}
+	suffixes := variantSuffixes(rep)
+	for _, d := range differences {
+		for _, suf := range suffixes {
+			add(d.row+suf, d.over+suf, d.what)
+		}
+	}
+	// A tuning A/B (-waiter-query): each row with the setting on, minus the same row off, of
+	// the same round.
+	on, off := variantSuffix("on"), variantSuffix("off")
+	if slices.Contains(suffixes, on) && slices.Contains(suffixes, off) {
+		seen := map[string]bool{}
+		for _, r := range rep.Results {
+			base := baseScenario(r.Scenario)
+			if r.Impl != "gpuactor" || r.Backend != "cuda" || r.Unit != "us" || seen[base] {
+				continue
+			}
+			seen[base] = true
+			add(base+on, base+off, "waiter queries on, over off (below 0: faster with them)")
 		}
 	}
 	if len(lines) == 0 {
@@ -41,4 +61,16 @@ func printDifferences(w io.Writer, rep *Report) {
 	for _, l := range lines {
 		fmt.Fprintln(w, l)
 	}
+}
+
+// variantSuffixes are the tuning variants' suffixes among rep's rows ("" for rows without one),
+// in the order they first appear.
+func variantSuffixes(rep *Report) []string {
+	out := []string{""}
+	for _, r := range rep.Results {
+		if suf := r.Scenario[len(baseScenario(r.Scenario)):]; suf != "" && !slices.Contains(out, suf) {
+			out = append(out, suf)
+		}
+	}
+	return out
 }

@@ -32,3 +32,26 @@ func TestDifferencesSubtractRowsOfTheSameRound(t *testing.T) {
 	printDifferences(&out, &Report{Results: rep.Results[:1]})
 	assert.Empty(t, out.String(), "no pair, no section")
 }
+
+// TestDifferencesOfAWaiterQueryAB: with -waiter-query off,on each difference is taken within
+// each setting, and each row on is shown over the same row off, round by round.
+func TestDifferencesOfAWaiterQueryAB(t *testing.T) {
+	rep := &Report{}
+	add := func(row string, round int, p50 float64) {
+		p99 := 2 * p50
+		rep.Results = append(rep.Results, Result{Impl: "gpuactor", Backend: "cuda", Scenario: row, Unit: "us", Value: p50, P99: &p99, Checked: true, Round: round})
+	}
+	for round, v := range []float64{10, 11, 10.5} {
+		add("launch_roundtrip@waiter-query=off", round+1, v)
+		add("group_roundtrip@waiter-query=off", round+1, v+1)
+		add("launch_roundtrip@waiter-query=on", round+1, v-1.5)
+		add("group_roundtrip@waiter-query=on", round+1, v-0.5)
+	}
+	var out bytes.Buffer
+	printDifferences(&out, rep)
+	s := out.String()
+	assert.Contains(t, s, "group_roundtrip@waiter-query=off − launch_roundtrip@waiter-query=off p50: +1.00 µs")
+	assert.Contains(t, s, "group_roundtrip@waiter-query=on − launch_roundtrip@waiter-query=on p50: +1.00 µs")
+	assert.Contains(t, s, "launch_roundtrip@waiter-query=on − launch_roundtrip@waiter-query=off p50: -1.50 µs (-1.50 to -1.50 over 3 round(s))")
+	assert.Contains(t, s, "group_roundtrip@waiter-query=on − group_roundtrip@waiter-query=off p99: -3.00 µs")
+}

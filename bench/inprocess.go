@@ -159,7 +159,7 @@ func rotated(tasks []task, k int) []task {
 // per C++ row, pass 1, then each round of its gpuactor rows followed by the next pass, so
 // that round r sits between passes r and r+1 as in -rounds.
 func runInProcess(ctx context.Context, o *options, kind device.BackendKind, cpp suitePasses, rep *Report) error {
-	e, closeEnv, err := openEnv(ctx, o, kind, rep)
+	e, closeEnv, err := openEnv(ctx, o, kind, o.variants()[0], rep)
 	if err != nil {
 		return err
 	}

@@ -70,7 +70,7 @@ func TestIsolatedRowsRunOnTheSimulator(t *testing.T) {
 func TestIsolatedEnvIsAWorkerOpenedOnce(t *testing.T) {
 	o, err := parseFlags([]string{"-backend", "sim", "-repeat", "1"})
 	require.NoError(t, err)
-	e, closeEnv, err := openEnv(t.Context(), o, device.BackendSim, &Report{})
+	e, closeEnv, err := openEnv(t.Context(), o, device.BackendSim, device.WaiterQueryDefault, &Report{})
 	require.NoError(t, err)
 	ie, err := e.isolatedEnv()
 	require.NoError(t, err)

@@ -28,6 +28,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/gpuactor/gpuactor/device"
 )
 
 type options struct {
@@ -51,6 +53,10 @@ type options struct {
 	cbaselineLib string        // prebuilt C++ baseline library for -inprocess
 	cppThread    string        // -inprocess: "actor" (the device actor's thread, the default) or "own" (a thread of the bench's)
 	graphSizes   []int64       // the graph rows' node counts to run; nil: all
+	// waiterQuery are the settings of device.ActorTuning.WaiterQuery each round runs gpuactor's
+	// rows with, one after the other; with more than one, each row's name gets the setting's
+	// suffix (variantSuffix). nil: the library's default, names unchanged.
+	waiterQuery []device.WaiterQuery
 }
 
 func main() {
@@ -69,7 +75,7 @@ func main() {
 func parseFlags(args []string) (*options, error) {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	o := &options{}
-	var scen, sizes, graphSizes string
+	var scen, sizes, graphSizes, waiterQuery string
 	fs.StringVar(&o.backend, "backend", "all", "all (every backend present), cuda or sim")
 	fs.StringVar(&scen, "scenarios", "", "comma-separated scenario names (default: all): "+strings.Join(scenarioNames(), ","))
 	fs.StringVar(&sizes, "sizes", "4096,65536,1048576,16777216,268435456", "bytes, for the bandwidth scenarios (K, M, G suffixes allowed)")
@@ -88,8 +94,17 @@ func parseFlags(args []string) (*options, error) {
 	fs.StringVar(&o.cppThread, "cpp-thread", "", "with -inprocess, where the C++ passes run: actor (the device actor's thread, the one gpuactor's rows call CUDA from; the default) or own (a thread of the bench's, as a C++ program's main thread)")
 	fs.StringVar(&o.cbaselineLib, "cbaseline-lib", "", "prebuilt C++ baseline library for -inprocess (default: build bench/cbaseline/suite.cu with nvcc -shared -DSUITE_LIB)")
 	fs.StringVar(&graphSizes, "graph-sizes", "", "node counts of the graph rows to run, from "+joinSizes(graphNodeCounts)+" (default: all)")
+	fs.StringVar(&waiterQuery, "waiter-query", "", "comma-separated settings of device.ActorTuning.WaiterQuery (on, off, default) to run gpuactor's rows with, each in every round, between the same C++ passes: with two or more, each row is reported once per setting, named <row>"+variantSuffix("<setting>")+" (default: the library's default, one run)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
+	}
+	wq, err := parseWaiterQuery(waiterQuery)
+	if err != nil {
+		return nil, err
+	}
+	o.waiterQuery = wq
+	if len(wq) > 1 && o.inprocess {
+		return nil, fmt.Errorf("-waiter-query with several settings is not for -inprocess, which runs one device")
 	}
 	if o.copiers < 0 {
 		return nil, fmt.Errorf("-staging-workers must not be negative, got %d", o.copiers)
@@ -125,7 +140,6 @@ func parseFlags(args []string) (*options, error) {
 	default:
 		return nil, fmt.Errorf("-backend must be all, cuda or sim, got %q", o.backend)
 	}
-	var err error
 	if o.sizes, err = parseSizes(sizes); err != nil {
 		return nil, err
 	}

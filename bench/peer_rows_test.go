@@ -29,7 +29,7 @@ func TestPeerRowSkipsOnSeparateSimulators(t *testing.T) {
 	o, err := parseFlags([]string{"-backend", "sim", "-scenarios", "peer_copy", "-repeat", "1"})
 	require.NoError(t, err)
 	rep := &Report{}
-	e, closeEnv, err := openEnv(t.Context(), o, device.BackendSim, rep)
+	e, closeEnv, err := openEnv(t.Context(), o, device.BackendSim, device.WaiterQueryDefault, rep)
 	require.NoError(t, err)
 	defer closeEnv()
 	_, _, err = peerBandwidth(e, 1<<20, 1)

@@ -118,6 +118,7 @@ func lookupSpread(rep *Report, impl string, r Result, p99 bool) (*float64, float
 
 // refOf is the C++ scenario gpuactor's scenario name is compared with.
 func refOf(name string) string {
+	name = baseScenario(name) // a tuning variant's row is compared with the same C++ row
 	for _, s := range scenarios() {
 		if s.name == name {
 			return s.refName()

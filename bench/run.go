@@ -132,27 +132,44 @@ func backendsToRun(ctx context.Context, which string) ([]device.BackendKind, err
 }
 
 func runBackend(ctx context.Context, o *options, kind device.BackendKind, round int, rep *Report) error {
-	e, closeEnv, err := openEnv(ctx, o, kind, rep)
+	for _, wq := range o.variants() {
+		if err := runVariant(ctx, o, kind, round, wq, rep); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// runVariant runs gpuactor's rows on a device opened with waiter-query setting wq, their names
+// suffixed when several settings run (-waiter-query).
+func runVariant(ctx context.Context, o *options, kind device.BackendKind, round int, wq device.WaiterQuery, rep *Report) error {
+	e, closeEnv, err := openEnv(ctx, o, kind, wq, rep)
 	if err != nil {
 		return err
 	}
 	defer closeEnv()
 	todo := plan(o)
 	prog := &progress{total: len(todo), start: time.Now()}
+	from := len(rep.Results)
 	for _, t := range todo {
 		runTask(e, kind, t, round, o.repeat, rep, prog)
+	}
+	if suffix := o.suffixFor(wq); suffix != "" {
+		for i := from; i < len(rep.Results); i++ {
+			rep.Results[i].Scenario += suffix
+		}
 	}
 	return nil
 }
 
 // openEnv opens the device the rows run on, with the empty kernel loaded; close closes it.
-func openEnv(ctx context.Context, o *options, kind device.BackendKind, rep *Report) (e *env, close func(), err error) {
+func openEnv(ctx context.Context, o *options, kind device.BackendKind, wq device.WaiterQuery, rep *Report) (e *env, close func(), err error) {
 	opts := []device.Option{device.WithBackend(kind)}
 	if kind == device.BackendSim && o.simDevices > 0 {
 		opts = append(opts, device.WithSimulator(sim.New(sim.WithDevices(o.simDevices))))
 	}
-	if o.awaitSpin > 0 {
-		opts = append(opts, device.WithActorTuning(device.ActorTuning{AwaitSpin: o.awaitSpin}))
+	if tuning := (device.ActorTuning{AwaitSpin: o.awaitSpin, WaiterQuery: wq}); tuning != (device.ActorTuning{}) {
+		opts = append(opts, device.WithActorTuning(tuning))
 	}
 	dev, err := device.Open(ctx, o.device, opts...)
 	if err != nil {

@@ -146,6 +146,10 @@ func open(ctx context.Context, be backend.Backend, c *config, ordinal int, own i
 		return nil, err
 	}
 	kind, cacheDir, isolated := kindOf(be), c.kernelCacheDir(), own != nil
+	waiterQuery, err := c.tuning.WaiterQuery.enabled()
+	if err != nil {
+		return nil, err
+	}
 	if c.cacheLimit < 0 {
 		return nil, core.Invalid("WithKernelCacheLimit(%d): want 0 (no limit) or a size in bytes", c.cacheLimit)
 	}
@@ -172,6 +176,7 @@ func open(ctx context.Context, be backend.Backend, c *config, ordinal int, own i
 		Closer:       own,
 		OnStuck:      onStuck,
 		OpenFlags:    flags,
+		WaiterQuery:  waiterQuery,
 		Describe: func(be backend.Backend, rt backend.Device) (any, core.Limits, error) {
 			props, err := readProperties(be, rt)
 			if err != nil {

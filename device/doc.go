@@ -68,7 +68,10 @@
 // parks as soon as the mailbox is empty (each message then pays a wake of tens of
 // microseconds), and AwaitSpin: NoSpin parks waiters at once. A service whose requests are
 // much longer than those costs, or that shares its cores with heavier work, loses little with
-// all three off. Whatever the tuning, the process's spinners (actors, waiters, group workers)
+// all three off. WaiterQuery: WaiterQueryOn lets a caller spinning in Await on a stream
+// operation's future ask the GPU itself whether the operation has completed, from its own
+// thread, instead of waiting for the actor to notice and hand the result over
+// (docs/design/waiter-completion.md). Whatever the tuning, the process's spinners (actors, waiters, group workers)
 // share one budget that always leaves a P to spare, so that however many devices spin, the
 // goroutines that send them work and take their results still run.
 //

@@ -50,9 +50,12 @@ type Stats struct {
 
 // TrackerStats counts the completion tracking's work since the device opened: how many times
 // it polled, watermarks it recorded and asked about, and futures it completed. Completed per
-// watermark says how many operations shared one.
+// watermark says how many operations shared one. WaiterQueries and WaiterCompleted count the
+// queries callers' Awaits made of those watermarks themselves, and the futures they completed
+// before the tracker did (ActorTuning.WaiterQuery); Completed counts those too.
 type TrackerStats struct {
 	Polls, Watermarks, Queries, Completed uint64
+	WaiterQueries, WaiterCompleted        uint64
 }
 
 // StagingStats is a snapshot of a device's staging pool (WithStagingLimit).

@@ -36,6 +36,9 @@ type ActorTuning struct {
 	// in flight and it is not spinning. 0: actor.DefaultIdlePoll (100 µs); less than 0 is an
 	// error.
 	IdlePoll time.Duration
+	// WaiterQuery lets a caller spinning in Await on a stream operation's future ask the GPU
+	// itself whether the operation has completed (WaiterQuery). 0: WaiterQueryDefault.
+	WaiterQuery WaiterQuery
 }
 
 // WithActorTuning tunes the device's actor (ActorTuning). A later WithActorTuning replaces an

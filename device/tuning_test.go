@@ -49,12 +49,13 @@ func TestActorTuningOutOfRange(t *testing.T) {
 		tuning device.ActorTuning
 		want   string
 	}{
-		"mailbox":    {device.ActorTuning{Mailbox: -1}, "mailbox capacity -1"},
-		"batch":      {device.ActorTuning{Batch: -3}, "batch -3"},
-		"idle poll":  {device.ActorTuning{IdlePoll: -time.Second}, "idle poll -1s"},
-		"spin":       {device.ActorTuning{Spin: -2}, "spin -2ns"},
-		"busy spin":  {device.ActorTuning{BusySpin: -time.Millisecond}, "busy spin -1ms"},
-		"await spin": {device.ActorTuning{AwaitSpin: -5 * time.Microsecond}, "await spin -5µs"},
+		"mailbox":      {device.ActorTuning{Mailbox: -1}, "mailbox capacity -1"},
+		"batch":        {device.ActorTuning{Batch: -3}, "batch -3"},
+		"idle poll":    {device.ActorTuning{IdlePoll: -time.Second}, "idle poll -1s"},
+		"spin":         {device.ActorTuning{Spin: -2}, "spin -2ns"},
+		"busy spin":    {device.ActorTuning{BusySpin: -time.Millisecond}, "busy spin -1ms"},
+		"await spin":   {device.ActorTuning{AwaitSpin: -5 * time.Microsecond}, "await spin -5µs"},
+		"waiter query": {device.ActorTuning{WaiterQuery: 7}, "waiter query 7"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			dev, err := device.Open(testdev.Ctx(t), 0, onSim, device.WithActorTuning(c.tuning))

@@ -11,7 +11,6 @@ import (
 	"github.com/gpuactor/gpuactor/cuda"
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/internal/nullgpu"
-	"github.com/gpuactor/gpuactor/internal/sim"
 	"github.com/gpuactor/gpuactor/internal/testdev"
 	"github.com/gpuactor/gpuactor/internal/testgpu"
 	"github.com/gpuactor/gpuactor/streams"
@@ -30,7 +29,7 @@ func BenchmarkLaunch(b *testing.B) {
 		})
 		// gpuactor's own cost per launch: the same calls with the GPU's part free (nullgpu).
 		b.Run(fmt.Sprintf("null/g=%d", g), func(b *testing.B) {
-			dev := testdev.OpenOn(b, context.Background(), nullgpu.Backend{Backend: sim.New()})
+			dev := testdev.OpenOn(b, context.Background(), nullgpu.New())
 			benchLaunch(b, dev, g)
 		})
 	}

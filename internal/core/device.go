@@ -51,10 +51,13 @@ type Device struct {
 	healthS     backend.Stream // Health's stream, made on first use
 	tracker     *Tracker
 	trackCounts trackerCounts // the tracker's counters, read from any goroutine
-	live        liveSet
-	syncEv      backend.Event // Synchronize's; 0 until first used
-	aborted     bool          // abortLeft has run
-	closeErr    error
+	// anyq is the backend's any-thread event query when the device's waiters probe their
+	// watermarks (Config.WaiterQuery); set before the first operation, then read-only.
+	anyq     backend.AnyThreadEventQuerier
+	live     liveSet
+	syncEv   backend.Event // Synchronize's; 0 until first used
+	aborted  bool          // abortLeft has run
+	closeErr error
 
 	pools map[backend.MemPool]*Pool // the pools Pool values stand for, one each (pool.go); actor thread only
 }
@@ -108,6 +111,10 @@ type Config struct {
 	// OpenFlags, when set, are the context flags (backend.Device* flags) the device is opened
 	// with, before its primary context is made; the backend must be a backend.FlagOpener.
 	OpenFlags *uint32
+	// WaiterQuery lets callers spinning in Await on a stream operation's future ask its
+	// watermark event themselves, from their own threads, when the backend's event query is
+	// safe from any thread (backend.AnyThreadEventQuerier; docs/design/waiter-completion.md).
+	WaiterQuery bool
 }
 
 // Open starts the actor of device ordinal of be and returns once the device's context, its
@@ -152,7 +159,7 @@ func Open(ctx context.Context, be backend.Backend, cfg Config, ordinal int) (*De
 		actor.WithName(fmt.Sprintf("gpuactor/%s/%d", be.Name(), ordinal)),
 		actor.WithLabels(LabelDevice, strconv.Itoa(ordinal), LabelBackend, be.Name()),
 		actor.WithClosedError(&closedError{base: Closed("device %d (%s)", ordinal, be.Name()), health: be.Health(ordinal)}),
-		actor.WithInit(func() error { return d.init(cfg.Describe, cfg.OpenFlags) }),
+		actor.WithInit(func() error { return d.init(cfg.Describe, cfg.OpenFlags, cfg.WaiterQuery) }),
 		actor.WithShutdown(func() {
 			d.release()
 			if cfg.Closer != nil {
@@ -186,7 +193,7 @@ func Open(ctx context.Context, be backend.Backend, cfg Config, ordinal int) (*De
 }
 
 // init runs on the actor's locked thread before any op.
-func (d *Device) init(describe func(backend.Backend, backend.Device) (any, Limits, error), flags *uint32) error {
+func (d *Device) init(describe func(backend.Backend, backend.Device) (any, Limits, error), flags *uint32, waiterQuery bool) error {
 	rt, err := d.openBackend(flags)
 	if err != nil {
 		return err
@@ -213,6 +220,10 @@ func (d *Device) init(describe func(backend.Backend, backend.Device) (any, Limit
 	}
 	d.stream = &Stream{dev: d, h: h, own: true}
 	d.tracker = newTracker(rt, d.noteAfter, &d.trackCounts)
+	if q, ok := rt.(backend.AnyThreadEventQuerier); ok && waiterQuery {
+		d.anyq = q
+		d.tracker.probe = true
+	}
 	return nil
 }
 

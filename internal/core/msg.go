@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"runtime/debug"
+	"sync/atomic"
 	"time"
 
 	"github.com/gpuactor/gpuactor/actor"
@@ -30,19 +31,14 @@ type Msg struct {
 	s     *Stream
 	t     Tracking
 	self  Op
-	start time.Duration // when it was sent, on the device's clock
-	rng   string        // the NVTX range it runs in (its ctx's, while a tool is attached); "" for none
+	start time.Duration         // when it was sent, on the device's clock
+	rng   string                // the NVTX range it runs in (its ctx's, while a tool is attached); "" for none
+	wm    atomic.Pointer[wmark] // the watermark that covers it, for its waiters to probe (waiterquery.go)
 }
 
 // Tracking says how an operation's future completes. The zero value completes it when the GPU
 // has passed the operation, sharing a watermark with its neighbours.
 type Tracking struct {
-	// Marked asks for a watermark of the operation's own: for one whose completion frees
-	// something a caller waits for (a staging slot), and whose length dwarfs a watermark's.
-	Marked bool
-	// Queued completes the future once the work is queued, untracked: for the leading parts
-	// of one operation sent as several messages, whose last part is tracked.
-	Queued bool
 	// Then, when set, turns the GPU's result into the future's, on the actor thread once the
 	// GPU has passed the operation. It must be brief and must not wait.
 	Then func(error) error
@@ -51,6 +47,12 @@ type Tracking struct {
 	// included), rather than refusing it: for a release that must happen whatever became of
 	// the stream (a buffer's free).
 	Reroute bool
+	// Marked asks for a watermark of the operation's own: for one whose completion frees
+	// something a caller waits for (a staging slot), and whose length dwarfs a watermark's.
+	Marked bool
+	// Queued completes the future once the work is queued, untracked: for the leading parts
+	// of one operation sent as several messages, whose last part is tracked.
+	Queued bool
 	// Done, when set, runs once the future completes, by whatever route (the GPU passed the
 	// operation, it failed to queue, the device closed, Submit refused it), on the completing
 	// goroutine before any waiter wakes: for giving back what the operation held (a staging
@@ -75,7 +77,11 @@ func Submit(ctx context.Context, s *Stream, m *Msg, self Op, t Tracking) *Future
 	o.sent.Add(1)
 	o.inflight.Add(1)
 	s.inflight.Add(1)
-	m.p.OnComplete((*msgTask)(m))
+	if s.dev.anyq != nil && t.probed() {
+		m.p.OnCompleteProbed((*msgTask)(m)) // its waiters may ask its watermark (waiterquery.go)
+	} else {
+		m.p.OnComplete((*msgTask)(m))
+	}
 	return actor.CallTask(ctx, s.dev.act, &m.p, actor.Task[struct{}]((*msgTask)(m)))
 }
 
@@ -170,6 +176,8 @@ func (m *msgTask) track(tr *Tracker, h backend.Stream, p *actor.Promise[struct{}
 		}, t.Marked)
 	case t.Marked:
 		tr.afterFor(h, p, func(err error) { p.Complete(struct{}{}, err) }, true)
+	case m.s.dev.anyq != nil && h == m.s.h: // not rerouted: its waiters may probe
+		tr.afterProbed(h, p, &m.wm)
 	default:
 		tr.AfterPromise(h, p)
 	}

@@ -17,10 +17,13 @@ import (
 // docs/design/roundtrip.md reads these figures.
 
 // openNull opens a device on the null backend with an empty kernel loaded.
-func openNull(b *testing.B) (*Device, *Kernel) {
+func openNull(b *testing.B) (*Device, *Kernel) { return openNullWith(b, Config{}) }
+
+// openNullWith is openNull with cfg.
+func openNullWith(b *testing.B, cfg Config) (*Device, *Kernel) {
 	b.Helper()
 	ctx := context.Background()
-	d, err := Open(ctx, nullgpu.New(), Config{}, 0)
+	d, err := Open(ctx, nullgpu.New(), cfg, 0)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -100,6 +103,17 @@ func BenchmarkRoundTripPieces(b *testing.B) {
 			launchRoundTrips(b, d, k)
 		})
 	}
+	// launch_waiter_query: launch with the waiters allowed to query their watermarks
+	// (Config.WaiterQuery): on the null GPU the watermark has passed when it is recorded, so
+	// this times what the option adds to the actor's path (a watermark's pin state, its
+	// pointer in each operation), and waiter-query/op how often a waiter got to ask first.
+	b.Run("launch_waiter_query", func(b *testing.B) {
+		d, k := openNullWith(b, Config{WaiterQuery: true})
+		before := d.TrackerStats()
+		launchRoundTrips(b, d, k)
+		after := d.TrackerStats()
+		b.ReportMetric(float64(after.WaiterCompleted-before.WaiterCompleted)/float64(b.N), "waiter-done/op")
+	})
 }
 
 // launchRoundTrips times core.Launch + Wait on d's own stream, one at a time, and reports the
@@ -136,6 +150,33 @@ func BenchmarkTrackerPiece(b *testing.B) {
 			tr.AfterPromise(h, p)
 			tr.poll(false, d.ops.clock())
 			if !p.Future().Ready() {
+				return errors.New("the null GPU's watermark did not complete the promise in one poll")
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+}
+
+// BenchmarkTrackerPieceProbed is BenchmarkTrackerPiece with waiters allowed to probe
+// (Config.WaiterQuery): what the watermark's pin state and the operation's pointer to it add to
+// the tracker's work on the actor thread, with no waiter asking.
+func BenchmarkTrackerPieceProbed(b *testing.B) {
+	d, _ := openNullWith(b, Config{WaiterQuery: true})
+	ctx := context.Background()
+	err := Do(ctx, d, func(_ backend.Device, tr *Tracker) error {
+		tr.queryGap = 0
+		h := d.stream.h
+		b.ReportAllocs()
+		for b.Loop() {
+			m := new(Msg) // stands for the operation, whose Msg the waiter's probe reads
+			p := &m.p
+			tr.Launched(h, "empty")
+			tr.afterProbed(h, p, &m.wm)
+			tr.poll(false, d.ops.clock())
+			if !p.Future().Ready() || m.wm.Load() == nil {
 				return errors.New("the null GPU's watermark did not complete the promise in one poll")
 			}
 		}

@@ -44,6 +44,11 @@ type Tracker struct {
 	markGap, queryGap time.Duration // the pacing constants below; tests change them
 
 	counts *trackerCounts // the device's, read lock-free by Device.TrackerStats
+
+	// probe: operations' waiters may ask their watermarks themselves (waiterquery.go); held
+	// are passed watermarks a waiter was asking when the tracker went to recycle the event.
+	probe bool
+	held  []*wmark
 }
 
 type eventWait struct {
@@ -111,6 +116,7 @@ type track struct {
 	lastQuery time.Duration // when the oldest watermark was last asked
 	retired   bool          // its stream was destroyed: only its watermarks in flight remain
 	kernel    string        // the last kernel launched on the stream (Launched)
+	next      *wmark        // the watermark-to-be of open, that waiters may probe; nil if none asked
 }
 
 type mark struct {
@@ -118,6 +124,7 @@ type mark struct {
 	done   []completion
 	at     time.Duration // when it was recorded (the watchdog's clock)
 	kernel string        // the last kernel launched on the stream before it; "" for none
+	wm     *wmark        // its waiters' view (waiterquery.go); nil when none may probe it
 }
 
 // completion is a callback of After, or the promise of AfterPromise: completing a promise
@@ -277,7 +284,12 @@ func (t *Tracker) fail(err error) {
 		for _, m := range tr.marks[tr.first:] {
 			all = append(all, m.done...)
 		}
-		tr.open, tr.marks, tr.first, tr.urgent = nil, nil, 0, false
+		for _, m := range tr.marks[tr.first:] {
+			if m.wm != nil {
+				m.wm.retire() // best effort: the events are abandoned with the stuck device
+			}
+		}
+		tr.open, tr.marks, tr.first, tr.urgent, tr.next = nil, nil, 0, false, nil
 		t.idle(tr)
 	}
 	waits := t.waits
@@ -353,9 +365,10 @@ func (t *Tracker) Settle(s backend.Stream, err error) error {
 	if tr := t.streams[s]; tr != nil {
 		for _, m := range tr.marks[tr.first:] {
 			t.finish(m.done, err)
-			t.release(m.ev)
+			t.releaseMark(m)
 		}
 		t.finish(tr.open, err)
+		tr.next = nil
 		t.drop(s)
 	}
 	return err
@@ -406,7 +419,7 @@ func (t *Tracker) Retire(s backend.Stream) {
 	}
 	tr.retired = true
 	open := tr.open
-	tr.open, tr.urgent = nil, false
+	tr.open, tr.urgent, tr.next = nil, false, nil
 	t.finish(open, nil)
 }
 
@@ -422,6 +435,9 @@ func (t *Tracker) Disown(key any) { delete(t.owned, key) }
 // keeps is read from.
 func (t *Tracker) poll(hurry bool, now time.Duration) (busy bool) {
 	t.lastNow = now
+	if len(t.held) > 0 {
+		t.reclaim()
+	}
 	if t.pending == 0 || t.pollPaused() { // no polling during a strict capture (capture.go)
 		return false
 	}
@@ -484,7 +500,7 @@ func (t *Tracker) passed(tr *track) {
 		}
 		t.finish(m.done, err)
 		t.keepSpare(m.done)
-		t.release(m.ev)
+		t.releaseMark(m)
 		tr.marks[tr.first] = mark{}
 		tr.first++
 	}
@@ -501,15 +517,19 @@ func (t *Tracker) watermark(s backend.Stream, tr *track, now time.Duration) bool
 		var err error
 		if ev, err = t.dev.EventCreate(backend.EventDisableTiming); err != nil {
 			t.finishAfter(tr.open, err, tr.culprit(s))
-			tr.open = nil
+			tr.open, tr.next = nil, nil
 			return false
 		}
 	}
 	if err := t.dev.EventRecord(ev, s); err != nil {
 		t.release(ev)
 		t.finishAfter(tr.open, err, tr.culprit(s))
-		tr.open = nil
+		tr.open, tr.next = nil, nil
 		return false
+	}
+	wm := tr.next
+	if wm != nil {
+		wm.recorded(ev) // its operations' waiters may ask it from now on
 	}
 	t.counts.marks.add(1)
 	if tr.first > 0 && len(tr.marks) == cap(tr.marks) { // room at the front: reuse it
@@ -517,8 +537,8 @@ func (t *Tracker) watermark(s backend.Stream, tr *track, now time.Duration) bool
 		clear(tr.marks[n:])
 		tr.marks, tr.first = tr.marks[:n], 0
 	}
-	tr.marks = append(tr.marks, mark{ev: ev, done: tr.open, at: now, kernel: tr.kernel})
-	tr.open, tr.urgent, tr.lastMark = nil, false, now
+	tr.marks = append(tr.marks, mark{ev: ev, done: tr.open, at: now, kernel: tr.kernel, wm: wm})
+	tr.open, tr.urgent, tr.lastMark, tr.next = nil, false, now, nil
 	return true
 }
 
@@ -562,7 +582,7 @@ func (t *Tracker) close() error {
 	for _, tr := range slices.Clone(t.active) { // destroyed streams' watermarks: their work is done
 		for _, m := range tr.marks[tr.first:] {
 			t.finish(m.done, nil)
-			t.release(m.ev)
+			t.releaseMark(m)
 		}
 		tr.marks, tr.first = nil, 0
 		t.idle(tr)
@@ -574,6 +594,7 @@ func (t *Tracker) close() error {
 		errs = append(errs, cleanup())
 		delete(t.owned, key)
 	}
+	t.drainHeld() // no waiter asks an event once it is destroyed
 	for _, ev := range t.free {
 		errs = append(errs, t.dev.EventDestroy(ev))
 	}
@@ -583,19 +604,29 @@ func (t *Tracker) close() error {
 
 // TrackerStats counts the completion tracking's work since the device opened: how many times
 // it polled, watermarks it recorded and asked about, and callbacks it ran.
+//
+// WaiterQueries and WaiterCompleted count the queries waiters made of their operations'
+// watermarks themselves, and the futures they completed before the tracker did
+// (ActorTuning.WaiterQuery); the tracker's Completed counts those too.
 type TrackerStats struct {
 	Polls, Watermarks, Queries, Completed uint64
+	WaiterQueries, WaiterCompleted        uint64
 }
 
 // trackerCounts are the tracker's counters. Only the actor writes them; any goroutine reads
 // them, so that Device.Stats needs no round trip to the actor.
 type trackerCounts struct {
 	polls, marks, queries, completed ownedCounter
+	// Written by waiters, any number at once, as often as every query they make: on a cache
+	// line of their own, so that the actor's counters above do not bounce with them.
+	_                         [64]byte
+	waiterQueries, waiterDone atomic.Uint64
+	_                         [48]byte
 }
 
 func (c *trackerCounts) snapshot() TrackerStats {
 	return TrackerStats{Polls: c.polls.load(), Watermarks: c.marks.load(), Queries: c.queries.load(),
-		Completed: c.completed.load()}
+		Completed: c.completed.load(), WaiterQueries: c.waiterQueries.Load(), WaiterCompleted: c.waiterDone.Load()}
 }
 
 // ownedCounter is a counter with one writer and any number of readers: the writer's add is a

@@ -63,7 +63,7 @@ func (b *Backend) Open(ordinal int) (backend.Device, error) {
 	if err := b.rt.InitDevice(ordinal); err != nil {
 		return nil, err
 	}
-	return &device{b: b, rt: b.rt, ordinal: ordinal}, nil
+	return &device{b: b, rt: b.rt, ordinal: ordinal, eventQuery: b.rt.anyThreadEventQuery()}, nil
 }
 
 // device is one device's API, used from its actor's thread only.
@@ -75,6 +75,9 @@ type device struct {
 	frame   callFrame  // argument words of the hot calls: no allocation per call
 	graphs  graphRefs  // graph host functions held by graphs and captures (backend_graph.go)
 	splits  collSplits // NCCL communicator splits by their slots (collective_split.go)
+	// eventQuery is cuEventQuery, resolved on the actor's thread at open, for waiters' queries
+	// from any thread (anythread.go); 0 when the driver's entry point is not there.
+	eventQuery uintptr
 }
 
 func (d *device) Ordinal() int                       { return d.ordinal }

@@ -154,7 +154,7 @@ func (b *Backend) OpenWithFlags(ordinal int, flags uint32) (backend.Device, erro
 	if err != nil {
 		return nil, err
 	}
-	return &device{b: b, rt: b.rt, ordinal: ordinal}, nil
+	return &device{b: b, rt: b.rt, ordinal: ordinal, eventQuery: b.rt.anyThreadEventQuery()}, nil
 }
 
 // sameContextFlags compares what flags change on a context that exists: the scheduling and

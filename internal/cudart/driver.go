@@ -48,6 +48,8 @@ const (
 	drvGraphKernelNodeSetParams
 	// A kernel node's parameters read back (graph_kernelparams.go).
 	drvGraphKernelNodeGetParams
+	// Waiters' event queries from any thread (anythread.go).
+	drvEventQuery
 	numDriverSyms
 )
 
@@ -85,6 +87,8 @@ var driverSymNames = [numDriverSyms]string{
 	// A kernel node's parameters read back: the entry point resolves to
 	// cuGraphKernelNodeGetParams_v2 (CUDA_KERNEL_NODE_PARAMS_v2, with kern and ctx) on 12+.
 	drvGraphKernelNodeGetParams: "cuGraphKernelNodeGetParams",
+	// Waiters' event queries from any thread (anythread.go): CUevent is cudaEvent_t.
+	drvEventQuery: "cuEventQuery",
 }
 
 // cudaDriverEntryPointQueryResult values.
