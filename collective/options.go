@@ -64,8 +64,8 @@ func WithSplitShare() Option { return func(c *config) { c.cfg.SplitShare = true 
 // peer leaves the device serving other work and can be cancelled through its ctx at any
 // time. The price is speed: NCCL launches every operation of a non-blocking communicator
 // from a thread it creates for it, and the actor polls until that thread has queued the
-// kernel, tens of microseconds an operation (an all-reduce of 1 MiB on two H200s took 9
-// times as long as NCCL's own loop). Without it the communicator is blocking: operations
+// kernel, tens of microseconds an operation (a 1 MiB all-reduce takes about nine times as
+// long as NCCL's own loop; bench/results/FINDINGS.md). Without it the communicator is blocking: operations
 // are queued on the actor's thread at NCCL's speed, a Join parks the actor until every
 // rank has joined (see Join), and Abort or a ctx's end frees an operation parked on a peer
 // by aborting the communicator from another goroutine.

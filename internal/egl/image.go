@@ -64,10 +64,10 @@ func (c *Context) ext(extension, name string) (uintptr, error) {
 }
 
 // ImageFromTexture makes an EGLImageKHR of level 0 of 2D texture tex of the context, which
-// must be current on the calling thread. The image keeps the texture's contents
-// (EGL_IMAGE_PRESERVED_KHR): without it EGL_KHR_image_base leaves them undefined once the
-// image exists (CUDA read zeros from an image of an RGBA8 texture made without it on an H100);
-// NVIDIA's EGL image samples pass it too.
+// must be current on the calling thread. It asks EGL to keep the texture's contents
+// (EGL_IMAGE_PRESERVED_KHR), as NVIDIA's EGL image samples do; even so, NVIDIA's desktop
+// driver gives CUDA none of what was written before the image existed, and shares everything
+// written after: fill the texture once the image is made (docs/design/graphics-interop.md).
 func (c *Context) ImageFromTexture(tex uint32) (uintptr, error) {
 	create, err := c.ext("EGL_KHR_gl_texture_2D_image", "eglCreateImageKHR")
 	if err != nil {
