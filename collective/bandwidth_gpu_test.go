@@ -19,7 +19,7 @@ import (
 
 // All-reduce bus bandwidth as NVIDIA's all_reduce_perf reports it, for side-by-side rows
 // with the C++ baseline over the same libnccl: float32 sum, out of place, 1 MiB to 1 GiB
-// doubling, bwWarmup untimed then bwIters timed iterations per size, queued back to back on
+// doubling, bwWarmup untimed then 20 timed iterations per size ($GPUACTOR_COLL_ITERS), queued back to back on
 // each rank's stream and timed to the last one's completion; algbw = bytes / time,
 // busbw = algbw × 2(n−1)/n (GB/s, 10⁹ bytes). Opt-in, since it takes a while:
 //
@@ -31,9 +31,9 @@ import (
 // non-blocking ones (WithNonBlocking), a table each.
 
 const (
-	bwEnv    = "GPUACTOR_COLL_BENCH"
-	bwWarmup = 5
-	bwIters  = 20
+	bwEnv      = "GPUACTOR_COLL_BENCH"
+	bwWarmup   = 5
+	bwItersEnv = "GPUACTOR_COLL_ITERS" // timed iterations per size; 20 (all_reduce_perf's default) without it
 )
 
 func TestGPUAllReduceBandwidth(t *testing.T) {
@@ -109,6 +109,10 @@ func TestGPUAllReduceBandwidthChild(t *testing.T) {
 // the communicator, in any process, must run it. It logs a row per size when report is set.
 func allReduceRows(t *testing.T, ctx context.Context, comms []*Comm, ss []*streams.Stream, report bool) {
 	n := comms[0].Count()
+	iters := 20
+	if v, err := strconv.Atoi(os.Getenv(bwItersEnv)); err == nil && v > 0 {
+		iters = v
+	}
 	if report {
 		t.Logf("%12s %10s %12s %12s   (%d ranks)", "size(B)", "time(us)", "algbw(GB/s)", "busbw(GB/s)", n)
 	}
@@ -136,11 +140,11 @@ func allReduceRows(t *testing.T, ctx context.Context, comms []*Comm, ss []*strea
 		}
 		start := time.Now()
 		var last []*streams.Future
-		for range bwIters {
+		for range iters {
 			last = round()
 		}
 		waitAll(t, ctx, last...)
-		per := time.Since(start).Seconds() / bwIters
+		per := time.Since(start).Seconds() / float64(iters)
 		algbw := float64(size) / per / 1e9
 		if report {
 			t.Logf("%12d %10.1f %12.2f %12.2f", size, per*1e6, algbw, algbw*2*float64(n-1)/float64(n))
