@@ -36,12 +36,18 @@ const (
 	bwItersEnv = "GPUACTOR_COLL_ITERS" // timed iterations per size; 20 (all_reduce_perf's default) without it
 )
 
+// bwTuning lets the rows' waiters spin through a batch, as the C++ baseline's
+// cudaStreamSynchronize does: with the default 100 µs a waiter parks in a batch of 20
+// operations (300 µs and more) and is woken late, a fixed cost of tens of microseconds that
+// would be charged to every operation of the batch.
+var bwTuning = device.WithActorTuning(device.ActorTuning{AwaitSpin: 20 * time.Millisecond})
+
 func TestGPUAllReduceBandwidth(t *testing.T) {
 	if os.Getenv(bwEnv) != "1" {
 		t.Skip("set " + bwEnv + "=1 to measure")
 	}
 	ctx := context.Background()
-	devs, ss := cudaRanks(t, ctx, 1)
+	devs, ss := cudaRanks(t, ctx, 1, bwTuning)
 	for _, m := range commModes {
 		t.Run(m.name, func(t *testing.T) {
 			comms, err := NewLocal(ctx, devs, m.opts...)
@@ -57,7 +63,7 @@ func TestGPUAllReduceBandwidthTwoProcesses(t *testing.T) {
 		t.Skip("set " + bwEnv + "=1 to measure")
 	}
 	ctx := context.Background()
-	devs, ss := cudaRanks(t, ctx, 2)
+	devs, ss := cudaRanks(t, ctx, 2, bwTuning)
 	for _, m := range commModes {
 		t.Run(m.name, func(t *testing.T) { bandwidthTwoProcesses(t, ctx, devs, ss, m.name) })
 	}
@@ -92,7 +98,7 @@ func TestGPUAllReduceBandwidthChild(t *testing.T) {
 	ctx := context.Background()
 	rank, err := strconv.Atoi(os.Getenv(collRankEnv))
 	require.NoError(t, err)
-	devs, ss := cudaRanks(t, ctx, 2)
+	devs, ss := cudaRanks(t, ctx, 2, bwTuning)
 	raw, err := os.ReadFile(idFile)
 	require.NoError(t, err)
 	var id ID

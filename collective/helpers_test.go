@@ -19,10 +19,10 @@ import (
 // under GPUACTOR_REQUIRE_GPU=1, since the host cannot run it), checks that libnccl loads
 // (under GPUACTOR_REQUIRE_GPU=1 a missing library fails the test), and returns a stream
 // per device.
-func cudaRanks(t testing.TB, ctx context.Context, min int) ([]*device.Device, []*streams.Stream) {
+func cudaRanks(t testing.TB, ctx context.Context, min int, extra ...device.Option) ([]*device.Device, []*streams.Stream) {
 	t.Helper()
 	testgpu.Need(t, testdev.GPU(), "the cuda backend sees no device")
-	opts := []device.Option{device.WithBackend(device.BackendCUDA)}
+	opts := append([]device.Option{device.WithBackend(device.BackendCUDA)}, extra...)
 	n, err := device.Count(ctx, opts...)
 	require.NoError(t, err)
 	if n < min {
