@@ -2,10 +2,7 @@ package collective
 
 import (
 	"context"
-	"encoding/hex"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
@@ -72,40 +69,23 @@ func TestGPUAllReduceBandwidthTwoProcesses(t *testing.T) {
 // bandwidthTwoProcesses measures rank 0 here and rank 1 in a child, with communicators of
 // mode.
 func bandwidthTwoProcesses(t *testing.T, ctx context.Context, devs []*device.Device, ss []*streams.Stream, mode string) {
-	id, err := NewID(ctx, devs[0])
-	require.NoError(t, err)
-	idFile := filepath.Join(t.TempDir(), "nccl.id")
-	require.NoError(t, os.WriteFile(idFile, []byte(hex.EncodeToString(id[:])), 0o600))
-	cmd := exec.Command(os.Args[0], "-test.run=^TestGPUAllReduceBandwidthChild$", "-test.v")
-	cmd.Env = append(os.Environ(), collChildEnv+"="+idFile, collRankEnv+"=1", collModeEnv+"="+mode)
-	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
-	require.NoError(t, cmd.Start())
-	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
-
+	id, wait := startRankOne(t, ctx, devs[0], "TestGPUAllReduceBandwidthChild", mode)
 	c, err := Join(ctx, devs[0], id, 2, 0, modeOpts(mode)...)
 	require.NoError(t, err)
 	allReduceRows(t, ctx, []*Comm{c}, ss[:1], true)
 	require.NoError(t, c.Close(ctx))
-	require.NoError(t, cmd.Wait(), "the child (rank 1) failed")
+	require.NoError(t, wait(), "the child (rank 1)")
 }
 
 // TestGPUAllReduceBandwidthChild is rank 1 of TestGPUAllReduceBandwidthTwoProcesses.
 func TestGPUAllReduceBandwidthChild(t *testing.T) {
-	idFile := os.Getenv(collChildEnv)
-	if idFile == "" {
+	id, rank, opts, ok := childRank(t)
+	if !ok {
 		t.Skip("the child process of TestGPUAllReduceBandwidthTwoProcesses")
 	}
 	ctx := context.Background()
-	rank, err := strconv.Atoi(os.Getenv(collRankEnv))
-	require.NoError(t, err)
 	devs, ss := cudaRanks(t, ctx, 2, bwTuning)
-	raw, err := os.ReadFile(idFile)
-	require.NoError(t, err)
-	var id ID
-	b, err := hex.DecodeString(string(raw))
-	require.NoError(t, err)
-	copy(id[:], b)
-	c, err := Join(ctx, devs[rank], id, 2, rank, modeOpts(os.Getenv(collModeEnv))...)
+	c, err := Join(ctx, devs[rank], id, 2, rank, opts...)
 	require.NoError(t, err)
 	allReduceRows(t, ctx, []*Comm{c}, ss[rank:rank+1], false)
 	require.NoError(t, c.Close(ctx))

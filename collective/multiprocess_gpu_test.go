@@ -3,6 +3,7 @@ package collective
 import (
 	"context"
 	"encoding/hex"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -35,12 +36,22 @@ func TestGPUTwoProcesses(t *testing.T) {
 
 // twoProcesses runs rank 0 here and rank 1 in a child, both with communicators of mode.
 func twoProcesses(t *testing.T, ctx context.Context, devs []*device.Device, ss []*streams.Stream, mode string) {
-	id, err := NewID(ctx, devs[0])
+	id, wait := startRankOne(t, ctx, devs[0], "TestGPUCollectiveChild", mode)
+	twoProcessRank(t, ctx, devs[0], ss[0], id, 0, modeOpts(mode)...)
+	require.NoError(t, wait(), "the child (rank 1)")
+}
+
+// startRankOne makes a communicator's ID on dev, writes it to a file and starts this test
+// binary again as rank 1, running test (a child test that reads it with childRank) with
+// communicators of mode. wait waits for the child's exit, a minute at most; the child is
+// killed at the test's end whatever happened.
+func startRankOne(t *testing.T, ctx context.Context, dev *device.Device, test, mode string) (ID, func() error) {
+	t.Helper()
+	id, err := NewID(ctx, dev)
 	require.NoError(t, err)
 	idFile := filepath.Join(t.TempDir(), "nccl.id")
 	require.NoError(t, os.WriteFile(idFile, []byte(hex.EncodeToString(id[:])), 0o600))
-
-	cmd := exec.Command(os.Args[0], "-test.run=^TestGPUCollectiveChild$", "-test.v")
+	cmd := exec.Command(os.Args[0], "-test.run=^"+test+"$", "-test.v")
 	cmd.Env = append(os.Environ(), collChildEnv+"="+idFile, collRankEnv+"=1", collModeEnv+"="+mode)
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 	require.NoError(t, cmd.Start())
@@ -50,39 +61,48 @@ func twoProcesses(t *testing.T, ctx context.Context, devs []*device.Device, ss [
 		_ = cmd.Process.Kill()
 		<-done
 	})
-
-	twoProcessRank(t, ctx, devs[0], ss[0], id, 0, modeOpts(mode)...)
-	select {
-	case err := <-done:
-		done <- err
-		require.NoError(t, err, "the child (rank 1) failed")
-	case <-time.After(time.Minute):
-		t.Fatal("the child (rank 1) did not exit")
+	return id, func() error {
+		select {
+		case err := <-done:
+			done <- err
+			return err
+		case <-time.After(time.Minute):
+			return errors.New("did not exit in a minute")
+		}
 	}
 }
 
-// TestGPUCollectiveChild is rank 1 of TestGPUTwoProcesses, in the child process.
-func TestGPUCollectiveChild(t *testing.T) {
+// childRank is the ID, rank and communicator options startRankOne handed to this child
+// process; ok is false in a process no parent started.
+func childRank(t *testing.T) (id ID, rank int, opts []Option, ok bool) {
 	idFile := os.Getenv(collChildEnv)
 	if idFile == "" {
-		t.Skip("the child process of TestGPUTwoProcesses")
+		return id, 0, nil, false
 	}
 	rank, err := strconv.Atoi(os.Getenv(collRankEnv))
 	require.NoError(t, err)
 	raw, err := os.ReadFile(idFile)
 	require.NoError(t, err)
-	var id ID
 	b, err := hex.DecodeString(string(raw))
 	require.NoError(t, err)
 	require.Len(t, b, len(id))
 	copy(id[:], b)
+	return id, rank, modeOpts(os.Getenv(collModeEnv)), true
+}
+
+// TestGPUCollectiveChild is rank 1 of TestGPUTwoProcesses, in the child process.
+func TestGPUCollectiveChild(t *testing.T) {
+	id, rank, opts, ok := childRank(t)
+	if !ok {
+		t.Skip("the child process of TestGPUTwoProcesses")
+	}
 	ctx := testdev.Ctx(t)
 	dev, err := device.Open(ctx, rank, device.WithBackend(device.BackendCUDA))
 	require.NoError(t, err)
 	defer dev.Close()
 	s, err := streams.New(ctx, dev)
 	require.NoError(t, err)
-	twoProcessRank(t, ctx, dev, s, id, rank, modeOpts(os.Getenv(collModeEnv))...)
+	twoProcessRank(t, ctx, dev, s, id, rank, opts...)
 }
 
 // twoProcessRank is one rank's part: join, an all-reduce and a broadcast from rank 1, each
