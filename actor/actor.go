@@ -479,6 +479,11 @@ func (a *Actor) spin(busy *bool) bool {
 	defer spin.Release()
 	start := a.clock()
 	last := start
+	// The idle window counts from the moment the actor has nothing left in flight, not from
+	// the start of the spin: an actor that spun through a long piece of work would otherwise
+	// park the moment it finished, and the caller's next message, typically sent right after
+	// its await returns, would pay the locked thread's wake (tens of microseconds).
+	idleFrom := start
 	for {
 		for range 64 {
 			if !a.mb.empty() {
@@ -489,17 +494,22 @@ func (a *Actor) spin(busy *bool) bool {
 		a.spinNs.Add(int64(now - last))
 		last = now
 		if a.cfg.idle != nil {
+			was := *busy
 			*busy = a.callIdle(now)
+			if was && !*busy {
+				idleFrom = now
+			}
 		}
 		a.handOff()
 		if a.closed.Load() && !*busy {
 			return false
 		}
-		window := a.cfg.spin
 		if *busy {
-			window = max(window, a.cfg.busySpin) // the idle hook is polling work in progress
-		}
-		if now-start >= window {
+			// The idle hook is polling work in progress.
+			if now-start >= max(a.cfg.spin, a.cfg.busySpin) {
+				return false
+			}
+		} else if now-idleFrom >= a.cfg.spin {
 			return false
 		}
 	}

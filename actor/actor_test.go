@@ -416,6 +416,34 @@ func TestBusySpinKeepsPolling(t *testing.T) {
 	assert.Equal(t, before.Ops, after.Ops, "no message completed it: the polling hook did")
 }
 
+// TestIdleWindowCountsFromTheLastWork: an actor that polled work in progress for longer than
+// its spin window still spins the whole window once the work is done, so that the caller's
+// next message, sent right after its await returns, finds it awake; only then does it park.
+func TestIdleWindowCountsFromTheLastWork(t *testing.T) {
+	if runtime.GOMAXPROCS(0) < 2 {
+		t.Skip("the actor never spins with one P")
+	}
+	const window, work = 200 * time.Millisecond, 300 * time.Millisecond
+	tr := &tracker{}
+	a := newActor(t, WithIdle(tr.idle), WithSpin(window), WithBusySpin(time.Minute), WithAwaitSpin(0))
+	ctx := context.Background()
+	p := NewPromise[time.Time]()
+	f := p.Future()
+	f.SetAwaitSpin(0)
+	_, err := Call(ctx, a, func() (int, error) {
+		tr.pending = append(tr.pending, trackedOp{time.Now().Add(work), p})
+		return 0, nil
+	}).Await(ctx)
+	require.NoError(t, err)
+	before := a.Stats()
+	_, err = f.Await(ctx)
+	require.NoError(t, err)
+	time.Sleep(window / 10) // time for a park decided at the work's end to be counted
+	assert.Equal(t, before.Parks, a.Stats().Parks, "the idle window starts when the work ends, not when the spin began")
+	assert.Eventually(t, func() bool { return a.Stats().Parks > before.Parks }, 10*time.Second, time.Millisecond,
+		"the actor parks once the window has passed")
+}
+
 func TestCloseWaitsForBusyIdle(t *testing.T) {
 	tr := &tracker{}
 	a, err := New(WithIdle(tr.idle))
