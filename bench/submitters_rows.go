@@ -4,7 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
+	"sync"
+	"time"
 
+	"github.com/gpuactor/gpuactor/cuda"
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/streams"
 )
@@ -16,7 +20,9 @@ import (
 // locked OS thread, all sharing the GPU's primary context. K handles of one ordinal are
 // independent actors the library supports (docs/design/submitters.md): each releases only
 // what it made, so the extra ones are opened for a row and closed once its work is done.
-// The rows are opt-in (-scenarios names them): they measure a design, not the library.
+// binding_launch_threads_N is launch_threads_N through the binding from N locked threads, no
+// actor: the floor under N lanes. The rows are opt-in (-scenarios names them): they measure a
+// design, not the library.
 
 // submitterRow is stream_launch_<goroutines> spread over k handles.
 type submitterRow struct{ goroutines, k int }
@@ -36,10 +42,88 @@ func submitterScenarios() []scenario {
 				return submittersLaunchRate(e, name, r.goroutines, r.k, repeat)
 			}})
 	}
+	for _, n := range []int{8, 64} {
+		out = append(out, scenario{name: fmt.Sprintf("binding_launch_threads_%d", n), manyStreams: true, optIn: true, unit: "us/launch",
+			ref: fmt.Sprintf("launch_threads_%d", n), run: bindingLaunchThreads(n)})
+	}
 	return append(out, scenario{name: "launch_roundtrip_k4", manyStreams: true, optIn: true, unit: "us", ref: "launch_roundtrip",
 		run: func(e *env, _ int64, repeat int) (float64, *float64, error) {
 			return idleSubmittersRoundTrip(e, 4, repeat)
 		}})
+}
+
+// bindingLaunchThreads is launch_threads_<n> through gpuactor's binding, with no actor: n
+// goroutines, each locked to an OS thread of its own with a direct device (its own stream and
+// copy of the empty kernel), launch their share of the empty kernels on their streams and
+// synchronize them; a batch is timed from its start on every thread to the last one's
+// synchronize. It is the floor that calling libcudart through purego from n threads puts
+// under n lanes, as binding_launch_enqueue is one actor's.
+func bindingLaunchThreads(n int) func(*env, int64, int) (float64, *float64, error) {
+	return func(e *env, _ int64, repeat int) (float64, *float64, error) {
+		per := launchesPerRepeat / n
+		rounds := repeat + 1 // the first warms up
+		starts := make([]chan struct{}, rounds)
+		for r := range starts {
+			starts[r] = make(chan struct{})
+		}
+		quit := make(chan struct{})
+		ready := make(chan error, n)
+		done := make(chan error, n*rounds) // never blocks a worker
+		var workers sync.WaitGroup
+		defer func() { close(quit); workers.Wait() }()
+		for range n {
+			workers.Go(func() {
+				runtime.LockOSThread()
+				defer runtime.UnlockOSThread()
+				dd, err := e.binding()
+				ready <- err
+				if err != nil {
+					return
+				}
+				defer dd.close()
+				for r := range rounds {
+					select {
+					case <-starts[r]:
+					case <-quit:
+						return
+					}
+					done <- launchBatch(dd, per)
+				}
+			})
+		}
+		var errs []error
+		for range n {
+			errs = append(errs, <-ready)
+		}
+		if err := errors.Join(errs...); err != nil {
+			return 0, nil, err
+		}
+		var samples []float64
+		for r := range rounds {
+			start := time.Now()
+			close(starts[r])
+			for range n {
+				errs = append(errs, <-done)
+			}
+			if err := errors.Join(errs...); err != nil {
+				return 0, nil, err
+			}
+			if r > 0 {
+				samples = append(samples, float64(time.Since(start).Nanoseconds())/1e3/float64(per*n))
+			}
+		}
+		return median(samples), nil, nil
+	}
+}
+
+// launchBatch queues n empty launches on dd's stream and synchronizes it.
+func launchBatch(dd *direct, n int) error {
+	for range n {
+		if err := dd.dev.Launch(dd.empty, cuda.Dim(1), cuda.Dim(1), 0, dd.stream, nil); err != nil {
+			return err
+		}
+	}
+	return dd.dev.StreamSynchronize(dd.stream)
 }
 
 // submitter is one handle of the env's device with the empty kernel loaded on it.

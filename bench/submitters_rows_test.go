@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -37,7 +39,7 @@ func TestSubmitterRowsAreOptIn(t *testing.T) {
 	assert.Equal(t, map[string]string{
 		"stream_launch_8": "launch_threads_8", "stream_launch_8_k2": "launch_threads_8", "stream_launch_8_k4": "launch_threads_8",
 		"stream_launch_8_k8": "launch_threads_8", "stream_launch_64_k4": "launch_threads_64", "stream_launch_64_k8": "launch_threads_64",
-		"launch_roundtrip_k4": "launch_roundtrip",
+		"launch_roundtrip_k4": "launch_roundtrip", "binding_launch_threads_8": "launch_threads_8", "binding_launch_threads_64": "launch_threads_64",
 	}, refs)
 	args := externalArgs(o)
 	require.Equal(t, "--scenarios", args[0])
@@ -97,4 +99,24 @@ func TestOpenSubmittersClosesOnlyTheExtraHandles(t *testing.T) {
 	}
 	require.NoError(t, streams.Default(e.dev).Launch(ctx, e.empty, one).Wait(ctx), "the env's own device")
 	require.NoError(t, e.dev.Synchronize(context.Background()))
+}
+
+// A thread of binding_launch_threads_N that cannot open its direct device fails the row with
+// the reason, and every other thread, opened or not, ends with it.
+func TestBindingLaunchThreadsFailsWhenAThreadCannotOpen(t *testing.T) {
+	var calls atomic.Int32
+	e := &env{ctx: t.Context(), binding: func() (*direct, error) {
+		if calls.Add(1) == 3 {
+			return nil, errors.New("no binding on this thread")
+		}
+		return openDirect(device.BackendSim, 0)
+	}}
+	_, _, err := bindingLaunchThreads(8)(e, 0, 1)
+	require.ErrorContains(t, err, "no binding on this thread")
+	assert.Equal(t, int32(8), calls.Load(), "every thread tried")
+
+	e.binding = func() (*direct, error) { return openDirect(device.BackendSim, 0) }
+	v, _, err := bindingLaunchThreads(8)(e, 0, 1)
+	require.NoError(t, err)
+	assert.Positive(t, v)
 }
