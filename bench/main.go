@@ -77,7 +77,7 @@ func parseFlags(args []string) (*options, error) {
 	o := &options{}
 	var scen, sizes, graphSizes, waiterQuery string
 	fs.StringVar(&o.backend, "backend", "all", "all (every backend present), cuda or sim")
-	fs.StringVar(&scen, "scenarios", "", "comma-separated scenario names (default: all): "+strings.Join(scenarioNames(), ","))
+	fs.StringVar(&scen, "scenarios", "", "comma-separated scenario names (default: all but the opt-in rows, which run only when named here): "+strings.Join(scenarioNames(), ","))
 	fs.StringVar(&sizes, "sizes", "4096,65536,1048576,16777216,268435456", "bytes, for the bandwidth scenarios (K, M, G suffixes allowed)")
 	fs.IntVar(&o.repeat, "repeat", 21, "timed repeats per figure (the median is reported)")
 	fs.StringVar(&o.jsonPath, "json", "", "write every result as JSON to this file")

@@ -241,7 +241,7 @@ type task struct {
 func plan(o *options) []task {
 	var out []task
 	for _, s := range scenarios() {
-		if !o.wants(s.name) || (s.nodes && o.graphSizes != nil && !slices.Contains(o.graphSizes, s.size)) {
+		if !o.wants(s.name) || (s.optIn && o.scenarios == nil) || (s.nodes && o.graphSizes != nil && !slices.Contains(o.graphSizes, s.size)) {
 			continue
 		}
 		if !s.sized {

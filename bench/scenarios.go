@@ -95,6 +95,8 @@ type scenario struct {
 	probes []string
 	// manyStreams: the row has work in flight on several streams at once (see scenarios).
 	manyStreams bool
+	// optIn: the row runs only when -scenarios names it, not in the default suite.
+	optIn bool
 	// fanout: how many devices the row runs on, for rows that fan jobs out over several
 	// (fanoutAll: every device); 0 for the rest, which run on one.
 	fanout int
@@ -130,7 +132,7 @@ const launchesPerRepeat = 20000
 // rows that drive several streams at once run last. The binding rows (binding_rows.go) follow
 // the graph rows: each opens a stream of its own, which the graph rows must not see first.
 func scenarios() []scenario {
-	all := slices.Concat(graphScenarios(), bindingScenarios(), coreScenarios(), streamScenarios(), allocScenarios(), pitchedScenarios(), isolatedScenarios(), groupScenarios(), peerScenarios())
+	all := slices.Concat(graphScenarios(), bindingScenarios(), coreScenarios(), streamScenarios(), allocScenarios(), submitterScenarios(), pitchedScenarios(), isolatedScenarios(), groupScenarios(), peerScenarios())
 	slices.SortStableFunc(all, func(a, b scenario) int {
 		return cmp.Compare(b2i(a.manyStreams), b2i(b.manyStreams))
 	})

@@ -44,24 +44,34 @@ func streamRoundTrip(e *env, _ int64, repeat int) (float64, *float64, error) {
 	return roundTrips(e, repeat, s)
 }
 
-// streamLaunchRate: g goroutines, each with a stream of its own, keep up to 64 launches in
-// flight and await the oldest future (completed by the GPU reaching it) before the next.
+// streamLaunchRate: g goroutines, each with a stream of its own on the env's device, keep up
+// to 64 launches in flight and await the oldest future (completed by the GPU reaching it)
+// before the next.
 func streamLaunchRate(e *env, g, repeat int) (float64, *float64, error) {
 	ss := make([]*streams.Stream, g)
+	ks := make([]*device.Kernel, g)
 	for i := range ss {
 		s, err := streams.New(e.ctx, e.dev)
 		if err != nil {
 			return 0, nil, err
 		}
 		defer s.Close(e.ctx)
-		ss[i] = s
+		ss[i], ks[i] = s, e.empty
 	}
+	return launchOnStreams(e, ss, ks, repeat)
+}
+
+// launchOnStreams is streamLaunchRate's loop over streams made by its caller: goroutine i
+// launches ks[i] (a kernel of ss[i]'s device) on ss[i], 64 futures in flight. Per-launch time
+// is the batch's time over every goroutine's launches.
+func launchOnStreams(e *env, ss []*streams.Stream, ks []*device.Kernel, repeat int) (float64, *float64, error) {
+	g := len(ss)
 	per := launchesPerRepeat / g
 	var samples []float64
 	for r := -1; r < repeat; r++ {
 		start := time.Now()
 		if err := fanOut(g, func(i int) error {
-			return inFlight(e, per, func() *streams.Future { return ss[i].Launch(e.ctx, e.empty, one) })
+			return inFlight(e, per, func() *streams.Future { return ss[i].Launch(e.ctx, ks[i], one) })
 		}); err != nil {
 			return 0, nil, err
 		}
