@@ -24,6 +24,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -38,6 +39,7 @@ type options struct {
 	sizes        []int64
 	repeat       int
 	jsonPath     string
+	cpuProfile   string // -cpuprofile
 	save         bool
 	outDir       string
 	cbaseline    string
@@ -66,10 +68,36 @@ func main() {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(2)
 	}
-	if err := run(context.Background(), o); err != nil {
+	stop, err := startProfile(o.cpuProfile)
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
+	err = run(context.Background(), o)
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+// startProfile writes a CPU profile of the whole run to path ("" for none) until stop.
+func startProfile(path string) (stop func(), err error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
 }
 
 func parseFlags(args []string) (*options, error) {
@@ -86,6 +114,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.StringVar(&o.cbaseline, "cbaseline", "", "prebuilt C++ baseline binary (default: build bench/cbaseline/suite.cu with nvcc when present; 'off' to skip)")
 	fs.BoolVar(&o.peers, "peers", true, "run bench/peers/peers.py (CuPy, cuda.core) after the C++ baseline in every pass, when python3 is there")
 	fs.IntVar(&o.device, "device", 0, "device ordinal")
+	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the run (gpuactor's rows and the bench around them) to this file")
 	fs.IntVar(&o.copiers, "staging-workers", 0, "goroutines copying host memory in the staged rows (streams.StagingWorkers; 0: sized to the host)")
 	fs.IntVar(&o.simDevices, "sim-devices", 0, "on the simulator, how many devices it has, all opened on one simulator (0: its default, a simulator per device opened); the fan-out rows run on up to this many")
 	fs.DurationVar(&o.awaitSpin, "await-spin", 0, "how long a caller's Await spins before parking (device.ActorTuning.AwaitSpin; 0: the library's default). C++'s cudaStreamSynchronize spins for as long as it waits")

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -179,4 +181,21 @@ func TestByHandTableDividesStagedRowsByCppStaging(t *testing.T) {
 	assert.Contains(t, pageable, "1.90×", "the median of the rounds 42, 38, 38 over the pageable 20")
 	assert.Contains(t, pageable, "1.90–2.10×")
 	assert.Contains(t, pageable, "0.40×", "pageable 20 over the pinned target 50")
+}
+
+func TestCPUProfileWritesAFile(t *testing.T) {
+	stop, err := startProfile("")
+	require.NoError(t, err)
+	stop()
+	path := filepath.Join(t.TempDir(), "cpu.prof")
+	o, err := parseFlags([]string{"-cpuprofile", path})
+	require.NoError(t, err)
+	stop, err = startProfile(o.cpuProfile)
+	require.NoError(t, err)
+	stop()
+	st, err := os.Stat(path)
+	require.NoError(t, err)
+	assert.Positive(t, st.Size(), "a profile, even of nothing, has a header")
+	_, err = startProfile(filepath.Join(t.TempDir(), "no", "such", "dir", "cpu.prof"))
+	assert.Error(t, err)
 }
