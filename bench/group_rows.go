@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/gpuactor/gpuactor/internal/spin"
 	"os"
 	"sync"
 	"time"
@@ -265,6 +266,7 @@ func groupTail(e *env, _ int64, repeat int) (float64, *float64, error) {
 	job := func(ctx context.Context, d *device.Device, s *streams.Stream) error {
 		return jobs[d.Ordinal()].run(ctx, s)
 	}
+	before := loadStats(devs)
 	lat := make([]float64, 0, n*repeat)
 	var mu sync.Mutex
 	var errs []error
@@ -294,6 +296,7 @@ func groupTail(e *env, _ int64, repeat int) (float64, *float64, error) {
 		return 0, nil, err
 	}
 	fmt.Fprintf(os.Stderr, "group_tail: %d devices, capacity %.0f jobs/s, offered %.0f jobs/s\n", len(devs), capacity, 0.8*capacity)
+	before.report("group_tail", devs, len(lat))
 	p99 := percentile(lat, 99)
 	return median(lat), &p99, nil
 }
@@ -306,4 +309,35 @@ func waitUntil(t time.Time) {
 	}
 	for time.Now().Before(t) {
 	}
+}
+
+// rowStats is what a row's devices and the process's spin budget had done before it, so
+// that the row can say what its own run made them do: how often the actors parked (a
+// parked actor pays a wake for the next message or completion) and how often the budget
+// refused a spinner.
+type rowStats struct {
+	actors []actor.Stats
+	spin   spin.Stats
+}
+
+func loadStats(devs []*device.Device) rowStats {
+	st := rowStats{spin: spin.Process().Stats()}
+	for _, d := range devs {
+		st.actors = append(st.actors, d.Stats().Actor)
+	}
+	return st
+}
+
+// report writes, on stderr, per device: parks and their time per job, spin and busy time per
+// job, and the operations in flight now; and the spin budget's limit, peak and refusals.
+func (b rowStats) report(row string, devs []*device.Device, jobs int) {
+	after := loadStats(devs)
+	per := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 / float64(max(jobs, 1)) }
+	for i, d := range devs {
+		a0, a1 := b.actors[i], after.actors[i]
+		fmt.Fprintf(os.Stderr, "%s: device %d per job: %.2f parks, %.1f us parked, %.1f us spinning, %.1f us busy; in flight now %d\n", row, d.Ordinal(),
+			float64(a1.Parks-a0.Parks)/float64(max(jobs, 1)), per(a1.Park-a0.Park), per(a1.Spin-a0.Spin), per(a1.Busy-a0.Busy), d.Stats().InFlight)
+	}
+	fmt.Fprintf(os.Stderr, "%s: spin budget limit %d, held now %d, peak %d, refusals %d during the row (%d before)\n", row,
+		after.spin.Limit, after.spin.Held, after.spin.Peak, after.spin.Refusals-b.spin.Refusals, b.spin.Refusals)
 }
