@@ -10,6 +10,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"net/http"
+	"runtime/trace"
 	"slices"
 	"strconv"
 	"sync"
@@ -22,6 +23,7 @@ type report struct {
 	elapsed       time.Duration
 	latencies     []time.Duration // of the answered requests, sorted
 	perDevice     map[string]int  // answered requests by the device that ran them
+	runtime       runtimeDelta    // what the Go runtime did meanwhile: GC, scheduler latency
 }
 
 func (r report) quantile(q float64) time.Duration {
@@ -41,6 +43,8 @@ func (r report) print(w io.Writer) {
 	}
 	fmt.Fprintf(w, "latency p50 %v, p99 %v (%.2f× p50), max %v\n", p50.Round(time.Microsecond), p99.Round(time.Microsecond),
 		ratio, r.quantile(1).Round(time.Microsecond))
+	printHistogram(w, r.latencies)
+	r.runtime.print(w)
 	devs := make([]string, 0, len(r.perDevice))
 	for d := range r.perDevice {
 		devs = append(devs, d)
@@ -55,7 +59,8 @@ func (r report) print(w io.Writer) {
 // one request after another and checking every element of every answer. A fraction c.cancel
 // of the requests is cancelled at a random moment within c.cancelWithin; those may end either
 // way, and count as cancelled when they do not answer.
-func generateLoad(ctx context.Context, url string, c config) (report, error) {
+// With tr, each request is a trace region (traceRegionRequest) and a slow one is traced.
+func generateLoad(ctx context.Context, url string, c config, tr *slowTracer) (report, error) {
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: c.clients}}
 	defer client.CloseIdleConnections()
 	n := c.size / 4
@@ -63,6 +68,7 @@ func generateLoad(ctx context.Context, url string, c config) (report, error) {
 	rep := report{perDevice: map[string]int{}}
 	errs := make([]error, c.clients)
 	var wg sync.WaitGroup
+	before := sampleRuntime()
 	start := time.Now()
 	deadline := start.Add(c.duration)
 	for id := range c.clients {
@@ -77,15 +83,28 @@ func generateLoad(ctx context.Context, url string, c config) (report, error) {
 				if rng.Float64() < c.cancel {
 					time.AfterFunc(time.Duration(rng.Int64N(int64(c.cancelWithin)+1)), cancel)
 				}
-				t0 := time.Now()
-				dev, err := call(rctx, client, url, n, id, i, &buf)
-				took := time.Since(t0)
+				rid := ""
+				if tr != nil {
+					rid = requestID(id, i)
+				}
+				var dev string
+				var err error
+				var took time.Duration
+				traceRegion(rctx, traceRegionRequest, rid, func() {
+					t0 := time.Now()
+					dev, err = call(rctx, client, url, n, rid, id, i, &buf)
+					took = time.Since(t0)
+					if err == nil && trace.IsEnabled() {
+						trace.Log(rctx, traceCategoryLatency, took.String())
+					}
+				})
 				cancel()
 				switch {
 				case err == nil:
 					ok++
 					lat = append(lat, took)
 					devs[dev]++
+					tr.observe(rid, took)
 				case rctx.Err() != nil && ctx.Err() == nil:
 					cancelled++
 				default:
@@ -105,6 +124,7 @@ func generateLoad(ctx context.Context, url string, c config) (report, error) {
 	}
 	wg.Wait()
 	rep.elapsed = time.Since(start)
+	rep.runtime = diffRuntime(before, sampleRuntime(), rep.ok)
 	slices.Sort(rep.latencies)
 	return rep, errors.Join(errs...)
 }
@@ -116,10 +136,10 @@ type clientMemory struct {
 	body, got []byte
 }
 
-// call sends request i of client id: n floats of x and y, and a, all derived from id and i;
-// it checks the answer element by element against Go's float32(a*x)+y and returns the device
-// that ran it.
-func call(ctx context.Context, client *http.Client, url string, n, id, i int, m *clientMemory) (string, error) {
+// call sends request i of client id, named rid: n floats of x and y, and a, all derived from
+// id and i; it checks the answer element by element against Go's float32(a*x)+y and returns
+// the device that ran it.
+func call(ctx context.Context, client *http.Client, url string, n int, rid string, id, i int, m *clientMemory) (string, error) {
 	a := float32((id+i)%7+1) * 0.25
 	m.x, m.y = resize(m.x, n), resize(m.y, n)
 	x, y := m.x, m.y
@@ -133,6 +153,9 @@ func call(ctx context.Context, client *http.Client, url string, n, id, i int, m 
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url+"/saxpy?a="+strconv.FormatFloat(float64(a), 'g', -1, 32), bytes.NewReader(m.body))
 	if err != nil {
 		return "", err
+	}
+	if rid != "" {
+		req.Header.Set(requestIDHeader, rid)
 	}
 	resp, err := client.Do(req)
 	if err != nil {

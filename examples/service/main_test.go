@@ -120,7 +120,7 @@ func TestHandler(t *testing.T) {
 	// One client's memory serves requests of different sizes, one after another.
 	var m clientMemory
 	for i, n := range []int{1000, 300, 4096} {
-		dev, err := call(ctx, srv.Client(), srv.URL, n, 3, i, &m)
+		dev, err := call(ctx, srv.Client(), srv.URL, n, requestID(3, i), 3, i, &m)
 		require.NoError(t, err, "n = %d", n)
 		assert.Contains(t, []string{"0", "1"}, dev)
 	}

@@ -18,9 +18,10 @@ import (
 // summary is what a run saw: the load's report, each device's health once the faults were
 // over, and each device's state after shutdown ("closed", "closed, failed: why" or "open").
 type summary struct {
-	load  report
-	after health
-	final []string
+	load   report
+	traces []string // the slow requests' trace files written (-trace-slow)
+	after  health
+	final  []string
 }
 
 // deviceOptions are the options every device of the service is opened with, the first time
@@ -118,8 +119,15 @@ func run(ctx context.Context, c config) (sum summary, err error) {
 
 	var errs []error
 	if c.load {
+		var tr *slowTracer
+		if c.traceSlow > 0 {
+			if tr, err = startSlowTracer(c.traceSlow, c.traceWindow, uint64(max(c.traceBytes, 0)), c.traceDir, c.traceMax, c.log); err != nil {
+				return sum, errors.Join(err, srv.Close(), g.Close(ctx), closeAll(devs))
+			}
+		}
 		var loadErr error
-		sum.load, loadErr = generateLoad(ctx, url, c)
+		sum.load, loadErr = generateLoad(ctx, url, c, tr)
+		sum.traces = tr.stop()
 		errs = append(errs, loadErr, <-injected)
 		sum.after, err = awaitHealthy(ctx, url, c.grace)
 		errs = append(errs, err, awaitNothingLeft(ctx, g, c.grace))
@@ -155,6 +163,9 @@ func run(ctx context.Context, c config) (sum summary, err error) {
 	}
 	if c.load {
 		sum.load.print(c.out)
+		for _, f := range sum.traces {
+			fmt.Fprintf(c.out, "slow request trace: %s\n", f)
+		}
 		for i, st := range sum.final {
 			fmt.Fprintf(c.out, "device %d: generation %d, %s\n", now[i].Ordinal(), sum.after.Devices[i].Generation, st)
 		}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"runtime/trace"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -58,6 +59,16 @@ func (s *service) handler() http.Handler {
 }
 
 func (s *service) serveSaxpy(w http.ResponseWriter, r *http.Request) {
+	if id := r.Header.Get(requestIDHeader); id != "" && trace.IsEnabled() {
+		traceRegion(r.Context(), traceRegionHandle, id, func() { s.saxpyRequest(w, r, id) })
+		return
+	}
+	s.saxpyRequest(w, r, "")
+}
+
+// saxpyRequest answers a saxpy request; id, when not "", is its Request-Id, which marks its
+// job in the execution trace.
+func (s *service) saxpyRequest(w http.ResponseWriter, r *http.Request, id string) {
 	a, err := strconv.ParseFloat(r.URL.Query().Get("a"), 32)
 	if err != nil {
 		http.Error(w, "a: "+err.Error(), http.StatusBadRequest)
@@ -91,7 +102,12 @@ func (s *service) serveSaxpy(w http.ResponseWriter, r *http.Request) {
 	var ran atomic.Int64
 	err = s.g.Do(r.Context(), func(ctx context.Context, d *device.Device, st *streams.Stream) error {
 		ran.Store(int64(d.Ordinal()))
-		return s.saxpy(ctx, d, st, float32(a), sc.x, sc.y, sc.out)
+		if id == "" {
+			return s.saxpy(ctx, d, st, float32(a), sc.x, sc.y, sc.out)
+		}
+		var err error
+		traceRegion(ctx, traceRegionJob, id, func() { err = s.saxpy(ctx, d, st, float32(a), sc.x, sc.y, sc.out) })
+		return err
 	}, group.Idempotent())
 	reuse = err == nil
 	switch {
