@@ -24,6 +24,7 @@ type report struct {
 	latencies     []time.Duration // of the answered requests, sorted
 	perDevice     map[string]int  // answered requests by the device that ran them
 	runtime       runtimeDelta    // what the Go runtime did meanwhile: GC, scheduler latency
+	devices       []deviceLoad    // what each device's actor and operations did meanwhile
 }
 
 func (r report) quantile(q float64) time.Duration {
@@ -52,6 +53,10 @@ func (r report) print(w io.Writer) {
 	slices.Sort(devs)
 	for _, d := range devs {
 		fmt.Fprintf(w, "device %s: %d requests\n", d, r.perDevice[d])
+	}
+	slices.SortFunc(r.devices, func(a, b deviceLoad) int { return a.ordinal - b.ordinal })
+	for _, d := range r.devices {
+		d.print(w, r.perDevice[strconv.Itoa(d.ordinal)])
 	}
 }
 

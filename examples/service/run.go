@@ -126,7 +126,9 @@ func run(ctx context.Context, c config) (sum summary, err error) {
 			}
 		}
 		var loadErr error
+		before, t0 := deviceSnapshot(g.Devices()), time.Now()
 		sum.load, loadErr = generateLoad(ctx, url, c, tr)
+		sum.load.devices = deviceLoads(before, deviceSnapshot(g.Devices()), time.Since(t0))
 		sum.traces = tr.stop()
 		errs = append(errs, loadErr, <-injected)
 		sum.after, err = awaitHealthy(ctx, url, c.grace)
