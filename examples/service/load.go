@@ -66,7 +66,7 @@ func (r report) print(w io.Writer) {
 // way, and count as cancelled when they do not answer.
 // With tr, each request is a trace region (traceRegionRequest) and a slow one is traced.
 func generateLoad(ctx context.Context, url string, c config, tr *slowTracer) (report, error) {
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: c.clients}}
+	client := loadClient(c)
 	defer client.CloseIdleConnections()
 	n := c.size / 4
 	var mu sync.Mutex
@@ -132,6 +132,15 @@ func generateLoad(ctx context.Context, url string, c config, tr *slowTracer) (re
 	rep.runtime = diffRuntime(before, sampleRuntime(), rep.ok)
 	slices.Sort(rep.latencies)
 	return rep, errors.Join(errs...)
+}
+
+// loadClient is the load's HTTP client: a connection per client, each with a write buffer
+// that holds a whole request. With the default 4 KiB buffer the transport's copy of a body
+// fills the buffer, flushes it, and hands the rest to the connection's ReadFrom, which
+// allocates a 32 KiB buffer for every request: the generator's largest garbage, which the
+// service it measures, in the same process, would collect.
+func loadClient(c config) *http.Client {
+	return &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: c.clients, WriteBufferSize: 2*c.size + 4<<10}}
 }
 
 // clientMemory is what a client's requests are made and checked in, one request after
