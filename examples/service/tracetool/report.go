@@ -283,6 +283,12 @@ func (m *model) processView(w io.Writer, from, to trace.Time) {
 			classes[g.root] = c
 		}
 		c.n++
+		if c.split.waits == nil {
+			c.split.waits = map[string]time.Duration{}
+		}
+		for k, d := range s.waits {
+			c.split.waits[k] += d
+		}
 		c.split.running += s.running
 		c.split.runnable += s.runnable
 		c.split.waiting += s.waiting
@@ -321,8 +327,14 @@ func (m *model) processView(w io.Writer, from, to trace.Time) {
 		fmt.Fprintf(w, "    %-60s %4d %9s %9s %9s %9s %14s\n", short(k), c.n, pct(c.split.running, per), pct(c.split.runnable, per),
 			pct(c.split.waiting, per), pct(c.split.syscall, per), ms(c.split.longestRunnable))
 	}
-	if _, ok := classes[actorRoot]; !ok {
+	a, ok := classes[actorRoot]
+	if !ok {
 		fmt.Fprintln(w, "    (no device actor goroutine in the trace: isolated devices' actors run in this process; is this the service's trace?)")
+		return
+	}
+	fmt.Fprintln(w, "    the device actors' waits (an isolated device's actor waits for its worker's answers):")
+	for _, kv := range top(a.split.waits, 4) {
+		fmt.Fprintf(w, "      waited %12s  %s\n", ms(kv.d), kv.k)
 	}
 }
 
