@@ -19,7 +19,7 @@ import (
 // process's (client, HTTP server, group, device), the garbage behind the service's GC cycles.
 func BenchmarkRequest(b *testing.B) {
 	ctx := context.Background()
-	c := testConfig(&testing.T{})
+	c := testConfig(b)
 	c.sim, c.perDevice = 1, 8
 	faults, prog := &faultLog{}, newProgram()
 	defer prog.Close(ctx)

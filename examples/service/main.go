@@ -67,6 +67,7 @@ type config struct {
 	traceWindow  time.Duration
 	traceBytes   int
 	traceMax     int
+	reuseBuffers bool // keep each stream's device buffers for its next job instead of MallocAsync per request
 	log          *slog.Logger
 	out          io.Writer // where the service's lines go
 }
@@ -98,6 +99,7 @@ func main() {
 	flag.DurationVar(&c.traceWindow, "trace-window", defaultTraceWindow, "load: the least time each -trace-slow file covers, up to -trace-bytes")
 	flag.IntVar(&c.traceBytes, "trace-bytes", defaultTraceBytes, "load: the flight recorder's size bound, bytes")
 	flag.IntVar(&c.traceMax, "trace-max", defaultTraceMax, "load: the most -trace-slow files written, at most one per -trace-window")
+	flag.BoolVar(&c.reuseBuffers, "reuse-buffers", false, "keep each stream's device buffers for its next request instead of allocating and freeing them per request")
 	flag.Parse()
 	if c.load && c.addr == "127.0.0.1:8080" {
 		c.addr = "127.0.0.1:0"

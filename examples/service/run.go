@@ -91,6 +91,7 @@ func run(ctx context.Context, c config) (sum summary, err error) {
 		fmt.Fprintf(c.out, "device %d: %s (compute %s, %s backend, isolated %v)\n", d.Ordinal(), p.Name, p.ComputeCapability, d.Backend(), d.Isolated())
 	}
 	svc := newService(g, prog, faults)
+	svc.reuse = c.reuseBuffers
 	ln, err := net.Listen("tcp", c.addr)
 	if err != nil {
 		return sum, errors.Join(err, g.Close(ctx), closeAll(devs))
@@ -132,7 +133,9 @@ func run(ctx context.Context, c config) (sum summary, err error) {
 		sum.traces = tr.stop()
 		errs = append(errs, loadErr, <-injected)
 		sum.after, err = awaitHealthy(ctx, url, c.grace)
-		errs = append(errs, err, awaitNothingLeft(ctx, g, c.grace))
+		errs = append(errs, err, awaitNoJobs(ctx, g, c.grace))
+		svc.kept.release(ctx) // no job runs now: the kept buffers are the service's, not a leak
+		errs = append(errs, awaitNothingLeft(ctx, g, c.grace))
 	} else {
 		select {
 		case <-ctx.Done():
@@ -149,6 +152,9 @@ func run(ctx context.Context, c config) (sum summary, err error) {
 	errs = append(errs, srv.Shutdown(sctx))
 	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
 		errs = append(errs, err)
+	}
+	if err := awaitNoJobs(sctx, g, c.grace); err == nil {
+		svc.kept.release(sctx) // before the group closes the streams they are ordered on
 	}
 	now := g.Devices()
 	errs = append(errs, g.Shutdown(sctx))
@@ -225,6 +231,27 @@ func awaitNothingLeft(ctx context.Context, g *group.Group, within time.Duration)
 		case <-ctx.Done():
 			return errors.Join(left...)
 		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+// awaitNoJobs waits, for at most within, until the group runs and queues no job: the jobs of
+// requests whose clients left may still run after the handlers returned.
+func awaitNoJobs(ctx context.Context, g *group.Group, within time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, within)
+	defer cancel()
+	for {
+		var jobs int64
+		for _, d := range g.Stats().Devices {
+			jobs += d.Running + d.Queued
+		}
+		if jobs == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("the group still holds %d jobs after %v", jobs, within)
+		case <-time.After(time.Millisecond):
 		}
 	}
 }

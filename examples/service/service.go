@@ -35,6 +35,8 @@ type service struct {
 	prog    *device.Program
 	metrics *prom.Registry
 	faults  *faultLog // each device's last failure, which its restart replaced
+	reuse   bool      // keep each stream's device buffers for its next job (-reuse-buffers)
+	kept    keptBuffers
 }
 
 // newService serves requests on g; its metrics are g's (contrib/prometheus's group
@@ -130,17 +132,18 @@ func (s *service) saxpyRequest(w http.ResponseWriter, r *http.Request, id string
 
 // saxpy runs out = a*x + y on stream st of device d: stream-ordered device memory, the copies
 // staged through the device's pinned pool, the kernel, and the answer back in out. ctx bounds
-// every wait; the buffers are freed whatever happens.
+// every wait; the buffers are freed whatever happens, or, with reuse (-reuse-buffers), kept
+// for the stream's next job.
 func (s *service) saxpy(ctx context.Context, d *device.Device, st *streams.Stream, a float32, x, y, out []float32) error {
-	return saxpy(ctx, s.prog, d, st, a, x, y, out)
+	if !s.reuse {
+		return saxpy(ctx, s.prog, d, st, a, x, y, out)
+	}
+	return s.kept.saxpy(ctx, s.prog, d, st, a, x, y, out)
 }
 
-// saxpy runs out = a*x + y on stream st of device d, with prog's kernels there.
+// saxpy runs out = a*x + y on stream st of device d, with prog's kernels there, in device
+// buffers it allocates and frees on st.
 func saxpy(ctx context.Context, prog *device.Program, d *device.Device, st *streams.Stream, a float32, x, y, out []float32) error {
-	k, err := kernelsOn(ctx, prog, d)
-	if err != nil {
-		return err
-	}
 	n := len(x)
 	free := context.WithoutCancel(ctx) // a free must be queued even when the request ended
 	dx, _, err := alloc.MallocAsync[float32](ctx, st, n)
@@ -158,6 +161,18 @@ func saxpy(ctx context.Context, prog *device.Program, d *device.Device, st *stre
 		return err
 	}
 	defer dout.Close(free)
+	return saxpyIn(ctx, prog, d, st, a, x, y, out, dx, dy, dout)
+}
+
+// saxpyIn runs out = a*x + y on stream st of device d in the device buffers dx, dy and dout,
+// which hold at least len(x) elements each.
+func saxpyIn(ctx context.Context, prog *device.Program, d *device.Device, st *streams.Stream, a float32, x, y, out []float32,
+	dx, dy, dout *alloc.Buffer[float32]) error {
+	k, err := kernelsOn(ctx, prog, d)
+	if err != nil {
+		return err
+	}
+	n := len(x)
 	cfg := cuda.LaunchConfig{Grid: cuda.Dim(uint32((n + 255) / 256)), Block: cuda.Dim(256)}
 	return actor.WaitAll(ctx,
 		streams.CopyToDevice(ctx, st, dx, x),
