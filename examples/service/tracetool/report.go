@@ -202,7 +202,9 @@ func (m *model) goroutineView(w io.Writer, role string, rg *region) {
 	fmt.Fprintf(w, "  %s: goroutine %d (%s), %s: running %s, runnable %s (longest %s), waiting %s, syscall %s\n",
 		role, g.id, short(g.root), ms(d), pct(s.running, d), pct(s.runnable, d), ms(s.longestRunnable), pct(s.waiting, d), pct(s.syscall, d))
 	for _, kv := range top(s.waits, 5) {
-		fmt.Fprintf(w, "      waited %12s  %s\n", ms(kv.d), kv.k)
+		if kv.d >= time.Microsecond { // a wait the trace began in the middle of has no reason
+			fmt.Fprintf(w, "      waited %12s  %s\n", ms(kv.d), kv.k)
+		}
 	}
 	inner := map[string]time.Duration{}
 	for _, o := range m.regions {
