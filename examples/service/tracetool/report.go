@@ -160,7 +160,72 @@ func (m *model) explain(w io.Writer, r *request) {
 		}
 	}
 	m.gcView(w, c.from, c.to, r)
+	m.timeline(w, c.from, c.to)
 	m.processView(w, c.from, c.to)
+}
+
+// timelineSlices is how many slices timeline cuts a request's time into.
+const timelineSlices = 10
+
+// timeline writes, for each tenth of [from, to), how many requests of the whole process
+// completed, how many goroutines ran and waited for a P on average, the device actors' share
+// running, and the GC's: a stall that held every request shows as slices in which none
+// completed, one that held this request alone as slices in which the others went on.
+func (m *model) timeline(w io.Writer, from, to trace.Time) {
+	step := to.Sub(from) / timelineSlices
+	if step <= 0 {
+		return
+	}
+	done := make([]int, timelineSlices)
+	for _, rg := range m.regions {
+		if rg.kind == regionRequest && rg.ended && rg.to >= from && rg.to <= to {
+			done[min(timelineSlices-1, int(rg.to.Sub(from)/step))]++
+		}
+	}
+	var actors []*goroutine
+	for _, g := range m.gs {
+		if g.root == actorRoot {
+			actors = append(actors, g)
+		}
+	}
+	fmt.Fprintf(w, "  timeline, slices of %s: requests completed, goroutines running / runnable on average, actors running, GC\n", ms(step))
+	for i := range timelineSlices {
+		a := from + trace.Time(i)*trace.Time(step)
+		b := a + trace.Time(step)
+		var running, runnable time.Duration
+		for _, g := range m.gs {
+			s := g.split(a, b)
+			running += s.running
+			runnable += s.runnable
+		}
+		var actorRun time.Duration
+		for _, g := range actors {
+			actorRun += g.split(a, b).running
+		}
+		gc := ""
+		var stw, mark time.Duration
+		for _, x := range m.ranges {
+			if x.g != trace.NoGoroutine {
+				continue
+			}
+			if d := overlap(x.from, x.to, a, b); d > 0 {
+				if strings.HasPrefix(x.name, "stop-the-world") {
+					stw += d
+				} else {
+					mark += d
+				}
+			}
+		}
+		if stw > 0 || mark > 0 {
+			gc = fmt.Sprintf("STW %s, other %s", ms(stw), ms(mark))
+		}
+		actorShare := "-"
+		if len(actors) > 0 {
+			actorShare = pct(actorRun, step*time.Duration(len(actors)))
+		}
+		fmt.Fprintf(w, "    %10s %6d %7.1f / %-7.1f %5s  %s\n", ms(a.Sub(from)), done[i],
+			float64(running)/float64(step), float64(runnable)/float64(step), actorShare, gc)
+	}
 }
 
 // phases splits the request's time into its steps, from the regions' bounds.

@@ -88,6 +88,9 @@ func TestExplainsWhatASlowRequestWaitedOn(t *testing.T) {
 	assert.Contains(t, text, "job (device work; retries included)")
 	assert.Contains(t, text, "job (queued: on a group worker)")
 	assert.Regexp(t, `waited +4\d\.\d{3} ms  chan receive`, text)
+	// The timeline: ten slices, the request itself completing in the last one.
+	assert.Contains(t, text, "timeline, slices of 4.")
+	assert.Regexp(t, `\n +3\d\.\d{3} ms +1 `, text, "the last slice holds the request's own completion")
 
 	// -min picks every request at least that slow.
 	out.Reset()
