@@ -67,7 +67,8 @@ type config struct {
 	traceWindow  time.Duration
 	traceBytes   int
 	traceMax     int
-	reuseBuffers bool // keep each stream's device buffers for its next job instead of MallocAsync per request
+	reuseBuffers bool   // keep each stream's device buffers for its next job instead of MallocAsync per request
+	cpuProfile   string // load: write a CPU profile of the load here; with -trace-slow the traces hold its samples
 	log          *slog.Logger
 	out          io.Writer // where the service's lines go
 }
@@ -100,6 +101,7 @@ func main() {
 	flag.IntVar(&c.traceBytes, "trace-bytes", defaultTraceBytes, "load: the flight recorder's size bound, bytes")
 	flag.IntVar(&c.traceMax, "trace-max", defaultTraceMax, "load: the most -trace-slow files written, at most one per -trace-window")
 	flag.BoolVar(&c.reuseBuffers, "reuse-buffers", false, "keep each stream's device buffers for its next request instead of allocating and freeing them per request")
+	flag.StringVar(&c.cpuProfile, "cpuprofile", "", "load: write a CPU profile of the load to this file (with -trace-slow the traces hold its samples too)")
 	flag.Parse()
 	if c.load && c.addr == "127.0.0.1:8080" {
 		c.addr = "127.0.0.1:0"

@@ -126,9 +126,15 @@ func run(ctx context.Context, c config) (sum summary, err error) {
 				return sum, errors.Join(err, srv.Close(), g.Close(ctx), closeAll(devs))
 			}
 		}
+		stopProfile, err := startCPUProfile(c.cpuProfile)
+		if err != nil {
+			tr.stop()
+			return sum, errors.Join(err, srv.Close(), g.Close(ctx), closeAll(devs))
+		}
 		var loadErr error
 		before, t0 := deviceSnapshot(g.Devices()), time.Now()
 		sum.load, loadErr = generateLoad(ctx, url, c, tr)
+		errs = append(errs, stopProfile())
 		sum.load.devices = deviceLoads(before, deviceSnapshot(g.Devices()), time.Since(t0))
 		sum.traces = tr.stop()
 		errs = append(errs, loadErr, <-injected)

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"runtime/trace"
 	"sync"
 	"time"
@@ -142,4 +143,25 @@ func traceRegion(ctx context.Context, region, id string, fn func()) {
 		trace.Log(ctx, traceCategoryID, id)
 		fn()
 	})
+}
+
+// startCPUProfile starts a CPU profile written to name, for the load; "" starts none. While it
+// runs, the execution trace holds its samples too, which say what a goroutine the trace shows
+// running was running. stop ends it and closes the file.
+func startCPUProfile(name string) (stop func() error, err error) {
+	if name == "" {
+		return func() error { return nil }, nil
+	}
+	f, err := os.Create(name)
+	if err != nil {
+		return nil, fmt.Errorf("-cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("-cpuprofile: %w", err)
+	}
+	return func() error {
+		pprof.StopCPUProfile()
+		return f.Close()
+	}, nil
 }

@@ -62,8 +62,17 @@ type window struct {
 	from, to trace.Time
 }
 
+// sample is a CPU profile sample the trace holds (the process ran with a CPU profile on):
+// which goroutine ran what, at one moment.
+type sample struct {
+	t     trace.Time
+	g     trace.GoID
+	where string // the leaf frame, and the first frame outside the runtime when they differ
+}
+
 // model is the parsed trace.
 type model struct {
+	samples    []sample
 	start, end trace.Time
 	gs         map[trace.GoID]*goroutine
 	regions    []*region
@@ -112,6 +121,8 @@ func parse(r io.Reader) (*model, error) {
 				continue
 			}
 			m.transition(e, st)
+		case trace.EventStackSample:
+			m.samples = append(m.samples, sample{t: t, g: e.Goroutine(), where: sampleName(e.Stack())})
 		case trace.EventRegionBegin:
 			g := m.g(e.Goroutine())
 			rg := &region{kind: e.Region().Type, g: g.id, from: t}
@@ -253,4 +264,24 @@ func userFrame(s trace.Stack) string {
 		return f.Func
 	}
 	return first
+}
+
+// sampleName is a sample's leaf frame, with the program's first frame (outside the standard
+// library) when that is another.
+func sampleName(s trace.Stack) string {
+	leaf, own := "", ""
+	for f := range s.Frames() {
+		if leaf == "" {
+			leaf = f.Func
+		}
+		first, _, nested := strings.Cut(f.Func, "/") // a module's path begins with a domain
+		if strings.HasPrefix(f.Func, "main.") || nested && strings.Contains(first, ".") && !strings.HasPrefix(f.Func, "golang.org/") {
+			own = f.Func
+			break
+		}
+	}
+	if own == "" || own == leaf {
+		return leaf
+	}
+	return leaf + " in " + own
 }

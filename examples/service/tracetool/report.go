@@ -394,14 +394,47 @@ func (m *model) processView(w io.Writer, from, to trace.Time) {
 		fmt.Fprintf(w, "    %-60s %4d %9s %9s %9s %9s %14s\n", short(k), c.n, pct(c.split.running, per), pct(c.split.runnable, per),
 			pct(c.split.waiting, per), pct(c.split.syscall, per), ms(c.split.longestRunnable))
 	}
-	a, ok := classes[actorRoot]
-	if !ok {
+	if a, ok := classes[actorRoot]; ok {
+		fmt.Fprintln(w, "    the device actors' waits (an isolated device's actor waits for its worker's answers):")
+		for _, kv := range top(a.split.waits, 4) {
+			fmt.Fprintf(w, "      waited %12s  %s\n", ms(kv.d), kv.k)
+		}
+	} else {
 		fmt.Fprintln(w, "    (no device actor goroutine in the trace: isolated devices' actors run in this process; is this the service's trace?)")
-		return
 	}
-	fmt.Fprintln(w, "    the device actors' waits (an isolated device's actor waits for its worker's answers):")
-	for _, kv := range top(a.split.waits, 4) {
-		fmt.Fprintf(w, "      waited %12s  %s\n", ms(kv.d), kv.k)
+	m.samplesView(w, from, to)
+}
+
+// samplesView writes what the CPU profile's samples in [from, to) caught the device actors
+// and every goroutine doing, when the process ran with one (-cpuprofile): what an actor that
+// the trace shows running was running.
+func (m *model) samplesView(w io.Writer, from, to trace.Time) {
+	actor, all := map[string]int{}, map[string]int{}
+	n, onActors := 0, 0
+	for _, s := range m.samples {
+		if s.t < from || s.t >= to {
+			continue
+		}
+		n++
+		all[s.where]++
+		if g := m.gs[s.g]; g != nil && g.root == actorRoot {
+			actor[s.where]++
+			onActors++
+		}
+	}
+	if n == 0 {
+		return // no CPU profile ran beside the trace
+	}
+	fmt.Fprintf(w, "    CPU profile samples in the request: %d, %d of them on the device actors\n", n, onActors)
+	if len(actor) > 0 {
+		fmt.Fprintln(w, "    the actors' most frequent:")
+		for _, kv := range top(actor, 5) {
+			fmt.Fprintf(w, "      %5d  %s\n", kv.d, short(kv.k))
+		}
+	}
+	fmt.Fprintln(w, "    every goroutine's most frequent:")
+	for _, kv := range top(all, 5) {
+		fmt.Fprintf(w, "      %5d  %s\n", kv.d, short(kv.k))
 	}
 }
 
@@ -426,18 +459,18 @@ func peak(edges []edge) int {
 	return most
 }
 
-type kv struct {
+type kv[V cmp.Ordered] struct {
 	k string
-	d time.Duration
+	d V
 }
 
 // top is m's n largest entries, largest first.
-func top(m map[string]time.Duration, n int) []kv {
-	out := make([]kv, 0, len(m))
+func top[V cmp.Ordered](m map[string]V, n int) []kv[V] {
+	out := make([]kv[V], 0, len(m))
 	for k, d := range m {
-		out = append(out, kv{k, d})
+		out = append(out, kv[V]{k, d})
 	}
-	slices.SortFunc(out, func(a, b kv) int {
+	slices.SortFunc(out, func(a, b kv[V]) int {
 		if c := cmp.Compare(b.d, a.d); c != 0 {
 			return c
 		}
@@ -446,7 +479,7 @@ func top(m map[string]time.Duration, n int) []kv {
 	return out[:min(n, len(out))]
 }
 
-// short drops the module path from a function name.
+// short drops the module path from the function names in f.
 func short(f string) string {
-	return strings.TrimPrefix(f, "github.com/gpuactor/gpuactor/")
+	return strings.ReplaceAll(f, "github.com/gpuactor/gpuactor/", "")
 }

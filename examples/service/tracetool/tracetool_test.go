@@ -6,6 +6,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"runtime/trace"
 	"strings"
 	"sync"
@@ -138,4 +139,34 @@ func TestNoRequests(t *testing.T) {
 	var out strings.Builder
 	m.report(&out, 3, 0)
 	assert.Contains(t, out.String(), "no request regions")
+}
+
+// With a CPU profile running beside the trace, the samples taken during the slow request are
+// listed, by the function they caught running.
+func TestCPUSamplesInTheRequest(t *testing.T) {
+	ctx := context.Background()
+	var prof bytes.Buffer
+	require.NoError(t, pprof.StartCPUProfile(&prof))
+	data := record(t, func() {
+		trace.WithRegion(ctx, regionRequest, func() {
+			trace.Log(ctx, categoryID, "c9.9")
+			spinFor(200 * time.Millisecond)
+		})
+	})
+	pprof.StopCPUProfile()
+	m, err := parse(bytes.NewReader(data))
+	require.NoError(t, err)
+	require.NotEmpty(t, m.samples, "a CPU profile at 100 Hz samples a 200 ms loop")
+	var out strings.Builder
+	m.report(&out, 1, 0)
+	assert.Contains(t, out.String(), "CPU profile samples in the request")
+	assert.Contains(t, out.String(), "time.runtimeNow in examples/service/tracetool.spinFor", "the leaf and the loop's own frame")
+}
+
+// spinFor keeps the CPU busy for d.
+//
+//go:noinline
+func spinFor(d time.Duration) {
+	for end := time.Now().Add(d); time.Now().Before(end); {
+	}
 }
