@@ -92,17 +92,7 @@ func generateLoad(ctx context.Context, url string, c config, tr *slowTracer) (re
 				if tr != nil {
 					rid = requestID(id, i)
 				}
-				var dev string
-				var err error
-				var took time.Duration
-				traceRegion(rctx, traceRegionRequest, rid, func() {
-					t0 := time.Now()
-					dev, err = call(rctx, client, url, n, rid, id, i, &buf)
-					took = time.Since(t0)
-					if err == nil && trace.IsEnabled() {
-						trace.Log(rctx, traceCategoryLatency, took.String())
-					}
-				})
+				dev, took, err := timedCall(rctx, client, url, n, rid, id, i, &buf)
 				cancel()
 				switch {
 				case err == nil:
@@ -132,6 +122,25 @@ func generateLoad(ctx context.Context, url string, c config, tr *slowTracer) (re
 	rep.runtime = diffRuntime(before, sampleRuntime(), rep.ok)
 	slices.Sort(rep.latencies)
 	return rep, errors.Join(errs...)
+}
+
+// timedCall is call, timed; a request with an id (rid) is a trace region that logs its id
+// and, when answered, its latency (slowtrace.go).
+func timedCall(ctx context.Context, client *http.Client, url string, n int, rid string, id, i int, m *clientMemory) (dev string, took time.Duration, err error) {
+	if rid == "" {
+		t0 := time.Now()
+		dev, err = call(ctx, client, url, n, rid, id, i, m)
+		return dev, time.Since(t0), err
+	}
+	traceRegion(ctx, traceRegionRequest, rid, func() {
+		t0 := time.Now()
+		dev, err = call(ctx, client, url, n, rid, id, i, m)
+		took = time.Since(t0)
+		if err == nil && trace.IsEnabled() {
+			trace.Log(ctx, traceCategoryLatency, took.String())
+		}
+	})
+	return dev, took, err
 }
 
 // loadClient is the load's HTTP client: a connection per client, each with a write buffer
