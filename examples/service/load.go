@@ -10,6 +10,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"net/http"
+	"runtime/trace"
 	"slices"
 	"strconv"
 	"sync"
@@ -22,6 +23,8 @@ type report struct {
 	elapsed       time.Duration
 	latencies     []time.Duration // of the answered requests, sorted
 	perDevice     map[string]int  // answered requests by the device that ran them
+	runtime       runtimeDelta    // what the Go runtime did meanwhile: GC, scheduler latency
+	devices       []deviceLoad    // what each device's actor and operations did meanwhile
 }
 
 func (r report) quantile(q float64) time.Duration {
@@ -41,6 +44,8 @@ func (r report) print(w io.Writer) {
 	}
 	fmt.Fprintf(w, "latency p50 %v, p99 %v (%.2f× p50), max %v\n", p50.Round(time.Microsecond), p99.Round(time.Microsecond),
 		ratio, r.quantile(1).Round(time.Microsecond))
+	printHistogram(w, r.latencies)
+	r.runtime.print(w)
 	devs := make([]string, 0, len(r.perDevice))
 	for d := range r.perDevice {
 		devs = append(devs, d)
@@ -49,20 +54,26 @@ func (r report) print(w io.Writer) {
 	for _, d := range devs {
 		fmt.Fprintf(w, "device %s: %d requests\n", d, r.perDevice[d])
 	}
+	slices.SortFunc(r.devices, func(a, b deviceLoad) int { return a.ordinal - b.ordinal })
+	for _, d := range r.devices {
+		d.print(w, r.perDevice[strconv.Itoa(d.ordinal)])
+	}
 }
 
 // generateLoad runs c.clients clients against the service at url for c.duration, each sending
 // one request after another and checking every element of every answer. A fraction c.cancel
 // of the requests is cancelled at a random moment within c.cancelWithin; those may end either
 // way, and count as cancelled when they do not answer.
-func generateLoad(ctx context.Context, url string, c config) (report, error) {
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: c.clients}}
+// With tr, each request is a trace region (traceRegionRequest) and a slow one is traced.
+func generateLoad(ctx context.Context, url string, c config, tr *slowTracer) (report, error) {
+	client := loadClient(c)
 	defer client.CloseIdleConnections()
 	n := c.size / 4
 	var mu sync.Mutex
 	rep := report{perDevice: map[string]int{}}
 	errs := make([]error, c.clients)
 	var wg sync.WaitGroup
+	before := sampleRuntime()
 	start := time.Now()
 	deadline := start.Add(c.duration)
 	for id := range c.clients {
@@ -77,15 +88,18 @@ func generateLoad(ctx context.Context, url string, c config) (report, error) {
 				if rng.Float64() < c.cancel {
 					time.AfterFunc(time.Duration(rng.Int64N(int64(c.cancelWithin)+1)), cancel)
 				}
-				t0 := time.Now()
-				dev, err := call(rctx, client, url, n, id, i, &buf)
-				took := time.Since(t0)
+				rid := ""
+				if tr != nil {
+					rid = requestID(id, i)
+				}
+				dev, took, err := timedCall(rctx, client, url, n, rid, id, i, &buf)
 				cancel()
 				switch {
 				case err == nil:
 					ok++
 					lat = append(lat, took)
 					devs[dev]++
+					tr.observe(rid, took)
 				case rctx.Err() != nil && ctx.Err() == nil:
 					cancelled++
 				default:
@@ -105,8 +119,37 @@ func generateLoad(ctx context.Context, url string, c config) (report, error) {
 	}
 	wg.Wait()
 	rep.elapsed = time.Since(start)
+	rep.runtime = diffRuntime(before, sampleRuntime(), rep.ok)
 	slices.Sort(rep.latencies)
 	return rep, errors.Join(errs...)
+}
+
+// timedCall is call, timed; a request with an id (rid) is a trace region that logs its id
+// and, when answered, its latency (slowtrace.go).
+func timedCall(ctx context.Context, client *http.Client, url string, n int, rid string, id, i int, m *clientMemory) (dev string, took time.Duration, err error) {
+	if rid == "" {
+		t0 := time.Now()
+		dev, err = call(ctx, client, url, n, rid, id, i, m)
+		return dev, time.Since(t0), err
+	}
+	traceRegion(ctx, traceRegionRequest, rid, func() {
+		t0 := time.Now()
+		dev, err = call(ctx, client, url, n, rid, id, i, m)
+		took = time.Since(t0)
+		if err == nil && trace.IsEnabled() {
+			trace.Log(ctx, traceCategoryLatency, took.String())
+		}
+	})
+	return dev, took, err
+}
+
+// loadClient is the load's HTTP client: a connection per client, each with a write buffer
+// that holds a whole request. With the default 4 KiB buffer the transport's copy of a body
+// fills the buffer, flushes it, and hands the rest to the connection's ReadFrom, which
+// allocates a 32 KiB buffer for every request: the generator's largest garbage, which the
+// service it measures, in the same process, would collect.
+func loadClient(c config) *http.Client {
+	return &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: c.clients, WriteBufferSize: 2*c.size + 4<<10}}
 }
 
 // clientMemory is what a client's requests are made and checked in, one request after
@@ -116,10 +159,10 @@ type clientMemory struct {
 	body, got []byte
 }
 
-// call sends request i of client id: n floats of x and y, and a, all derived from id and i;
-// it checks the answer element by element against Go's float32(a*x)+y and returns the device
-// that ran it.
-func call(ctx context.Context, client *http.Client, url string, n, id, i int, m *clientMemory) (string, error) {
+// call sends request i of client id, named rid: n floats of x and y, and a, all derived from
+// id and i; it checks the answer element by element against Go's float32(a*x)+y and returns
+// the device that ran it.
+func call(ctx context.Context, client *http.Client, url string, n int, rid string, id, i int, m *clientMemory) (string, error) {
 	a := float32((id+i)%7+1) * 0.25
 	m.x, m.y = resize(m.x, n), resize(m.y, n)
 	x, y := m.x, m.y
@@ -133,6 +176,9 @@ func call(ctx context.Context, client *http.Client, url string, n, id, i int, m 
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url+"/saxpy?a="+strconv.FormatFloat(float64(a), 'g', -1, 32), bytes.NewReader(m.body))
 	if err != nil {
 		return "", err
+	}
+	if rid != "" {
+		req.Header.Set(requestIDHeader, rid)
 	}
 	resp, err := client.Do(req)
 	if err != nil {

@@ -17,9 +17,13 @@
 // injects a fault on device -fault-device after -fault-after. Then it waits for every device
 // to be healthy again, shuts down, and prints what it saw. Without a GPU, or with -sim N, it
 // runs on the simulator (N devices; GPUACTOR_BACKEND=sim with GPUACTOR_SIM_DEVICES=N does the
-// same).
+// same). With -trace-slow D the load keeps a runtime/trace flight recorder running and, when a
+// request takes longer than D, writes its window to -trace-dir/slow-N.trace (at most -trace-max
+// files, one per -trace-window), in which each request is marked (slowtrace.go): the files are
+// for ./tracetool, which says what a slow request waited on.
 //
 //	go run . -load -clients 64 -duration 10s -fault poison
+//	go run . -load -trace-slow 20ms -trace-dir /tmp/traces && go run ./tracetool /tmp/traces/slow-1.trace
 //	go run . -sim 4 -addr 127.0.0.1:8080
 //
 // The module is a program of its own: copy the folder out of the repository, delete go.work,
@@ -58,6 +62,13 @@ type config struct {
 	fault        string        // "", poison or kill
 	faultAfter   time.Duration
 	faultDevice  int
+	traceSlow    time.Duration // load: write the flight recorder's window when a request takes longer; 0: no trace
+	traceDir     string
+	traceWindow  time.Duration
+	traceBytes   int
+	traceMax     int
+	reuseBuffers bool   // keep each stream's device buffers for its next job instead of MallocAsync per request
+	cpuProfile   string // load: write a CPU profile of the load here; with -trace-slow the traces hold its samples
 	log          *slog.Logger
 	out          io.Writer // where the service's lines go
 }
@@ -84,6 +95,13 @@ func main() {
 	flag.StringVar(&c.fault, "fault", "", "inject a fault: poison (a kernel that traps) or kill (kill -9 of the device's worker)")
 	flag.DurationVar(&c.faultAfter, "fault-after", time.Second, "when to inject -fault, after the service starts")
 	flag.IntVar(&c.faultDevice, "fault-device", 0, "the device -fault hits (its place in the group)")
+	flag.DurationVar(&c.traceSlow, "trace-slow", 0, "load: keep an execution trace flight recorder running and write its window when a request takes longer than this (0: off)")
+	flag.StringVar(&c.traceDir, "trace-dir", ".", "load: where -trace-slow writes slow-N.trace")
+	flag.DurationVar(&c.traceWindow, "trace-window", defaultTraceWindow, "load: the least time each -trace-slow file covers, up to -trace-bytes")
+	flag.IntVar(&c.traceBytes, "trace-bytes", defaultTraceBytes, "load: the flight recorder's size bound, bytes")
+	flag.IntVar(&c.traceMax, "trace-max", defaultTraceMax, "load: the most -trace-slow files written, at most one per -trace-window")
+	flag.BoolVar(&c.reuseBuffers, "reuse-buffers", false, "keep each stream's device buffers for its next request instead of allocating and freeing them per request")
+	flag.StringVar(&c.cpuProfile, "cpuprofile", "", "load: write a CPU profile of the load to this file (with -trace-slow the traces hold its samples too)")
 	flag.Parse()
 	if c.load && c.addr == "127.0.0.1:8080" {
 		c.addr = "127.0.0.1:0"

@@ -33,7 +33,7 @@ func TestMain(m *testing.M) {
 }
 
 // testConfig is a short run on two simulated isolated devices.
-func testConfig(t *testing.T) config {
+func testConfig(testing.TB) config {
 	return config{addr: "127.0.0.1:0", sim: 2, load: true, clients: 8, size: 4096, duration: time.Second,
 		cancelWithin: time.Millisecond, perDevice: 2, stagingMiB: 32, restarts: 10, grace: 20 * time.Second,
 		park: true, faultAfter: 200 * time.Millisecond, log: slog.New(slog.DiscardHandler), out: io.Discard}
@@ -120,7 +120,7 @@ func TestHandler(t *testing.T) {
 	// One client's memory serves requests of different sizes, one after another.
 	var m clientMemory
 	for i, n := range []int{1000, 300, 4096} {
-		dev, err := call(ctx, srv.Client(), srv.URL, n, 3, i, &m)
+		dev, err := call(ctx, srv.Client(), srv.URL, n, requestID(3, i), 3, i, &m)
 		require.NoError(t, err, "n = %d", n)
 		assert.Contains(t, []string{"0", "1"}, dev)
 	}

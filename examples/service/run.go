@@ -18,9 +18,10 @@ import (
 // summary is what a run saw: the load's report, each device's health once the faults were
 // over, and each device's state after shutdown ("closed", "closed, failed: why" or "open").
 type summary struct {
-	load  report
-	after health
-	final []string
+	load   report
+	traces []string // the slow requests' trace files written (-trace-slow)
+	after  health
+	final  []string
 }
 
 // deviceOptions are the options every device of the service is opened with, the first time
@@ -90,6 +91,7 @@ func run(ctx context.Context, c config) (sum summary, err error) {
 		fmt.Fprintf(c.out, "device %d: %s (compute %s, %s backend, isolated %v)\n", d.Ordinal(), p.Name, p.ComputeCapability, d.Backend(), d.Isolated())
 	}
 	svc := newService(g, prog, faults)
+	svc.reuse = c.reuseBuffers
 	ln, err := net.Listen("tcp", c.addr)
 	if err != nil {
 		return sum, errors.Join(err, g.Close(ctx), closeAll(devs))
@@ -118,11 +120,28 @@ func run(ctx context.Context, c config) (sum summary, err error) {
 
 	var errs []error
 	if c.load {
+		var tr *slowTracer
+		if c.traceSlow > 0 {
+			if tr, err = startSlowTracer(c.traceSlow, c.traceWindow, uint64(max(c.traceBytes, 0)), c.traceDir, c.traceMax, c.log); err != nil {
+				return sum, errors.Join(err, srv.Close(), g.Close(ctx), closeAll(devs))
+			}
+		}
+		stopProfile, err := startCPUProfile(c.cpuProfile)
+		if err != nil {
+			tr.stop()
+			return sum, errors.Join(err, srv.Close(), g.Close(ctx), closeAll(devs))
+		}
 		var loadErr error
-		sum.load, loadErr = generateLoad(ctx, url, c)
+		before, t0 := deviceSnapshot(g.Devices()), time.Now()
+		sum.load, loadErr = generateLoad(ctx, url, c, tr)
+		errs = append(errs, stopProfile())
+		sum.load.devices = deviceLoads(before, deviceSnapshot(g.Devices()), time.Since(t0))
+		sum.traces = tr.stop()
 		errs = append(errs, loadErr, <-injected)
 		sum.after, err = awaitHealthy(ctx, url, c.grace)
-		errs = append(errs, err, awaitNothingLeft(ctx, g, c.grace))
+		errs = append(errs, err, awaitNoJobs(ctx, g, c.grace))
+		svc.kept.release(ctx) // no job runs now: the kept buffers are the service's, not a leak
+		errs = append(errs, awaitNothingLeft(ctx, g, c.grace))
 	} else {
 		select {
 		case <-ctx.Done():
@@ -140,6 +159,9 @@ func run(ctx context.Context, c config) (sum summary, err error) {
 	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
 		errs = append(errs, err)
 	}
+	if err := awaitNoJobs(sctx, g, c.grace); err == nil {
+		svc.kept.release(sctx) // before the group closes the streams they are ordered on
+	}
 	now := g.Devices()
 	errs = append(errs, g.Shutdown(sctx))
 	for _, d := range now {
@@ -155,6 +177,9 @@ func run(ctx context.Context, c config) (sum summary, err error) {
 	}
 	if c.load {
 		sum.load.print(c.out)
+		for _, f := range sum.traces {
+			fmt.Fprintf(c.out, "slow request trace: %s\n", f)
+		}
 		for i, st := range sum.final {
 			fmt.Fprintf(c.out, "device %d: generation %d, %s\n", now[i].Ordinal(), sum.after.Devices[i].Generation, st)
 		}
@@ -212,6 +237,27 @@ func awaitNothingLeft(ctx context.Context, g *group.Group, within time.Duration)
 		case <-ctx.Done():
 			return errors.Join(left...)
 		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+// awaitNoJobs waits, for at most within, until the group runs and queues no job: the jobs of
+// requests whose clients left may still run after the handlers returned.
+func awaitNoJobs(ctx context.Context, g *group.Group, within time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, within)
+	defer cancel()
+	for {
+		var jobs int64
+		for _, d := range g.Stats().Devices {
+			jobs += d.Running + d.Queued
+		}
+		if jobs == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("the group still holds %d jobs after %v", jobs, within)
+		case <-time.After(time.Millisecond):
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"runtime/trace"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -34,6 +35,8 @@ type service struct {
 	prog    *device.Program
 	metrics *prom.Registry
 	faults  *faultLog // each device's last failure, which its restart replaced
+	reuse   bool      // keep each stream's device buffers for its next job (-reuse-buffers)
+	kept    keptBuffers
 }
 
 // newService serves requests on g; its metrics are g's (contrib/prometheus's group
@@ -58,6 +61,16 @@ func (s *service) handler() http.Handler {
 }
 
 func (s *service) serveSaxpy(w http.ResponseWriter, r *http.Request) {
+	if id := r.Header.Get(requestIDHeader); id != "" && trace.IsEnabled() {
+		traceRegion(r.Context(), traceRegionHandle, id, func() { s.saxpyRequest(w, r, id) })
+		return
+	}
+	s.saxpyRequest(w, r, "")
+}
+
+// saxpyRequest answers a saxpy request; id, when not "", is its Request-Id, which marks its
+// job in the execution trace.
+func (s *service) saxpyRequest(w http.ResponseWriter, r *http.Request, id string) {
 	a, err := strconv.ParseFloat(r.URL.Query().Get("a"), 32)
 	if err != nil {
 		http.Error(w, "a: "+err.Error(), http.StatusBadRequest)
@@ -91,7 +104,12 @@ func (s *service) serveSaxpy(w http.ResponseWriter, r *http.Request) {
 	var ran atomic.Int64
 	err = s.g.Do(r.Context(), func(ctx context.Context, d *device.Device, st *streams.Stream) error {
 		ran.Store(int64(d.Ordinal()))
-		return s.saxpy(ctx, d, st, float32(a), sc.x, sc.y, sc.out)
+		if id == "" {
+			return s.saxpy(ctx, d, st, float32(a), sc.x, sc.y, sc.out)
+		}
+		var err error
+		traceRegion(ctx, traceRegionJob, id, func() { err = s.saxpy(ctx, d, st, float32(a), sc.x, sc.y, sc.out) })
+		return err
 	}, group.Idempotent())
 	reuse = err == nil
 	switch {
@@ -114,17 +132,18 @@ func (s *service) serveSaxpy(w http.ResponseWriter, r *http.Request) {
 
 // saxpy runs out = a*x + y on stream st of device d: stream-ordered device memory, the copies
 // staged through the device's pinned pool, the kernel, and the answer back in out. ctx bounds
-// every wait; the buffers are freed whatever happens.
+// every wait; the buffers are freed whatever happens, or, with reuse (-reuse-buffers), kept
+// for the stream's next job.
 func (s *service) saxpy(ctx context.Context, d *device.Device, st *streams.Stream, a float32, x, y, out []float32) error {
-	return saxpy(ctx, s.prog, d, st, a, x, y, out)
+	if !s.reuse {
+		return saxpy(ctx, s.prog, d, st, a, x, y, out)
+	}
+	return s.kept.saxpy(ctx, s.prog, d, st, a, x, y, out)
 }
 
-// saxpy runs out = a*x + y on stream st of device d, with prog's kernels there.
+// saxpy runs out = a*x + y on stream st of device d, with prog's kernels there, in device
+// buffers it allocates and frees on st.
 func saxpy(ctx context.Context, prog *device.Program, d *device.Device, st *streams.Stream, a float32, x, y, out []float32) error {
-	k, err := kernelsOn(ctx, prog, d)
-	if err != nil {
-		return err
-	}
 	n := len(x)
 	free := context.WithoutCancel(ctx) // a free must be queued even when the request ended
 	dx, _, err := alloc.MallocAsync[float32](ctx, st, n)
@@ -142,6 +161,18 @@ func saxpy(ctx context.Context, prog *device.Program, d *device.Device, st *stre
 		return err
 	}
 	defer dout.Close(free)
+	return saxpyIn(ctx, prog, d, st, a, x, y, out, dx, dy, dout)
+}
+
+// saxpyIn runs out = a*x + y on stream st of device d in the device buffers dx, dy and dout,
+// which hold at least len(x) elements each.
+func saxpyIn(ctx context.Context, prog *device.Program, d *device.Device, st *streams.Stream, a float32, x, y, out []float32,
+	dx, dy, dout *alloc.Buffer[float32]) error {
+	k, err := kernelsOn(ctx, prog, d)
+	if err != nil {
+		return err
+	}
+	n := len(x)
 	cfg := cuda.LaunchConfig{Grid: cuda.Dim(uint32((n + 255) / 256)), Block: cuda.Dim(256)}
 	return actor.WaitAll(ctx,
 		streams.CopyToDevice(ctx, st, dx, x),

@@ -1,0 +1,6 @@
+//go:build !race
+
+package main
+
+// raceOn: the race detector drops sync.Pool items at random, so garbage counts do not hold.
+const raceOn = false
