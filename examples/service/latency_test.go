@@ -62,16 +62,18 @@ func TestRuntimeDelta(t *testing.T) {
 	assert.Len(t, sink, 100)
 }
 
-// The slow tracer writes nothing for requests under its threshold, at most max files, none
-// closer together than its window, and a file per slow request otherwise; a nil tracer
+// The slow tracer writes nothing for requests under its threshold or in its first window, at
+// most max files, none closer together than its window, and a file per slow request otherwise; a nil tracer
 // observes nothing; bad settings are refused.
 func TestSlowTracer(t *testing.T) {
 	dir := t.TempDir()
 	tr, err := startSlowTracer(time.Millisecond, 50*time.Millisecond, 1<<20, dir, 2, slog.New(slog.DiscardHandler))
 	require.NoError(t, err)
-	tr.observe("fast", time.Millisecond) // not over the threshold
+	tr.observe("early", 5*time.Millisecond) // in the first window: the load's start, not traced
+	tr.observe("fast", time.Millisecond)    // not over the threshold
 	tr.wg.Wait()
 	assert.Empty(t, tr.written)
+	time.Sleep(tr.window + 5*time.Millisecond)
 
 	tr.observe("c0.1", 5*time.Millisecond)
 	tr.wg.Wait()

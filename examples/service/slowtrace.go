@@ -31,8 +31,9 @@ const (
 func requestID(client, i int) string { return fmt.Sprintf("c%d.%d", client, i) }
 
 // slowTracer keeps a flight recorder of the process's execution trace running and writes its
-// window to a file when a request is slower than the threshold: at most max files, and not
-// more often than once per window, so that each file holds stalls no other file holds.
+// window to a file when a request is slower than the threshold: at most max files, none in
+// the first window, and not more often than once per window, so that each file holds stalls
+// no other file holds.
 type slowTracer struct {
 	threshold time.Duration
 	window    time.Duration // the least the recorder keeps (MinAge): longer than the slowest request
@@ -69,7 +70,10 @@ func startSlowTracer(threshold, window time.Duration, maxBytes uint64, dir strin
 	if err := fr.Start(); err != nil {
 		return nil, fmt.Errorf("starting the flight recorder: %w", err)
 	}
-	return &slowTracer{threshold: threshold, window: window, dir: dir, max: max, log: log, fr: fr}, nil
+	// The first window is skipped as if a file had just been written: the load's start dials
+	// every client's connection at once, which stalls the first requests tens of milliseconds
+	// and would fill the files with what the steady load never does.
+	return &slowTracer{threshold: threshold, window: window, dir: dir, max: max, log: log, fr: fr, last: time.Now()}, nil
 }
 
 // observe is told each answered request's latency. When it is over the threshold, and a file
