@@ -63,6 +63,8 @@ func checkSurvives(t *testing.T, c config, backend string) {
 	t.Logf("%s", out.String())
 	require.NoError(t, err, "every request answered and checked")
 	assert.Positive(t, sum.load.ok)
+	assert.Equal(t, c.clients, sum.load.warmups, "every client opened its connection before the clock started")
+	assert.Contains(t, out.String(), "warm-up: ")
 	require.GreaterOrEqual(t, len(sum.after.Devices), 1)
 	assert.Equal(t, len(sum.after.Devices), sum.after.Healthy, "every device healthy after the restart")
 	for i, d := range sum.after.Devices {
