@@ -154,3 +154,43 @@ func actorWaitAll(ctx context.Context, fs ...*streams.Future) error {
 	}
 	return nil
 }
+
+// TestFreeAfterAWaiterCompletedItsLastUseTakesNoWatermark: with waiter queries on, a caller's
+// Await may complete the last use's future before the tracker has seen its watermark pass;
+// the frees that follow (device.Buffer.Close over every stream, alloc.Buffer.CloseOn on its
+// own) still find the stream drained, rather than waiting behind that watermark for a new one.
+func TestFreeAfterAWaiterCompletedItsLastUseTakesNoWatermark(t *testing.T) {
+	tuning := device.WithActorTuning(device.ActorTuning{WaiterQuery: device.WaiterQueryOn, AwaitSpin: time.Second})
+	eachBackend(t, func(t *testing.T, f *fixture) {
+		s := f.Stream(t)
+		for _, typed := range []bool{false, true} {
+			var free func() error
+			var use device.Mem
+			if typed {
+				b, err := alloc.Malloc[uint32](f.Ctx, s, 1024)
+				require.NoError(t, err)
+				use, free = b, func() error { return b.CloseOn(f.Ctx, nil).Wait(f.Ctx) }
+			} else {
+				b, err := f.Dev.MallocBytes(f.Ctx, 4096)
+				require.NoError(t, err)
+				use, free = b, func() error { return b.Close(f.Ctx) }
+			}
+			// Uses until a waiter completes one first; the scenario is up to the scheduler.
+			first := false
+			for range 200 {
+				before := f.Dev.Stats().Tracker.WaiterCompleted
+				require.NoError(t, s.Memset(f.Ctx, use, 1).Wait(f.Ctx))
+				if first = f.Dev.Stats().Tracker.WaiterCompleted > before; first {
+					break
+				}
+			}
+			if !first {
+				require.NoError(t, free())
+				t.Skip("no waiter completed a use before the tracker did")
+			}
+			marks := f.Dev.Stats().Tracker.Watermarks
+			require.NoError(t, free())
+			assert.Equal(t, marks, f.Dev.Stats().Tracker.Watermarks, "typed %v: a drained stream needs no watermark", typed)
+		}
+	}, tuning)
+}
