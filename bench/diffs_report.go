@@ -21,6 +21,7 @@ var differences = []struct{ row, over, what string }{
 // cudaFree costs plus at most 10 µs, whatever cudaFree itself costs on the host.
 var cppDifferences = []struct{ row, what string }{
 	{"free_after_done", "a Close awaited after the buffer's last use completed, over cudaFree alone (target ≤ +10 µs)"},
+	{"free_after_done_device", "device.Buffer.Close (after every stream) of the same, over cudaFree alone"},
 }
 
 // roundDiffsOverCpp is, for each round of gpuactor's row on backend, its figure minus the mean

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/gpuactor/gpuactor/alloc"
+	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/streams"
 )
 
@@ -12,7 +13,14 @@ import (
 // beside the ratio, see cppDifferences).
 func freeScenarios() []scenario {
 	return []scenario{
-		{name: "free_after_done", unit: "us", size: 1 << 20, run: freeAfterDone},
+		{name: "free_after_done", unit: "us", size: 1 << 20, run: func(e *env, size int64, r int) (float64, *float64, error) {
+			return freeAfterDone(e, size, r, false)
+		}},
+		// device.Buffer.Close, as simpleMultiGPU frees: after the work on every stream of the
+		// device (Tracker.AfterAll), and returning once freed.
+		{name: "free_after_done_device", unit: "us", size: 1 << 20, ref: "free_after_done", run: func(e *env, size int64, r int) (float64, *float64, error) {
+			return freeAfterDone(e, size, r, true)
+		}},
 	}
 }
 
@@ -22,8 +30,9 @@ const freesPerRepeat = 50
 // freeAfterDone: an alloc.Malloc buffer of size bytes, memset on its stream and awaited, then
 // CloseOn(ctx, nil).Await timed alone, from the call to the free's completion. The C++ row
 // times cudaFree alone after the same cudaMemsetAsync and cudaStreamSynchronize. The figure is
-// a repeat's mean per free; the value, the median over repeats.
-func freeAfterDone(e *env, size int64, repeat int) (float64, *float64, error) {
+// a repeat's mean per free; the value, the median over repeats. With untyped, the buffer is
+// Device.MallocBytes's and the free its Close.
+func freeAfterDone(e *env, size int64, repeat int, untyped bool) (float64, *float64, error) {
 	s, err := streams.New(e.ctx, e.dev)
 	if err != nil {
 		return 0, nil, err
@@ -33,15 +42,26 @@ func freeAfterDone(e *env, size int64, repeat int) (float64, *float64, error) {
 	for r := -1; r < repeat; r++ {
 		var spent time.Duration
 		for range freesPerRepeat {
-			b, err := alloc.Malloc[byte](e.ctx, s, int(size))
-			if err != nil {
-				return 0, nil, err
+			var use device.Mem
+			var free func() error
+			if untyped {
+				b, err := e.dev.MallocBytes(e.ctx, uint64(size))
+				if err != nil {
+					return 0, nil, err
+				}
+				use, free = b, func() error { return b.Close(e.ctx) }
+			} else {
+				b, err := alloc.Malloc[byte](e.ctx, s, int(size))
+				if err != nil {
+					return 0, nil, err
+				}
+				use, free = b, func() error { return b.CloseOn(e.ctx, nil).Wait(e.ctx) }
 			}
-			if err := s.Memset(e.ctx, b, 0).Wait(e.ctx); err != nil {
+			if err := s.Memset(e.ctx, use, 0).Wait(e.ctx); err != nil {
 				return 0, nil, err
 			}
 			start := time.Now()
-			if _, err := b.CloseOn(e.ctx, nil).Await(e.ctx); err != nil {
+			if err := free(); err != nil {
 				return 0, nil, err
 			}
 			spent += time.Since(start)
