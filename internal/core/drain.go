@@ -10,10 +10,9 @@ import "github.com/gpuactor/gpuactor/internal/backend"
 // GPU reaching it, and queries at the tracker's pace.
 //
 // It reports false, leaving s to the watermarks, while any capture is open (a query of a
-// captured stream ends its capture), from inside a walk over the tracks (a poll, Settle: their callbacks may
-// come here), and
-// when the query reports anything but idle: a sticky error is left to the watermarks, which
-// name the launch it followed. Actor thread only.
+// captured stream ends its capture), from inside a walk over the tracks (a poll, Settle: their
+// callbacks may come here), and when the query reports anything but idle: a sticky error is
+// left to the watermarks, which name the launch it followed. Actor thread only.
 func (t *Tracker) Drained(s backend.Stream) bool {
 	if t.walks > 0 || len(t.capture.modes) > 0 {
 		return false
