@@ -265,6 +265,12 @@ func (o *freeOp) Enqueue(rt backend.Device, tr *core.Tracker, h backend.Stream) 
 	}
 	// Malloc's memory has no stream-ordered free: it is freed once the GPU has passed the
 	// work queued on the stream so far, which may use it, before the operation completes.
+	// When the GPU has passed it already (the buffer's last use was awaited), that is now.
+	if tr.Drained(h) {
+		o.err = rt.Free(p)
+		o.Finished()
+		return nil
+	}
 	tr.After(h, func(err error) {
 		if err == nil {
 			o.err = rt.Free(p)

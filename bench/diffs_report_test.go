@@ -55,3 +55,26 @@ func TestDifferencesOfAWaiterQueryAB(t *testing.T) {
 	assert.Contains(t, s, "launch_roundtrip@waiter-query=on − launch_roundtrip@waiter-query=off p50: -1.50 µs (-1.50 to -1.50 over 3 round(s))")
 	assert.Contains(t, s, "group_roundtrip@waiter-query=on − group_roundtrip@waiter-query=off p99: -3.00 µs")
 }
+
+// TestDifferencesOverCpp: free_after_done minus the mean of the C++ passes around each round,
+// as the median and range over rounds; a round without its passes is left out.
+func TestDifferencesOverCpp(t *testing.T) {
+	rep := &Report{}
+	cpp := func(pass int, v float64) {
+		rep.Results = append(rep.Results, Result{Impl: "cpp", Scenario: "free_after_done", Size: 1 << 20, Unit: "us", Value: v, Checked: true, Pass: pass})
+	}
+	row := func(round int, v float64) {
+		rep.Results = append(rep.Results, Result{Impl: "gpuactor", Backend: "cuda", Scenario: "free_after_done", Size: 1 << 20, Unit: "us", Value: v, Checked: true, Round: round})
+	}
+	cpp(1, 20)
+	cpp(2, 30)
+	cpp(3, 40)
+	cpp(4, 50)
+	row(1, 29) // over 25: +4
+	row(2, 41) // over 35: +6
+	row(3, 50) // over 45: +5
+	row(5, 99) // no passes around it
+	var out bytes.Buffer
+	printDifferences(&out, rep)
+	assert.Contains(t, out.String(), "free_after_done − C++ free_after_done p50: +5.00 µs (+4.00 to +6.00 over 3 round(s))")
+}

@@ -132,7 +132,7 @@ const launchesPerRepeat = 20000
 // rows that drive several streams at once run last. The binding rows (binding_rows.go) follow
 // the graph rows: each opens a stream of its own, which the graph rows must not see first.
 func scenarios() []scenario {
-	all := slices.Concat(graphScenarios(), bindingScenarios(), coreScenarios(), streamScenarios(), allocScenarios(), submitterScenarios(), pitchedScenarios(), isolatedScenarios(), groupScenarios(), peerScenarios())
+	all := slices.Concat(graphScenarios(), bindingScenarios(), coreScenarios(), streamScenarios(), allocScenarios(), freeScenarios(), submitterScenarios(), pitchedScenarios(), isolatedScenarios(), groupScenarios(), peerScenarios())
 	slices.SortStableFunc(all, func(a, b scenario) int {
 		return cmp.Compare(b2i(a.manyStreams), b2i(b.manyStreams))
 	})

@@ -597,6 +597,38 @@ static void malloc_free(const Ctx& c) {
               c.repeats, ok, why);
 }
 
+// cudaFree alone of a 1 MiB buffer whose last use has completed: each buffer is allocated,
+// memset on the stream and the stream synchronized, untimed; then the clock covers the
+// cudaFree. The floor for gpuactor's free_after_done (a Close awaited after the same).
+static void free_after_done(const Ctx& c) {
+  const size_t size = size_t(1) << 20;
+  const int kFrees = 50;
+  cudaError_t first = cudaSuccess;
+  bool null_ptr = false;
+  auto batch = [&](int n) {
+    double spent = 0;
+    for (int i = 0; i < n; ++i) {
+      void* p = nullptr;
+      CHECK(cudaMalloc(&p, size));
+      if (!p) null_ptr = true;
+      CHECK(cudaMemsetAsync(p, 0, size, c.s));
+      CHECK(cudaStreamSynchronize(c.s));
+      auto t0 = clk::now();
+      TALLY(cudaFree(p), first);
+      spent += seconds_since(t0);
+    }
+    return spent;
+  };
+  batch(10);  // warm-up
+  std::vector<double> per;
+  for (int r = 0; r < c.repeats; ++r) per.push_back(batch(kFrees) / kFrees * 1e6);
+  bool ok = first == cudaSuccess && !null_ptr;
+  std::string why = first != cudaSuccess ? cudaGetErrorString(first)
+                                         : (null_ptr ? "cudaMalloc returned a null pointer" : "");
+  emit_result("free_after_done", static_cast<long long>(size), "us", median(per), NAN, c.repeats,
+              ok, why);
+}
+
 // cudaMallocAsync + cudaFreeAsync pairs of 1 MiB from the default pool on one stream, queued
 // back to back; the stream is synchronized once per batch.
 static void mallocasync_free(const Ctx& c) {
@@ -950,6 +982,7 @@ static int suite_main(int argc, char** argv) {
       {"d2d_pitched", [&] { d2d_pitched(c); }},
       {"malloc_free", [&] { malloc_free(c); }},
       {"mallocasync_free", [&] { mallocasync_free(c); }},
+      {"free_after_done", [&] { free_after_done(c); }},
       {"stream_query", [&] { stream_query(c); }},
       {"event_record", [&] { event_record(c); }},
       {"graph_instantiate", [&] { graph_instantiate(c); }},

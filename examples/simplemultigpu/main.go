@@ -8,6 +8,7 @@
 //
 //	go run ./examples/simplemultigpu
 //	go run ./examples/simplemultigpu -backend sim   # the simulator has two devices
+//	go run ./examples/simplemultigpu -phases        # and where each GPU's time went, on stderr
 //
 // The input is what the C sample's rand() gives on Linux (glibc's generator, never seeded), so
 // both programs sum the same numbers in the same order and print the same sums. The printed
@@ -20,7 +21,9 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"math"
+	"os"
 	"sync/atomic"
 	"time"
 
@@ -77,13 +80,18 @@ var simKernels = map[string]cuda.SimKernel{
 
 type config struct {
 	sample.Flags
-	sim *sim.Simulator // the simulated machine to use instead of the default one (tests)
+	sim    *sim.Simulator // the simulated machine to use instead of the default one (tests)
+	phases io.Writer      // where to write each GPU's phases (-phases); nil: nowhere
 }
 
 func main() {
 	var c config
 	c.RegisterBackend()
+	phases := flag.Bool("phases", false, "after the run, write to stderr when each GPU's phases of the timed part ended and the watermarks its tracker recorded meanwhile")
 	flag.Parse()
+	if *phases {
+		c.phases = os.Stderr
+	}
 	sample.Finish(run(c))
 }
 
@@ -97,7 +105,29 @@ type plan struct {
 	hSumFromDevice *device.HostBuffer // the partial sums copied back, pinned
 	sum            float32            // the partial sums added up on the host
 	taken          atomic.Bool        // a job has run the plan
+
+	// The timed part's phases (-phases): when each ended, from the timer's start, and the
+	// device's tracker counters at the start.
+	start  time.Time
+	ends   [phaseN]time.Duration
+	before device.TrackerStats
 }
+
+// The phases of a plan's timed part: the copies and the kernel awaited, the host's sum, and
+// each of the three frees.
+const (
+	phaseWaited = iota
+	phaseSummed
+	phaseFreedHost
+	phaseFreedSum
+	phaseFreedData
+	phaseN
+)
+
+var phaseNames = [phaseN]string{"awaited", "summed", "cudaFreeHost", "cudaFree(sum)", "cudaFree(data)"}
+
+// mark notes that phase i ended now.
+func (p *plan) mark(i int) { p.ends[i] = time.Since(p.start) }
 
 func run(c config) (err error) {
 	ctx := context.Background()
@@ -151,6 +181,9 @@ func run(c config) (err error) {
 
 	fmt.Printf("Computing with %d GPUs...\n", len(gpus))
 	start := time.Now()
+	for _, p := range plans {
+		p.start, p.before = start, p.dev.Stats().Tracker
+	}
 	// Each job runs the plan of the device the group put it on.
 	for range plans {
 		g.Go(ctx, func(ctx context.Context, d *device.Device, s *streams.Stream) error {
@@ -174,6 +207,9 @@ func run(c config) (err error) {
 	}
 	elapsed := time.Since(start)
 	fmt.Printf("  GPU Processing time: %f (ms)\n\n", float64(elapsed)/float64(time.Millisecond))
+	if c.phases != nil {
+		writePhases(c.phases, plans, elapsed)
+	}
 
 	// The reference: every input element added in double precision, in the same order.
 	fmt.Print("Computing with Host CPU...\n\n")
@@ -235,12 +271,30 @@ func (p *plan) reduce(ctx context.Context, s *streams.Stream) error {
 		s.CopyDeviceToHost(ctx, p.hSumFromDevice, p.dSum)); err != nil {
 		return fmt.Errorf("device %d: %w", p.dev.Ordinal(), err)
 	}
+	p.mark(phaseWaited)
 	var sum float32 // float, as the sample adds them
 	for _, v := range device.HostSlice[float32](p.hSumFromDevice) {
 		sum += v
 	}
 	p.sum = sum
+	p.mark(phaseSummed)
 	return p.free(ctx, false)
+}
+
+// writePhases writes, per GPU, when each phase of its timed part ended and the watermarks and
+// queries its tracker made from the timer's start (the group's Close, which destroys the
+// streams, included), then the whole.
+func writePhases(w io.Writer, plans []*plan, elapsed time.Duration) {
+	ms := func(d time.Duration) string { return fmt.Sprintf("%.3f", float64(d)/float64(time.Millisecond)) }
+	for _, p := range plans {
+		fmt.Fprintf(w, "phases: device %d:", p.dev.Ordinal())
+		for i, end := range p.ends {
+			fmt.Fprintf(w, " %s %s ms;", phaseNames[i], ms(end))
+		}
+		after := p.dev.Stats().Tracker
+		fmt.Fprintf(w, " watermarks %d, queries %d\n", after.Watermarks-p.before.Watermarks, after.Queries-p.before.Queries)
+	}
+	fmt.Fprintf(w, "phases: all, the streams destroyed: %s ms\n", ms(elapsed))
 }
 
 // free closes the plan's buffers that are still open: those of the GPU's side, and with input
@@ -250,11 +304,13 @@ func (p *plan) free(ctx context.Context, input bool) error {
 	if p.hSumFromDevice != nil {
 		errs = append(errs, p.hSumFromDevice.Close(ctx))
 		p.hSumFromDevice = nil
+		p.mark(phaseFreedHost)
 	}
-	for _, b := range []**device.Buffer{&p.dSum, &p.dData} {
+	for i, b := range []**device.Buffer{&p.dSum, &p.dData} {
 		if *b != nil {
 			errs = append(errs, (*b).Close(ctx))
 			*b = nil
+			p.mark(phaseFreedSum + i)
 		}
 	}
 	if input && p.hData != nil {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -36,4 +37,16 @@ func TestCompare(t *testing.T) {
 		_, err := compare(tc.gpu, tc.cpu)
 		require.Equal(t, tc.pass, err == nil, "GPU %v, CPU %v: %v", tc.gpu, tc.cpu, err)
 	}
+}
+
+// TestPhases: with -phases, every GPU's phases are written, in the order they ran.
+func TestPhases(t *testing.T) {
+	var out strings.Builder
+	c := config{Flags: sample.Flags{Backend: "sim"}, sim: sim.New(sim.WithDevices(2)), phases: &out}
+	require.NoError(t, run(c))
+	for _, d := range []string{"device 0:", "device 1:"} {
+		require.Contains(t, out.String(), "phases: "+d)
+	}
+	require.Regexp(t, `awaited [0-9.]+ ms; summed [0-9.]+ ms; cudaFreeHost [0-9.]+ ms; cudaFree\(sum\) [0-9.]+ ms; cudaFree\(data\) [0-9.]+ ms; watermarks [0-9]+, queries [0-9]+`, out.String())
+	require.Contains(t, out.String(), "phases: all, the streams destroyed:")
 }

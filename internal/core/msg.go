@@ -34,7 +34,16 @@ type Msg struct {
 	start time.Duration         // when it was sent, on the device's clock
 	rng   string                // the NVTX range it runs in (its ctx's, while a tool is attached); "" for none
 	wm    atomic.Pointer[wmark] // the watermark that covers it, for its waiters to probe (waiterquery.go)
+	// finished: Enqueue did the operation's work itself, the GPU having passed everything it
+	// waits for (Finished).
+	finished bool
 }
+
+// Finished says, from the operation's Enqueue, that its work is done already: it ran on the
+// actor thread after the GPU had drained the stream (Tracker.Drained), as a free of memory
+// whose last use has completed does. Its future then completes as Enqueue returns (through
+// Tracking.Then, given nil), with no watermark to wait for.
+func (m *Msg) Finished() { m.finished = true }
 
 // Tracking says how an operation's future completes. The zero value completes it when the GPU
 // has passed the operation, sharing a watermark with its neighbours.
@@ -164,6 +173,12 @@ func (m *msgTask) Completed(_ struct{}, err error) {
 // track arranges for p to complete as the operation's Tracking says, its work queued on h.
 func (m *msgTask) track(tr *Tracker, h backend.Stream, p *actor.Promise[struct{}]) {
 	switch t := &m.t; {
+	case m.finished:
+		if t.Then != nil {
+			p.Complete(struct{}{}, callThen(t.Then, nil))
+		} else {
+			p.Complete(struct{}{}, nil)
+		}
 	case t.Queued:
 		p.Complete(struct{}{}, nil)
 	case t.Then != nil:

@@ -137,6 +137,11 @@ func (s *Stream) Close(ctx context.Context) error {
 		}
 		s.closed.Store(true)
 		tr.Disown(s)
+		if tr.Drained(s.h) { // its work is done: destroy it now, not after a watermark
+			tr.drop(s.h)
+			done(s.release(rt))
+			return nil
+		}
 		tr.After(s.h, func(err error) {
 			err = errors.Join(err, s.release(rt))
 			tr.Retire(s.h)

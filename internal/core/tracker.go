@@ -49,6 +49,10 @@ type Tracker struct {
 	// are passed watermarks a waiter was asking when the tracker went to recycle the event.
 	probe bool
 	held  []*wmark
+
+	// walks counts the walks over tracks in progress (poll, Settle, Retire, fail, close), whose
+	// callbacks may reach Drained: it settles no track while one runs.
+	walks int
 }
 
 type eventWait struct {
@@ -278,6 +282,8 @@ func (t *Tracker) abort(err error) {
 // each frees nothing, since freeing would wait for the GPU (the stuck device's release
 // abandons what it holds).
 func (t *Tracker) fail(err error) {
+	t.walks++
+	defer func() { t.walks-- }()
 	var all []completion
 	for _, tr := range slices.Clone(t.active) { // a track holds callbacks only while active
 		all = append(all, tr.open...)
@@ -363,6 +369,8 @@ func (t *Tracker) Settle(s backend.Stream, err error) error {
 		err = t.dev.StreamSynchronize(s)
 	}
 	if tr := t.streams[s]; tr != nil {
+		t.walks++
+		defer func() { t.walks-- }()
 		for _, m := range tr.marks[tr.first:] {
 			t.finish(m.done, err)
 			t.releaseMark(m)
@@ -377,8 +385,10 @@ func (t *Tracker) Settle(s backend.Stream, err error) error {
 // AfterAll runs done on the actor thread once the GPU has passed all work enqueued so far on
 // every stream with work tracked, with the first error any of them ended with: a barrier over
 // the device's streams that waits for the GPU without blocking the actor. With no work in
-// flight, done runs at once.
+// flight, done runs at once, and so it does when every such stream is found drained
+// (Drained).
 func (t *Tracker) AfterAll(done func(error)) {
+	t.drainActive() // streams whose work has passed need no watermark to say so
 	left := len(t.active)
 	if left == 0 {
 		done(nil)
@@ -420,7 +430,9 @@ func (t *Tracker) Retire(s backend.Stream) {
 	tr.retired = true
 	open := tr.open
 	tr.open, tr.urgent, tr.next = nil, false, nil
+	t.walks++
 	t.finish(open, nil)
+	t.walks--
 }
 
 // Own registers cleanup to run when the device closes, unless Disown(key) ran first.
@@ -442,6 +454,7 @@ func (t *Tracker) poll(hurry bool, now time.Duration) (busy bool) {
 		return false
 	}
 	t.counts.polls.add(1)
+	t.walks++
 	if len(t.waits) > 0 {
 		t.pollEvents()
 	}
@@ -472,6 +485,7 @@ func (t *Tracker) poll(hurry bool, now time.Duration) (busy bool) {
 			t.idle(tr)
 		}
 	}
+	t.walks--
 	return t.pending > 0
 }
 
@@ -569,6 +583,8 @@ func (t *Tracker) finishAfter(done []completion, err error, culprit string) {
 // close settles every stream, runs the owned cleanups and destroys the event pool: when the
 // device closes, on the actor thread.
 func (t *Tracker) close() error {
+	t.walks++
+	defer func() { t.walks-- }()
 	var errs []error
 	for s, tr := range t.streams {
 		if tr.idx < 0 { // no work: nothing to wait for
