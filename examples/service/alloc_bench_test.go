@@ -21,15 +21,7 @@ func BenchmarkRequest(b *testing.B) {
 	ctx := context.Background()
 	c := testConfig(b)
 	c.sim, c.perDevice = 1, 8
-	faults, prog := &faultLog{}, newProgram()
-	defer prog.Close(ctx)
-	g, devs, err := openGroup(ctx, c, prog, faults)
-	require.NoError(b, err)
-	defer func() {
-		require.NoError(b, g.Close(ctx))
-		require.NoError(b, closeAll(devs))
-	}()
-	srv := httptest.NewServer(newService(g, prog, faults).handler())
+	srv := httptest.NewServer(testService(b, c).handler())
 	defer srv.Close()
 	c.size = 16 << 10
 	for _, client := range []struct {

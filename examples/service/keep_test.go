@@ -16,20 +16,13 @@ import (
 func TestReuseBuffers(t *testing.T) {
 	ctx := context.Background()
 	c := testConfig(t)
-	faults, prog := &faultLog{}, newProgram()
-	defer prog.Close(ctx)
-	g, devs, err := openGroup(ctx, c, prog, faults)
-	require.NoError(t, err)
-	defer func() {
-		require.NoError(t, g.Close(ctx))
-		require.NoError(t, closeAll(devs))
-	}()
-	svc := newService(g, prog, faults)
+	svc := testService(t, c)
+	g := svc.g
 	svc.reuse = true
 	srv := httptest.NewServer(svc.handler())
 	defer srv.Close()
 
-	streams := int64(len(devs) * c.perDevice)
+	streams := int64(len(g.Stats().Devices) * c.perDevice)
 	var m clientMemory
 	for i, n := range []int{300, 1000, 300, 4096} {
 		_, err := call(ctx, srv.Client(), srv.URL, n, "", 1, i, &m)

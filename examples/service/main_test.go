@@ -39,6 +39,21 @@ func testConfig(testing.TB) config {
 		park: true, faultAfter: 200 * time.Millisecond, log: slog.New(slog.DiscardHandler), out: io.Discard}
 }
 
+// testService opens c's devices, their group and the service over them, all closed when the
+// test ends.
+func testService(t testing.TB, c config) *service {
+	ctx := context.Background()
+	faults, prog := &faultLog{}, newProgram()
+	t.Cleanup(func() { _ = prog.Close(ctx) })
+	g, devs, err := openGroup(ctx, c, prog, faults)
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		require.NoError(t, g.Close(ctx))
+		require.NoError(t, closeAll(devs))
+	})
+	return newService(g, prog, faults)
+}
+
 // The service under load takes a poisoned kernel, and a kill -9 of a worker, on device 0:
 // every request is answered, with every element checked; the device comes back in a new
 // worker and /healthz says so, naming the fault; after shutdown every device is closed.
@@ -107,16 +122,7 @@ func TestRunRefusesBadFlags(t *testing.T) {
 // The HTTP interface: answers, bad input, /healthz and /metrics.
 func TestHandler(t *testing.T) {
 	ctx := context.Background()
-	c := testConfig(t)
-	faults, prog := &faultLog{}, newProgram()
-	defer prog.Close(ctx)
-	g, devs, err := openGroup(ctx, c, prog, faults)
-	require.NoError(t, err)
-	defer func() {
-		require.NoError(t, g.Close(ctx))
-		require.NoError(t, closeAll(devs))
-	}()
-	srv := httptest.NewServer(newService(g, prog, faults).handler())
+	srv := httptest.NewServer(testService(t, testConfig(t)).handler())
 	defer srv.Close()
 
 	// One client's memory serves requests of different sizes, one after another.
