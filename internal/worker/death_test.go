@@ -233,6 +233,9 @@ func TestCallCheckWithoutHeartbeat(t *testing.T) {
 
 		frozen := start(t, worker.WithHeartbeat(0, hungAfter))
 		require.NoError(t, syscall.Kill(frozen.Pid(), syscall.SIGSTOP))
+		// The signal is delivered asynchronously: a call sent before the worker has stopped
+		// may still be answered, which is no hang.
+		require.Eventually(t, func() bool { return testproc.State(frozen.Pid()) == 'T' }, 5*time.Second, time.Millisecond, "the worker stops")
 		errs := pendingCalls(t, frozen, 4, "after the freeze")
 		for _, err := range collect(t, errs, 4, 5*time.Second) {
 			require.ErrorIs(t, err, worker.ErrWorkerHung)
