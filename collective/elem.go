@@ -2,6 +2,7 @@ package collective
 
 import (
 	"reflect"
+	"strconv"
 
 	"github.com/gpuactor/gpuactor/internal/backend"
 )
@@ -60,7 +61,7 @@ func (o Reduction) String() string {
 	case Avg:
 		return "avg"
 	}
-	return "Reduction(" + itoa(int(o)) + ")"
+	return "Reduction(" + strconv.Itoa(int(o)) + ")"
 }
 
 func (o Reduction) valid() bool { return o >= Sum && o <= Avg }

@@ -1,8 +1,6 @@
 package collective
 
 import (
-	"strconv"
-
 	"github.com/gpuactor/gpuactor/internal/backend"
 	"github.com/gpuactor/gpuactor/internal/core"
 )
@@ -87,5 +85,3 @@ func configOf(opts []Option) (backend.CommConfig, error) {
 	c.cfg.Blocking = !c.nonBlocking
 	return c.cfg, c.err
 }
-
-func itoa(n int) string { return strconv.Itoa(n) }

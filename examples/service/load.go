@@ -14,7 +14,6 @@ import (
 	"slices"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"time"
 )
 
@@ -85,16 +84,13 @@ func generateLoad(ctx context.Context, url string, c config, tr *slowTracer) (re
 	// Every client opens its connection with one request before the clock starts: 64 dials at
 	// once stall the first requests for tens of milliseconds, a cost of the load's start that
 	// no request of the steady load pays.
-	var slowest atomic.Int64
+	warm := make([]time.Duration, c.clients)
 	for id := range c.clients {
 		wg.Go(func() {
 			var buf clientMemory
-			_, took, err := timedCall(ctx, client, url, n, "", id, -1, &buf)
-			if err != nil {
+			var err error
+			if _, warm[id], err = timedCall(ctx, client, url, n, "", id, -1, &buf); err != nil {
 				errs[id] = fmt.Errorf("client %d, warm-up request: %w", id, err)
-				return
-			}
-			for old := slowest.Load(); int64(took) > old && !slowest.CompareAndSwap(old, int64(took)); old = slowest.Load() {
 			}
 		})
 	}
@@ -102,7 +98,7 @@ func generateLoad(ctx context.Context, url string, c config, tr *slowTracer) (re
 	if err := errors.Join(errs...); err != nil {
 		return rep, err
 	}
-	rep.warmup, rep.warmups = time.Duration(slowest.Load()), c.clients
+	rep.warmup, rep.warmups = slices.Max(warm), c.clients
 	before := sampleRuntime()
 	start := time.Now()
 	deadline := start.Add(c.duration)
