@@ -41,12 +41,17 @@ var isolatedRows = []isolatedRow{
 	// go as fast as in process. The tail has no target: it is shown beside the in-process one.
 	{base: "group_jobs_all", minRatio: 0.95},
 	{base: "group_tail"},
+	// Allocations are calls whose answer (the pointer) the actor waits for, a crossing there
+	// and back per allocation where launches and copies are posted: no target, shown beside
+	// the in-process rows.
+	{base: "mallocasync_free_pair"},
+	{base: "malloc_free_pair"},
 }
 
 // isolatedScenarios are the isolatedRows' rows, made from the in-process rows' definitions.
 func isolatedScenarios() []scenario {
 	var out []scenario
-	for _, s := range slices.Concat(coreScenarios(), groupScenarios()) {
+	for _, s := range slices.Concat(coreScenarios(), groupScenarios(), allocScenarios()) {
 		if !slices.ContainsFunc(isolatedRows, func(r isolatedRow) bool { return r.base == s.name }) {
 			continue
 		}

@@ -59,7 +59,7 @@ func TestIsolatedRowsRunOnTheSimulator(t *testing.T) {
 	s := out.String()
 	require.Contains(t, s, "== isolated devices on sim")
 	side := s[strings.Index(s, "== isolated devices on sim"):]
-	for _, row := range []string{"isolated_launch_enqueue", "isolated_launch_roundtrip p50", "isolated_launch_roundtrip p99", "isolated_h2d_async_64B", "isolated_h2d_pinned", "isolated_d2h_pinned", "isolated_group_jobs_all", "isolated_group_tail p50", "isolated_group_tail p99"} {
+	for _, row := range []string{"isolated_launch_enqueue", "isolated_launch_roundtrip p50", "isolated_launch_roundtrip p99", "isolated_h2d_async_64B", "isolated_h2d_pinned", "isolated_d2h_pinned", "isolated_group_jobs_all", "isolated_group_tail p50", "isolated_group_tail p99", "isolated_mallocasync_free_pair", "isolated_malloc_free_pair"} {
 		assert.Contains(t, side, row)
 	}
 	assert.NotContains(t, side, "met", "targets are for the GPU")

@@ -4,6 +4,7 @@ package worker_test
 
 import (
 	"context"
+	"runtime"
 	"testing"
 
 	"github.com/gpuactor/gpuactor/internal/worker"
@@ -33,6 +34,23 @@ func benchRoundTrip(b *testing.B, p *worker.Process) {
 				b.Fatal(err)
 			}
 		}
+	})
+	// A device's actor calls from a goroutine locked to its thread, which a blocked call's
+	// wake costs more than an unlocked one's.
+	b.Run("serial-locked", func(b *testing.B) {
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			for b.Loop() {
+				if _, err := p.Call(ctx, req); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		}()
+		<-done
 	})
 	b.Run("parallel", func(b *testing.B) {
 		b.RunParallel(func(pb *testing.PB) {

@@ -18,9 +18,10 @@ type Process struct {
 	data   transport // calls and replies: the control socket itself, or the rings
 	stderr *tailWriter
 
-	nextID   atomic.Uint64
-	lastPong atomic.Int64 // unix nanoseconds of the last heartbeat answer
-	heard    atomic.Int64 // unix nanoseconds of the last frame from the worker (WithCallTimeout)
+	nextID    atomic.Uint64
+	callParks atomic.Uint64 // calls that blocked for their reply rather than polling it in
+	lastPong  atomic.Int64  // unix nanoseconds of the last heartbeat answer
+	heard     atomic.Int64  // unix nanoseconds of the last frame from the worker (WithCallTimeout)
 
 	mu      sync.Mutex
 	pending map[uint64]chan reply
@@ -111,19 +112,12 @@ func (p *Process) Call(ctx context.Context, req []byte) ([]byte, error) {
 		}
 		return nil, fmt.Errorf("worker: sending a call to process %d: %w", p.pid, err)
 	}
-	select {
-	case r := <-ch:
-		return r.data, r.err
-	case <-ctx.Done():
+	r, err := p.awaitReply(ctx, ch)
+	if err != nil {
 		p.forget(id)
-		// The reply may have landed as ctx ended: prefer it, it is the truth.
-		select {
-		case r := <-ch:
-			return r.data, r.err
-		default:
-		}
-		return nil, ctx.Err()
+		return nil, err
 	}
+	return r.data, r.err
 }
 
 // Post sends req to the worker's handler without waiting for, or getting, an answer: the

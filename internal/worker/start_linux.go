@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/gpuactor/gpuactor/internal/shmring"
+	"github.com/gpuactor/gpuactor/internal/spin"
 )
 
 // Start starts a worker process and waits for its hello: this program's own binary (which
@@ -29,6 +30,7 @@ func Start(ctx context.Context, opts ...Option) (*Process, error) {
 	for _, o := range opts {
 		o(&cfg)
 	}
+	spin.Refresh() // its callers and ring readers spin on the process's budget
 	if v, ok := os.LookupEnv(envVar); ok {
 		// A worker whose main did not call Main first runs the program again, which would
 		// start workers without end.
