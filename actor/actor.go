@@ -59,6 +59,7 @@ type Stats struct {
 	Messages uint64 // mailbox messages run, counted as each drain ends
 	Batches  uint64 // mailbox drains that ran at least one message
 	Parks    uint64 // times the actor blocked instead of spinning
+	HandOffs uint64 // times the actor yielded its P to goroutines it had woken
 	Panics   uint64 // ops (and hooks) that panicked and were recovered
 	Mailbox  int    // messages waiting in the mailbox now
 
@@ -120,12 +121,15 @@ type Actor struct {
 
 	// Written by the actor goroutine.
 	ops, batches, parks, panics atomic.Uint64
-	msgs                        atomic.Uint64
+	msgs, handOffs              atomic.Uint64
 	spinNs, parkNs              atomic.Int64
 	stopped                     atomic.Int64  // clock when the loop ended
 	closeErr                    error         // set before done is closed
 	midList                     bool          // the idle hook runs between messages of a drained list
 	lastIdle                    time.Duration // when the idle hook last ran (clock)
+	// wokeWaits: a goroutine the actor woke waits on its P, since wokeAt (clock): handOff.
+	wokeWaits bool
+	wokeAt    time.Duration
 }
 
 // New starts the actor goroutine and returns once the init hook has run on it. An invalid
@@ -179,6 +183,7 @@ func (a *Actor) Stats() Stats {
 		Messages: a.msgs.Load(),
 		Batches:  a.batches.Load(),
 		Parks:    a.parks.Load(),
+		HandOffs: a.handOffs.Load(),
 		Panics:   a.panics.Load(),
 		Mailbox:  int(max(0, a.mb.count.Load())),
 		Spin:     time.Duration(a.spinNs.Load()),
@@ -396,7 +401,7 @@ func (a *Actor) loop() {
 					busy = a.callIdle(now)
 				}
 			}
-			a.handOff()
+			a.handOff(!a.mb.empty())
 			continue
 		}
 		if a.finished(busy) {
@@ -431,17 +436,39 @@ func (a *Actor) loop() {
 // out the short sleep the runtime takes before stealing a running P's next goroutine, which
 // the kernel's timer slack stretches several times over. Yielding hands the P, with the woken
 // goroutine, to another thread at once; the actor's thread gets a P back soon after. It costs
-// the actor that pause, so it yields only with no message waiting, after a parked waiter was
-// woken (docs/design/actor-spin.md).
-func (a *Actor) handOff() {
+// the actor that pause, so it yields at once only with no message waiting, after a parked
+// waiter was woken (docs/design/actor-spin.md).
+//
+// With work waiting (busy: messages in the mailbox, or the rest of a drained list) the actor
+// keeps its P, but not for ever: where every other P is busy, nobody steals the woken
+// goroutine, which would wait for the runtime to preempt the actor, 10 ms or more, with every
+// goroutine the actor wakes meanwhile queued behind it. So once a woken goroutine may have
+// waited handOffAfter, the actor yields all the same.
+func (a *Actor) handOff(busy bool) {
 	if !a.woke.Load() {
 		return
 	}
-	a.woke.Store(false)
-	if a.mb.empty() {
-		runtime.Gosched()
+	if busy {
+		now := a.clock()
+		if !a.wokeWaits {
+			a.wokeWaits, a.wokeAt = true, now
+			return
+		}
+		if now-a.wokeAt < handOffAfter {
+			return
+		}
 	}
+	a.woke.Store(false)
+	a.wokeWaits = false
+	a.handOffs.Add(1)
+	runtime.Gosched()
 }
+
+// handOffAfter bounds how long a goroutine the actor woke waits on the actor's P while
+// messages keep the actor busy. A yield of the locked actor costs it a hand-off of its P and
+// back (tens of microseconds at worst), so the bound keeps that a few percent of a saturated
+// actor's time.
+const handOffAfter = 250 * time.Microsecond
 
 // idleEvery bounds how long a stream of messages can hold off the idle hook.
 const idleEvery = 20 * time.Microsecond
@@ -500,7 +527,7 @@ func (a *Actor) spin(busy *bool) bool {
 				idleFrom = now
 			}
 		}
-		a.handOff()
+		a.handOff(false)
 		if a.closed.Load() && !*busy {
 			return false
 		}
@@ -528,7 +555,13 @@ func (a *Actor) runList(n *node) {
 		n.next = nil
 		a.start(n.o)
 		n = next
-		if n == nil || a.cfg.idle == nil || (i%a.cfg.batch != 0 && i%clockEvery != 0) {
+		if n == nil {
+			continue
+		}
+		if i%clockEvery == 0 {
+			a.handOff(true) // a long list must not hold a goroutine the actor woke either
+		}
+		if a.cfg.idle == nil || (i%a.cfg.batch != 0 && i%clockEvery != 0) {
 			continue
 		}
 		if now := a.clock(); i%a.cfg.batch == 0 || now-a.lastIdle >= idleEvery {

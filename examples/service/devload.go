@@ -12,14 +12,14 @@ import (
 // figures that say whether its actor was the bottleneck (busy most of the time) and how long
 // its operations took from send to completion.
 type deviceLoad struct {
-	ordinal              int
-	elapsed              time.Duration
-	busy, spin, park     time.Duration
-	messages, ops, parks uint64
-	sent                 uint64
-	latency              device.Latency // the operations sent during the load
-	stagingWaits         uint64
-	polls, queries       uint64
+	ordinal                        int
+	elapsed                        time.Duration
+	busy, spin, park               time.Duration
+	messages, ops, parks, handOffs uint64
+	sent                           uint64
+	latency                        device.Latency // the operations sent during the load
+	stagingWaits                   uint64
+	polls, queries                 uint64
 }
 
 // deviceSnapshot is each device's Stats now, by device.
@@ -41,7 +41,8 @@ func deviceLoads(before, after map[*device.Device]device.Stats, elapsed time.Dur
 			ordinal: b.Ordinal, elapsed: elapsed,
 			busy: b.Actor.Busy - a.Actor.Busy, spin: b.Actor.Spin - a.Actor.Spin, park: b.Actor.Park - a.Actor.Park,
 			messages: b.Actor.Messages - a.Actor.Messages, ops: b.Actor.Ops - a.Actor.Ops, parks: b.Actor.Parks - a.Actor.Parks,
-			sent: b.Sent - a.Sent, latency: latencySince(a.Latency, b.Latency),
+			handOffs: b.Actor.HandOffs - a.Actor.HandOffs,
+			sent:     b.Sent - a.Sent, latency: latencySince(a.Latency, b.Latency),
 			stagingWaits: b.Staging.Waits - a.Staging.Waits,
 			polls:        b.Tracker.Polls - a.Tracker.Polls, queries: b.Tracker.Queries - a.Tracker.Queries,
 		})
@@ -75,8 +76,8 @@ func (l deviceLoad) print(w io.Writer, requests int) {
 	if requests > 0 {
 		per = float64(l.messages) / float64(requests)
 	}
-	fmt.Fprintf(w, "device %d actor: busy %.0f%%, spinning %.0f%%, parked %.0f%% (%d parks); %d messages (%.1f a request), %d stream operations\n",
-		l.ordinal, frac(l.busy), frac(l.spin), frac(l.park), l.parks, l.messages, per, l.sent)
+	fmt.Fprintf(w, "device %d actor: busy %.0f%%, spinning %.0f%%, parked %.0f%% (%d parks, %d hand-offs); %d messages (%.1f a request), %d stream operations\n",
+		l.ordinal, frac(l.busy), frac(l.spin), frac(l.park), l.parks, l.handOffs, l.messages, per, l.sent)
 	fmt.Fprintf(w, "device %d operations, send to completion: p50 %v, p99 %v, max < %v; tracker %d polls, %d queries; %d staging waits\n",
 		l.ordinal, l.latency.Quantile(0.5).Round(time.Microsecond), l.latency.Quantile(0.99).Round(time.Microsecond),
 		l.latency.Quantile(1).Round(time.Microsecond), l.polls, l.queries, l.stagingWaits)

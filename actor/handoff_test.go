@@ -1,0 +1,65 @@
+package actor
+
+import (
+	"context"
+	"runtime"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpuactor/gpuactor/internal/spin"
+)
+
+// A goroutine the actor wakes while a long run of messages keeps it busy runs within about
+// handOffAfter, even where no other P is free to steal it: the actor yields its P to it
+// rather than hold it until the list ends or the runtime preempts the actor.
+func TestBusyActorHandsOffWhatItWoke(t *testing.T) {
+	was := runtime.GOMAXPROCS(2)
+	defer func() {
+		runtime.GOMAXPROCS(was)
+		spin.Refresh()
+	}()
+	ctx := context.Background()
+	a, err := New(WithAwaitSpin(0))
+	require.NoError(t, err)
+	defer func() { require.NoError(t, a.Close()) }()
+
+	// The other P runs a goroutine that never blocks: nobody steals from the actor's P.
+	var stop atomic.Bool
+	defer stop.Store(true)
+	go func() {
+		for !stop.Load() {
+		}
+	}()
+
+	gate := make(chan struct{})
+	held := Call(ctx, a, func() (struct{}, error) { <-gate; return struct{}{}, nil })
+	woken := Call(ctx, a, func() (struct{}, error) { return struct{}{}, nil })
+	wokeAt := make(chan time.Time, 1)
+	go func() {
+		_, _ = woken.Await(ctx) // parks: no spin window
+		wokeAt <- time.Now()
+	}()
+	const msgs, each = 40, 200 * time.Microsecond // 8 ms of work after the wake
+	var lastAt atomic.Int64
+	for i := range msgs {
+		require.NoError(t, a.Post(ctx, func() {
+			for start := time.Now(); time.Since(start) < each; {
+			}
+			if i == msgs-1 {
+				lastAt.Store(time.Now().UnixNano())
+			}
+		}))
+	}
+	time.Sleep(2 * time.Millisecond) // the waiter parks
+	before := a.Stats().HandOffs
+	close(gate)
+	require.NoError(t, held.Wait(ctx))
+	got := <-wokeAt
+	require.Eventually(t, func() bool { return lastAt.Load() != 0 }, 10*time.Second, time.Millisecond)
+	assert.Less(t, got.UnixNano(), lastAt.Load(), "the woken goroutine waited for the whole list")
+	assert.Greater(t, a.Stats().HandOffs, before)
+}
