@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/gpuactor/gpuactor/cudaerr"
 	"github.com/gpuactor/gpuactor/internal/backend"
@@ -216,7 +218,14 @@ func (b *Backend) call(e enc) (dec, error) { return b.callCtx(context.Background
 // callCtx is call, abandoned when ctx ends.
 func (b *Backend) callCtx(ctx context.Context, e enc) (dec, error) {
 	b.calls.Add(1)
+	var start time.Time
+	if slowCalls > 0 {
+		start = time.Now()
+	}
 	resp, err := b.proc.Call(ctx, e.b)
+	if slowCalls > 0 {
+		noteSlow(os.Stderr, "parent: call", e.b, start)
+	}
 	e.recycle()
 	if err != nil {
 		return dec{}, b.gone(err)

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"os"
 	"runtime"
+	"time"
 
 	"github.com/gpuactor/gpuactor/cudaerr"
 	"github.com/gpuactor/gpuactor/internal/backend"
@@ -96,6 +98,9 @@ type server struct {
 }
 
 func (s *server) handle(_ context.Context, req []byte) ([]byte, error) {
+	if slowCalls > 0 {
+		defer noteSlow(os.Stderr, "worker: serving", req, time.Now())
+	}
 	in := dec{b: req}
 	m := method(in.u64())
 	isPost := isPosted(m)
