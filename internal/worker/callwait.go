@@ -11,11 +11,11 @@ import (
 // awaitReply waits for a call's reply on ch, until ctx ends.
 //
 // It polls ch first, for the rings' spin window and only with a token of the process's spin
-// budget, then blocks. The caller is typically a device's actor, a goroutine locked to its
-// thread: parked on ch, it is woken by the ring reader's send, and a locked goroutine made
-// ready runs only once the reader's thread has handed a P to the locked thread and woken it,
-// which costs more than the worker's whole round trip while both rings spin. Polling, the send
-// lands in ch's buffer and nobody is woken.
+// budget, then blocks. The caller is typically an isolated device's actor, which sends its
+// calls one after another. Parked on ch, it is woken by the ring reader's send and queued on
+// the reader's P, where it waits until the spinning reader yields or another P steals it (a
+// locked caller, until its own thread is woken too): a hand-off per call, on the path of
+// every answer. Polling, the send lands in ch's buffer and nobody is woken.
 func (p *Process) awaitReply(ctx context.Context, ch chan reply) (reply, error) {
 	if r, ok := p.spinReply(ctx, ch); ok {
 		return r, nil
