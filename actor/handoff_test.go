@@ -2,26 +2,19 @@ package actor
 
 import (
 	"context"
-	"runtime"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/gpuactor/gpuactor/internal/spin"
 )
 
 // A goroutine the actor wakes while a long run of messages keeps it busy runs within about
 // handOffAfter, even where no other P is free to steal it: the actor yields its P to it
 // rather than hold it until the list ends or the runtime preempts the actor.
 func TestBusyActorHandsOffWhatItWoke(t *testing.T) {
-	was := runtime.GOMAXPROCS(2)
-	defer func() {
-		runtime.GOMAXPROCS(was)
-		spin.Refresh()
-	}()
+	setPs(t, 2)
 	ctx := context.Background()
 	a, err := New(WithAwaitSpin(0))
 	require.NoError(t, err)

@@ -37,8 +37,12 @@ func (c *probing) Probe() ProbeResult {
 	return ProbeAsked
 }
 
-func withPs(t *testing.T, n int) {
-	prev := runtime.GOMAXPROCS(max(runtime.GOMAXPROCS(0), n))
+// withPs runs the test with at least n Ps, and the spin budget sized to them.
+func withPs(t *testing.T, n int) { setPs(t, max(runtime.GOMAXPROCS(0), n)) }
+
+// setPs runs the test with exactly n Ps, and the spin budget sized to them.
+func setPs(t *testing.T, n int) {
+	prev := runtime.GOMAXPROCS(n)
 	spin.Refresh()
 	t.Cleanup(func() { runtime.GOMAXPROCS(prev); spin.Refresh() })
 }

@@ -2,7 +2,6 @@ package actor
 
 import (
 	"context"
-	"runtime"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -18,11 +17,7 @@ import (
 // a time, the others are refused and park with the idle-poll timer, and every actor still
 // answers its calls. The budget's own counters say so, not a clock.
 func TestSpinningActorsLeaveAPToSpare(t *testing.T) {
-	was := runtime.GOMAXPROCS(2)
-	defer func() {
-		runtime.GOMAXPROCS(was)
-		spin.Refresh()
-	}()
+	setPs(t, 2)
 	var working atomic.Bool // an actor with work in progress does not exit: cleared before Close
 	working.Store(true)
 	busy := func(bool, time.Duration) bool { return working.Load() }
@@ -63,11 +58,7 @@ func TestSpinningActorsLeaveAPToSpare(t *testing.T) {
 // TestOnePNeverSpins: with GOMAXPROCS 1 the budget has no token, so a busy actor never spins
 // (its senders could not run meanwhile) and parks instead.
 func TestOnePNeverSpins(t *testing.T) {
-	was := runtime.GOMAXPROCS(1)
-	defer func() {
-		runtime.GOMAXPROCS(was)
-		spin.Refresh()
-	}()
+	setPs(t, 1)
 	var working atomic.Bool
 	working.Store(true)
 	a := newActor(t, WithIdle(func(bool, time.Duration) bool { return working.Load() }), WithBusySpin(time.Hour))
