@@ -46,15 +46,15 @@ func New(devs []*device.Device, opts ...Option) *Collector {
 
 // descs are the metrics' descriptions, made once.
 type descs struct {
-	info, up, mailbox, inFlight, sent, failed, latency   *prom.Desc
-	cancelled                                            *prom.Desc
-	actorMessages, actorSeconds, actorPanics, actorParks *prom.Desc
-	memBytes, memCount, memLimit                         *prom.Desc
-	stagingPinned, stagingInUse, stagingLimit            *prom.Desc
-	stagingWaits, stagingWaiting                         *prom.Desc
-	trackerPolls, trackerMarks, trackerQueries           *prom.Desc
-	trackerCompleted                                     *prom.Desc
-	kernelCache                                          *prom.Desc
+	info, up, mailbox, inFlight, sent, failed, latency                  *prom.Desc
+	cancelled                                                           *prom.Desc
+	actorMessages, actorSeconds, actorPanics, actorParks, actorHandOffs *prom.Desc
+	memBytes, memCount, memLimit                                        *prom.Desc
+	stagingPinned, stagingInUse, stagingLimit                           *prom.Desc
+	stagingWaits, stagingWaiting                                        *prom.Desc
+	trackerPolls, trackerMarks, trackerQueries                          *prom.Desc
+	trackerCompleted                                                    *prom.Desc
+	kernelCache                                                         *prom.Desc
 }
 
 func newDescs(cfg config) descs {
@@ -75,6 +75,7 @@ func newDescs(cfg config) descs {
 		actorSeconds:   d("actor_seconds_total", "The actor's time by state: busy running messages, spinning (a CPU kept busy) or parked.", "state"),
 		actorPanics:    d("actor_panics_total", "Operations that panicked and were recovered."),
 		actorParks:     d("actor_parks_total", "Times the actor parked instead of spinning."),
+		actorHandOffs:  d("actor_handoffs_total", "Times the actor yielded its thread's P to goroutines it had woken."),
 		memBytes:       d("memory_bytes", "Memory gpuactor allocated and has not freed, by kind.", "kind"),
 		memCount:       d("memory_allocations", "Allocations gpuactor made and has not freed, by kind.", "kind"),
 		memLimit:       d("memory_limit_bytes", "The cap on device memory (WithMemoryLimit); 0 for none."),
@@ -100,7 +101,7 @@ func (c *Collector) Describe(ch chan<- *prom.Desc) { c.d.describe(ch) }
 func (ds *descs) describe(ch chan<- *prom.Desc) {
 	for _, d := range []*prom.Desc{
 		ds.info, ds.up, ds.mailbox, ds.inFlight, ds.sent, ds.failed, ds.cancelled, ds.latency,
-		ds.actorMessages, ds.actorSeconds, ds.actorPanics, ds.actorParks,
+		ds.actorMessages, ds.actorSeconds, ds.actorPanics, ds.actorParks, ds.actorHandOffs,
 		ds.memBytes, ds.memCount, ds.memLimit,
 		ds.stagingPinned, ds.stagingInUse, ds.stagingLimit, ds.stagingWaits, ds.stagingWaiting,
 		ds.trackerPolls, ds.trackerMarks, ds.trackerQueries, ds.trackerCompleted,
@@ -147,6 +148,7 @@ func (ds *descs) collect(ch chan<- prom.Metric, st device.Stats) {
 	counter(ds.actorSeconds, a.Park.Seconds(), "park")
 	counter(ds.actorPanics, float64(a.Panics))
 	counter(ds.actorParks, float64(a.Parks))
+	counter(ds.actorHandOffs, float64(a.HandOffs))
 
 	m := st.Memory
 	for _, k := range []struct {

@@ -79,6 +79,11 @@ gpuactor_staging_in_use_bytes{backend="sim",device="0",service="test"} 0
 	assert.Equal(t, float64(st.Tracker.Completed), testutil.ToFloat64(onlyMetric(c, "gpuactor_tracker_completed_total")))
 	assert.GreaterOrEqual(t, st.Tracker.Completed, uint64(11), "each waited operation's future was completed by the tracking")
 
+	before := dev.Stats().Actor.HandOffs
+	handOffs := testutil.ToFloat64(onlyMetric(c, "gpuactor_actor_handoffs_total"))
+	assert.GreaterOrEqual(t, handOffs, float64(before))
+	assert.LessOrEqual(t, handOffs, float64(dev.Stats().Actor.HandOffs))
+
 	s.Close(ctx)
 	require.NoError(t, dev.Close())
 	assert.Equal(t, 0.0, testutil.ToFloat64(onlyMetric(c, "gpuactor_up")), "a closed device is down")
