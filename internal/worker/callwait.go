@@ -65,7 +65,7 @@ func (p *Process) spinReply(ctx context.Context, ch chan reply) (reply, bool) {
 			}
 		}
 		if i&4095 == 0 {
-			runtime.Gosched() // a long wait on an unlocked caller: let the P's other goroutines run
+			runtime.Gosched() // a long wait: let the goroutines queued on this P run
 		}
 	}
 }
