@@ -147,16 +147,15 @@ func TestFaultsLoseNoJobAndRunNoneTwiceAsTheClientSees(t *testing.T) {
 		return procs[1].starts == 1 && strings.Contains(procs[1].out.String(), "faulted device 0")
 	}, time.Minute, 5*time.Millisecond)
 
-	// Kill a worker at random every 300 to 800 ms until every job is in.
+	// Kill a worker at random now, while the jobs run, and then every 300 to 800 ms until every
+	// job is in: a run that finishes early still has its kill.
 	var finished atomic.Bool
 	killed := make(chan struct{})
 	go func() {
 		defer close(killed)
 		for !finished.Load() {
+			procs[rand.IntN(len(procs))].killAndRestart(t)
 			time.Sleep(time.Duration(300+rand.IntN(500)) * time.Millisecond)
-			if !finished.Load() {
-				procs[rand.IntN(len(procs))].killAndRestart(t)
-			}
 		}
 	}()
 
