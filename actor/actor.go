@@ -401,7 +401,7 @@ func (a *Actor) loop() {
 					busy = a.callIdle(now)
 				}
 			}
-			a.handOff(!a.mb.empty())
+			a.handOff(false)
 			continue
 		}
 		if a.finished(busy) {
@@ -439,16 +439,16 @@ func (a *Actor) loop() {
 // the actor that pause, so it yields at once only with no message waiting, after a parked
 // waiter was woken (docs/design/actor-spin.md).
 //
-// With work waiting (busy: messages in the mailbox, or the rest of a drained list) the actor
+// With work waiting (messages in the mailbox, or, inList, the rest of a drained list) the actor
 // keeps its P, but not for ever: where every other P is busy, nobody steals the woken
 // goroutine, which would wait for the runtime to preempt the actor, 10 ms or more, with every
 // goroutine the actor wakes meanwhile queued behind it. So once a woken goroutine may have
 // waited handOffAfter, the actor yields all the same.
-func (a *Actor) handOff(busy bool) {
+func (a *Actor) handOff(inList bool) {
 	if !a.woke.Load() {
 		return
 	}
-	if busy {
+	if inList || !a.mb.empty() {
 		now := a.clock()
 		if !a.wokeWaits {
 			a.wokeWaits, a.wokeAt = true, now

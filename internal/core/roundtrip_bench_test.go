@@ -20,10 +20,13 @@ import (
 func openNull(b *testing.B) (*Device, *Kernel) { return openNullWith(b, Config{}) }
 
 // openNullWith is openNull with cfg.
-func openNullWith(b *testing.B, cfg Config) (*Device, *Kernel) {
+func openNullWith(b *testing.B, cfg Config) (*Device, *Kernel) { return openOn(b, nullgpu.New(), cfg) }
+
+// openOn opens device 0 of be with cfg and the empty kernel loaded, closed at the end of b.
+func openOn(b *testing.B, be backend.Backend, cfg Config) (*Device, *Kernel) {
 	b.Helper()
 	ctx := context.Background()
-	d, err := Open(ctx, nullgpu.New(), cfg, 0)
+	d, err := Open(ctx, be, cfg, 0)
 	if err != nil {
 		b.Fatal(err)
 	}

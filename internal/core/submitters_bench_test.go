@@ -7,8 +7,6 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/gpuactor/gpuactor/cuda"
-	"github.com/gpuactor/gpuactor/internal/backend"
 	"github.com/gpuactor/gpuactor/internal/nullgpu"
 )
 
@@ -17,24 +15,10 @@ import (
 // kernel loaded.
 func openNullHandles(b *testing.B, k int) ([]*Device, []*Kernel) {
 	b.Helper()
-	ctx := context.Background()
 	be := nullgpu.New()
 	devs, kernels := make([]*Device, k), make([]*Kernel, k)
 	for i := range devs {
-		d, err := Open(ctx, be, Config{}, 0)
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(func() { _ = d.Close() })
-		spec := backend.ModuleSpec{SimKernels: map[string]cuda.SimKernel{"empty": func(*cuda.KernelCall) error { return nil }}}
-		m, err := LoadModule(ctx, d, "empty", spec, nil)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if kernels[i], err = m.Kernel(ctx, "empty"); err != nil {
-			b.Fatal(err)
-		}
-		devs[i] = d
+		devs[i], kernels[i] = openOn(b, be, Config{})
 	}
 	return devs, kernels
 }
