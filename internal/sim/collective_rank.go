@@ -108,8 +108,9 @@ func (c *simComm) connect(tok commToken, nranks, rank int) {
 	c.read(conn)
 }
 
-// read takes the root's messages until the connection ends.
+// read takes the root's messages until the connection ends, then closes it.
 func (c *simComm) read(conn net.Conn) {
+	defer conn.Close()
 	br := bufio.NewReader(conn)
 	for {
 		typ, m, err := readMsg(br, maxFrame)

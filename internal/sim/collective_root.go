@@ -143,6 +143,8 @@ func (r *root) serve(c net.Conn) {
 			r.leaveLocked(cm, rank, clean)
 		}
 		r.mu.Unlock()
+		<-out.done // the rank's last messages are written before the connection closes
+		_ = c.Close()
 	}()
 	for {
 		limit := uint64(maxFrame)

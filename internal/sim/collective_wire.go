@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"sync"
+	"time"
 
 	"github.com/gpuactor/gpuactor/internal/backend"
 )
@@ -156,14 +157,24 @@ func readMsg(br *bufio.Reader, limit uint64) (byte, *rbuf, error) {
 
 // outbox writes a connection's messages in order from its own goroutine, so that no sender
 // ever blocks on the peer's reading.
+//
+// The outbox never closes the connection's read side, except on kill: whoever reads the
+// connection closes it once the peer's end arrives. A connection closed with unread data in
+// it resets, and a reset can cost the peer what it had not yet read of ours; a write that
+// failed closing the whole connection would likewise lose what its reader had not reached
+// (a rank's goodbye, read as a dropped connection).
 type outbox struct {
 	c      net.Conn
 	mu     sync.Mutex
 	cond   sync.Cond
 	queue  [][]byte
-	closed bool // no more messages: the writer flushes what is queued, then closes c
+	closed bool // no more messages: the writer flushes what is queued, then ends its side
 	done   chan struct{}
 }
+
+// closeGrace bounds how long a closing connection may take to flush its last messages and to
+// read the peer's end.
+const closeGrace = 10 * time.Second
 
 func newOutbox(c net.Conn) *outbox {
 	o := &outbox{c: c, done: make(chan struct{})}
@@ -182,10 +193,14 @@ func (o *outbox) put(w *wbuf) {
 	o.mu.Unlock()
 }
 
-// close lets the writer flush what is queued and then closes the connection.
+// close lets the writer flush what is queued and then half-close the connection: the peer
+// reads every message, then the end. The connection's reader closes it.
 func (o *outbox) close() {
 	o.mu.Lock()
-	o.closed = true
+	if !o.closed {
+		o.closed = true
+		_ = o.c.SetDeadline(time.Now().Add(closeGrace))
+	}
 	o.cond.Signal()
 	o.mu.Unlock()
 }
@@ -194,6 +209,14 @@ func (o *outbox) close() {
 func (o *outbox) kill() {
 	o.close()
 	_ = o.c.Close()
+}
+
+// stop ends the writer after a failed write: later messages are dropped.
+func (o *outbox) stop() {
+	o.mu.Lock()
+	o.closed = true
+	o.queue = nil
+	o.mu.Unlock()
 }
 
 func (o *outbox) run() {
@@ -210,13 +233,26 @@ func (o *outbox) run() {
 		o.mu.Unlock()
 		for _, m := range q {
 			if _, err := bw.Write(m); err != nil {
-				_ = o.c.Close()
+				o.stop()
 				return
 			}
 		}
-		if err := bw.Flush(); err != nil || (closed && len(q) == 0) {
-			_ = o.c.Close()
+		if err := bw.Flush(); err != nil {
+			o.stop()
+			return
+		}
+		if closed && len(q) == 0 {
+			closeWrite(o.c)
 			return
 		}
 	}
+}
+
+// closeWrite ends c's sending side, or closes c where it has no such half-close.
+func closeWrite(c net.Conn) {
+	if cw, ok := c.(interface{ CloseWrite() error }); ok {
+		_ = cw.CloseWrite()
+		return
+	}
+	_ = c.Close()
 }
