@@ -15,6 +15,25 @@ import (
 // rather than hold it until the list ends or the runtime preempts the actor.
 func TestBusyActorHandsOffWhatItWoke(t *testing.T) {
 	setPs(t, 2)
+	// A loaded machine's scheduler may keep the waiter's thread off its CPU for the whole
+	// list now and then; without the hand-off the waiter always waits for the list (which is
+	// shorter than the runtime's preemption), so one attempt in three is proof enough.
+	const attempts = 3
+	for i := range attempts {
+		woke, last, handOffs := busyActorWake(t)
+		if woke < last {
+			assert.Positive(t, handOffs)
+			return
+		}
+		t.Logf("attempt %d: the woken goroutine ran %v after the list", i+1, time.Duration(woke-last))
+	}
+	t.Fatalf("in %d attempts the woken goroutine waited for the whole list every time", attempts)
+}
+
+// busyActorWake wakes a parked waiter from the head of an 8 ms list of messages on an actor
+// whose P nobody steals from, and returns when the waiter ran and when the list ended (unix
+// nanoseconds), and the actor's hand-offs meanwhile.
+func busyActorWake(t *testing.T) (woke, last int64, handOffs uint64) {
 	ctx := context.Background()
 	a, err := New(WithAwaitSpin(0))
 	require.NoError(t, err)
@@ -53,6 +72,5 @@ func TestBusyActorHandsOffWhatItWoke(t *testing.T) {
 	require.NoError(t, held.Wait(ctx))
 	got := <-wokeAt
 	require.Eventually(t, func() bool { return lastAt.Load() != 0 }, 10*time.Second, time.Millisecond)
-	assert.Less(t, got.UnixNano(), lastAt.Load(), "the woken goroutine waited for the whole list")
-	assert.Greater(t, a.Stats().HandOffs, before)
+	return got.UnixNano(), lastAt.Load(), a.Stats().HandOffs - before
 }
