@@ -5,6 +5,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/gpuactor/gpuactor/alloc"
 	"github.com/gpuactor/gpuactor/cuda"
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/internal/testdev"
@@ -39,6 +40,61 @@ func BenchmarkLaunchRoundTrip(b *testing.B) {
 			b.ResetTimer()
 			for b.Loop() {
 				if err := s.Launch(ctx, k, one).Wait(ctx); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkRequestAllocations is the allocations of one request of the service example,
+// in process and on an isolated device: three buffers of 16 KiB allocated in stream order, two
+// filled from the host, the third set and read back and waited for, then all three freed in
+// stream order. An isolated device's allocations are calls to its worker (the answer is the
+// address); the actor starts them and collects their addresses together.
+func BenchmarkRequestAllocations(b *testing.B) {
+	for _, iso := range []bool{false, true} {
+		name := "in-process"
+		if iso {
+			name = "isolated"
+		}
+		b.Run(name, func(b *testing.B) {
+			opts := []device.Option{device.WithBackend(device.BackendSim)}
+			if testdev.GPU() {
+				opts[0] = device.WithBackend(device.BackendCUDA)
+			}
+			if iso {
+				opts = append(opts, device.Isolated())
+			}
+			ctx := testdev.Ctx(b)
+			dev := openDev(b, opts)
+			s, err := streams.New(ctx, dev)
+			require.NoError(b, err)
+			defer s.Close(ctx)
+			const n = 4096 // 16 KiB of float32
+			in, out := make([]float32, n), make([]float32, n)
+			request := func() error {
+				var bufs [3]*alloc.Buffer[float32]
+				for i := range bufs {
+					if bufs[i], _, err = alloc.MallocAsync[float32](ctx, s, n); err != nil {
+						return err
+					}
+				}
+				streams.CopyToDevice(ctx, s, bufs[0], in)
+				streams.CopyToDevice(ctx, s, bufs[1], in)
+				s.Memset(ctx, bufs[2], 0)
+				if err := streams.CopyFromDevice(ctx, s, out, bufs[2]).Wait(ctx); err != nil {
+					return err
+				}
+				for _, buf := range bufs {
+					buf.CloseOn(ctx, nil)
+				}
+				return nil
+			}
+			require.NoError(b, request())
+			b.ResetTimer()
+			for b.Loop() {
+				if err := request(); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -117,6 +117,22 @@ type PointerAttrs struct {
 	HostPointer   uintptr // 0 when the host cannot address it
 }
 
+// AllocStarter is a Device whose stream-ordered allocations can be started and their
+// addresses collected later, several in flight at once: one whose every call is a round trip
+// (an isolated device's worker), where each allocation awaited alone costs the caller a round
+// trip. The device runs a started allocation in order with the calls made before and after
+// it, as MallocAsync at that point would.
+type AllocStarter interface {
+	// StartMallocAsync starts MallocFromPoolAsync from pool when fromPool, else MallocAsync.
+	StartMallocAsync(size uint64, pool MemPool, fromPool bool, s Stream) (PendingAlloc, error)
+}
+
+// PendingAlloc is a started allocation.
+type PendingAlloc interface {
+	// Wait returns the allocation's address, or why it failed. Call it once.
+	Wait() (DevicePtr, error)
+}
+
 // AllocDevice is the stream-ordered allocator, memory pools, managed memory and unified
 // addressing. Pool handles belong to the Backend, like stream handles.
 type AllocDevice interface {

@@ -47,8 +47,10 @@ type Device struct {
 
 	// Actor thread only.
 	rt          backend.Device
-	stream      *Stream        // the device's own stream
-	healthS     backend.Stream // Health's stream, made on first use
+	starter     backend.AllocStarter // rt, when it can start allocations (startalloc.go)
+	started     []startedAlloc       // allocations started and not yet collected
+	stream      *Stream              // the device's own stream
+	healthS     backend.Stream       // Health's stream, made on first use
 	tracker     *Tracker
 	trackCounts trackerCounts // the tracker's counters, read from any goroutine
 	// anyq is the backend's any-thread event query when the device's waiters probe their
@@ -199,6 +201,7 @@ func (d *Device) init(describe func(backend.Backend, backend.Device) (any, Limit
 		return err
 	}
 	d.rt = rt
+	d.starter, _ = rt.(backend.AllocStarter)
 	nvtx.NameCurrentThread(fmt.Sprintf("gpuactor device %d", d.ordinal))
 	if describe == nil {
 		describe = readLimits
@@ -232,6 +235,9 @@ func (d *Device) poll(waiting bool, now time.Duration) bool {
 	if d.tracker == nil {
 		return false
 	}
+	if len(d.started) > 0 {
+		d.settleAllocs()
+	}
 	d.abortLeft()
 	busy := d.tracker.poll(waiting, now)
 	if busy {
@@ -255,6 +261,7 @@ func (d *Device) release() {
 	if d.rt == nil || d.tracker == nil {
 		return
 	}
+	d.settleAllocs()
 	d.abortLeft()
 	if d.stuck.Load() {
 		d.abandon()

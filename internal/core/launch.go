@@ -112,8 +112,10 @@ func (s *LaunchSpec) resolve() error {
 		return Closed("kernel %s: module %s was closed", k.name, k.mod.name)
 	}
 	for _, m := range s.mems {
-		if !m.b.ok() {
-			return m.b.usable(fmt.Sprintf("kernel %s argument %d", k.name, m.arg))
+		if !m.b.ok() { // freed, failed, or its address still to collect (startalloc.go)
+			if err := m.b.usable(fmt.Sprintf("kernel %s argument %d", k.name, m.arg)); err != nil {
+				return err
+			}
 		}
 		// Written only when it changes: a spec may be resolved more than once, and a backend
 		// may keep the slice it was given (a graph node), whose readers a write of the same

@@ -98,9 +98,14 @@ func (b *Buffer) allocate(rt backend.Device, h backend.Stream, pool *Pool) (cuda
 		p, err = rt.MallocAsync(b.size, h)
 	}
 	if err != nil {
-		return 0, fmt.Errorf("gpuactor: MallocAsync(%d bytes) on device %d: %w", b.size, b.dev.ordinal, err)
+		return 0, b.allocFailed(err)
 	}
 	return p, nil
+}
+
+// allocFailed is the error of b's allocation failing with err.
+func (b *Buffer) allocFailed(err error) error {
+	return fmt.Errorf("gpuactor: MallocAsync(%d bytes) on device %d: %w", b.size, b.dev.ordinal, err)
 }
 
 // allocTask is the message of AllocAsync: the buffer itself, which holds the allocation to
@@ -123,6 +128,15 @@ func (t *allocTask) Run(p *actor.Promise[struct{}]) (struct{}, error) {
 	}()
 	err := s.alive()
 	var ptr cuda.DevicePtr
+	if err == nil && b.dev.starter != nil {
+		err = b.start(s.h, pool, p)
+		ok = true
+		if err != nil {
+			b.fail(err)
+			return struct{}{}, err
+		}
+		return struct{}{}, actor.ErrPending
+	}
 	if err == nil {
 		ptr, err = b.allocate(b.dev.rt, s.h, pool)
 	}
@@ -153,6 +167,9 @@ func (b *Buffer) fail(cause error) {
 // allocErr is the allocation's error, or nil once it has memory; on the actor thread, where
 // the allocation's message has run (or been refused) before any message that uses the buffer.
 func (b *Buffer) allocErr() error {
+	if !b.ready.Future().Ready() && len(b.dev.started) > 0 {
+		b.dev.settleAllocs() // its address may be one of those still coming
+	}
 	if !b.ready.Future().Ready() {
 		err := b.msg.Err()
 		if err == nil { // a use sent before the allocation: impossible through the public API

@@ -233,6 +233,43 @@ func (b *Backend) callCtx(ctx context.Context, e enc) (dec, error) {
 	return dec{b: resp}, nil
 }
 
+// startedCall is a call sent without waiting for its answer (start), which wait collects.
+type startedCall struct {
+	b     *Backend
+	e     enc // kept until the answer, for the slow-call log
+	c     *worker.Pending
+	start time.Time
+}
+
+// start sends e as a call and returns without waiting for the answer.
+func (b *Backend) start(e enc) (*startedCall, error) {
+	b.calls.Add(1)
+	sc := &startedCall{b: b, e: e}
+	if slowCalls > 0 {
+		sc.start = time.Now()
+	}
+	c, err := b.proc.Start(context.Background(), e.b)
+	if err != nil {
+		e.recycle()
+		return nil, b.gone(err)
+	}
+	sc.c = c
+	return sc, nil
+}
+
+// wait collects a started call's answer.
+func (sc *startedCall) wait() (dec, error) {
+	resp, err := sc.c.Wait(context.Background())
+	if slowCalls > 0 {
+		noteSlow(os.Stderr, "parent: call", sc.e.b, sc.start)
+	}
+	sc.e.recycle()
+	if err != nil {
+		return dec{}, sc.b.gone(err)
+	}
+	return dec{b: resp}, nil
+}
+
 // recycle gives a request's buffer back once its frame is sent (the transport copied it).
 // Only small buffers are kept: a module image may be megabytes.
 func (e enc) recycle() {

@@ -87,34 +87,68 @@ func (p *Process) MaxMessage() int { return p.data.maxFrame() - headerSize }
 // back through the ErrorCodec. Calls from one goroutine are served in the order made; the
 // worker serves one call at a time, in arrival order.
 func (p *Process) Call(ctx context.Context, req []byte) ([]byte, error) {
-	if len(req) > p.MaxMessage() {
-		return nil, fmt.Errorf("%w: a %d-byte request (at most %d)", ErrTooLarge, len(req), p.MaxMessage())
-	}
-	if err := ctx.Err(); err != nil {
+	var c Pending // on the stack: a call costs no more than its channel and frame
+	if err := p.start(ctx, req, &c); err != nil {
 		return nil, err
 	}
-	ch := make(chan reply, 1)
-	id := p.nextID.Add(1)
+	return c.Wait(ctx)
+}
+
+// Pending is a call started with Start, whose response Wait collects.
+type Pending struct {
+	p  *Process
+	id uint64
+	ch chan reply
+}
+
+// Start sends req to the worker's handler as Call does, and returns once it is in the
+// worker's queue, without waiting for the response: the caller collects it with Wait, and may
+// start or post more requests meanwhile, which the worker serves after this one. A caller that
+// will not wait for it after all must still call Wait (with a done context, say) so that its
+// late response is dropped.
+func (p *Process) Start(ctx context.Context, req []byte) (*Pending, error) {
+	c := new(Pending)
+	if err := p.start(ctx, req, c); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// start sends req as the call c.
+func (p *Process) start(ctx context.Context, req []byte, c *Pending) error {
+	if len(req) > p.MaxMessage() {
+		return fmt.Errorf("%w: a %d-byte request (at most %d)", ErrTooLarge, len(req), p.MaxMessage())
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	*c = Pending{p: p, id: p.nextID.Add(1), ch: make(chan reply, 1)}
 	p.mu.Lock()
 	if p.failed != nil {
 		err := p.failed
 		p.mu.Unlock()
-		return nil, err
+		return err
 	}
-	p.pending[id] = ch
+	p.pending[c.id] = c.ch
 	p.mu.Unlock()
 
-	buf := appendFrame(make([]byte, 0, headerSize+len(req)), kindCall, id, 0, req)
+	buf := appendFrame(make([]byte, 0, headerSize+len(req)), kindCall, c.id, 0, req)
 	if err := p.data.send(ctx, buf); err != nil {
-		p.forget(id)
+		p.forget(c.id)
 		if ferr := p.failure(); ferr != nil {
-			return nil, ferr // the send failed because the worker is gone
+			return ferr // the send failed because the worker is gone
 		}
-		return nil, fmt.Errorf("worker: sending a call to process %d: %w", p.pid, err)
+		return fmt.Errorf("worker: sending a call to process %d: %w", p.pid, err)
 	}
-	r, err := p.awaitReply(ctx, ch)
+	return nil
+}
+
+// Wait waits for the response of a started call, as Call does once its request is sent. When
+// ctx ends first the call is abandoned: its late response is dropped. Call it once.
+func (c *Pending) Wait(ctx context.Context) ([]byte, error) {
+	r, err := c.p.awaitReply(ctx, c.ch)
 	if err != nil {
-		p.forget(id)
+		c.p.forget(c.id)
 		return nil, err
 	}
 	return r.data, r.err
