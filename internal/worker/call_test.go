@@ -234,3 +234,48 @@ func TestPostToADeadWorker(t *testing.T) {
 	require.ErrorIs(t, p.Post(ctx, []byte("count")), worker.ErrWorkerDied)
 	require.ErrorIs(t, p.Post(ctx, make([]byte, p.MaxMessage()+1)), worker.ErrTooLarge)
 }
+
+// Started calls are served in order with the posts and calls around them, their answers
+// wait until collected, in any order; one abandoned through a done context leaves its late
+// answer to nobody; a started call to a worker that dies fails with its death.
+func TestStartedCalls(t *testing.T) {
+	eachTransport(t, func(t *testing.T, start startFunc) {
+		ctx := context.Background()
+		p := start(t)
+		var started []*worker.Pending
+		for i := range 5 {
+			require.NoError(t, p.Post(ctx, []byte("count")))
+			c, err := p.Start(ctx, []byte("count"))
+			require.NoError(t, err, "start %d", i)
+			started = append(started, c)
+		}
+		for i := len(started) - 1; i >= 0; i-- { // collected last first
+			got, err := started[i].Wait(ctx)
+			require.NoError(t, err)
+			assert.Equal(t, strconv.Itoa(2*i+2), string(got), "call %d saw the requests before it", i)
+		}
+
+		slow, err := p.Start(ctx, []byte("sleep:50ms"))
+		require.NoError(t, err)
+		done, cancel := context.WithCancel(ctx)
+		cancel()
+		_, err = slow.Wait(done)
+		require.ErrorIs(t, err, context.Canceled)
+		got, err := p.Call(ctx, []byte("next"))
+		require.NoError(t, err)
+		assert.Equal(t, "next", string(got), "the abandoned answer went to nobody")
+
+		_, err = p.Start(ctx, make([]byte, p.MaxMessage()+1))
+		require.ErrorIs(t, err, worker.ErrTooLarge)
+		_, err = p.Start(done, []byte("never sent"))
+		require.ErrorIs(t, err, context.Canceled)
+
+		require.NoError(t, p.Post(ctx, []byte("crash-in:1ms")))
+		blocked, err := p.Start(ctx, []byte("block"))
+		require.NoError(t, err)
+		_, err = blocked.Wait(ctx)
+		require.ErrorIs(t, err, worker.ErrWorkerDied, "a started call fails with the worker's death")
+		_, err = p.Start(ctx, []byte("count"))
+		require.ErrorIs(t, err, worker.ErrWorkerDied)
+	})
+}
