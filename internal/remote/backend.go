@@ -261,7 +261,8 @@ func (b *Backend) start(e enc) (*startedCall, error) {
 func (sc *startedCall) wait() (dec, error) {
 	resp, err := sc.c.Wait(context.Background())
 	if slowCalls > 0 {
-		noteSlow(os.Stderr, "parent: call", sc.e.b, sc.start)
+		// From send to collection: it includes the time before the parent asked.
+		noteSlow(os.Stderr, "parent: started call", sc.e.b, sc.start)
 	}
 	sc.e.recycle()
 	if err != nil {
