@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/gpuactor/gpuactor/internal/backend"
 )
@@ -63,6 +64,7 @@ func (c *Comm) enter() (seq uint64, ok bool) {
 	}
 	c.inCall = true
 	c.callSeq++
+	c.callAt = time.Now()
 	return c.callSeq, true
 }
 
@@ -79,17 +81,31 @@ func (c *Comm) leave() bool {
 // (by this call or before). Otherwise it leaves c alone, after recording the request when
 // request is set (Abort), so that the actor aborts c rather than enter a call. A ctx
 // watcher passes its call's number: a watcher that fires late must not abort a later call.
+//
+// The actor marks a call before making it, so a call younger than entryGrace may not have
+// reached NCCL yet, and an abort from here would free the comm under it: abortElsewhere
+// waits until the call is that old, and leaves c to the actor if it returns first.
 func (c *Comm) abortElsewhere(request bool, seq uint64) (bool, error) {
 	if !c.parks() {
 		return false, nil
 	}
+	if request {
+		c.abortReq.Store(true) // no call enters from here on
+	}
 	c.callMu.Lock()
-	if !c.inCall || (seq != 0 && seq != c.callSeq) {
-		if request {
-			c.abortReq.Store(true)
+	for {
+		if !c.inCall || (seq != 0 && seq != c.callSeq) {
+			c.callMu.Unlock()
+			return false, nil
 		}
+		wait := entryGrace - time.Since(c.callAt)
+		if wait <= 0 {
+			break
+		}
+		seq = c.callSeq // from here on, this call only
 		c.callMu.Unlock()
-		return false, nil
+		time.Sleep(wait)
+		c.callMu.Lock()
 	}
 	for {
 		st := c.state.Load()
@@ -106,3 +122,8 @@ func (c *Comm) abortElsewhere(request bool, seq uint64) (bool, error) {
 	c.aborts.Add(1)
 	return true, c.anyAbort.CollCommAbortAnyThread(c.h)
 }
+
+// entryGrace is how long a blocking call must have been under way before it is aborted from
+// another goroutine: far longer than the actor takes from marking the call to making it,
+// even on a loaded machine, and short next to a wait for peers that are not coming.
+const entryGrace = 20 * time.Millisecond

@@ -360,3 +360,31 @@ func TestALateWatcherLeavesTheNextCallAlone(t *testing.T) {
 	_, ok = c.enter()
 	assert.False(t, ok, "nothing enters NCCL on an aborted comm")
 }
+
+// An abort from elsewhere that finds the actor's call just begun waits until the call is
+// entryGrace old, since the actor may not have reached NCCL yet; a call that returns first
+// is left to the actor, which the request keeps from entering another.
+func TestAbortElsewhereSparesACallJustBegun(t *testing.T) {
+	a := &countAborter{}
+	c := &Comm{h: 0x100, blocking: true, anyAbort: a}
+	_, ok := c.enter()
+	require.True(t, ok)
+	time.AfterFunc(entryGrace/4, func() { c.leave() })
+	done, err := c.abortElsewhere(true, 0)
+	require.NoError(t, err)
+	assert.False(t, done, "the call returned within the grace")
+	assert.Zero(t, a.n, "nothing aborted the comm under the actor")
+	_, ok = c.enter()
+	assert.False(t, ok, "the request keeps the actor from the next call")
+
+	c = &Comm{h: 0x101, blocking: true, anyAbort: a}
+	_, ok = c.enter()
+	require.True(t, ok)
+	entered := time.Now()
+	done, err = c.abortElsewhere(true, 0)
+	require.NoError(t, err)
+	assert.True(t, done, "a call still under way after the grace is aborted from here")
+	assert.GreaterOrEqual(t, time.Since(entered), entryGrace)
+	assert.Equal(t, 1, a.n)
+	assert.True(t, c.leave())
+}

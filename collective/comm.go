@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/internal/backend"
@@ -31,6 +32,7 @@ type Comm struct {
 	callMu   sync.Mutex                   // orders the actor's blocking calls with an abort from elsewhere
 	inCall   bool                         // under callMu: the actor is inside a blocking NCCL call on h
 	callSeq  uint64                       // under callMu: the number of the latest such call
+	callAt   time.Time                    // under callMu: when the actor entered it
 	aborts   atomic.Int64                 // aborts made from another goroutine, for tests
 }
 
