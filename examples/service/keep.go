@@ -12,10 +12,11 @@ import (
 )
 
 // keptBuffers are device buffers kept per stream from one job to the next (-reuse-buffers),
-// so that a request allocates and frees nothing on the device. On an isolated device each
-// MallocAsync is a call to the worker that holds the device's actor until the answer comes,
-// three a request; this is the way to see what they cost the service's tail
-// (docs/design/service-tail.md). A stream runs one job at a time (the group lends it to one),
+// so that a request allocates and frees nothing on the device. On an isolated device a
+// MallocAsync is a call to the worker (its answer is the address), which the actor collects
+// at the buffer's first use, a request's three together; this is the way to see what they
+// and the frees cost the service's tail (docs/design/service-tail.md). A stream runs one job
+// at a time (the group lends it to one),
 // and its work runs in order, so the next job's copies into the buffers wait for the last
 // job's copy out of them.
 type keptBuffers struct {
