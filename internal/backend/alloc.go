@@ -137,8 +137,10 @@ type PendingAlloc interface {
 // addressing. Pool handles belong to the Backend, like stream handles.
 type AllocDevice interface {
 	// MallocAsync allocates size bytes from the device's current pool, ordered on s.
+	//remote:startable
 	MallocAsync(size uint64, s Stream) (DevicePtr, error)
 	// MallocFromPoolAsync allocates size bytes from pool, ordered on s.
+	//remote:startable
 	MallocFromPoolAsync(size uint64, pool MemPool, s Stream) (DevicePtr, error)
 	// FreeAsync returns p (from MallocAsync or MallocFromPoolAsync) to its pool, ordered on s.
 	//remote:posted

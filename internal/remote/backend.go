@@ -217,52 +217,43 @@ func (b *Backend) call(e enc) (dec, error) { return b.callCtx(context.Background
 
 // callCtx is call, abandoned when ctx ends.
 func (b *Backend) callCtx(ctx context.Context, e enc) (dec, error) {
-	b.calls.Add(1)
-	var start time.Time
-	if slowCalls > 0 {
-		start = time.Now()
-	}
-	resp, err := b.proc.Call(ctx, e.b)
-	if slowCalls > 0 {
-		noteSlow(os.Stderr, "parent: call", e.b, start)
-	}
-	e.recycle()
+	sc, err := b.start(ctx, e)
 	if err != nil {
-		return dec{}, b.gone(err)
+		return dec{}, err
 	}
-	return dec{b: resp}, nil
+	return sc.wait(ctx)
 }
 
-// startedCall is a call sent without waiting for its answer (start), which wait collects.
+// startedCall is a call sent and not yet answered (start), whose answer wait collects.
 type startedCall struct {
 	b     *Backend
 	e     enc // kept until the answer, for the slow-call log
-	c     *worker.Pending
+	c     worker.Pending
 	start time.Time
+	who   string // what the slow-call log calls it
 }
 
 // start sends e as a call and returns without waiting for the answer.
-func (b *Backend) start(e enc) (*startedCall, error) {
+func (b *Backend) start(ctx context.Context, e enc) (startedCall, error) {
 	b.calls.Add(1)
-	sc := &startedCall{b: b, e: e}
+	sc := startedCall{b: b, e: e, who: "parent: call"}
 	if slowCalls > 0 {
 		sc.start = time.Now()
 	}
-	c, err := b.proc.Start(context.Background(), e.b)
+	c, err := b.proc.Start(ctx, e.b)
 	if err != nil {
 		e.recycle()
-		return nil, b.gone(err)
+		return startedCall{}, b.gone(err)
 	}
 	sc.c = c
 	return sc, nil
 }
 
-// wait collects a started call's answer.
-func (sc *startedCall) wait() (dec, error) {
-	resp, err := sc.c.Wait(context.Background())
+// wait collects a started call's answer, abandoning it when ctx ends.
+func (sc *startedCall) wait(ctx context.Context) (dec, error) {
+	resp, err := sc.c.Wait(ctx)
 	if slowCalls > 0 {
-		// From send to collection: it includes the time before the parent asked.
-		noteSlow(os.Stderr, "parent: started call", sc.e.b, sc.start)
+		noteSlow(os.Stderr, sc.who, sc.e.b, sc.start)
 	}
 	sc.e.recycle()
 	if err != nil {

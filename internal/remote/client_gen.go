@@ -1713,12 +1713,47 @@ func (d *Device) MallocArray(a0 backend.ChannelFormat, a1 uint64, a2 uint64, a3 
 	return v0, r.err
 }
 
-// MallocAsync runs backend.Device.MallocAsync in the worker.
-func (d *Device) MallocAsync(a0 uint64, a1 backend.Stream) (backend.DevicePtr, error) {
+// startMallocAsync sends backend.Device.MallocAsync without waiting for the
+// worker's answer, which resultMallocAsync reads.
+func (d *Device) startMallocAsync(a0 uint64, a1 backend.Stream) (startedCall, error) {
 	e := request(mMallocAsync)
 	e.u64(a0)
 	e.u64(uint64(a1))
-	r, err := d.do(e)
+	return d.begin(e)
+}
+
+// resultMallocAsync waits for the answer of a started backend.Device.MallocAsync.
+func resultMallocAsync(c *startedCall) (backend.DevicePtr, error) {
+	r, err := c.answer()
+	if err != nil {
+		return 0, err
+	}
+	v0 := backend.DevicePtr(r.u64())
+	return v0, r.err
+}
+
+// MallocAsync runs backend.Device.MallocAsync in the worker.
+func (d *Device) MallocAsync(a0 uint64, a1 backend.Stream) (backend.DevicePtr, error) {
+	c, err := d.startMallocAsync(a0, a1)
+	if err != nil {
+		return 0, err
+	}
+	return resultMallocAsync(&c)
+}
+
+// startMallocFromPoolAsync sends backend.Device.MallocFromPoolAsync without waiting for the
+// worker's answer, which resultMallocFromPoolAsync reads.
+func (d *Device) startMallocFromPoolAsync(a0 uint64, a1 backend.MemPool, a2 backend.Stream) (startedCall, error) {
+	e := request(mMallocFromPoolAsync)
+	e.u64(a0)
+	e.u64(uint64(a1))
+	e.u64(uint64(a2))
+	return d.begin(e)
+}
+
+// resultMallocFromPoolAsync waits for the answer of a started backend.Device.MallocFromPoolAsync.
+func resultMallocFromPoolAsync(c *startedCall) (backend.DevicePtr, error) {
+	r, err := c.answer()
 	if err != nil {
 		return 0, err
 	}
@@ -1728,16 +1763,11 @@ func (d *Device) MallocAsync(a0 uint64, a1 backend.Stream) (backend.DevicePtr, e
 
 // MallocFromPoolAsync runs backend.Device.MallocFromPoolAsync in the worker.
 func (d *Device) MallocFromPoolAsync(a0 uint64, a1 backend.MemPool, a2 backend.Stream) (backend.DevicePtr, error) {
-	e := request(mMallocFromPoolAsync)
-	e.u64(a0)
-	e.u64(uint64(a1))
-	e.u64(uint64(a2))
-	r, err := d.do(e)
+	c, err := d.startMallocFromPoolAsync(a0, a1, a2)
 	if err != nil {
 		return 0, err
 	}
-	v0 := backend.DevicePtr(r.u64())
-	return v0, r.err
+	return resultMallocFromPoolAsync(&c)
 }
 
 // MallocManaged runs backend.Device.MallocManaged in the worker.

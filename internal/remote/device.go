@@ -1,6 +1,7 @@
 package remote
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"slices"
@@ -26,6 +27,13 @@ var _ backend.Device = (*Device)(nil)
 
 // do sends a request and returns the decoder of its answer.
 func (d *Device) do(e enc) (dec, error) { return d.b.call(e) }
+
+// begin sends e as a call without waiting for its answer, which answer collects: the two
+// halves of do, for the methods marked //remote:startable.
+func (d *Device) begin(e enc) (startedCall, error) { return d.b.start(context.Background(), e) }
+
+// answer waits for a started call's answer.
+func (c *startedCall) answer() (dec, error) { return c.wait(context.Background()) }
 
 // void calls m with scalar arguments and no result.
 func (d *Device) void(m method, args ...uint64) error {

@@ -19,8 +19,9 @@
 // The few methods the contract alone cannot carry are written by hand: the parent's side as
 // *Device methods (device.go: the event board; hostmem.go: shared host memory; refuse.go),
 // the worker's as serveX methods (serve_hooks.go), which the generator finds by name. A
-// //remote:posted or //remote:inline line in a backend method's doc comment marks a posted
-// method or one whose results cross with its error. Handles (streams, events, modules,
+// //remote:posted, //remote:inline or //remote:startable line in a backend method's doc
+// comment marks a posted method, one whose results cross with its error, or one whose call is
+// also generated as two halves, started and answered (startalloc.go). Handles (streams, events, modules,
 // kernels, graphs, pools) and device pointers are the worker's, cross as numbers and are never
 // dereferenced in the parent. Errors cross through Codec: one holding a cudaerr code comes
 // back as a *cudaerr.Error with the same code, operation and message, so errors.Is(err,

@@ -6,36 +6,32 @@ import "github.com/gpuactor/gpuactor/internal/backend"
 // starts them (backend.AllocStarter) and collects the addresses when it first needs one, so
 // that allocations queued together cost one round trip to the worker between them, not one
 // each. The worker serves a started call in order with the requests around it, as any call.
+// The two halves of each call are generated (//remote:startable on the backend method).
 
 // StartMallocAsync sends MallocAsync, or MallocFromPoolAsync from pool, without waiting for
 // the worker's answer.
 func (d *Device) StartMallocAsync(size uint64, pool backend.MemPool, fromPool bool, s backend.Stream) (backend.PendingAlloc, error) {
-	var e enc
+	var a pendingAlloc
+	var err error
 	if fromPool {
-		e = request(mMallocFromPoolAsync)
-		e.u64(size)
-		e.u64(uint64(pool))
+		a.c, err = d.startMallocFromPoolAsync(size, pool, s)
+		a.result = resultMallocFromPoolAsync
 	} else {
-		e = request(mMallocAsync)
-		e.u64(size)
+		a.c, err = d.startMallocAsync(size, s)
+		a.result = resultMallocAsync
 	}
-	e.u64(uint64(s))
-	sc, err := d.b.start(e)
 	if err != nil {
 		return nil, err
 	}
-	return (*pendingAlloc)(sc), nil
+	a.c.who = "parent: started call" // timed from send to collection, not to the answer
+	return &a, nil
 }
 
-// pendingAlloc is a started allocation's call.
-type pendingAlloc startedCall
+// pendingAlloc is a started allocation's call and the generated reader of its answer.
+type pendingAlloc struct {
+	c      startedCall
+	result func(*startedCall) (backend.DevicePtr, error)
+}
 
 // Wait returns the allocation's address or the worker's error.
-func (p *pendingAlloc) Wait() (backend.DevicePtr, error) {
-	r, err := (*startedCall)(p).wait()
-	if err != nil {
-		return 0, err
-	}
-	ptr := backend.DevicePtr(r.u64())
-	return ptr, r.err
-}
+func (p *pendingAlloc) Wait() (backend.DevicePtr, error) { return p.result(&p.c) }

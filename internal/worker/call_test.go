@@ -242,7 +242,7 @@ func TestStartedCalls(t *testing.T) {
 	eachTransport(t, func(t *testing.T, start startFunc) {
 		ctx := context.Background()
 		p := start(t)
-		var started []*worker.Pending
+		var started []worker.Pending
 		for i := range 5 {
 			require.NoError(t, p.Post(ctx, []byte("count")))
 			c, err := p.Start(ctx, []byte("count"))

@@ -87,14 +87,15 @@ func (p *Process) MaxMessage() int { return p.data.maxFrame() - headerSize }
 // back through the ErrorCodec. Calls from one goroutine are served in the order made; the
 // worker serves one call at a time, in arrival order.
 func (p *Process) Call(ctx context.Context, req []byte) ([]byte, error) {
-	var c Pending // on the stack: a call costs no more than its channel and frame
-	if err := p.start(ctx, req, &c); err != nil {
+	c, err := p.Start(ctx, req)
+	if err != nil {
 		return nil, err
 	}
 	return c.Wait(ctx)
 }
 
-// Pending is a call started with Start, whose response Wait collects.
+// Pending is a call started with Start, whose response Wait collects. It is a value: a call
+// costs no more than its channel and frame.
 type Pending struct {
 	p  *Process
 	id uint64
@@ -106,28 +107,19 @@ type Pending struct {
 // start or post more requests meanwhile, which the worker serves after this one. A caller that
 // will not wait for it after all must still call Wait (with a done context, say) so that its
 // late response is dropped.
-func (p *Process) Start(ctx context.Context, req []byte) (*Pending, error) {
-	c := new(Pending)
-	if err := p.start(ctx, req, c); err != nil {
-		return nil, err
-	}
-	return c, nil
-}
-
-// start sends req as the call c.
-func (p *Process) start(ctx context.Context, req []byte, c *Pending) error {
+func (p *Process) Start(ctx context.Context, req []byte) (Pending, error) {
 	if len(req) > p.MaxMessage() {
-		return fmt.Errorf("%w: a %d-byte request (at most %d)", ErrTooLarge, len(req), p.MaxMessage())
+		return Pending{}, fmt.Errorf("%w: a %d-byte request (at most %d)", ErrTooLarge, len(req), p.MaxMessage())
 	}
 	if err := ctx.Err(); err != nil {
-		return err
+		return Pending{}, err
 	}
-	*c = Pending{p: p, id: p.nextID.Add(1), ch: make(chan reply, 1)}
+	c := Pending{p: p, id: p.nextID.Add(1), ch: make(chan reply, 1)}
 	p.mu.Lock()
 	if p.failed != nil {
 		err := p.failed
 		p.mu.Unlock()
-		return err
+		return Pending{}, err
 	}
 	p.pending[c.id] = c.ch
 	p.mu.Unlock()
@@ -136,11 +128,11 @@ func (p *Process) start(ctx context.Context, req []byte, c *Pending) error {
 	if err := p.data.send(ctx, buf); err != nil {
 		p.forget(c.id)
 		if ferr := p.failure(); ferr != nil {
-			return ferr // the send failed because the worker is gone
+			return Pending{}, ferr // the send failed because the worker is gone
 		}
-		return fmt.Errorf("worker: sending a call to process %d: %w", p.pid, err)
+		return Pending{}, fmt.Errorf("worker: sending a call to process %d: %w", p.pid, err)
 	}
-	return nil
+	return c, nil
 }
 
 // Wait waits for the response of a started call, as Call does once its request is sent. When

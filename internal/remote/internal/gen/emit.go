@@ -150,8 +150,16 @@ func (c *contract) clientStub(w *wire, m *types.Func) (string, error) {
 	for i := range results.Len() {
 		rlist = append(rlist, w.typeName(results.At(i).Type()))
 	}
-	fmt.Fprintf(&b, "// %s runs backend.Device.%s in the worker.\nfunc (d *Device) %s(%s) (%s) {\n", m.Name(), m.Name(), m.Name(), strings.Join(plist, ", "), strings.Join(rlist, ", "))
 	dirs := c.directives[m.Name()]
+	if dirs["startable"] {
+		if dirs["posted"] {
+			return "", fmt.Errorf("a posted method has no answer to start")
+		}
+		fmt.Fprintf(&b, "// start%s sends backend.Device.%s without waiting for the\n// worker's answer, which result%s reads.\nfunc (d *Device) start%s(%s) (startedCall, error) {\n",
+			m.Name(), m.Name(), m.Name(), m.Name(), strings.Join(plist, ", "))
+	} else {
+		fmt.Fprintf(&b, "// %s runs backend.Device.%s in the worker.\nfunc (d *Device) %s(%s) (%s) {\n", m.Name(), m.Name(), m.Name(), strings.Join(plist, ", "), strings.Join(rlist, ", "))
+	}
 	if dirs["posted"] {
 		if results.Len() != 1 {
 			return "", fmt.Errorf("a posted method returns its error only")
@@ -177,12 +185,23 @@ func (c *contract) clientStub(w *wire, m *types.Func) (string, error) {
 		return b.String(), nil
 	}
 	n := results.Len() - 1
-	var zeros, names []string
+	var zeros, names, args []string
 	for i := range n {
 		zeros = append(zeros, zero(w, results.At(i).Type()))
 		names = append(names, fmt.Sprintf("v%d", i))
 	}
-	b.WriteString("\tr, err := d.do(e)\n\tif err != nil {\n\t\treturn " + strings.Join(append(zeros, "err"), ", ") + "\n\t}\n")
+	if dirs["startable"] {
+		// The call itself is the start and its result: one encoding and one decoding for both.
+		for i := range params.Len() {
+			args = append(args, fmt.Sprintf("a%d", i))
+		}
+		b.WriteString("\treturn d.begin(e)\n}\n\n")
+		fmt.Fprintf(&b, "// result%s waits for the answer of a started backend.Device.%s.\nfunc result%s(c *startedCall) (%s) {\n",
+			m.Name(), m.Name(), m.Name(), strings.Join(rlist, ", "))
+		b.WriteString("\tr, err := c.answer()\n\tif err != nil {\n\t\treturn " + strings.Join(append(zeros, "err"), ", ") + "\n\t}\n")
+	} else {
+		b.WriteString("\tr, err := d.do(e)\n\tif err != nil {\n\t\treturn " + strings.Join(append(zeros, "err"), ", ") + "\n\t}\n")
+	}
 	for i := range n {
 		s, err := w.decode(results.At(i).Type(), "(&r)")
 		if err != nil {
@@ -195,6 +214,11 @@ func (c *contract) clientStub(w *wire, m *types.Func) (string, error) {
 		b.WriteString("\treturn " + strings.Join(append(names, "r.inline()"), ", ") + "\n}\n\n")
 	} else {
 		b.WriteString("\treturn " + strings.Join(append(names, "r.err"), ", ") + "\n}\n\n")
+	}
+	if dirs["startable"] {
+		fmt.Fprintf(&b, "// %s runs backend.Device.%s in the worker.\nfunc (d *Device) %s(%s) (%s) {\n", m.Name(), m.Name(), m.Name(), strings.Join(plist, ", "), strings.Join(rlist, ", "))
+		fmt.Fprintf(&b, "\tc, err := d.start%s(%s)\n\tif err != nil {\n\t\treturn %s\n\t}\n\treturn result%s(&c)\n}\n\n",
+			m.Name(), strings.Join(args, ", "), strings.Join(append(zeros, "err"), ", "), m.Name())
 	}
 	return b.String(), nil
 }

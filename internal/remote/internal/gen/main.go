@@ -13,7 +13,10 @@
 //   - a //remote:posted line in a backend method's doc comment makes its calls posted
 //     (posted.go): sent without waiting, keyed by the method's first Stream argument;
 //   - a //remote:inline line makes its results cross together with its error, for a method
-//     whose results hold when it fails.
+//     whose results hold when it fails;
+//   - a //remote:startable line also writes startName, which sends the call and returns
+//     without its answer, and resultName, which waits for the answer (the call is the two):
+//     for a caller that keeps several in flight (startalloc.go).
 package main
 
 import (
