@@ -132,31 +132,16 @@ func (bd *board) query(e backend.Event, alive bool) (err error, ok bool) {
 }
 
 // serverBoard is the worker's side, used on the serving goroutine.
-//
-// It keeps each stream's watched records in the order they ran: a stream passes its records
-// in that order, so a poll asks each stream's oldest record still current and stops at the
-// first not done, one query a busy stream, not one a watched event (the tracker keeps up to
-// 16 watermarks in flight a stream, and the worker polls between every two requests).
 type serverBoard struct {
 	mem      []byte
 	slots    map[backend.Event]int
-	recorded [boardSlots]uint64                 // records run, per slot
-	gen      [boardSlots]uint64                 // events the slot has held
-	watch    map[backend.Event]int              // events with a record not yet seen complete
-	streams  map[backend.Stream][]watchedRecord // their records, per stream, oldest first
+	recorded [boardSlots]uint64    // records run, per slot
+	watch    map[backend.Event]int // events with a record not yet seen complete
 	polls    uint64
 }
 
-// watchedRecord is a record of event e on a stream: the n-th of slot's event, its gen-th.
-type watchedRecord struct {
-	e      backend.Event
-	slot   int
-	n, gen uint64
-}
-
 func newServerBoard(mem []byte) *serverBoard {
-	return &serverBoard{mem: mem, slots: map[backend.Event]int{}, watch: map[backend.Event]int{},
-		streams: map[backend.Stream][]watchedRecord{}}
+	return &serverBoard{mem: mem, slots: map[backend.Event]int{}, watch: map[backend.Event]int{}}
 }
 
 // created registers a new event's slot.
@@ -166,24 +151,15 @@ func (sb *serverBoard) created(e backend.Event, slot int) {
 	}
 	sb.slots[e] = slot
 	sb.recorded[slot] = 0
-	sb.gen[slot]++
 	boardDone(sb.mem, slot).Store(0)
 }
 
-// record notes a record of e on stream s that ran.
-func (sb *serverBoard) record(e backend.Event, s backend.Stream) {
+// recorded notes a record of e that ran.
+func (sb *serverBoard) record(e backend.Event) {
 	if slot, ok := sb.slots[e]; ok {
 		sb.recorded[slot]++
 		sb.watch[e] = slot
-		sb.streams[s] = append(sb.streams[s], watchedRecord{e: e, slot: slot, n: sb.recorded[slot], gen: sb.gen[slot]})
 	}
-}
-
-// current reports whether r is its event's latest record and still watched: not completed,
-// destroyed or recorded again since.
-func (sb *serverBoard) current(r watchedRecord) bool {
-	slot, ok := sb.watch[r.e]
-	return ok && slot == r.slot && sb.gen[slot] == r.gen && sb.recorded[slot] == r.n
 }
 
 // complete publishes that e's last record completed (a query or synchronize of it succeeded).
@@ -218,35 +194,22 @@ func (sb *serverBoard) attend(bit uint32, on bool) {
 	}
 }
 
-// poll asks each stream's oldest current record and publishes the ones that completed, up to
-// the first not yet done; it reports whether any event is still outstanding. The count is
-// stored after any attention bit, so that a parent that sees the count also sees the bit.
+// poll asks the watched events and publishes the ones that completed; it reports whether any
+// is still outstanding. The count is stored after any attention bit, so that a parent that
+// sees the count also sees the bit.
 func (sb *serverBoard) poll(dv backend.Device) bool {
 	sb.polls++
 	boardCount(sb.mem, 8).Store(sb.polls)
-	for s, q := range sb.streams {
-		i := 0
-		for ; i < len(q); i++ {
-			r := q[i]
-			if !sb.current(r) {
-				continue
-			}
-			err := dv.EventQuery(r.e)
-			if isNotReady(err) {
-				break // the records after it on s are not done either
-			}
-			if err == nil {
-				boardDone(sb.mem, r.slot).Store(r.n)
-			} else {
-				sb.attend(attendFault, true) // the parent's call will meet the error itself
-			}
-			delete(sb.watch, r.e)
-		}
+	for e, slot := range sb.watch {
+		err := dv.EventQuery(e)
 		switch {
-		case i == len(q):
-			delete(sb.streams, s)
-		case i > 0:
-			sb.streams[s] = append(q[:0], q[i:]...)
+		case err == nil:
+			boardDone(sb.mem, slot).Store(sb.recorded[slot])
+			delete(sb.watch, e)
+		case isNotReady(err):
+		default:
+			sb.attend(attendFault, true) // the parent's call will meet the error itself
+			delete(sb.watch, e)
 		}
 	}
 	return len(sb.watch) > 0

@@ -176,8 +176,7 @@ func (s *server) noteBoard(m method, fields dec, answer []byte) {
 			s.board.created(backend.Event(binary.LittleEndian.Uint64(answer)), slot)
 		}
 	case mEventRecord:
-		e := backend.Event(fields.u64())
-		s.board.record(e, backend.Stream(fields.u64()))
+		s.board.record(backend.Event(fields.u64()))
 	case mEventDestroy:
 		s.board.destroyed(backend.Event(fields.u64()))
 	case mEventQuery:
