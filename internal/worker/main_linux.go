@@ -53,6 +53,7 @@ func runWorker(version string, serve func(ctx context.Context, c *Conn) error) i
 	if serve == nil {
 		return fail("worker.Main was given a nil serve function")
 	}
+	defer startProfile()()
 	f := os.NewFile(controlFD, "worker-control")
 	if f == nil {
 		return fail("no control socket at fd %d", controlFD)
