@@ -16,9 +16,8 @@ import (
 // MallocAsync is a call to the worker (its answer is the address), which the actor collects
 // at the buffer's first use, a request's three together; this is the way to see what they
 // and the frees cost the service's tail (docs/design/service-tail.md). A stream runs one job
-// at a time (the group lends it to one),
-// and its work runs in order, so the next job's copies into the buffers wait for the last
-// job's copy out of them.
+// at a time (the group lends it to one), and its work runs in order, so the next job's copies
+// into the buffers wait for the last job's copy out of them.
 type keptBuffers struct {
 	m      sync.Map // *streams.Stream → *streamBuffers
 	allocs atomic.Int64

@@ -27,15 +27,14 @@ type startedAlloc struct {
 // allocation failed first. Actor thread only.
 func (b *Buffer) start(h backend.Stream, pool *Pool, p *actor.Promise[struct{}]) error {
 	d := b.dev
-	var pending backend.PendingAlloc
-	var err error
+	var ph backend.MemPool
 	if pool != nil {
-		if err = pool.Alive(); err == nil {
-			pending, err = d.starter.StartMallocAsync(b.size, pool.h, true, h)
+		if err := pool.Alive(); err != nil {
+			return b.allocFailed(err)
 		}
-	} else {
-		pending, err = d.starter.StartMallocAsync(b.size, 0, false, h)
+		ph = pool.h
 	}
+	pending, err := d.starter.StartMallocAsync(b.size, ph, pool != nil, h)
 	if err != nil {
 		return b.allocFailed(err)
 	}

@@ -190,6 +190,7 @@ func (c *contract) clientStub(w *wire, m *types.Func) (string, error) {
 		zeros = append(zeros, zero(w, results.At(i).Type()))
 		names = append(names, fmt.Sprintf("v%d", i))
 	}
+	answer := "d.do(e)"
 	if dirs["startable"] {
 		// The call itself is the start and its result: one encoding and one decoding for both.
 		for i := range params.Len() {
@@ -198,10 +199,9 @@ func (c *contract) clientStub(w *wire, m *types.Func) (string, error) {
 		b.WriteString("\treturn d.begin(e)\n}\n\n")
 		fmt.Fprintf(&b, "// result%s waits for the answer of a started backend.Device.%s.\nfunc result%s(c *startedCall) (%s) {\n",
 			m.Name(), m.Name(), m.Name(), strings.Join(rlist, ", "))
-		b.WriteString("\tr, err := c.answer()\n\tif err != nil {\n\t\treturn " + strings.Join(append(zeros, "err"), ", ") + "\n\t}\n")
-	} else {
-		b.WriteString("\tr, err := d.do(e)\n\tif err != nil {\n\t\treturn " + strings.Join(append(zeros, "err"), ", ") + "\n\t}\n")
+		answer = "c.answer()"
 	}
+	b.WriteString("\tr, err := " + answer + "\n\tif err != nil {\n\t\treturn " + strings.Join(append(zeros, "err"), ", ") + "\n\t}\n")
 	for i := range n {
 		s, err := w.decode(results.At(i).Type(), "(&r)")
 		if err != nil {
