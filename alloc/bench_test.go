@@ -48,6 +48,7 @@ func BenchmarkMallocAsyncFreePair(b *testing.B) { benchBackends(b, mallocAsyncFr
 func mallocAsyncFreePairs(b *testing.B, opts []device.Option) {
 	ctx, s := benchStream(b, opts)
 	var last *streams.Future
+	before := s.Device().Stats().Tracker
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
 		buf, _, err := alloc.MallocAsync[byte](ctx, s, 4<<10)
@@ -64,6 +65,16 @@ func mallocAsyncFreePairs(b *testing.B, opts []device.Option) {
 	if err := last.Wait(ctx); err != nil {
 		b.Fatal(err)
 	}
+	reportTracking(b, before, s.Device().Stats().Tracker)
+}
+
+// reportTracking reports the completion tracker's work per op between two snapshots: how
+// often the actor polled, recorded a watermark and asked one.
+func reportTracking(b *testing.B, before, after device.TrackerStats) {
+	n := float64(b.N)
+	b.ReportMetric(float64(after.Polls-before.Polls)/n, "polls/op")
+	b.ReportMetric(float64(after.Watermarks-before.Watermarks)/n, "marks/op")
+	b.ReportMetric(float64(after.Queries-before.Queries)/n, "queries/op")
 }
 
 // BenchmarkMallocFreePair is alloc.Malloc + Buffer.Close (cudaMalloc + cudaFree). One op is
