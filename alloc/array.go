@@ -33,6 +33,7 @@ const (
 	ArrayTextureGather    = ArrayFlags(backend.ArrayTextureGather)
 	ArraySparse           = ArrayFlags(backend.ArraySparse)
 	ArrayDeferredMapping  = ArrayFlags(backend.ArrayDeferredMapping)
+	ArrayColorAttachment  = ArrayFlags(backend.ArrayColorAttachment)
 )
 
 // ArrayOption sets a flag of NewArray and NewMipmappedArray.
@@ -57,6 +58,20 @@ func Sparse() ArrayOption { return withFlag(ArraySparse) }
 
 // DeferredMapping makes an array whose memory is mapped later (MemoryRequirements).
 func DeferredMapping() ArrayOption { return withFlag(ArrayDeferredMapping) }
+
+// ColorAttachment says a mipmapped array mapped from imported memory
+// (interop.ExternalMemory.MapMipmappedArray) is a color target of the graphics API that
+// exported it, as the runtime requires of such images. NewArray and NewMipmappedArray refuse
+// it.
+func ColorAttachment() ArrayOption { return withFlag(ArrayColorAttachment) }
+
+// madeFlags checks flags for an array NewArray or NewMipmappedArray makes.
+func madeFlags(op string, flags ArrayFlags) error {
+	if flags&ArrayColorAttachment != 0 {
+		return core.Invalid("%s with ColorAttachment: only a mipmapped array mapped from imported memory is a color target", op)
+	}
+	return nil
+}
 
 // backendExtent checks e and converts it to the runtime's extent.
 func backendExtent(op string, e Extent) (backend.Extent3D, error) {
@@ -83,6 +98,9 @@ func NewArray(ctx context.Context, d *device.Device, format cuda.ChannelFormat, 
 	var flags ArrayFlags
 	for _, o := range opts {
 		o(&flags)
+	}
+	if err := madeFlags("NewArray", flags); err != nil {
+		return nil, err
 	}
 	a, err := core.NewArray(ctx, coreDev(d), format, e, uint32(flags))
 	return (*Array)(a), err
@@ -222,6 +240,9 @@ func NewMipmappedArray(ctx context.Context, d *device.Device, format cuda.Channe
 	var flags ArrayFlags
 	for _, o := range opts {
 		o(&flags)
+	}
+	if err := madeFlags("NewMipmappedArray", flags); err != nil {
+		return nil, err
 	}
 	m, err := core.NewMipmappedArray(ctx, coreDev(d), format, e, uint32(levels), uint32(flags))
 	return (*MipmappedArray)(m), err

@@ -33,8 +33,10 @@
 // # External resources
 //
 // ImportMemory takes memory another API exported as a POSIX file descriptor (Vulkan's
-// VK_KHR_external_memory_fd, the driver API's cuMemExportToShareableHandle) and MapBuffer
-// makes ordinary device buffers of ranges of it. ImportSemaphore takes a binary or timeline
+// VK_KHR_external_memory_fd, the driver API's cuMemExportToShareableHandle); MapBuffer
+// makes ordinary device buffers of ranges of it, and MapMipmappedArray an alloc.MipmappedArray
+// of an image laid out in it (a Vulkan image), for array copies, textures and surfaces.
+// ImportSemaphore takes a binary or timeline
 // semaphore exported the same way; its Signal and Wait are stream operations whose futures
 // complete when the GPU has done them; graphs.Graph.AddSemaphoreSignal and AddSemaphoreWait
 // put them in graph nodes. The caller keeps its descriptor: the runtime is given a

@@ -43,6 +43,8 @@ type extState struct {
 	mu        sync.Mutex
 	next      uintptr
 	mems      map[backend.ExternalMemory]map[backend.DevicePtr]bool // live memory: its mapped buffers
+	mipmaps   map[backend.MipmappedArray]backend.ExternalMemory     // live mapped mipmapped arrays: their memory
+	mipFlags  []uint32                                              // the flags each mapping of one was asked with
 	sems      map[backend.ExternalSemaphore]bool
 	ops       []string // signals and waits, in the order the streams ran them
 	destroyed int
@@ -55,6 +57,7 @@ type extState struct {
 
 func newExtState() *extState {
 	return &extState{next: 0x1000, mems: map[backend.ExternalMemory]map[backend.DevicePtr]bool{}, sems: map[backend.ExternalSemaphore]bool{},
+		mipmaps:  map[backend.MipmappedArray]backend.ExternalMemory{},
 		semNodes: map[backend.GraphNode][]backend.SemaphoreOp{}, execSems: map[[2]uintptr][]backend.SemaphoreOp{}}
 }
 
@@ -129,6 +132,11 @@ func (d *extDevice) DestroyExternalMemory(m backend.ExternalMemory) error {
 	if len(mapped) != 0 {
 		d.st.fault("destroying memory %#x with %d buffers still mapped", m, len(mapped))
 	}
+	for a, of := range d.st.mipmaps {
+		if of == m {
+			d.st.fault("destroying memory %#x with mipmapped array %#x still mapped", m, a)
+		}
+	}
 	delete(d.st.mems, m)
 	d.st.destroyed++
 	return nil
@@ -193,6 +201,7 @@ func openExt(t *testing.T) (*device.Device, *extState) {
 		defer st.mu.Unlock()
 		assert.Empty(t, st.faults)
 		assert.Empty(t, st.mems, "memory left undestroyed after the device's Close")
+		assert.Empty(t, st.mipmaps, "mipmapped arrays left mapped after the device's Close")
 		assert.Empty(t, st.sems, "semaphores left undestroyed after the device's Close")
 	})
 	return (*device.Device)(cd), st

@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"math"
 	"net"
 	"os"
 	"os/exec"
@@ -18,6 +19,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gpuactor/gpuactor/alloc"
+	"github.com/gpuactor/gpuactor/cuda"
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/internal/core"
 	"github.com/gpuactor/gpuactor/internal/testdev"
@@ -179,6 +182,74 @@ func TestExternalMemoryFromDriverAPIExporter(t *testing.T) {
 	require.NoError(t, buf.Close(ctx))
 	require.NoError(t, m.Close(ctx)) // closes half too
 	require.ErrorIs(t, half.Close(ctx), core.ErrClosed)
+}
+
+// Memory the CUDA driver API exported in another process, imported and mapped as a mipmapped
+// array beside a buffer over the same bytes: every level takes a copy in and gives it back, and
+// level 0's values land in the imported memory (found through the buffer, whatever the array's
+// layout); then the buffer writes the test's pattern, which the exporter checks.
+func TestExternalMipmappedArrayFromDriverAPIExporter(t *testing.T) {
+	ctx := testdev.Ctx(t)
+	dev := openExternalGPU(t, ctx)
+	e := startExporter(t, "cuda_exporter", 1)
+	require.Equal(t, "cuda", e.kind)
+
+	m, err := interop.ImportMemory(ctx, dev, e.fds[0], e.size)
+	require.NoError(t, err)
+	s, err := streams.New(ctx, dev)
+	require.NoError(t, err)
+	buf, err := m.MapBuffer(ctx, 0, e.size)
+	require.NoError(t, err)
+	words := make([]uint32, e.words)
+	require.NoError(t, streams.CopyFromDevice(ctx, s, words, buf).Wait(ctx))
+	for i, w := range words {
+		if w != uint32(i*3+1) {
+			t.Fatalf("word %d of the imported memory is %d, want %d", i, w, i*3+1)
+		}
+	}
+
+	const side = 256
+	a, err := m.MapMipmappedArray(ctx, 0, cuda.Channels[float32](1), alloc.Extent{W: side, H: side}, 3)
+	require.NoError(t, err)
+	require.Equal(t, 3, a.Levels())
+	var level0 []float32
+	for i := range a.Levels() {
+		l, err := a.Level(ctx, i)
+		require.NoError(t, err)
+		w := side >> i
+		require.Equal(t, alloc.Extent{W: w, H: w}, l.Extent(), "level %d", i)
+		in := make([]float32, w*w)
+		for j := range in {
+			in[j] = float32(i*100000+j) + 0.5
+		}
+		require.NoError(t, alloc.CopyToArray(ctx, s, l, l.Whole(), in).Wait(ctx))
+		out := make([]float32, len(in))
+		require.NoError(t, alloc.CopyFromArray(ctx, s, out, l, l.Whole()).Wait(ctx))
+		require.Equal(t, in, out, "level %d", i)
+		if i == 0 {
+			level0 = in
+		}
+	}
+	require.NoError(t, streams.CopyFromDevice(ctx, s, words, buf).Wait(ctx))
+	seen := make(map[uint32]bool, len(words))
+	for _, w := range words {
+		seen[w] = true
+	}
+	for j, v := range level0 {
+		if !seen[math.Float32bits(v)] {
+			t.Fatalf("level 0's element %d (%v) is nowhere in the imported memory", j, v)
+		}
+	}
+	require.NoError(t, a.Close(ctx))
+
+	for i := range words {
+		words[i] = uint32(i*5 + 2)
+	}
+	require.NoError(t, streams.CopyToDevice(ctx, s, buf, words).Wait(ctx))
+	require.NoError(t, s.Synchronize(ctx))
+	e.finish(t)
+	require.NoError(t, m.Close(ctx)) // closes buf too
+	require.ErrorIs(t, a.Close(ctx), core.ErrClosed)
 }
 
 // Memory and a timeline semaphore Vulkan exported in another process: the stream waits for

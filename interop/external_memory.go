@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync/atomic"
 
+	"github.com/gpuactor/gpuactor/alloc"
 	"github.com/gpuactor/gpuactor/cuda"
 	"github.com/gpuactor/gpuactor/device"
 	"github.com/gpuactor/gpuactor/internal/backend"
@@ -12,13 +13,15 @@ import (
 )
 
 // ExternalMemory is memory another API exported and ImportMemory imported into a device.
-// MapBuffer makes buffers of it; Close destroys it. Its methods are safe for concurrent use.
+// MapBuffer and MapMipmappedArray make buffers and mipmapped arrays of it; Close destroys it.
+// Its methods are safe for concurrent use.
 type ExternalMemory struct {
 	dev    *core.Device
 	h      backend.ExternalMemory
 	size   uint64
-	closed atomic.Bool                 // set on the actor thread
-	mapped map[*device.Buffer]struct{} // open mapped buffers; actor thread only
+	closed atomic.Bool                       // set on the actor thread
+	mapped map[*device.Buffer]struct{}       // open mapped buffers; actor thread only
+	arrays map[*core.MipmappedArray]struct{} // open mapped mipmapped arrays; actor thread only
 }
 
 // ImportOption configures ImportMemory.
@@ -71,7 +74,7 @@ func ImportMemory(ctx context.Context, dev *device.Device, fd int, size uint64, 
 			closeFD(dup) // refused: the runtime did not take it
 			return nil, externalError("ImportMemory", err)
 		}
-		m := &ExternalMemory{dev: cd, h: h, size: size, mapped: map[*device.Buffer]struct{}{}}
+		m := &ExternalMemory{dev: cd, h: h, size: size, mapped: map[*device.Buffer]struct{}{}, arrays: map[*core.MipmappedArray]struct{}{}}
 		tr.Own(m, func() error { return m.destroy(rt) })
 		return m, nil
 	}, func(rt backend.Device, tr *core.Tracker, m *ExternalMemory) {
@@ -126,24 +129,86 @@ func (m *ExternalMemory) MapBuffer(ctx context.Context, offset, size uint64) (*d
 	}, func(_ backend.Device, _ *core.Tracker, b *device.Buffer) { _ = cd.FreeNow((*core.Buffer)(b)) })
 }
 
-// Close closes the buffers MapBuffer made that are still open (each after the work queued on
-// the device so far, as their Close does), then destroys the imported memory
-// (cudaDestroyExternalMemory); it returns once it is destroyed. The exporter's memory lives on
-// until the exporter frees it. Closing twice is an ErrClosed error. If ctx ends first, the rest
-// is left to the device's Close.
+// MapMipmappedArray maps a mipmapped array of levels levels of format, level 0 of extent,
+// whose base level starts offset bytes into the memory (cudaExternalMemoryGetMappedMipmappedArray),
+// and returns once it is mapped: how an image another API exported (a Vulkan image of optimal
+// tiling) reaches CUDA's copies, textures and surfaces. format, extent, levels and opts must
+// describe the image as its exporter laid it out, ColorAttachment included when the image is
+// a color target there; the runtime cannot check that the bytes are such an image, and reads
+// whatever the memory holds. As NewMipmappedArray does, more levels than 1+log2 of the largest
+// extent are clamped (Levels says how many there are).
+//
+// A bad extent or format, levels below 1 or an offset past the memory's end is an
+// ErrInvalidArgument or ErrOutOfRange error, mapping closed memory an ErrClosed error, and a
+// layout the memory cannot hold the runtime's error; the memory and the device stay usable.
+//
+// The mipmapped array's Close frees the mapping (cudaFreeMipmappedArray), after the work
+// queued on the device so far; the memory's Close closes every mipmapped array still open
+// first.
+func (m *ExternalMemory) MapMipmappedArray(ctx context.Context, offset uint64, format cuda.ChannelFormat, extent alloc.Extent, levels int, opts ...alloc.ArrayOption) (*alloc.MipmappedArray, error) {
+	if m == nil {
+		return nil, core.Invalid("MapMipmappedArray of nil external memory")
+	}
+	if err := format.Validate(); err != nil {
+		return nil, core.Invalid("MapMipmappedArray: %v", err)
+	}
+	if extent.W <= 0 || extent.H < 0 || extent.D < 0 {
+		return nil, core.Invalid("MapMipmappedArray of extent %d×%d×%d: the width must be positive and no extent negative", extent.W, extent.H, extent.D)
+	}
+	if levels <= 0 || levels > 64 {
+		return nil, core.Invalid("MapMipmappedArray of %d levels: 1 to 1+log2 of the largest extent", levels)
+	}
+	if offset >= m.size {
+		return nil, core.OutOfRange("MapMipmappedArray at offset %d of %d-byte external memory", offset, m.size)
+	}
+	var flags alloc.ArrayFlags
+	for _, o := range opts {
+		o(&flags)
+	}
+	e := backend.Extent3D{Width: uint64(extent.W), Height: uint64(extent.H), Depth: uint64(extent.D)}
+	cd := m.dev
+	mm, err := core.Make(ctx, cd, func(rt backend.Device, _ *core.Tracker) (*core.MipmappedArray, error) {
+		if m.closed.Load() {
+			return nil, core.Closed("MapMipmappedArray of external memory after its Close")
+		}
+		h, err := rt.ExternalMemoryMappedMipmappedArray(m.h, offset, format, e, uint32(levels), uint32(flags))
+		if err != nil {
+			return nil, externalError("MapMipmappedArray", err)
+		}
+		info := backend.ArrayInfo{Format: format, Extent: e, Flags: uint32(flags)}
+		var a *core.MipmappedArray
+		a = cd.AdoptMipmappedArray(h, info, int(core.MipLevels(e, uint32(flags), uint32(levels))), func() { delete(m.arrays, a) })
+		m.arrays[a] = struct{}{}
+		return a, nil
+	}, func(_ backend.Device, _ *core.Tracker, a *core.MipmappedArray) { _ = a.FreeNow() })
+	return (*alloc.MipmappedArray)(mm), err
+}
+
+// Close closes the buffers and mipmapped arrays MapBuffer and MapMipmappedArray made that are
+// still open (each after the work queued on the device so far, as their Close does), then
+// destroys the imported memory (cudaDestroyExternalMemory); it returns once it is destroyed.
+// The exporter's memory lives on until the exporter frees it. Closing twice is an ErrClosed
+// error. If ctx ends first, the rest is left to the device's Close.
 func (m *ExternalMemory) Close(ctx context.Context) error {
 	if m == nil {
 		return core.Invalid("Close of nil external memory")
 	}
 	cd := m.dev
-	open, err := core.Run(ctx, cd, func(_ backend.Device, _ *core.Tracker) ([]*device.Buffer, error) {
+	type mappings struct {
+		buffers []*device.Buffer
+		arrays  []*core.MipmappedArray
+	}
+	open, err := core.Run(ctx, cd, func(_ backend.Device, _ *core.Tracker) (mappings, error) {
 		if m.closed.Load() {
-			return nil, core.Closed("external memory closed twice")
+			return mappings{}, core.Closed("external memory closed twice")
 		}
-		m.closed.Store(true) // MapBuffer refuses from here on
-		open := make([]*device.Buffer, 0, len(m.mapped))
+		m.closed.Store(true) // MapBuffer and MapMipmappedArray refuse from here on
+		open := mappings{buffers: make([]*device.Buffer, 0, len(m.mapped)), arrays: make([]*core.MipmappedArray, 0, len(m.arrays))}
 		for b := range m.mapped {
-			open = append(open, b)
+			open.buffers = append(open.buffers, b)
+		}
+		for a := range m.arrays {
+			open.arrays = append(open.arrays, a)
 		}
 		return open, nil
 	}).Await(ctx)
@@ -151,8 +216,13 @@ func (m *ExternalMemory) Close(ctx context.Context) error {
 		return err
 	}
 	var errs []error
-	for _, b := range open {
+	for _, b := range open.buffers {
 		if err := b.Close(ctx); err != nil && !errors.Is(err, core.ErrClosed) { // closed meanwhile by its holder: fine
+			errs = append(errs, err)
+		}
+	}
+	for _, a := range open.arrays {
+		if err := a.Close(ctx); err != nil && !errors.Is(err, core.ErrClosed) {
 			errs = append(errs, err)
 		}
 	}
@@ -165,7 +235,7 @@ func (m *ExternalMemory) Close(ctx context.Context) error {
 	})
 }
 
-// destroy frees the mapped buffers still open, at once, and destroys the memory: when the
+// destroy frees the mapped buffers and mipmapped arrays still open, at once, and destroys the memory: when the
 // device closes (its streams drained), or from Close once the buffers are closed. Actor
 // thread only.
 func (m *ExternalMemory) destroy(rt backend.Device) error {
@@ -173,6 +243,9 @@ func (m *ExternalMemory) destroy(rt backend.Device) error {
 	var errs []error
 	for b := range m.mapped {
 		errs = append(errs, m.dev.FreeNow((*core.Buffer)(b)))
+	}
+	for a := range m.arrays {
+		errs = append(errs, a.FreeNow()) // deletes a from m.arrays
 	}
 	errs = append(errs, externalError("destroying external memory", rt.DestroyExternalMemory(m.h)))
 	return errors.Join(errs...)

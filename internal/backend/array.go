@@ -22,6 +22,10 @@ const (
 	ArrayTextureGather    uint32 = 0x08 // cudaArrayTextureGather: 2D arrays only
 	ArraySparse           uint32 = 0x40 // cudaArraySparse: backed by tiles mapped later
 	ArrayDeferredMapping  uint32 = 0x80 // cudaArrayDeferredMapping: memory mapped later
+	// ArrayColorAttachment is cudaArrayColorAttachment: a mipmapped array mapped from
+	// imported memory is a color target of the graphics API that exported it. Only
+	// ExternalMemoryMappedMipmappedArray takes it.
+	ArrayColorAttachment uint32 = 0x20
 )
 
 // ArrayFlagsKnown is every flag MallocArray, Malloc3DArray and MallocMipmappedArray take.

@@ -32,6 +32,11 @@ type ExternalDevice interface {
 	// ExternalMemoryMappedBuffer maps bytes [offset, offset+size) of m into the device's
 	// address space; free the address with Free before destroying m.
 	ExternalMemoryMappedBuffer(m ExternalMemory, offset, size uint64) (DevicePtr, error)
+	// ExternalMemoryMappedMipmappedArray maps a mipmapped array of levels levels, level 0 of
+	// format and extent (flags: the Array* flags, as MallocMipmappedArray takes them), whose
+	// base level starts offset bytes into m; free it with FreeMipmappedArray before
+	// destroying m.
+	ExternalMemoryMappedMipmappedArray(m ExternalMemory, offset uint64, format ChannelFormat, extent Extent3D, levels, flags uint32) (MipmappedArray, error)
 	// DestroyExternalMemory destroys m; its mapped buffers must be freed first.
 	DestroyExternalMemory(m ExternalMemory) error
 	// ImportExternalSemaphoreFD imports a semaphore exported as a file descriptor. On success

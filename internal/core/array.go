@@ -120,6 +120,7 @@ type MipmappedArray struct {
 	levels []*Array          // made on first use; on the actor thread
 	lent   string            // what lends the mipmapped array (lentarray.go); or ""
 	closed atomic.Bool
+	freed  func() // run on the actor thread once it is freed, for what made it; or nil
 }
 
 // NewMipmappedArray allocates levels levels of format with level 0 of extent e on d
@@ -227,7 +228,32 @@ func (m *MipmappedArray) Close(ctx context.Context) error {
 			return fmt.Errorf("%w: the mipmapped array was freed already", ErrClosed)
 		}
 		// Freed even after a failed stream: the array is the caller's no more either way.
-		tr.AfterAll(func(error) { done(d.rt.FreeMipmappedArray(m.h)) })
+		tr.AfterAll(func(error) { done(m.free(d.rt)) })
 		return nil
 	}).Wait(ctx)
+}
+
+// AdoptMipmappedArray makes a MipmappedArray of d over h, of levels levels described by
+// info, which the caller made other than by NewMipmappedArray (a mapping of imported
+// memory): its Close frees it as any other's does, then runs freed. Actor thread only.
+func (d *Device) AdoptMipmappedArray(h backend.MipmappedArray, info backend.ArrayInfo, levels int, freed func()) *MipmappedArray {
+	return &MipmappedArray{dev: d, h: h, info: info, levels: make([]*Array, max(levels, 1)), freed: freed}
+}
+
+// FreeNow frees m at once, unless it was closed already: for what made it, when that goes
+// away first. Later uses are ErrClosed errors. Actor thread only.
+func (m *MipmappedArray) FreeNow() error {
+	if !m.closed.CompareAndSwap(false, true) {
+		return nil
+	}
+	return m.free(m.dev.rt)
+}
+
+// free frees m and tells what made it. Actor thread only.
+func (m *MipmappedArray) free(rt backend.Device) error {
+	err := rt.FreeMipmappedArray(m.h)
+	if m.freed != nil {
+		m.freed()
+	}
+	return err
 }

@@ -10,6 +10,10 @@ func (d *device) ExternalMemoryMappedBuffer(m backend.ExternalMemory, offset, si
 	return d.rt.ExternalMemoryGetMappedBuffer(m, offset, size)
 }
 
+func (d *device) ExternalMemoryMappedMipmappedArray(m backend.ExternalMemory, offset uint64, f backend.ChannelFormat, e backend.Extent3D, levels, flags uint32) (backend.MipmappedArray, error) {
+	return d.rt.ExternalMemoryGetMappedMipmappedArray(m, offset, f, e, levels, flags)
+}
+
 func (d *device) DestroyExternalMemory(m backend.ExternalMemory) error {
 	return d.rt.DestroyExternalMemory(m)
 }

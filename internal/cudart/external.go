@@ -36,6 +36,20 @@ type externalMemoryBufferDesc struct {
 	_        uint32
 }
 
+// externalMemoryMipmappedArrayDesc is struct cudaExternalMemoryMipmappedArrayDesc (128
+// bytes): the channel format is 20 bytes at offset 8, and the extent starts at the next
+// 8-byte boundary.
+type externalMemoryMipmappedArrayDesc struct {
+	_         structs.HostLayout
+	offset    uint64
+	format    backend.ChannelFormat
+	_         uint32
+	extent    backend.Extent3D
+	flags     uint32
+	numLevels uint32
+	reserved  [16]uint32
+}
+
 // externalSemaphoreHandleDesc is struct cudaExternalSemaphoreHandleDesc (96 bytes).
 type externalSemaphoreHandleDesc struct {
 	_        structs.HostLayout
@@ -81,6 +95,15 @@ func (r *Runtime) ExternalMemoryGetMappedBuffer(m backend.ExternalMemory, offset
 	var p DevicePtr
 	err := r.call(fnExternalMemoryGetMappedBuffer, uintptr(unsafe.Pointer(&p)), uintptr(m), uintptr(unsafe.Pointer(&desc)))
 	return p, err
+}
+
+// ExternalMemoryGetMappedMipmappedArray maps a mipmapped array over part of m
+// (cudaExternalMemoryGetMappedMipmappedArray).
+func (r *Runtime) ExternalMemoryGetMappedMipmappedArray(m backend.ExternalMemory, offset uint64, f backend.ChannelFormat, e backend.Extent3D, levels, flags uint32) (backend.MipmappedArray, error) {
+	desc := externalMemoryMipmappedArrayDesc{offset: offset, format: f, extent: e, flags: flags, numLevels: levels}
+	var a uintptr
+	err := r.call(fnExternalMemoryGetMappedMipmappedArray, uintptr(unsafe.Pointer(&a)), uintptr(m), uintptr(unsafe.Pointer(&desc)))
+	return backend.MipmappedArray(a), err
 }
 
 // DestroyExternalMemory destroys m (cudaDestroyExternalMemory).

@@ -25,6 +25,15 @@ func TestExternalDescriptorLayout(t *testing.T) {
 	assert.EqualValues(t, 16, unsafe.Offsetof(b.flags))
 	assert.EqualValues(t, 20, unsafe.Offsetof(b.reserved))
 
+	var a externalMemoryMipmappedArrayDesc
+	assert.EqualValues(t, 128, unsafe.Sizeof(a), "cudaExternalMemoryMipmappedArrayDesc")
+	assert.EqualValues(t, 0, unsafe.Offsetof(a.offset))
+	assert.EqualValues(t, 8, unsafe.Offsetof(a.format), "formatDesc")
+	assert.EqualValues(t, 32, unsafe.Offsetof(a.extent))
+	assert.EqualValues(t, 56, unsafe.Offsetof(a.flags))
+	assert.EqualValues(t, 60, unsafe.Offsetof(a.numLevels))
+	assert.EqualValues(t, 64, unsafe.Offsetof(a.reserved))
+
 	var s externalSemaphoreHandleDesc
 	assert.EqualValues(t, 96, unsafe.Sizeof(s), "cudaExternalSemaphoreHandleDesc")
 	assert.EqualValues(t, 0, unsafe.Offsetof(s.kind))

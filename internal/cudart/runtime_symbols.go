@@ -121,6 +121,7 @@ const (
 	// External memory and semaphores (external.go).
 	fnImportExternalMemory
 	fnExternalMemoryGetMappedBuffer
+	fnExternalMemoryGetMappedMipmappedArray
 	fnDestroyExternalMemory
 	fnImportExternalSemaphore
 	fnSignalExternalSemaphoresAsync   // 13.0+: the 12.x _v2 signature under the plain name
@@ -417,15 +418,16 @@ var runtimeSymNames = [numRuntimeSyms]string{
 	fnStreamGetFlags:    "cudaStreamGetFlags",
 	fnStreamGetPriority: "cudaStreamGetPriority",
 
-	fnImportExternalMemory:            "cudaImportExternalMemory",
-	fnExternalMemoryGetMappedBuffer:   "cudaExternalMemoryGetMappedBuffer",
-	fnDestroyExternalMemory:           "cudaDestroyExternalMemory",
-	fnImportExternalSemaphore:         "cudaImportExternalSemaphore",
-	fnSignalExternalSemaphoresAsync:   "cudaSignalExternalSemaphoresAsync",
-	fnSignalExternalSemaphoresAsyncV2: "cudaSignalExternalSemaphoresAsync_v2",
-	fnWaitExternalSemaphoresAsync:     "cudaWaitExternalSemaphoresAsync",
-	fnWaitExternalSemaphoresAsyncV2:   "cudaWaitExternalSemaphoresAsync_v2",
-	fnDestroyExternalSemaphore:        "cudaDestroyExternalSemaphore",
+	fnImportExternalMemory:                  "cudaImportExternalMemory",
+	fnExternalMemoryGetMappedBuffer:         "cudaExternalMemoryGetMappedBuffer",
+	fnExternalMemoryGetMappedMipmappedArray: "cudaExternalMemoryGetMappedMipmappedArray",
+	fnDestroyExternalMemory:                 "cudaDestroyExternalMemory",
+	fnImportExternalSemaphore:               "cudaImportExternalSemaphore",
+	fnSignalExternalSemaphoresAsync:         "cudaSignalExternalSemaphoresAsync",
+	fnSignalExternalSemaphoresAsyncV2:       "cudaSignalExternalSemaphoresAsync_v2",
+	fnWaitExternalSemaphoresAsync:           "cudaWaitExternalSemaphoresAsync",
+	fnWaitExternalSemaphoresAsyncV2:         "cudaWaitExternalSemaphoresAsync_v2",
+	fnDestroyExternalSemaphore:              "cudaDestroyExternalSemaphore",
 
 	fnOccupancyMaxActiveBlocksPerMultiprocessor: "cudaOccupancyMaxActiveBlocksPerMultiprocessor",
 

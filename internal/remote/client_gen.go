@@ -527,6 +527,23 @@ func (d *Device) ExternalMemoryMappedBuffer(a0 backend.ExternalMemory, a1 uint64
 	return v0, r.err
 }
 
+// ExternalMemoryMappedMipmappedArray runs backend.Device.ExternalMemoryMappedMipmappedArray in the worker.
+func (d *Device) ExternalMemoryMappedMipmappedArray(a0 backend.ExternalMemory, a1 uint64, a2 backend.ChannelFormat, a3 backend.Extent3D, a4 uint32, a5 uint32) (backend.MipmappedArray, error) {
+	e := request(mExternalMemoryMappedMipmappedArray)
+	e.u64(uint64(a0))
+	e.u64(a1)
+	encChannelFormat(&e, a2)
+	encExtent3D(&e, a3)
+	e.u64(uint64(a4))
+	e.u64(uint64(a5))
+	r, err := d.do(e)
+	if err != nil {
+		return 0, err
+	}
+	v0 := backend.MipmappedArray(r.u64())
+	return v0, r.err
+}
+
 // FlushGPUDirectRDMAWrites runs backend.Device.FlushGPUDirectRDMAWrites in the worker.
 func (d *Device) FlushGPUDirectRDMAWrites(a0 backend.FlushScope) error {
 	e := request(mFlushGPUDirectRDMAWrites)

@@ -55,6 +55,7 @@ const (
 	mEventRecordWithFlags
 	mEventSynchronize
 	mExternalMemoryMappedBuffer
+	mExternalMemoryMappedMipmappedArray
 	mFlushGPUDirectRDMAWrites
 	mFree
 	mFreeArray
@@ -298,6 +299,7 @@ var methodNames = [numMethods]string{
 	mEventRecordWithFlags:                 "EventRecordWithFlags",
 	mEventSynchronize:                     "EventSynchronize",
 	mExternalMemoryMappedBuffer:           "ExternalMemoryMappedBuffer",
+	mExternalMemoryMappedMipmappedArray:   "ExternalMemoryMappedMipmappedArray",
 	mFlushGPUDirectRDMAWrites:             "FlushGPUDirectRDMAWrites",
 	mFree:                                 "Free",
 	mFreeArray:                            "FreeArray",

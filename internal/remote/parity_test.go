@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gpuactor/gpuactor/cuda"
 	"github.com/gpuactor/gpuactor/cudaerr"
 	"github.com/gpuactor/gpuactor/internal/backend"
 )
@@ -541,10 +542,11 @@ var paritySteps = []struct {
 		note(err)
 		return errs, nil
 	}},
-	{"External", []string{"ExternalMemoryMappedBuffer", "DestroyExternalMemory", "SignalExternalSemaphore", "WaitExternalSemaphore", "DestroyExternalSemaphore"}, func(dv backend.Device, st *pstate) (any, error) {
+	{"External", []string{"ExternalMemoryMappedBuffer", "ExternalMemoryMappedMipmappedArray", "DestroyExternalMemory", "SignalExternalSemaphore", "WaitExternalSemaphore", "DestroyExternalSemaphore"}, func(dv backend.Device, st *pstate) (any, error) {
 		var errs []string
 		_, err := dv.ExternalMemoryMappedBuffer(1, 0, 16)
-		errs = append(errs, errText(err), errText(dv.DestroyExternalMemory(1)), errText(dv.SignalExternalSemaphore(1, 1, st.s)),
+		_, aerr := dv.ExternalMemoryMappedMipmappedArray(1, 0, cuda.Channels[float32](1), backend.Extent3D{Width: 8, Height: 8}, 2, backend.ArrayColorAttachment)
+		errs = append(errs, errText(err), errText(aerr), errText(dv.DestroyExternalMemory(1)), errText(dv.SignalExternalSemaphore(1, 1, st.s)),
 			errText(dv.WaitExternalSemaphore(1, 1, st.s)), errText(dv.DestroyExternalSemaphore(1)))
 		return errs, nil
 	}},

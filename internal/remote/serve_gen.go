@@ -77,6 +77,7 @@ var table = [numMethods]entry{
 	mEventRecordWithFlags:                 {(*server).callEventRecordWithFlags, true},
 	mEventSynchronize:                     {(*server).callEventSynchronize, false},
 	mExternalMemoryMappedBuffer:           {(*server).callExternalMemoryMappedBuffer, false},
+	mExternalMemoryMappedMipmappedArray:   {(*server).callExternalMemoryMappedMipmappedArray, false},
 	mFlushGPUDirectRDMAWrites:             {(*server).callFlushGPUDirectRDMAWrites, false},
 	mFree:                                 {(*server).callFree, false},
 	mFreeArray:                            {(*server).callFreeArray, false},
@@ -732,6 +733,24 @@ func (s *server) callExternalMemoryMappedBuffer(in *dec, out *enc) error {
 		return in.err
 	}
 	v0, err := s.dev.ExternalMemoryMappedBuffer(a0, a1, a2)
+	if err != nil {
+		return err
+	}
+	out.u64(uint64(v0))
+	return nil
+}
+
+func (s *server) callExternalMemoryMappedMipmappedArray(in *dec, out *enc) error {
+	a0 := backend.ExternalMemory(in.u64())
+	a1 := in.u64()
+	a2 := decChannelFormat(in)
+	a3 := decExtent3D(in)
+	a4 := uint32(in.u64())
+	a5 := uint32(in.u64())
+	if in.err != nil {
+		return in.err
+	}
+	v0, err := s.dev.ExternalMemoryMappedMipmappedArray(a0, a1, a2, a3, a4, a5)
 	if err != nil {
 		return err
 	}

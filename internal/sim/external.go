@@ -25,6 +25,10 @@ func (d *device) ExternalMemoryMappedBuffer(backend.ExternalMemory, uint64, uint
 	return 0, d.externalNotSupported("cudaExternalMemoryGetMappedBuffer")
 }
 
+func (d *device) ExternalMemoryMappedMipmappedArray(backend.ExternalMemory, uint64, backend.ChannelFormat, backend.Extent3D, uint32, uint32) (backend.MipmappedArray, error) {
+	return 0, d.externalNotSupported("cudaExternalMemoryGetMappedMipmappedArray")
+}
+
 func (d *device) DestroyExternalMemory(backend.ExternalMemory) error {
 	return d.externalNotSupported("cudaDestroyExternalMemory")
 }

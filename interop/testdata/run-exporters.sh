@@ -28,7 +28,7 @@ for d in "$cuda_home/lib64/stubs" "$cuda_home/targets/x86_64-linux/lib/stubs"; d
 echo "== building cuda_exporter"
 cc -O2 -Wall -I"$cuinc" "$src/cuda_exporter.c" -o "$dir/cuda_exporter" "${culib[@]}" -lcuda
 
-tests='TestExternal(MemoryFromDriverAPIExporter|CUDARefusesPlainFile)'
+tests='TestExternal(MemoryFromDriverAPIExporter|MipmappedArrayFromDriverAPIExporter|CUDARefusesPlainFile)'
 echo "== building vk_exporter"
 vkinc=() vklib=()
 gl=$root/.gl
@@ -43,7 +43,7 @@ fi
 if cc -O2 -Wall -Wno-missing-field-initializers "${vkinc[@]}" -I"$cuinc" "$src/vk_exporter.c" -o "$dir/vk_exporter" \
      "${vklib[@]}" -lvulkan "${culib[@]}" -lcuda; then
   if "$dir/vk_exporter" --probe; then
-    tests='TestExternal(MemoryFromDriverAPIExporter|CUDARefusesPlainFile|VulkanMemoryAndTimeline)'
+    tests='TestExternal(MemoryFromDriverAPIExporter|MipmappedArrayFromDriverAPIExporter|CUDARefusesPlainFile|VulkanMemoryAndTimeline)'
   else
     echo "!! vk_exporter --probe failed (no Vulkan ICD for the NVIDIA GPU? look for nvidia_icd.json in"
     echo "!! /usr/share/vulkan/icd.d or /etc/vulkan/icd.d, or set VK_ICD_FILENAMES): Vulkan test not run"
