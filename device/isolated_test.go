@@ -23,6 +23,7 @@ import (
 	"github.com/gpuactor/gpuactor/graphs"
 	"github.com/gpuactor/gpuactor/internal/testdev"
 	"github.com/gpuactor/gpuactor/internal/testproc"
+	"github.com/gpuactor/gpuactor/interop"
 	"github.com/gpuactor/gpuactor/isolate"
 	"github.com/gpuactor/gpuactor/sim"
 	"github.com/gpuactor/gpuactor/streams"
@@ -190,6 +191,9 @@ func TestIsolatedRefusesWhatCannotCross(t *testing.T) {
 		assert.Contains(t, err.Error(), "isolated device")
 		err = streams.Default(dev).HostFunc(ctx, func() {}).Wait(ctx)
 		require.ErrorIs(t, err, cudaerr.NotSupported)
+		_, err = interop.DriverEntryPoint(ctx, dev, "cuDriverGetVersion")
+		require.ErrorIs(t, err, cudaerr.NotSupported)
+		assert.Contains(t, err.Error(), "worker's process")
 		assert.NoError(t, dev.Err())
 		require.NoError(t, saxpyRound(ctx, dev, 100))
 	})

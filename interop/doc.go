@@ -64,5 +64,6 @@
 // the object's Close; work another library queues on them is not tracked by gpuactor's
 // futures. The other way round, WrapStream, WrapEvent and WrapPointer bring another
 // library's stream, event and device memory in as ordinary gpuactor objects that gpuactor
-// never destroys or frees.
+// never destroys or frees. DriverEntryPoint gives the address of any CUDA driver API
+// function, for calling what gpuactor does not wrap through a foreign-function library.
 package interop

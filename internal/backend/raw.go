@@ -10,4 +10,16 @@ type RawDevice interface {
 	StreamGetFlags(s Stream) (uint32, error)
 	// StreamGetPriority is s's priority.
 	StreamGetPriority(s Stream) (int, error)
+	// DriverEntryPoint is the address, in this process, of the driver function symbol (a
+	// base name) as CUDA version version defines it (0: the runtime's own), searched with
+	// flags (DriverEntry*): cudaGetDriverEntryPointByVersion. A symbol the driver lacks is a
+	// cudaerr.SymbolNotFound error.
+	DriverEntryPoint(symbol string, version int, flags uint64) (uintptr, error)
 }
+
+// The search flags of DriverEntryPoint (cudaEnable*).
+const (
+	DriverEntryDefault         uint64 = 0 // cudaEnableDefault: legacy unless built per-thread
+	DriverEntryLegacyStream    uint64 = 1 // cudaEnableLegacyStream
+	DriverEntryPerThreadStream uint64 = 2 // cudaEnablePerThreadDefaultStream
+)

@@ -34,6 +34,10 @@ func (d *device) DestroyExternalSemaphore(sem backend.ExternalSemaphore) error {
 	return d.rt.DestroyExternalSemaphore(sem)
 }
 
+func (d *device) DriverEntryPoint(symbol string, version int, flags uint64) (uintptr, error) {
+	return d.rt.DriverEntryPoint(symbol, version, flags)
+}
+
 func (d *device) StreamGetDevice(s Stream) (int, error)   { return d.rt.StreamGetDevice(s) }
 func (d *device) StreamGetFlags(s Stream) (uint32, error) { return d.rt.StreamGetFlags(s) }
 func (d *device) StreamGetPriority(s Stream) (int, error) { return d.rt.StreamGetPriority(s) }

@@ -46,6 +46,7 @@ const (
 	fnLibraryGetKernel // 12.8+
 	fnLibraryUnload    // 12.8+
 	fnGetDriverEntryPoint
+	fnGetDriverEntryPointByVersion // 12.5+
 	// Stream-ordered allocation, pools, managed memory, unified addressing (alloc/).
 	fnMallocAsync
 	fnMallocFromPoolAsync
@@ -346,6 +347,7 @@ var runtimeSymNames = [numRuntimeSyms]string{
 	fnLibraryGetKernel:             "cudaLibraryGetKernel",
 	fnLibraryUnload:                "cudaLibraryUnload",
 	fnGetDriverEntryPoint:          "cudaGetDriverEntryPoint",
+	fnGetDriverEntryPointByVersion: "cudaGetDriverEntryPointByVersion",
 	fnMallocAsync:                  "cudaMallocAsync",
 	fnMallocFromPoolAsync:          "cudaMallocFromPoolAsync",
 	fnFreeAsync:                    "cudaFreeAsync",

@@ -14,6 +14,7 @@ import (
 //   - Copy2DHtoD (pitched.go)
 //   - CopyDtoH (hostmem.go)
 //   - CopyHtoD (hostmem.go)
+//   - DriverEntryPoint (refuse.go)
 //   - EGLStreamConsumerAcquireFrame (refuse_graphics.go)
 //   - EGLStreamConsumerConnect (refuse_graphics.go)
 //   - EGLStreamConsumerDisconnect (refuse_graphics.go)

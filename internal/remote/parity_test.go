@@ -741,6 +741,10 @@ var refusedRemotely = map[string]struct {
 		_, err := dv.ImportExternalSemaphoreFD(0, backend.SemaphoreOpaqueFD)
 		return err
 	}},
+	"DriverEntryPoint": {"the address would be in the worker's process", func(dv backend.Device) error {
+		_, err := dv.DriverEntryPoint("cuDriverGetVersion", 0, backend.DriverEntryLegacyStream)
+		return err
+	}},
 	"MemPoolExportFD": {"the descriptor would be the worker's", func(dv backend.Device) error {
 		_, err := dv.MemPoolExportFD(1)
 		return err

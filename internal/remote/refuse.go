@@ -54,6 +54,11 @@ func (d *Device) ImportExternalSemaphoreFD(fd int, kind backend.ExternalSemaphor
 	return 0, refuse("ImportExternalSemaphoreFD")
 }
 
+// DriverEntryPoint is refused: the address would be of a function in the worker's process.
+func (d *Device) DriverEntryPoint(symbol string, version int, flags uint64) (uintptr, error) {
+	return 0, refuseWhy("DriverEntryPoint", "the address would be in the worker's process; use an in-process device")
+}
+
 // MemPoolExportFD is refused: the descriptor would be the worker's.
 func (d *Device) MemPoolExportFD(pool backend.MemPool) (int, error) {
 	return -1, refuse("MemPoolExportFD")

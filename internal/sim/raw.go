@@ -49,4 +49,12 @@ func (d *device) StreamGetPriority(h backend.Stream) (int, error) {
 	return s.priority, nil
 }
 
+// DriverEntryPoint is refused: the simulator has no driver whose functions could be called.
+func (d *device) DriverEntryPoint(string, int, uint64) (uintptr, error) {
+	if err := d.alive("cudaGetDriverEntryPointByVersion"); err != nil {
+		return 0, err
+	}
+	return 0, d.fail("cudaGetDriverEntryPointByVersion", cudaerr.NotSupported, "the simulator has no CUDA driver whose functions could be called")
+}
+
 var _ backend.RawDevice = (*device)(nil)
