@@ -3,6 +3,7 @@
 package interop_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sync"
@@ -207,6 +208,17 @@ func openExt(t *testing.T) (*device.Device, *extState) {
 	return (*device.Device)(cd), st
 }
 
+// openExtMemory is openExt with size bytes of memory imported and a stream to use it on.
+func openExtMemory(t *testing.T, ctx context.Context, size uint64) (*extState, *interop.ExternalMemory, *streams.Stream) {
+	t.Helper()
+	dev, st := openExt(t)
+	m, err := interop.ImportMemory(ctx, dev, int(externalFile(t).Fd()), size)
+	require.NoError(t, err)
+	s, err := streams.New(ctx, dev)
+	require.NoError(t, err)
+	return st, m, s
+}
+
 func TestExternalMemoryLifecycle(t *testing.T) {
 	ctx := testdev.Ctx(t)
 	dev, st := openExt(t)
@@ -328,12 +340,7 @@ func TestExternalSemaphoreLifecycle(t *testing.T) {
 // mapping was freed (the model's faults, checked in openExt's cleanup).
 func TestExternalMemoryConcurrentClose(t *testing.T) {
 	ctx := testdev.Ctx(t)
-	dev, st := openExt(t)
-	f := externalFile(t)
-	m, err := interop.ImportMemory(ctx, dev, int(f.Fd()), 1<<20)
-	require.NoError(t, err)
-	s, err := streams.New(ctx, dev)
-	require.NoError(t, err)
+	st, m, s := openExtMemory(t, ctx, 1<<20)
 
 	var wg sync.WaitGroup
 	start := make(chan struct{})

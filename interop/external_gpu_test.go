@@ -153,20 +153,27 @@ func checkAndRewrite(t *testing.T, ctx context.Context, s *streams.Stream, buf d
 	require.NoError(t, streams.CopyToDevice(ctx, s, buf, got).Wait(ctx))
 }
 
+// importDriverAPIMemory runs the driver-API exporter and imports its memory into a GPU, mapped
+// whole as buf, with a stream s to use it on.
+func importDriverAPIMemory(t *testing.T, ctx context.Context) (e *exporter, m *interop.ExternalMemory, s *streams.Stream, buf *device.Buffer) {
+	t.Helper()
+	dev := openExternalGPU(t, ctx)
+	e = startExporter(t, "cuda_exporter", 1)
+	require.Equal(t, "cuda", e.kind)
+	m, err := interop.ImportMemory(ctx, dev, e.fds[0], e.size)
+	require.NoError(t, err)
+	s, err = streams.New(ctx, dev)
+	require.NoError(t, err)
+	buf, err = m.MapBuffer(ctx, 0, e.size)
+	require.NoError(t, err)
+	return e, m, s, buf
+}
+
 // Memory the CUDA driver API exported (cuMemCreate + cuMemExportToShareableHandle) in another
 // process, imported, mapped, read and written; the exporter checks the writes.
 func TestExternalMemoryFromDriverAPIExporter(t *testing.T) {
 	ctx := testdev.Ctx(t)
-	dev := openExternalGPU(t, ctx)
-	e := startExporter(t, "cuda_exporter", 1)
-	require.Equal(t, "cuda", e.kind)
-
-	m, err := interop.ImportMemory(ctx, dev, e.fds[0], e.size)
-	require.NoError(t, err)
-	s, err := streams.New(ctx, dev)
-	require.NoError(t, err)
-	buf, err := m.MapBuffer(ctx, 0, e.size)
-	require.NoError(t, err)
+	e, m, s, buf := importDriverAPIMemory(t, ctx)
 	checkAndRewrite(t, ctx, s, buf, e.words)
 
 	// A second mapping of the second half sees the same memory.
@@ -190,16 +197,7 @@ func TestExternalMemoryFromDriverAPIExporter(t *testing.T) {
 // layout); then the buffer writes the test's pattern, which the exporter checks.
 func TestExternalMipmappedArrayFromDriverAPIExporter(t *testing.T) {
 	ctx := testdev.Ctx(t)
-	dev := openExternalGPU(t, ctx)
-	e := startExporter(t, "cuda_exporter", 1)
-	require.Equal(t, "cuda", e.kind)
-
-	m, err := interop.ImportMemory(ctx, dev, e.fds[0], e.size)
-	require.NoError(t, err)
-	s, err := streams.New(ctx, dev)
-	require.NoError(t, err)
-	buf, err := m.MapBuffer(ctx, 0, e.size)
-	require.NoError(t, err)
+	e, m, s, buf := importDriverAPIMemory(t, ctx)
 	words := make([]uint32, e.words)
 	require.NoError(t, streams.CopyFromDevice(ctx, s, words, buf).Wait(ctx))
 	for i, w := range words {

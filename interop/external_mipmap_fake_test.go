@@ -167,12 +167,7 @@ func TestExternalMemoryMipmappedArrays(t *testing.T) {
 // was freed (the model's faults, checked in openExt's cleanup).
 func TestExternalMipmappedArraysConcurrentClose(t *testing.T) {
 	ctx := testdev.Ctx(t)
-	dev, st := openExt(t)
-	f := externalFile(t)
-	m, err := interop.ImportMemory(ctx, dev, int(f.Fd()), 1<<20)
-	require.NoError(t, err)
-	s, err := streams.New(ctx, dev)
-	require.NoError(t, err)
+	st, m, s := openExtMemory(t, ctx, 1<<20)
 	format := cuda.Channels[float32](1)
 
 	var wg sync.WaitGroup
