@@ -3,8 +3,11 @@
 package device_test
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"io"
+	"os"
 	"syscall"
 	"testing"
 	"time"
@@ -98,7 +101,39 @@ func frozenIsolated(t *testing.T, ctx context.Context, opts ...device.Option) (*
 	require.NoError(t, err)
 	require.NoError(t, s.Synchronize(ctx))
 	require.NoError(t, syscall.Kill(pid, syscall.SIGSTOP))
+	waitStopped(t, pid)
 	return dev, s, ev, buf
+}
+
+// waitStopped waits until every thread of process pid has stopped: kill returns once SIGSTOP
+// is sent, and a thread busy on another CPU stops only when it next enters the kernel, in
+// which time it may still answer a call the test expects to hang.
+func waitStopped(t *testing.T, pid int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		running := ""
+		tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+		require.NoError(t, err)
+		for _, task := range tasks {
+			stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/stat", pid, task.Name()))
+			if err != nil {
+				continue // the thread exited
+			}
+			// The state follows the command name, which is in parentheses and may hold any byte.
+			if i := bytes.LastIndexByte(stat, ')'); i < 0 || i+2 >= len(stat) || stat[i+2] != 'T' && stat[i+2] != 't' {
+				running = task.Name()
+				break
+			}
+		}
+		if running == "" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("thread %s of worker %d has not stopped 10 s after SIGSTOP", running, pid)
+		}
+		time.Sleep(time.Millisecond)
+	}
 }
 
 // A frozen worker, with the heartbeat off: the watchdog (or the check of a call that waits on
