@@ -75,11 +75,7 @@ func madeFlags(op string, flags ArrayFlags) error {
 
 // backendExtent checks e and converts it to the runtime's extent.
 func backendExtent(op string, e Extent) (backend.Extent3D, error) {
-	if e.W <= 0 || e.H < 0 || e.D < 0 {
-		return backend.Extent3D{}, core.Invalid("%s of extent %d×%d×%d: the width must be positive and no extent negative", op, e.W, e.H, e.D)
-	}
-	// A depth without a height is a layered 1D array's; the runtime refuses it on others.
-	return backend.Extent3D{Width: uint64(e.W), Height: uint64(e.H), Depth: uint64(e.D)}, nil
+	return core.ArrayExtent(op, e.W, e.H, e.D)
 }
 
 // NewArray allocates an array of extent elements of format on d (cudaMallocArray, or
@@ -230,12 +226,9 @@ func NewMipmappedArray(ctx context.Context, d *device.Device, format cuda.Channe
 	if d == nil {
 		return nil, core.Invalid("NewMipmappedArray on a nil device")
 	}
-	e, err := backendExtent("NewMipmappedArray", extent)
+	e, err := core.MipShape("NewMipmappedArray", extent.W, extent.H, extent.D, levels)
 	if err != nil {
 		return nil, err
-	}
-	if levels <= 0 || levels > 64 {
-		return nil, core.Invalid("NewMipmappedArray of %d levels: 1 to 1+log2 of the largest extent", levels)
 	}
 	var flags ArrayFlags
 	for _, o := range opts {

@@ -152,11 +152,9 @@ func (m *ExternalMemory) MapMipmappedArray(ctx context.Context, offset uint64, f
 	if err := format.Validate(); err != nil {
 		return nil, core.Invalid("MapMipmappedArray: %v", err)
 	}
-	if extent.W <= 0 || extent.H < 0 || extent.D < 0 {
-		return nil, core.Invalid("MapMipmappedArray of extent %d×%d×%d: the width must be positive and no extent negative", extent.W, extent.H, extent.D)
-	}
-	if levels <= 0 || levels > 64 {
-		return nil, core.Invalid("MapMipmappedArray of %d levels: 1 to 1+log2 of the largest extent", levels)
+	e, err := core.MipShape("MapMipmappedArray", extent.W, extent.H, extent.D, levels)
+	if err != nil {
+		return nil, err
 	}
 	if offset >= m.size {
 		return nil, core.OutOfRange("MapMipmappedArray at offset %d of %d-byte external memory", offset, m.size)
@@ -165,7 +163,6 @@ func (m *ExternalMemory) MapMipmappedArray(ctx context.Context, offset uint64, f
 	for _, o := range opts {
 		o(&flags)
 	}
-	e := backend.Extent3D{Width: uint64(extent.W), Height: uint64(extent.H), Depth: uint64(extent.D)}
 	cd := m.dev
 	mm, err := core.Make(ctx, cd, func(rt backend.Device, _ *core.Tracker) (*core.MipmappedArray, error) {
 		if m.closed.Load() {
@@ -194,21 +191,18 @@ func (m *ExternalMemory) Close(ctx context.Context) error {
 		return core.Invalid("Close of nil external memory")
 	}
 	cd := m.dev
-	type mappings struct {
-		buffers []*device.Buffer
-		arrays  []*core.MipmappedArray
-	}
-	open, err := core.Run(ctx, cd, func(_ backend.Device, _ *core.Tracker) (mappings, error) {
+	type closer interface{ Close(context.Context) error }
+	open, err := core.Run(ctx, cd, func(_ backend.Device, _ *core.Tracker) ([]closer, error) {
 		if m.closed.Load() {
-			return mappings{}, core.Closed("external memory closed twice")
+			return nil, core.Closed("external memory closed twice")
 		}
 		m.closed.Store(true) // MapBuffer and MapMipmappedArray refuse from here on
-		open := mappings{buffers: make([]*device.Buffer, 0, len(m.mapped)), arrays: make([]*core.MipmappedArray, 0, len(m.arrays))}
+		open := make([]closer, 0, len(m.mapped)+len(m.arrays))
 		for b := range m.mapped {
-			open.buffers = append(open.buffers, b)
+			open = append(open, b)
 		}
 		for a := range m.arrays {
-			open.arrays = append(open.arrays, a)
+			open = append(open, a)
 		}
 		return open, nil
 	}).Await(ctx)
@@ -216,13 +210,8 @@ func (m *ExternalMemory) Close(ctx context.Context) error {
 		return err
 	}
 	var errs []error
-	for _, b := range open.buffers {
-		if err := b.Close(ctx); err != nil && !errors.Is(err, core.ErrClosed) { // closed meanwhile by its holder: fine
-			errs = append(errs, err)
-		}
-	}
-	for _, a := range open.arrays {
-		if err := a.Close(ctx); err != nil && !errors.Is(err, core.ErrClosed) {
+	for _, c := range open {
+		if err := c.Close(ctx); err != nil && !errors.Is(err, core.ErrClosed) { // closed meanwhile by its holder: fine
 			errs = append(errs, err)
 		}
 	}

@@ -19,7 +19,6 @@ type RawDevice interface {
 
 // The search flags of DriverEntryPoint (cudaEnable*).
 const (
-	DriverEntryDefault         uint64 = 0 // cudaEnableDefault: legacy unless built per-thread
 	DriverEntryLegacyStream    uint64 = 1 // cudaEnableLegacyStream
 	DriverEntryPerThreadStream uint64 = 2 // cudaEnablePerThreadDefaultStream
 )

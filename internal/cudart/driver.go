@@ -107,16 +107,7 @@ const (
 // cudaEnableDefault): the 3-argument form on 11.x, the 4-argument form with a status out
 // parameter on 12.x and 13.x.
 func (r *Runtime) driverEntryPoint(name string) (uintptr, error) {
-	var fn uintptr
-	var status int32
-	var err error
-	if r.major >= 12 {
-		err = r.call(fnGetDriverEntryPoint, uintptr(unsafe.Pointer(cstr(name))),
-			uintptr(unsafe.Pointer(&fn)), 0, uintptr(unsafe.Pointer(&status)))
-	} else {
-		err = r.call(fnGetDriverEntryPoint, uintptr(unsafe.Pointer(cstr(name))),
-			uintptr(unsafe.Pointer(&fn)), 0)
-	}
+	fn, status, err := r.getDriverEntryPoint(name, 0)
 	if err != nil {
 		return 0, err // e.g. no driver: not cached, the next call asks again
 	}
@@ -132,6 +123,20 @@ func (r *Runtime) driverEntryPoint(name string) (uintptr, error) {
 			Version: r.versionHint(), Detail: detail}
 	}
 	return fn, nil
+}
+
+// getDriverEntryPoint is cudaGetDriverEntryPoint with flags: the function's address (0 when
+// not found) and the driver's status (entryPoint*; always success from the 3-argument form of
+// 11.x, which has none).
+func (r *Runtime) getDriverEntryPoint(name string, flags uint64) (fn uintptr, status int32, err error) {
+	if r.major >= 12 {
+		err = r.call(fnGetDriverEntryPoint, uintptr(unsafe.Pointer(cstr(name))),
+			uintptr(unsafe.Pointer(&fn)), uintptr(flags), uintptr(unsafe.Pointer(&status)))
+	} else {
+		err = r.call(fnGetDriverEntryPoint, uintptr(unsafe.Pointer(cstr(name))),
+			uintptr(unsafe.Pointer(&fn)), uintptr(flags))
+	}
+	return fn, status, err
 }
 
 // driverCall invokes a driver function and maps its CUresult. CUDA_ERROR_* values equal the

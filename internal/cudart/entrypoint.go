@@ -21,27 +21,19 @@ func (r *Runtime) DriverEntryPoint(symbol string, version int, flags uint64) (ui
 	if version == 0 {
 		version = own
 	}
-	name := cstr(symbol)
 	var fn uintptr
 	var status int32
 	op := "cudaGetDriverEntryPointByVersion"
 	switch {
 	case r.syms.has(fnGetDriverEntryPointByVersion):
-		err = r.call(fnGetDriverEntryPointByVersion, uintptr(unsafe.Pointer(name)), uintptr(unsafe.Pointer(&fn)),
+		err = r.call(fnGetDriverEntryPointByVersion, uintptr(unsafe.Pointer(cstr(symbol))), uintptr(unsafe.Pointer(&fn)),
 			uintptr(version), uintptr(flags), uintptr(unsafe.Pointer(&status)))
 	case version != own:
 		return 0, &cudaerr.Error{Op: op, Code: cudaerr.NotSupported,
 			Message: fmt.Sprintf("runtime %d has no %s: it can find driver functions only as its own version defines them, not %d", own, op, version)}
-	case r.major >= 12:
-		op = "cudaGetDriverEntryPoint"
-		err = r.call(fnGetDriverEntryPoint, uintptr(unsafe.Pointer(name)), uintptr(unsafe.Pointer(&fn)),
-			uintptr(flags), uintptr(unsafe.Pointer(&status)))
 	default:
 		op = "cudaGetDriverEntryPoint"
-		err = r.call(fnGetDriverEntryPoint, uintptr(unsafe.Pointer(name)), uintptr(unsafe.Pointer(&fn)), uintptr(flags))
-		if err == nil && fn == 0 {
-			status = entryPointSymbolNotFound
-		}
+		fn, status, err = r.getDriverEntryPoint(symbol, flags)
 	}
 	if err != nil {
 		return 0, err
