@@ -95,13 +95,23 @@ func (d *extDevice) ImportExternalMemoryFD(fd int, size uint64, _ uint32) (backe
 	return h, nil
 }
 
-func (d *extDevice) ExternalMemoryMappedBuffer(m backend.ExternalMemory, _, size uint64) (backend.DevicePtr, error) {
+// imported is what m has mapped as buffers, or, m destroyed, the fault and the runtime's error
+// for call, the mapping the caller was asked for.
+func (d *extDevice) imported(m backend.ExternalMemory, call string) (map[backend.DevicePtr]bool, error) {
 	d.st.mu.Lock()
 	mapped, ok := d.st.mems[m]
 	d.st.mu.Unlock()
 	if !ok {
-		d.st.fault("mapping destroyed memory %#x", m)
-		return 0, cudaerr.New("cudaExternalMemoryGetMappedBuffer", cudaerr.InvalidResourceHandle)
+		d.st.fault("%s of destroyed memory %#x", call, m)
+		return nil, cudaerr.New(call, cudaerr.InvalidResourceHandle)
+	}
+	return mapped, nil
+}
+
+func (d *extDevice) ExternalMemoryMappedBuffer(m backend.ExternalMemory, _, size uint64) (backend.DevicePtr, error) {
+	mapped, err := d.imported(m, "cudaExternalMemoryGetMappedBuffer")
+	if err != nil {
+		return 0, err
 	}
 	p, err := d.Device.Malloc(size)
 	if err != nil {

@@ -23,12 +23,8 @@ import (
 // so that copies through its levels work, and records the flags it was asked with: the
 // simulator's allocation takes no ColorAttachment, which only this call knows.
 func (d *extDevice) ExternalMemoryMappedMipmappedArray(m backend.ExternalMemory, offset uint64, f backend.ChannelFormat, e backend.Extent3D, levels, flags uint32) (backend.MipmappedArray, error) {
-	d.st.mu.Lock()
-	_, ok := d.st.mems[m]
-	d.st.mu.Unlock()
-	if !ok {
-		d.st.fault("mapping a mipmapped array of destroyed memory %#x", m)
-		return 0, cudaerr.New("cudaExternalMemoryGetMappedMipmappedArray", cudaerr.InvalidResourceHandle)
+	if _, err := d.imported(m, "cudaExternalMemoryGetMappedMipmappedArray"); err != nil {
+		return 0, err
 	}
 	if e.Width == 13 { // the model's refusal: a layout the memory cannot hold
 		return 0, cudaerr.New("cudaExternalMemoryGetMappedMipmappedArray", cudaerr.InvalidValue)
